@@ -1,0 +1,37 @@
+"""Typed model records: kinds, audits, unit tests, the Model itself."""
+
+from dagster_sparkmesh.model.kinds import (
+    EmbeddedKind,
+    ExternalKind,
+    FullKind,
+    IncrementalByTimeRangeKind,
+    IncrementalByUniqueKeyKind,
+    ModelKind,
+    SeedKind,
+    ViewKind,
+)
+from dagster_sparkmesh.model.records import (
+    AuditCall,
+    AuditDefinition,
+    ExternalModel,
+    Model,
+    ModelSource,
+    UnitTest,
+)
+
+__all__ = [
+    "AuditCall",
+    "AuditDefinition",
+    "EmbeddedKind",
+    "ExternalKind",
+    "ExternalModel",
+    "FullKind",
+    "IncrementalByTimeRangeKind",
+    "IncrementalByUniqueKeyKind",
+    "Model",
+    "ModelKind",
+    "ModelSource",
+    "SeedKind",
+    "UnitTest",
+    "ViewKind",
+]

@@ -1,0 +1,129 @@
+"""The Model record and the records it refers to (audits, external models, unit tests).
+
+A Model is parsed from its file once, at load time, and never mutated. The query is kept as canonical Spark SQL
+text (sqlglot-normalized, comments dropped, macro variables such as ``@start_ds`` kept as placeholders);
+rendering for an interval happens later, in ``project.rendering``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from dagster_sparkmesh.model.kinds import ModelKind
+from dagster_sparkmesh.records import Record
+
+ModelSource = Literal["sql", "python", "seed"]
+
+
+class AuditCall(Record):
+    """An audit attached to a model: ``not_null(columns := (id, ds))`` → name + rendered SQL arguments."""
+
+    name: str
+    args: tuple[tuple[str, str], ...] = ()
+    """(argument name, argument as Spark SQL text) pairs, in the order written."""
+
+    @property
+    def blocking(self) -> bool:
+        return not self.name.endswith("_non_blocking")
+
+    @property
+    def base_name(self) -> str:
+        return self.name.removesuffix("_non_blocking")
+
+
+class AuditDefinition(Record):
+    """A custom audit from ``audits/*.sql``: a query returning the offending rows."""
+
+    name: str
+    query: str
+    """Spark SQL with ``@this_model`` and ``@<param>`` placeholders."""
+    defaults: tuple[tuple[str, str], ...] = ()
+    blocking: bool = True
+    path: Path
+
+
+class Model(Record):
+    name: str
+    """``schema.name``, lower case."""
+    kind: ModelKind
+    source: ModelSource
+    path: Path
+    """The file that defines the model (the .sql, .py or .csv file)."""
+    line: int = 1
+    dialect: str = "spark"
+    """The dialect the model was written in; ``query`` is already transpiled to Spark SQL."""
+
+    query: str | None = None
+    """Canonical Spark SQL of the single query (None for Python, seed and external models)."""
+    pre_statements: tuple[str, ...] = ()
+    post_statements: tuple[str, ...] = ()
+
+    python_source: str | None = None
+    """Python models: the decorated function's module source, normalized through the AST."""
+    python_entrypoint: str | None = None
+    """Python models: ``path/to/file.py:function_name``."""
+    seed_content_hash: str | None = None
+    """Seeds: sha256 of the CSV bytes."""
+
+    cron: str = "@daily"
+    start: str | None = None
+    """ISO date or timestamp; None means the project default."""
+    end: str | None = None
+    owner: str | None = None
+    description: str | None = None
+    tags: tuple[str, ...] = ()
+    grains: tuple[str, ...] = ()
+    partitioned_by: tuple[str, ...] = ()
+    columns: tuple[tuple[str, str], ...] = ()
+    """Declared (column, Spark type) pairs, in order."""
+    column_descriptions: tuple[tuple[str, str], ...] = ()
+    audits: tuple[AuditCall, ...] = ()
+    enabled: bool = True
+
+    depends_on: frozenset[str] = frozenset()
+    """Names of the models and external models this one reads (from the query, plus ``depends_on``)."""
+
+    data_hash: str = ""
+    """sha256 of the data-affecting definition alone (see ``snapshot.fingerprint``)."""
+    metadata_hash: str = ""
+    fingerprint: str = ""
+    """sha256 over ``data_hash`` and the parents' fingerprints (Merkle); the Dagster code version."""
+
+    @property
+    def schema_name(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    @property
+    def table_name(self) -> str:
+        return self.name.split(".", 1)[1]
+
+    @property
+    def kind_name(self) -> str:
+        return self.kind.name
+
+
+class ExternalModel(Record):
+    """A table the project reads but does not build (``external_models.yaml``)."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...] = ()
+    description: str | None = None
+    path: Path
+    fingerprint: str = ""
+    """sha256 of name and columns: a changed schema of a source changes its readers' fingerprints."""
+
+
+class UnitTest(Record):
+    """A SQLMesh-format model unit test (``tests/*.yaml``)."""
+
+    name: str
+    model: str
+    inputs: tuple[tuple[str, tuple[tuple[tuple[str, object], ...], ...]], ...]
+    """(upstream model name, rows) where each row is a tuple of (column, value) pairs."""
+    expected_rows: tuple[tuple[tuple[str, object], ...], ...]
+    expected_query: str | None = None
+    start: str | None = None
+    end: str | None = None
+    execution_time: str | None = None
+    path: Path

@@ -1,0 +1,78 @@
+"""Typed project configuration (``config.yaml``), SQLMesh's keys where they apply.
+
+Parsing the YAML (with line numbers for errors, warnings for SQLMesh keys that don't apply here) lives in
+``project.config_loader``; these are only the records.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from dagster_sparkmesh.records import Record
+
+EngineMode = Literal["local", "managed", "connect"]
+"""local: in-process SparkSession (Hive catalog, embedded Derby: one process at a time);
+managed: a Spark Connect server that sparkmesh starts on 127.0.0.1 and shares between processes;
+connect: an existing Spark Connect server (``remote: sc://host:port``)."""
+
+
+class ModelDefaults(Record):
+    dialect: str = "spark"
+    start: str | None = None
+    cron: str = "@daily"
+    owner: str | None = None
+    batch_size: int | None = None
+
+
+class SparkConnection(Record):
+    type: Literal["spark"] = "spark"
+    mode: EngineMode = "local"
+    remote: str | None = None
+    """Spark Connect URL for mode=connect (``sc://host:port``)."""
+    master: str = "local[2]"
+    """For mode=local (and the managed server): ``local[N]``, ``spark://host:7077``, ``yarn``, ``k8s://...``."""
+    connect_port: int = 15002
+    """Port of the managed Spark Connect server."""
+    config: dict[str, str] = Field(default_factory=dict)
+    """Extra Spark configuration (``spark.*`` keys)."""
+
+
+class StateConnection(Record):
+    type: Literal["sqlite", "postgres"] = "sqlite"
+    url: str | None = None
+    """SQLAlchemy URL; for sqlite the default is ``<project>/.sparkmesh/state.db``."""
+
+
+class GatewayConfig(Record):
+    connection: SparkConnection = Field(default_factory=SparkConnection)
+    state_connection: StateConnection | None = None
+
+
+class ProjectConfig(Record):
+    model_defaults: ModelDefaults = Field(default_factory=ModelDefaults)
+    gateways: dict[str, GatewayConfig] = Field(default_factory=lambda: {"local": GatewayConfig()})
+    default_gateway: str = "local"
+    state_connection: StateConnection | None = None
+    environment_ttl: str = "in 1 week"
+    snapshot_ttl: str = "in 1 week"
+    variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
+
+    @property
+    def gateway(self) -> GatewayConfig:
+        return self.gateways.get(self.default_gateway) or GatewayConfig()
+
+    @property
+    def connection(self) -> SparkConnection:
+        return self.gateway.connection
+
+    @property
+    def state(self) -> StateConnection:
+        return self.gateway.state_connection or self.state_connection or StateConnection()
+
+
+def state_dir(project_path: Path) -> Path:
+    """Where generated files live: cache, SQLite state, local warehouse, Spark server pid and logs."""
+    return project_path / ".sparkmesh"

@@ -1,0 +1,39 @@
+"""The loaded project: every model, external model, audit and unit test, in dependency order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster_sparkmesh.model.records import AuditDefinition, ExternalModel, Model, UnitTest
+from dagster_sparkmesh.project.config import ProjectConfig
+from dagster_sparkmesh.records import Record
+
+
+class Project(Record):
+    path: Path
+    config: ProjectConfig
+    models: dict[str, Model]
+    """Model name → Model, in topological order (parents before children), fingerprints filled in."""
+    external_models: dict[str, ExternalModel] = {}
+    audits: dict[str, AuditDefinition] = {}
+    unit_tests: tuple[UnitTest, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def children(self) -> dict[str, set[str]]:
+        result: dict[str, set[str]] = {name: set() for name in self.models}
+        for model in self.models.values():
+            for parent in model.depends_on:
+                if parent in result:
+                    result[parent].add(model.name)
+        return result
+
+    def descendants(self, name: str) -> set[str]:
+        children = self.children()
+        seen: set[str] = set()
+        stack = [name]
+        while stack:
+            for child in children.get(stack.pop(), ()):
+                if child not in seen:
+                    seen.add(child)
+                    stack.append(child)
+        return seen

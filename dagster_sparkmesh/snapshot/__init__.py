@@ -1,0 +1,1 @@
+"""Snapshot identities, fingerprints and the names of physical tables and views."""

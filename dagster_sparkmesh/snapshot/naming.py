@@ -1,0 +1,60 @@
+"""Names of physical tables and environment views. Pure; every generated identifier is validated here.
+
+Physical table: ``sparkmesh__<schema>.<schema>__<name>__<version>``; view: ``<schema>.<name>`` in prod and
+``<schema>__<env>.<name>`` elsewhere. All lower case (the Hive metastore lower-cases names anyway).
+"""
+
+from __future__ import annotations
+
+import re
+
+from dagster_sparkmesh.errors import SparkMeshError
+
+PROD = "prod"
+PHYSICAL_SCHEMA_PREFIX = "sparkmesh__"
+_IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def validate_identifier(text: str, what: str) -> str:
+    """Return ``text`` lower-cased if it is a plain identifier; refuse anything that could escape a name."""
+    lowered = text.lower()
+    if not _IDENTIFIER.match(lowered):
+        raise SparkMeshError(
+            f"invalid {what} {text!r}",
+            hint="use letters, digits and underscores only, starting with a letter or underscore",
+        )
+    return lowered
+
+
+def split_model_name(model_name: str) -> tuple[str, str]:
+    schema, _, table = model_name.partition(".")
+    if not table:
+        raise SparkMeshError(f"model name {model_name!r} must be qualified as schema.name")
+    return validate_identifier(schema, "schema name"), validate_identifier(table, "model name")
+
+
+def physical_schema(model_name: str) -> str:
+    schema, _ = split_model_name(model_name)
+    return f"{PHYSICAL_SCHEMA_PREFIX}{schema}"
+
+
+def physical_table(model_name: str, version: str) -> str:
+    schema, table = split_model_name(model_name)
+    version = validate_identifier(version, "version")
+    return f"{PHYSICAL_SCHEMA_PREFIX}{schema}.{schema}__{table}__{version}"
+
+
+def view_schema(model_name: str, environment: str) -> str:
+    schema, _ = split_model_name(model_name)
+    environment = validate_identifier(environment, "environment name")
+    return schema if environment == PROD else f"{schema}__{environment}"
+
+
+def view_name(model_name: str, environment: str) -> str:
+    _, table = split_model_name(model_name)
+    return f"{view_schema(model_name, environment)}.{table}"
+
+
+def quote(qualified_name: str) -> str:
+    """Backtick-quote each part of an already validated ``schema.table`` name for Spark SQL."""
+    return ".".join(f"`{part}`" for part in qualified_name.split("."))

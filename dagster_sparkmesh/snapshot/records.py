@@ -1,0 +1,83 @@
+"""Snapshots, intervals and environments: the values the state store keeps and the plan compares."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+
+from dagster_sparkmesh.records import Record
+
+
+class ChangeCategory(str, Enum):
+    BREAKING = "breaking"
+    NON_BREAKING = "non_breaking"
+    FORWARD_ONLY = "forward_only"
+    INDIRECT_BREAKING = "indirect_breaking"
+    INDIRECT_NON_BREAKING = "indirect_non_breaking"
+    METADATA = "metadata"
+
+    @property
+    def reuses_version(self) -> bool:
+        """Whether a snapshot of this category keeps its predecessor's physical table and intervals."""
+        return self in {
+            ChangeCategory.FORWARD_ONLY,
+            ChangeCategory.INDIRECT_NON_BREAKING,
+            ChangeCategory.METADATA,
+        }
+
+
+class SnapshotId(Record):
+    name: str
+    fingerprint: str
+
+
+class Interval(Record):
+    """A half-open ``[start, end)`` time range (naive UTC datetimes)."""
+
+    start: datetime
+    end: datetime
+
+    def __lt__(self, other: "Interval") -> bool:
+        return (self.start, self.end) < (other.start, other.end)
+
+
+class Snapshot(Record):
+    name: str
+    fingerprint: str
+    metadata_hash: str
+    version: str
+    """Decides the physical table; shared by snapshots whose changes reuse their predecessor's data."""
+    kind_name: str
+    change_category: ChangeCategory | None = None
+    parents: tuple[SnapshotId, ...] = ()
+    previous_fingerprint: str | None = None
+    model_json: str
+    """The Model record serialized with ``Model.model_dump_json()``: enough to render and run it later."""
+    created_at: datetime
+
+    @property
+    def id(self) -> SnapshotId:
+        return SnapshotId(name=self.name, fingerprint=self.fingerprint)
+
+
+class EnvironmentSnapshot(Record):
+    """What an environment points at for one model."""
+
+    name: str
+    fingerprint: str
+    version: str
+    kind_name: str
+
+
+class Environment(Record):
+    name: str
+    plan_id: str
+    previous_plan_id: str | None = None
+    snapshots: tuple[EnvironmentSnapshot, ...] = ()
+    start: datetime
+    end: datetime | None = None
+    expires_at: datetime | None = None
+    promoted_at: datetime
+
+    def snapshot_for(self, model_name: str) -> EnvironmentSnapshot | None:
+        return next((s for s in self.snapshots if s.name == model_name), None)

@@ -1,0 +1,1 @@
+"""The state store: snapshots, environments, intervals (SQLAlchemy; SQLite by default, PostgreSQL for teams)."""
