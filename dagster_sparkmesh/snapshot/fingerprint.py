@@ -1,0 +1,102 @@
+"""Fingerprints: pure sha256 hashes over explicitly listed fields, chained over parents (a Merkle DAG).
+
+- ``data_hash``: what the model computes. Changing it asks for recomputation.
+- ``metadata_hash``: what describes or schedules the model. Changing it never triggers a backfill.
+- ``fingerprint``: ``data_hash`` plus the parents' fingerprints; it is the Dagster ``code_version``, so it must move
+  exactly when the data the model produces may change.
+
+The fields are listed by hand on purpose: adding a field to ``Model`` must not silently change every fingerprint,
+and tests pin literal values so that an accidental change to hashing fails loudly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+
+from dagster_sparkmesh.model.kinds import METADATA_KIND_FIELDS
+from dagster_sparkmesh.model.records import ExternalModel, Model
+
+HASH_FORMAT_VERSION = "1"
+
+# Kind fields that change behaviour but not the rows of a given interval.
+_METADATA_ONLY_KIND_FIELDS = METADATA_KIND_FIELDS | {"forward_only", "disable_restatement", "on_destructive_change"}
+
+
+def _sha256(payload: object) -> str:
+    text = json.dumps(payload, separators=(",", ":"), sort_keys=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _kind_fields(model: Model, *, metadata: bool) -> list[list[object]]:
+    fields = model.kind.model_dump()
+    return [
+        [key, fields[key]]
+        for key in sorted(fields)
+        if (key in _METADATA_ONLY_KIND_FIELDS) == metadata
+    ]
+
+
+def data_hash(model: Model) -> str:
+    return _sha256(
+        [
+            HASH_FORMAT_VERSION,
+            model.name,
+            model.kind.name,
+            _kind_fields(model, metadata=False),
+            model.query,
+            list(model.pre_statements),
+            list(model.post_statements),
+            [list(column) for column in model.columns],
+            list(model.partitioned_by),
+            model.python_source,
+            model.seed_content_hash,
+        ]
+    )
+
+
+def metadata_hash(model: Model) -> str:
+    return _sha256(
+        [
+            HASH_FORMAT_VERSION,
+            _kind_fields(model, metadata=True),
+            model.owner,
+            model.description,
+            model.cron,
+            model.start,
+            model.end,
+            list(model.tags),
+            list(model.grains),
+            [list(pair) for pair in model.column_descriptions],
+            [[call.name, [list(arg) for arg in call.args]] for call in model.audits],
+            model.enabled,
+        ]
+    )
+
+
+def external_fingerprint(external: ExternalModel) -> str:
+    return _sha256([HASH_FORMAT_VERSION, "external", external.name, [list(c) for c in external.columns]])
+
+
+def fingerprint(own_data_hash: str, parent_fingerprints: Mapping[str, str]) -> str:
+    return _sha256([HASH_FORMAT_VERSION, own_data_hash, sorted(parent_fingerprints.items())])
+
+
+def chain_fingerprints(
+    models: Mapping[str, Model], externals: Mapping[str, ExternalModel]
+) -> dict[str, Model]:
+    """Fill ``fingerprint`` (and ``data_hash``/``metadata_hash`` when empty) for models in topological order."""
+    known: dict[str, str] = {name: external.fingerprint or external_fingerprint(external) for name, external in externals.items()}
+    result: dict[str, Model] = {}
+    for name, model in models.items():
+        own = model.data_hash or data_hash(model)
+        meta = model.metadata_hash or metadata_hash(model)
+        parents = {parent: known[parent] for parent in model.depends_on if parent in known}
+        missing = model.depends_on - parents.keys()
+        if missing:
+            raise ValueError(f"models must be in topological order: {name} before {sorted(missing)}")
+        fp = fingerprint(own, parents)
+        known[name] = fp
+        result[name] = model.model_copy(update={"data_hash": own, "metadata_hash": meta, "fingerprint": fp})
+    return result
