@@ -1,0 +1,94 @@
+"""Backfill: compute the missing intervals of the selected models in DAG order, independent models in parallel."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+
+from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
+from dagster_sparkmesh.execution.results import ModelRunResult
+from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.plan.builder import build_plan
+from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.snapshot.naming import physical_table
+
+
+def plan_for(ctx: ExecutionContext, start: datetime | None = None, end: datetime | None = None, **options) -> Plan:
+    return build_plan(
+        ctx.project, ctx.state, ctx.environment, start=start, end=end, execution_time=ctx.clock(), **options
+    )
+
+
+def physical_tables(ctx: ExecutionContext, plan: Plan) -> dict[str, str]:
+    """Name → the table a reader should use: physical tables for models, the real table for external ones."""
+    tables = {name: name for name in ctx.project.external_models}
+    for snapshot in plan.environment_after.snapshots:
+        if snapshot.kind_name in MATERIALIZED_KINDS:
+            tables[snapshot.name] = physical_table(snapshot.name, snapshot.version)
+    return tables
+
+
+def push_snapshots(ctx: ExecutionContext, plan: Plan) -> None:
+    """Register the plan's snapshots and drop restated intervals, before any data is written."""
+    ctx.state.push_snapshots(plan.new_snapshots)
+    versions = {s.name: s.version for s in plan.environment_after.snapshots}
+    for name, interval in plan.restatements.items():
+        ctx.state.remove_intervals(name, versions[name], interval)
+
+
+def run_models(
+    ctx: ExecutionContext,
+    model_names: Iterable[str] | None = None,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    *,
+    plan: Plan | None = None,
+    on_model_done: Callable[[ModelRunResult], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> list[ModelRunResult]:
+    """Compute the missing intervals of ``model_names`` (default: all) over ``[start, end)``, then return what ran.
+
+    Models not selected are assumed up to date (Dagster orders its own steps); a failure stops the failed
+    model's descendants and is raised once the independent models have finished.
+    """
+    plan = plan or plan_for(ctx, start, end)
+    push_snapshots(ctx, plan)
+    selected = set(model_names) if model_names is not None else set(ctx.project.models)
+    tables = physical_tables(ctx, plan)
+    versions = {s.name: s.version for s in plan.environment_after.snapshots}
+    order = [name for name in ctx.project.models if name in selected]
+    parents = {name: ctx.project.models[name].depends_on & selected for name in order}
+
+    def task(name: str) -> ModelRunResult:
+        target = ModelTarget(
+            model=ctx.project.models[name],
+            version=versions[name],
+            intervals=tuple(plan.missing_intervals.get(name, ())),
+            table_for=tables,
+        )
+        result = evaluate_model(ctx, target)
+        if on_model_done:
+            on_model_done(result)
+        return result
+
+    try:
+        results = run_dag(parents, task, max_workers=ctx.max_workers, should_stop=should_stop)
+    except DagRunError as failure:
+        raise BackfillFailed(failure, order) from next(iter(failure.errors.values()))
+    return [results[name] for name in order if name in results]
+
+
+class BackfillFailed(ExecutionError):
+    """Some models failed; ``results`` holds those that completed, ``blocked`` those not started because of it."""
+
+    def __init__(self, failure: DagRunError, order: list[str]) -> None:
+        self.errors: dict[str, BaseException] = failure.errors
+        self.results: list[ModelRunResult] = [failure.results[n] for n in order if n in failure.results]  # type: ignore[misc]
+        self.blocked = sorted(failure.blocked)
+        failed = ", ".join(sorted(self.errors))
+        first = next(iter(self.errors.values()))
+        hint = f"not run because an upstream model failed: {', '.join(self.blocked)}" if self.blocked else None
+        super().__init__(f"backfill failed for {failed}: {first}", hint=hint)

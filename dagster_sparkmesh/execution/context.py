@@ -1,0 +1,71 @@
+"""What every execution step needs: the project, the state store, a lazily opened Spark engine and the clock.
+
+The engine is opened on first use only, so that planning (and a no-op plan) never starts a JVM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from dagster_sparkmesh.project.config import SparkConnection
+from dagster_sparkmesh.project.records import Project
+
+if TYPE_CHECKING:
+    from dagster_sparkmesh.engine.adapter import SparkEngine
+    from dagster_sparkmesh.state.store import StateStore
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+@dataclass
+class ExecutionContext:
+    project: Project
+    state: StateStore
+    environment: str
+    engine_factory: Callable[[], SparkEngine]
+    clock: Callable[[], datetime] = utc_now
+    max_workers: int = 2
+    _engine: SparkEngine | None = field(default=None, repr=False)
+
+    @property
+    def engine(self) -> SparkEngine:
+        if self._engine is None:
+            self._engine = self.engine_factory()
+        return self._engine
+
+    @property
+    def engine_started(self) -> bool:
+        return self._engine is not None
+
+    @classmethod
+    def open(
+        cls,
+        project_path: Path | str,
+        environment: str = "prod",
+        *,
+        state_url: str | None = None,
+        connection: SparkConnection | None = None,
+        project: Project | None = None,
+    ) -> ExecutionContext:
+        from dagster_sparkmesh.project.loader import load_project
+        from dagster_sparkmesh.snapshot.naming import validate_identifier
+        from dagster_sparkmesh.state.store import open_state_store
+
+        project = project or load_project(project_path)
+        environment = validate_identifier(environment, "environment name")
+        state = open_state_store(state_url or project.config.state.url, project.path)
+        spark_connection = connection or project.config.connection
+
+        def engine_factory() -> SparkEngine:
+            from dagster_sparkmesh.engine.adapter import SparkEngine
+            from dagster_sparkmesh.engine.session import open_session
+
+            return SparkEngine(open_session(spark_connection, project.path))
+
+        return cls(project=project, state=state, environment=environment, engine_factory=engine_factory)

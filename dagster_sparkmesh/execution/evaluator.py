@@ -1,0 +1,182 @@
+"""Evaluate one model over a list of missing intervals: one function per kind, looked up in a registry.
+
+Every writer follows the same order (DESIGN invariants 3 and 4): make sure the physical table exists, write the
+data for the interval batch, run the audits on it, and only then record the batch's intervals in the state store.
+A crash anywhere leaves the intervals missing, so a re-run recomputes exactly them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from dagster_sparkmesh.errors import AuditFailure
+from dagster_sparkmesh.execution.audits import run_audits
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.project.rendering import render_query
+from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table
+from dagster_sparkmesh.snapshot.records import Interval
+
+
+@dataclass(frozen=True)
+class ModelTarget:
+    """A model as the plan wants it computed: its version (physical table) and the intervals it misses."""
+
+    model: Model
+    version: str
+    intervals: tuple[Interval, ...]
+    table_for: Mapping[str, str]
+    """Model or external name → the table to read (parents' physical tables, never views)."""
+
+    @property
+    def table(self) -> str:
+        return physical_table(self.model.name, self.version)
+
+
+def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult:
+    began = time.monotonic()
+    writer = _WRITERS.get(target.model.kind_name)
+    if writer is None or not target.intervals:
+        return ModelRunResult(
+            model=target.model.name, version=target.version, physical_table=None, skipped=True
+        )
+    ctx.engine.create_schema(physical_schema(target.model.name))
+    rows, audits = writer(ctx, target)
+    return ModelRunResult(
+        model=target.model.name,
+        version=target.version,
+        physical_table=target.table,
+        intervals=target.intervals,
+        rows_written=rows,
+        duration_seconds=round(time.monotonic() - began, 3),
+        audits=tuple(audits),
+    )
+
+
+def _render(ctx: ExecutionContext, target: ModelTarget, interval: Interval) -> str:
+    return render_query(
+        target.model,
+        start=interval.start,
+        end=interval.end,
+        execution_time=ctx.clock(),
+        table_for=_table_lookup(target),
+        models=ctx.project.models,
+        variables=ctx.project.config.variables,
+    )
+
+
+def _table_lookup(target: ModelTarget) -> Callable[[str], str]:
+    def table_for(name: str) -> str:
+        return target.table if name == target.model.name else target.table_for.get(name, name)
+
+    return table_for
+
+
+def _span(intervals: tuple[Interval, ...]) -> Interval:
+    return Interval(start=min(i.start for i in intervals), end=max(i.end for i in intervals))
+
+
+def _commit(ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, ...]) -> list[AuditResult]:
+    """Audit the freshly written batch, then record it. A failing blocking audit leaves the batch unrecorded."""
+    audits = run_audits(ctx, target.model, target.table)
+    failed = [audit for audit in audits if audit.blocking and not audit.passed]
+    if failed:
+        raise AuditFailure(
+            f"{target.model.name}: blocking audit {failed[0].name} found {failed[0].failing_rows} offending row(s)",
+            path=target.model.path,
+            snippet=failed[0].query,
+            hint="fix the model or its data; the interval stays missing and the environment is not promoted",
+        ) from _AuditResults(audits)
+    ctx.state.add_intervals(target.model.name, target.version, list(batch))
+    return audits
+
+
+class _AuditResults(Exception):
+    """Carries every audit result of a failed batch to whoever reports it (CLI, Dagster)."""
+
+    def __init__(self, results: list[AuditResult]) -> None:
+        super().__init__(f"{len(results)} audit result(s)")
+        self.results = results
+
+
+def audit_results_of(error: BaseException) -> list[AuditResult]:
+    cause = error.__cause__
+    return cause.results if isinstance(cause, _AuditResults) else []
+
+
+def _write_full(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+    """FULL (and Python FULL): recompute the whole table once for all missing intervals."""
+    span = _span(target.intervals)
+    query = _select_for(ctx, target, span)
+    _ensure_table(ctx, target, query, partitioned_by=list(target.model.partitioned_by))
+    rows = ctx.engine.replace_full(target.table, query)
+    return rows, _commit(ctx, target, target.intervals)
+
+
+def _write_view(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+    span = _span(target.intervals)
+    ctx.engine.create_or_alter_view(target.table, _select_for(ctx, target, span))
+    return 0, _commit(ctx, target, target.intervals)
+
+
+def _write_seed(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+    from dagster_sparkmesh.project.seeds import read_seed
+
+    seed = read_seed(_seed_path(target.model), target.model.columns)
+    ctx.engine.load_seed(target.table, seed.columns, seed.rows)
+    return len(seed.rows), _commit(ctx, target, target.intervals)
+
+
+def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+    from dagster_sparkmesh.plan.intervals import batches
+
+    kind = target.model.kind
+    rows, audits = 0, []
+    for batch in batches(list(target.intervals), kind.batch_size):
+        unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
+        query = _select_for(ctx, target, batch)
+        _ensure_table(ctx, target, query, partitioned_by=[kind.time_column])
+        rows += ctx.engine.overwrite_interval(
+            target.table, query, time_column=kind.time_column, start=batch.start, end=batch.end
+        )
+        audits = _commit(ctx, target, unit_intervals)
+    return rows, audits
+
+
+def _write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+    span = _span(target.intervals)
+    query = _select_for(ctx, target, span)
+    _ensure_table(ctx, target, query, partitioned_by=list(target.model.partitioned_by))
+    rows = ctx.engine.upsert_by_key(target.table, query, list(target.model.kind.unique_key))
+    return rows, _commit(ctx, target, target.intervals)
+
+
+def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) -> str:
+    """The SELECT that produces the model's rows for the interval (SQL models) or a temp view over a DataFrame."""
+    if target.model.source != "python":
+        return _render(ctx, target, interval)
+    from dagster_sparkmesh.execution.python_runner import python_model_select
+
+    return python_model_select(ctx, target.model, interval, _table_lookup(target))
+
+
+def _ensure_table(ctx: ExecutionContext, target: ModelTarget, query: str, *, partitioned_by: list[str]) -> None:
+    if not ctx.engine.table_exists(target.table):
+        ctx.engine.create_table_like_query(target.table, query, partitioned_by)
+
+
+def _seed_path(model: Model):
+    return (model.path.parent / model.kind.path).resolve()
+
+
+_WRITERS: dict[str, Callable[[ExecutionContext, ModelTarget], tuple[int, list[AuditResult]]]] = {
+    "FULL": _write_full,
+    "VIEW": _write_view,
+    "SEED": _write_seed,
+    "INCREMENTAL_BY_TIME_RANGE": _write_time_range,
+    "INCREMENTAL_BY_UNIQUE_KEY": _write_unique_key,
+}
+

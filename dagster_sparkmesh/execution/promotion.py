@@ -1,0 +1,136 @@
+"""Promotion: point an environment's views at the plan's physical tables, then swap the environment record.
+
+Physical before virtual, by construction (DESIGN invariant 2): before any view is touched, every interval the
+environment needs must be recorded in the state store and every physical table must exist in the catalog *now*
+(listed from the catalog, never from a cache). Views are created if missing, else swapped with ``ALTER VIEW``
+(atomic for readers), in DAG order; only views whose target changes are touched. The environment record is
+swapped last, in one transaction that fails if another promotion got there first.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from dagster_sparkmesh.errors import ExecutionError, StateConflictError
+from dagster_sparkmesh.execution.backfill import plan_for, push_snapshots
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.results import PromotionResult, ViewChange
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.plan.explain import format_plan
+from dagster_sparkmesh.snapshot.naming import physical_table, quote, view_name
+from dagster_sparkmesh.snapshot.records import Environment, EnvironmentSnapshot
+
+
+def promote(ctx: ExecutionContext, plan: Plan | None = None) -> PromotionResult:
+    plan = plan or plan_for(ctx)
+    push_snapshots(ctx, plan)
+    current = ctx.state.get_environment(ctx.environment)
+    _check_not_superseded(ctx, plan, current)
+    _verify_intervals_complete(ctx, plan)
+    _verify_physical_tables_exist(ctx, plan)
+    changes = _view_changes(ctx, plan, current)
+    for change in changes:
+        _apply_view_change(ctx, change)
+    ctx.state.promote_environment(plan.environment_after, expected_plan_id=plan.previous_plan_id)
+    return PromotionResult(
+        environment=ctx.environment,
+        plan_id=plan.plan_id,
+        previous_plan_id=plan.previous_plan_id,
+        views=tuple(changes),
+        snapshots=tuple(f"{s.name}@{s.version}" for s in plan.environment_after.snapshots),
+        promoted_at=plan.environment_after.promoted_at,
+        summary=format_plan(plan),
+    )
+
+
+def _materialized(plan: Plan) -> list[EnvironmentSnapshot]:
+    return [s for s in plan.environment_after.snapshots if s.kind_name in MATERIALIZED_KINDS]
+
+
+def _check_not_superseded(ctx: ExecutionContext, plan: Plan, current: Environment | None) -> None:
+    current_id = current.plan_id if current else None
+    if current_id != plan.previous_plan_id:
+        raise StateConflictError(
+            f"environment {ctx.environment} was promoted by plan {current_id} after this plan was built "
+            f"from plan {plan.previous_plan_id}",
+            hint="plan again: nothing was changed",
+        )
+
+
+def _verify_intervals_complete(ctx: ExecutionContext, plan: Plan) -> None:
+    missing: dict[str, list[str]] = {}
+    for snapshot in _materialized(plan):
+        expected = list(plan.missing_intervals.get(snapshot.name, ()))
+        if not expected:
+            continue
+        still_missing = ctx.state.missing_intervals(snapshot.name, snapshot.version, expected)
+        if still_missing:
+            missing[snapshot.name] = [f"[{i.start:%Y-%m-%d %H:%M}, {i.end:%Y-%m-%d %H:%M})" for i in still_missing]
+    if missing:
+        lines = [f"{name}: {len(ranges)} missing, first {ranges[0]}" for name, ranges in sorted(missing.items())]
+        raise MissingIntervals(
+            f"cannot promote {ctx.environment}: {len(missing)} model(s) have missing intervals",
+            snippet="\n".join(lines),
+            hint="backfill them first (sparkmesh plan / run, or materialize the partitions in Dagster); no view was changed",
+            missing=missing,
+        )
+
+
+def _verify_physical_tables_exist(ctx: ExecutionContext, plan: Plan) -> None:
+    by_schema: dict[str, list[str]] = defaultdict(list)
+    for snapshot in _materialized(plan):
+        schema, table = physical_table(snapshot.name, snapshot.version).split(".")
+        by_schema[schema].append(table)
+    absent = []
+    for schema, tables in by_schema.items():
+        present = set(ctx.engine.list_tables(schema))
+        absent.extend(f"{schema}.{t}" for t in tables if t not in present)
+    if absent:
+        raise ExecutionError(
+            f"cannot promote {ctx.environment}: {len(absent)} physical table(s) are not in the catalog",
+            snippet="\n".join(sorted(absent)),
+            hint="their intervals are recorded but the tables are gone: run `sparkmesh plan --restate-model ...` "
+            "or invalidate their intervals; no view was changed",
+        )
+
+
+def _view_changes(ctx: ExecutionContext, plan: Plan, current: Environment | None) -> list[ViewChange]:
+    env = ctx.environment
+    existing_views = _existing_views(ctx, [view_name(s.name, env) for s in _materialized(plan)])
+    changes = []
+    for snapshot in _materialized(plan):
+        view = view_name(snapshot.name, env)
+        target = physical_table(snapshot.name, snapshot.version)
+        before = current.snapshot_for(snapshot.name) if current else None
+        if view in existing_views and before is not None and before.version == snapshot.version:
+            continue
+        action = "alter" if view in existing_views else "create"
+        changes.append(ViewChange(model=snapshot.name, view=view, target=target, action=action))
+    kept = {s.name for s in plan.environment_after.snapshots}
+    for snapshot in current.snapshots if current else ():
+        if snapshot.name not in kept and snapshot.kind_name in MATERIALIZED_KINDS:
+            changes.append(ViewChange(model=snapshot.name, view=view_name(snapshot.name, env), target="", action="drop"))
+    return changes
+
+
+def _existing_views(ctx: ExecutionContext, views: list[str]) -> set[str]:
+    schemas = {view.split(".")[0] for view in views}
+    found = set()
+    for schema in schemas:
+        found.update(f"{schema}.{name}" for name in ctx.engine.list_tables(schema))
+    return found
+
+
+def _apply_view_change(ctx: ExecutionContext, change: ViewChange) -> None:
+    if change.action == "drop":
+        ctx.engine.drop_view(change.view)
+        return
+    ctx.engine.create_schema(change.view.split(".")[0])
+    ctx.engine.create_or_alter_view(change.view, f"SELECT * FROM {quote(change.target)}")
+
+
+class MissingIntervals(ExecutionError):
+    def __init__(self, message: str, *, missing: dict[str, list[str]], **details) -> None:
+        self.missing = missing
+        super().__init__(message, **details)
