@@ -1,0 +1,160 @@
+"""Numbered schema migrations: migration N brings the state schema from version N-1 to N.
+
+Each migration declares the tables as they were at its version (its own ``MetaData``), never the current
+definitions in ``schema``: once a later migration alters a table, an earlier one must still build the old shape.
+Migrations run inside the caller's write transaction (DDL is transactional on SQLite and PostgreSQL), so a
+failed migration leaves the previous version intact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from importlib import metadata as package_metadata
+
+import sqlalchemy as sa
+import sqlglot
+
+from dagster_sparkmesh.errors import StateError
+from dagster_sparkmesh.state import schema
+from dagster_sparkmesh.state.records import VersionStamp
+from dagster_sparkmesh.state.timestamps import from_text, to_text
+
+Migration = Callable[[sa.Connection], None]
+
+
+def _v1_initial_tables(connection: sa.Connection) -> None:
+    meta = sa.MetaData()
+    sa.Table(
+        "_versions", meta,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=False),
+        sa.Column("schema_version", sa.Integer, nullable=False),
+        sa.Column("sqlglot_version", sa.String, nullable=False),
+        sa.Column("package_version", sa.String, nullable=False),
+        sa.Column("updated_at", sa.String, nullable=False),
+    )
+    sa.Table(
+        "snapshots", meta,
+        sa.Column("name", sa.String, primary_key=True),
+        sa.Column("fingerprint", sa.String, primary_key=True),
+        sa.Column("version", sa.String, nullable=False),
+        sa.Column("kind_name", sa.String, nullable=False),
+        sa.Column("created_at", sa.String, nullable=False),
+        sa.Column("snapshot_json", sa.Text, nullable=False),
+        sa.Index("snapshots_name_idx", "name"),
+    )
+    sa.Table(
+        "intervals", meta,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("name", sa.String, nullable=False),
+        sa.Column("version", sa.String, nullable=False),
+        sa.Column("start_ts", sa.String, nullable=False),
+        sa.Column("end_ts", sa.String, nullable=False),
+        sa.Column("created_at", sa.String, nullable=False),
+        sa.Index("intervals_name_version_idx", "name", "version"),
+    )
+    sa.Table(
+        "environments", meta,
+        sa.Column("name", sa.String, primary_key=True),
+        sa.Column("plan_id", sa.String, nullable=False),
+        sa.Column("promoted_at", sa.String, nullable=False),
+        sa.Column("expires_at", sa.String, nullable=True),
+        sa.Column("environment_json", sa.Text, nullable=False),
+    )
+    sa.Table(
+        "environment_history", meta,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("name", sa.String, nullable=False),
+        sa.Column("plan_id", sa.String, nullable=False),
+        sa.Column("replaced_at", sa.String, nullable=False),
+        sa.Column("environment_json", sa.Text, nullable=False),
+        sa.Index("environment_history_name_idx", "name"),
+    )
+    meta.create_all(connection)
+
+
+def _v2_plan_application_log(connection: sa.Connection) -> None:
+    meta = sa.MetaData()
+    sa.Table(
+        "plan_applications", meta,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("plan_id", sa.String, nullable=False),
+        sa.Column("environment", sa.String, nullable=False),
+        sa.Column("user_name", sa.String, nullable=False),
+        sa.Column("host", sa.String, nullable=False),
+        sa.Column("summary_json", sa.Text, nullable=False),
+        sa.Column("started_at", sa.String, nullable=False),
+        sa.Column("ended_at", sa.String, nullable=True),
+        sa.Column("outcome", sa.String, nullable=True),
+        sa.Column("metrics_json", sa.Text, nullable=True),
+        sa.Index("plan_applications_plan_id_idx", "plan_id"),
+    )
+    meta.create_all(connection)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial_tables, _v2_plan_application_log)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def package_version() -> str:
+    try:
+        return package_metadata.version("dagster-sparkmesh")
+    except package_metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def read_stamp(connection: sa.Connection) -> VersionStamp | None:
+    """The version row, or None for an empty database (no ``_versions`` table yet)."""
+    if not sa.inspect(connection).has_table(schema.versions.name):
+        return None
+    row = connection.execute(sa.select(schema.versions).where(schema.versions.c.id == 1)).one_or_none()
+    if row is None:
+        return None
+    return VersionStamp(
+        schema_version=row.schema_version,
+        sqlglot_version=row.sqlglot_version,
+        package_version=row.package_version,
+        updated_at=from_text(row.updated_at),
+    )
+
+
+def migrate(connection: sa.Connection, now: datetime, location: str) -> VersionStamp | None:
+    """Bring the schema to ``SCHEMA_VERSION``; return the stamp found before migrating (None if empty)."""
+    found = read_stamp(connection)
+    current = found.schema_version if found else 0
+    if current > SCHEMA_VERSION:
+        raise StateError(
+            f"state schema v{current} is newer than this dagster-sparkmesh (supports v{SCHEMA_VERSION}): "
+            "upgrade the package",
+            path=location,
+            hint=f"the state was last written by dagster-sparkmesh {found.package_version}",
+        )
+    for number in range(current + 1, SCHEMA_VERSION + 1):
+        MIGRATIONS[number - 1](connection)
+    if current < SCHEMA_VERSION:
+        _write_stamp(connection, found, now)
+    return found
+
+
+def _write_stamp(connection: sa.Connection, found: VersionStamp | None, now: datetime) -> None:
+    # The recorded sqlglot version says which sqlglot computed the stored fingerprints, so a migration keeps it;
+    # only ``stamp_sqlglot_version`` (after re-fingerprinting) moves it forward.
+    values = {
+        "schema_version": SCHEMA_VERSION,
+        "package_version": package_version(),
+        "updated_at": to_text(now),
+    }
+    if found is None:
+        connection.execute(
+            sa.insert(schema.versions).values(id=1, sqlglot_version=sqlglot.__version__, **values)
+        )
+    else:
+        connection.execute(sa.update(schema.versions).where(schema.versions.c.id == 1).values(**values))
+
+
+def stamp_sqlglot_version(connection: sa.Connection, now: datetime) -> None:
+    connection.execute(
+        sa.update(schema.versions)
+        .where(schema.versions.c.id == 1)
+        .values(sqlglot_version=sqlglot.__version__, package_version=package_version(), updated_at=to_text(now))
+    )

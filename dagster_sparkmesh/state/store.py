@@ -1,0 +1,208 @@
+"""``StateStore``: the state of snapshots, intervals, environments and plan applications, on SQLAlchemy Core.
+
+A thin facade: every method is one transaction that delegates to the module owning that table. Writes use
+``write_transaction`` (all or nothing; serialized on SQLite by ``BEGIN IMMEDIATE``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from pathlib import Path
+
+import sqlalchemy as sa
+import sqlglot
+
+from dagster_sparkmesh.errors import StateError
+from dagster_sparkmesh.project.config import state_dir
+from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot, SnapshotId
+from dagster_sparkmesh.state import environments, interval_rows, migrations, plan_log, snapshots
+from dagster_sparkmesh.state import intervals as interval_math
+from dagster_sparkmesh.state.connection import (
+    create_state_engine,
+    ensure_schema,
+    lock_for_migration,
+    read_transaction,
+    write_transaction,
+)
+from dagster_sparkmesh.state.records import PlanApplication, VersionStamp
+from dagster_sparkmesh.state.timestamps import utc_now
+
+Clock = Callable[[], datetime]
+
+
+def default_state_url(project_path: Path) -> str:
+    return f"sqlite:///{(state_dir(project_path) / 'state.db').resolve()}"
+
+
+def open_state_store(
+    url: str | None, project_path: Path, *, schema: str | None = None, clock: Clock = utc_now
+) -> StateStore:
+    """Open (creating or migrating as needed) the state store at ``url``; None means the project's SQLite file.
+
+    ``schema`` selects a PostgreSQL schema (created if missing), so several projects or tests can share a database.
+    """
+    engine = create_state_engine(url or default_state_url(Path(project_path)), schema)
+    location = engine.url.render_as_string(hide_password=True)
+    try:
+        with write_transaction(engine) as connection:
+            lock_for_migration(connection)
+            ensure_schema(connection, schema)
+            found = migrations.migrate(connection, clock(), location)
+    except sa.exc.OperationalError as error:
+        engine.dispose()
+        raise StateError(
+            f"cannot open the state store: {error.orig}",
+            path=location,
+            hint="check state_connection in config.yaml and that the database server is running",
+        ) from error
+    except BaseException:
+        engine.dispose()
+        raise
+    return StateStore(engine, found, clock)
+
+
+class StateStore:
+    """Implements ``StateReader`` plus the writes. Open it with ``open_state_store``; ``close()`` when done."""
+
+    def __init__(self, engine: sa.Engine, stamp_at_open: VersionStamp | None, clock: Clock) -> None:
+        self._engine = engine
+        self._stamp_at_open = stamp_at_open
+        self._clock = clock
+
+    @property
+    def engine(self) -> sa.Engine:
+        return self._engine
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> StateStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # versions
+
+    def versions(self) -> VersionStamp:
+        with read_transaction(self._engine) as connection:
+            stamp = migrations.read_stamp(connection)
+        if stamp is None:
+            raise StateError("the state store has no version row", hint="was the _versions table emptied by hand?")
+        return stamp
+
+    def sqlglot_version_changed(self) -> bool:
+        """Whether the stored fingerprints were computed by another sqlglot than this one (they may shift)."""
+        return self._stamp_at_open is not None and self._stamp_at_open.sqlglot_version != sqlglot.__version__
+
+    def stamp_sqlglot_version(self) -> None:
+        """Record that the stored fingerprints now come from this sqlglot (call after re-fingerprinting)."""
+        with write_transaction(self._engine) as connection:
+            migrations.stamp_sqlglot_version(connection, self._clock())
+        self._stamp_at_open = self.versions()
+
+    # snapshots
+
+    def push_snapshots(self, new: Iterable[Snapshot]) -> None:
+        """Insert the snapshots not stored yet (existing ones are left as they are), in one transaction."""
+        with write_transaction(self._engine) as connection:
+            snapshots.push(connection, new)
+
+    def get_snapshots(self, ids: Iterable[SnapshotId]) -> dict[SnapshotId, Snapshot]:
+        with read_transaction(self._engine) as connection:
+            return snapshots.get(connection, ids)
+
+    def get_snapshots_by_name(self, names: Iterable[str]) -> list[Snapshot]:
+        """Every stored snapshot of these models, oldest first."""
+        with read_transaction(self._engine) as connection:
+            return snapshots.get_by_name(connection, names)
+
+    def all_snapshots(self) -> list[Snapshot]:
+        with read_transaction(self._engine) as connection:
+            return snapshots.get_all(connection)
+
+    def delete_snapshots(self, ids: Iterable[SnapshotId]) -> None:
+        with write_transaction(self._engine) as connection:
+            snapshots.delete(connection, ids)
+
+    # intervals
+
+    def add_interval(self, name: str, version: str, interval: Interval) -> None:
+        self.add_intervals(name, version, [interval])
+
+    def add_intervals(self, name: str, version: str, intervals: Iterable[Interval]) -> None:
+        """Record complete intervals (call only after their data is committed), all or none."""
+        with write_transaction(self._engine) as connection:
+            interval_rows.append(connection, name, version, intervals, self._clock())
+
+    def get_intervals(self, name: str, version: str) -> list[Interval]:
+        """Recorded intervals of (model, version), merged and sorted."""
+        with read_transaction(self._engine) as connection:
+            return interval_rows.read(connection, name, version)
+
+    def remove_intervals(self, name: str, version: str, interval: Interval) -> None:
+        """Forget ``interval`` (a restatement), splitting recorded intervals that straddle its bounds."""
+        with write_transaction(self._engine) as connection:
+            interval_rows.remove(connection, name, version, interval, self._clock())
+
+    def compact_intervals(self, name: str, version: str) -> None:
+        """Rewrite the rows of (model, version) as their merged form (reads are the same before and after)."""
+        with write_transaction(self._engine) as connection:
+            interval_rows.compact(connection, name, version, self._clock())
+
+    def delete_intervals(self, name: str, version: str) -> None:
+        """Forget every interval of (model, version), e.g. once the janitor dropped its physical table."""
+        with write_transaction(self._engine) as connection:
+            interval_rows.delete_version(connection, name, version)
+
+    def missing_intervals(self, name: str, version: str, expected: list[Interval]) -> list[Interval]:
+        """The expected (unit) intervals not entirely covered by recorded ones, in the order given."""
+        expected = [interval_math.normalize(interval) for interval in expected]
+        return interval_math.uncovered(self.get_intervals(name, version), expected)
+
+    # environments
+
+    def get_environment(self, name: str) -> Environment | None:
+        with read_transaction(self._engine) as connection:
+            return environments.get(connection, name)
+
+    def list_environments(self) -> list[Environment]:
+        with read_transaction(self._engine) as connection:
+            return environments.list_all(connection)
+
+    def promote_environment(self, environment: Environment, expected_plan_id: str | None) -> None:
+        """Swap the environment record if it still has ``expected_plan_id`` (None: must not exist yet).
+
+        Raises ``StateConflictError`` naming both plans otherwise. The replaced record goes to the history.
+        """
+        with write_transaction(self._engine) as connection:
+            environments.promote(connection, environment, expected_plan_id, self._clock())
+
+    def environment_history(self, name: str) -> list[Environment]:
+        """The records this environment had before its current one, newest first."""
+        with read_transaction(self._engine) as connection:
+            return environments.get_history(connection, name)
+
+    def delete_environment(self, name: str) -> bool:
+        with write_transaction(self._engine) as connection:
+            return environments.delete(connection, name, self._clock())
+
+    def invalidate_environment(self, name: str) -> bool:
+        with write_transaction(self._engine) as connection:
+            return environments.invalidate(connection, name, self._clock())
+
+    # plan applications
+
+    def record_plan_start(self, plan_id: str, environment: str, user: str, host: str, summary_json: str) -> None:
+        with write_transaction(self._engine) as connection:
+            plan_log.start(connection, plan_id, environment, user, host, summary_json, self._clock())
+
+    def record_plan_end(self, plan_id: str, outcome: str, metrics_json: str) -> None:
+        with write_transaction(self._engine) as connection:
+            plan_log.end(connection, plan_id, outcome, metrics_json, self._clock())
+
+    def list_plan_applications(self) -> list[PlanApplication]:
+        """Every application attempt, oldest first."""
+        with read_transaction(self._engine) as connection:
+            return plan_log.list_all(connection)
