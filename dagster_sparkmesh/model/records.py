@@ -127,3 +127,7 @@ class UnitTest(Record):
     end: str | None = None
     execution_time: str | None = None
     path: Path
+    line: int = 1
+    """Line of the test's name in its YAML file."""
+    input_queries: tuple[tuple[str, str], ...] = ()
+    """(upstream model name, Spark SQL query) for inputs given as ``query:`` instead of rows."""

@@ -1,0 +1,231 @@
+"""Built-in audits and the rendering of any audit call into a Spark SQL query that returns the OFFENDING rows.
+
+Each built-in is a function building a sqlglot expression from the audited table and the call's arguments, so
+user text is parsed and placed as expressions, never pasted into SQL strings. Every built-in also exists as
+``<name>_non_blocking`` (same query, a failure only warns). Custom audits (``audits/*.sql``) are rendered by
+replacing ``@this_model`` and ``@<param>`` in their parsed query.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.records import AuditCall, AuditDefinition
+
+THIS_MODEL = "this_model"
+NON_BLOCKING_SUFFIX = "_non_blocking"
+
+
+@dataclass(frozen=True)
+class _Arguments:
+    """An audit call's arguments, parsed to expressions, looked up by name with clear errors."""
+
+    audit: str
+    values: Mapping[str, exp.Expression]
+
+    def get(self, name: str) -> exp.Expression:
+        if name not in self.values:
+            raise ProjectError(
+                f"audit {self.audit} needs the argument {name!r}", hint=f"write {self.audit}({name} := ...)"
+            )
+        return self.values[name].copy()
+
+    def optional(self, name: str) -> exp.Expression | None:
+        return self.values[name].copy() if name in self.values else None
+
+    def items(self, name: str) -> list[exp.Expression]:
+        """A list argument: ``(a, b)``, ``[a, b]``, ``ARRAY(a, b)`` or a single expression."""
+        value = self.get(name)
+        if isinstance(value, (exp.Tuple, exp.Array)):
+            return list(value.expressions)
+        if isinstance(value, exp.Paren):
+            return [value.this]
+        return [value]
+
+
+@dataclass(frozen=True)
+class _Builtin:
+    params: tuple[str, ...]
+    build: Callable[[exp.Expression, _Arguments], exp.Query]
+
+
+def _rows_where(table: exp.Expression, condition: exp.Expression) -> exp.Query:
+    return exp.select("*").from_(table).where(condition)
+
+
+def _not_null(table: exp.Expression, args: _Arguments) -> exp.Query:
+    return _rows_where(table, exp.or_(*(exp.Is(this=column, expression=exp.Null()) for column in args.items("columns"))))
+
+
+def _unique_values(table: exp.Expression, args: _Arguments) -> exp.Query:
+    # Every copy of a value after the first is offending; one rank column per audited column.
+    columns = args.items("columns")
+    ranks = [
+        exp.alias_(
+            exp.Window(
+                this=exp.RowNumber(), partition_by=[column.copy()], order=exp.Order(expressions=[exp.Ordered(this=column.copy())])
+            ),
+            f"_sparkmesh_rank_{index}",
+        )
+        for index, column in enumerate(columns)
+    ]
+    ranked = exp.select("*", *ranks).from_(table).subquery("_sparkmesh_ranked")
+    offending = exp.or_(*(exp.column(f"_sparkmesh_rank_{index}") > 1 for index in range(len(columns))))
+    return exp.select("*").from_(ranked).where(offending)
+
+
+def _accepted_values(table: exp.Expression, args: _Arguments) -> exp.Query:
+    return _rows_where(table, exp.not_(exp.In(this=args.get("column"), expressions=args.items("is_in"))))
+
+
+def _not_accepted_values(table: exp.Expression, args: _Arguments) -> exp.Query:
+    return _rows_where(table, exp.In(this=args.get("column"), expressions=args.items("is_in")))
+
+
+def _number_of_rows(table: exp.Expression, args: _Arguments) -> exp.Query:
+    count = exp.Count(this=exp.Star())
+    return exp.select(exp.alias_(count, "row_count")).from_(table).having(exp.LT(this=count.copy(), expression=args.get("threshold")))
+
+
+def _forall(table: exp.Expression, args: _Arguments) -> exp.Query:
+    return _rows_where(table, exp.or_(*(exp.not_(exp.paren(criterion)) for criterion in args.items("criteria"))))
+
+
+def _accepted_range(table: exp.Expression, args: _Arguments) -> exp.Query:
+    column, low, high = args.get("column"), args.optional("min_v"), args.optional("max_v")
+    if low is None and high is None:
+        raise ProjectError("audit accepted_range needs min_v or max_v", hint="write accepted_range(column := x, min_v := 0)")
+    inclusive = args.optional("inclusive")
+    strict = inclusive is not None and inclusive.sql(dialect="spark").upper() == "FALSE"
+    conditions = []
+    if low is not None:
+        conditions.append(exp.LTE(this=column.copy(), expression=low) if strict else exp.LT(this=column.copy(), expression=low))
+    if high is not None:
+        conditions.append(exp.GTE(this=column.copy(), expression=high) if strict else exp.GT(this=column.copy(), expression=high))
+    return _rows_where(table, exp.or_(*conditions))
+
+
+def _at_least_one(table: exp.Expression, args: _Arguments) -> exp.Query:
+    # No GROUP BY: an empty table has no non-null value either, and must offend.
+    count = exp.Count(this=args.get("column"))
+    return exp.select(exp.alias_(count, "non_null_count")).from_(table).having(exp.EQ(this=count.copy(), expression=exp.Literal.number(0)))
+
+
+def _unique_combination_of_columns(table: exp.Expression, args: _Arguments) -> exp.Query:
+    columns = args.items("columns")
+    count = exp.Count(this=exp.Star())
+    return (
+        exp.select(*(column.copy() for column in columns), exp.alias_(count, "duplicate_count"))
+        .from_(table)
+        .group_by(*columns)
+        .having(exp.GT(this=count.copy(), expression=exp.Literal.number(1)))
+    )
+
+
+BUILTIN_AUDITS: dict[str, _Builtin] = {
+    "not_null": _Builtin(("columns",), _not_null),
+    "unique_values": _Builtin(("columns",), _unique_values),
+    "accepted_values": _Builtin(("column", "is_in"), _accepted_values),
+    "not_accepted_values": _Builtin(("column", "is_in"), _not_accepted_values),
+    "number_of_rows": _Builtin(("threshold",), _number_of_rows),
+    "forall": _Builtin(("criteria",), _forall),
+    "accepted_range": _Builtin(("column", "min_v", "max_v", "inclusive"), _accepted_range),
+    "at_least_one": _Builtin(("column",), _at_least_one),
+    "unique_combination_of_columns": _Builtin(("columns",), _unique_combination_of_columns),
+}
+
+
+def audit_names(custom: Mapping[str, AuditDefinition] = {}) -> list[str]:
+    """Every name an audit call may use (built-ins with their non-blocking twins, then custom audits)."""
+    names = [name for builtin in BUILTIN_AUDITS for name in (builtin, builtin + NON_BLOCKING_SUFFIX)]
+    return names + [name for name in custom for name in (name, name + NON_BLOCKING_SUFFIX)]
+
+
+def render_audit_query(call: AuditCall, table_sql: str, custom: Mapping[str, AuditDefinition]) -> str:
+    """Spark SQL selecting the rows of ``table_sql`` (a quoted table name or a parenthesized query) that fail."""
+    table = _parse(f"SELECT * FROM {table_sql}", what="audited table").find(exp.From).this
+    definition = custom.get(call.name) or custom.get(call.base_name)
+    if definition is not None:
+        return _render_custom(call, definition, table)
+    builtin = BUILTIN_AUDITS.get(call.base_name)
+    if builtin is None:
+        near = difflib.get_close_matches(call.name, audit_names(custom), n=3)
+        raise ProjectError(
+            f"unknown audit {call.name!r}",
+            snippet=call.name,
+            hint=(f"did you mean {', '.join(near)}? " if near else "")
+            + "built-in audits: "
+            + ", ".join(BUILTIN_AUDITS)
+            + "; custom audits live in audits/*.sql",
+        )
+    args = _arguments(call, builtin.params)
+    return builtin.build(table, args).sql(dialect="spark")
+
+
+def _arguments(call: AuditCall, params: tuple[str, ...]) -> _Arguments:
+    values = {}
+    for name, text in call.args:
+        if name not in params:
+            raise ProjectError(
+                f"audit {call.name} has no argument {name!r}", snippet=name, hint=f"its arguments are: {', '.join(params)}"
+            )
+        values[name] = _parse(text, what=f"argument {name} of audit {call.name}")
+    return _Arguments(call.name, values)
+
+
+def _render_custom(call: AuditCall, definition: AuditDefinition, table: exp.Expression) -> str:
+    values = {name: _parse(text, what=f"default {name} of audit {definition.name}") for name, text in definition.defaults}
+    values.update({name: _parse(text, what=f"argument {name} of audit {call.name}") for name, text in call.args})
+    query = _parse(definition.query, what=f"query of audit {definition.name}", path=definition)
+
+    def substitute(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and isinstance(node.this, exp.Parameter) and node.this.name == THIS_MODEL:
+            replacement = table.copy()
+            if node.args.get("alias"):
+                replacement.set("alias", node.args["alias"].copy())
+            return replacement
+        if isinstance(node, exp.In) and isinstance(node.args.get("field"), exp.Parameter):
+            # ``x IN @values`` with a list argument becomes ``x IN (a, b)``.
+            items = _Arguments(call.name, {"v": _value(node.args["field"], values, call, definition)}).items("v")
+            return exp.In(this=node.this, expressions=items)
+        if isinstance(node, exp.Parameter):
+            return _value(node, values, call, definition)
+        return node
+
+    return query.transform(substitute).sql(dialect="spark")
+
+
+def _value(
+    parameter: exp.Expression, values: Mapping[str, exp.Expression], call: AuditCall, definition: AuditDefinition
+) -> exp.Expression:
+    name = parameter.name.lower()
+    if name not in values:
+        raise ProjectError(
+            f"audit {call.name} has no value for @{name}",
+            path=definition.path,
+            snippet=f"@{name}",
+            hint=f"pass it: {call.name}({name} := ...), or add it to the audit's defaults",
+        )
+    return values[name].copy()
+
+
+def _parse(text: str, *, what: str, path: AuditDefinition | None = None) -> exp.Expression:
+    try:
+        expressions = [expression for expression in sqlglot.parse(text, dialect="spark") if expression is not None]
+    except ParseError as error:
+        raise ProjectError(
+            f"cannot parse {what}: {error}", path=path.path if path else None, snippet=text, hint="write Spark SQL"
+        ) from error
+    if len(expressions) != 1:
+        # One expression only: an argument must never smuggle in a second statement.
+        raise ProjectError(
+            f"{what} must be a single SQL expression", path=path.path if path else None, snippet=text, hint="remove the ';'"
+        )
+    return expressions[0]

@@ -1,0 +1,209 @@
+"""External models: tables the project reads but does not build (``external_models.yaml``, ``external_models/*.yaml``).
+
+The YAML is composed into nodes before it is turned into values so that every error can point at the line of
+the offending entry. Two helpers used by the other YAML readers of the project (unit tests) live here too:
+``compose_yaml`` and ``normalize_table_name``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from pathlib import Path
+
+import yaml
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.records import ExternalModel
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KEYS = ("name", "columns", "description", "gateway", "dialect")
+
+
+def compose_yaml(path: Path) -> yaml.Node | None:
+    """Parse a YAML file into nodes (which carry line marks); None for an empty file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ProjectError(f"{path.name} is not valid UTF-8", path=path, hint="save the file as UTF-8") from error
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        raise ProjectError(
+            f"invalid YAML: {error.problem or error.context}",
+            path=path,
+            line=mark.line + 1 if mark else None,
+            col=mark.column + 1 if mark else None,
+            snippet=_line_of(text, mark.line) if mark else None,
+            hint="check the indentation and quoting around this line",
+        ) from error
+    except yaml.YAMLError as error:
+        raise ProjectError(f"invalid YAML: {error}", path=path) from error
+
+
+def node_value(node: yaml.Node) -> object:
+    """The plain Python value of a node (SafeLoader rules: dates become ``datetime.date``)."""
+    return yaml.SafeLoader("").construct_object(node, deep=True)
+
+
+def node_line(node: yaml.Node) -> int:
+    return node.start_mark.line + 1
+
+
+def node_col(node: yaml.Node) -> int:
+    return node.start_mark.column + 1
+
+
+def normalize_table_name(text: str, *, path: Path, node: yaml.Node | None = None, line: int | None = None) -> str:
+    """``db.table``, ```db`.`table```, ``"DB"."Table"`` → ``db.table``; anything else is an error."""
+    where = {"path": path, "line": node_line(node) if node else line, "col": node_col(node) if node else None}
+    try:
+        table = exp.to_table(str(text).replace('"', "`"), dialect="spark")
+    except (ParseError, ValueError) as error:
+        raise ProjectError(f"invalid table name {text!r}", snippet=str(text), hint="write it as schema.name", **where) from error
+    parts = [part.name for part in table.parts]
+    if len(parts) != 2 or table.alias or not all(_IDENTIFIER.match(part) for part in parts):
+        raise ProjectError(
+            f"table name {text!r} is not of the form schema.name", snippet=str(text), hint="write it as schema.name", **where
+        )
+    return ".".join(parts).lower()
+
+
+def load_external_models(project_path: Path) -> dict[str, ExternalModel]:
+    """Every external model of the project, by lower-case ``schema.name``."""
+    files = [project_path / "external_models.yaml", project_path / "external_models.yml"]
+    folder = project_path / "external_models"
+    if folder.is_dir():
+        files += sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
+    result: dict[str, ExternalModel] = {}
+    lines: dict[str, tuple[Path, int]] = {}
+    for path in files:
+        if not path.is_file():
+            continue
+        for external, line in _read_file(path):
+            if external.name in result:
+                first_path, first_line = lines[external.name]
+                raise ProjectError(
+                    f"external model {external.name} is declared twice",
+                    path=path,
+                    line=line,
+                    snippet=external.name,
+                    hint=f"it is first declared at {first_path}:{first_line}; keep one declaration",
+                )
+            result[external.name] = external
+            lines[external.name] = (path, line)
+    return result
+
+
+def _read_file(path: Path) -> list[tuple[ExternalModel, int]]:
+    root = compose_yaml(path)
+    if root is None:
+        return []
+    if not isinstance(root, yaml.SequenceNode):
+        raise ProjectError(
+            "external models must be a YAML list",
+            path=path,
+            line=node_line(root),
+            hint="write one '- name: schema.table' entry per external table",
+        )
+    return [(_read_entry(path, item), node_line(item)) for item in root.value]
+
+
+def _read_entry(path: Path, node: yaml.Node) -> ExternalModel:
+    if not isinstance(node, yaml.MappingNode):
+        raise ProjectError(
+            "an external model must be a mapping with name and columns",
+            path=path,
+            line=node_line(node),
+            col=node_col(node),
+            hint="write it as '- name: schema.table' followed by 'columns:'",
+        )
+    fields = _mapping_fields(path, node)
+    if "name" not in fields:
+        raise ProjectError(
+            "external model without a name",
+            path=path,
+            line=node_line(node),
+            col=node_col(node),
+            hint="add 'name: schema.table' to this entry",
+        )
+    name_node = fields["name"][1]
+    name = normalize_table_name(str(node_value(name_node)), path=path, node=name_node)
+    dialect = str(node_value(fields["dialect"][1])) if "dialect" in fields else "spark"
+    columns = _read_columns(path, fields["columns"][1], dialect) if "columns" in fields else ()
+    description = node_value(fields["description"][1]) if "description" in fields else None
+    return ExternalModel(
+        name=name,
+        columns=columns,
+        description=str(description) if description is not None else None,
+        path=path,
+    )
+
+
+def _mapping_fields(path: Path, node: yaml.MappingNode) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    fields: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+    for key_node, value_node in node.value:
+        key = str(node_value(key_node)).lower()
+        if key not in _KEYS:
+            near = difflib.get_close_matches(key, _KEYS, n=1)
+            raise ProjectError(
+                f"unknown key {key!r} in an external model",
+                path=path,
+                line=node_line(key_node),
+                col=node_col(key_node),
+                snippet=key,
+                hint=f"did you mean {near[0]!r}?" if near else f"known keys: {', '.join(_KEYS)}",
+            )
+        fields[key] = (key_node, value_node)
+    return fields
+
+
+def _read_columns(path: Path, node: yaml.Node, dialect: str) -> tuple[tuple[str, str], ...]:
+    if not isinstance(node, yaml.MappingNode):
+        raise ProjectError(
+            "columns must be a mapping of column name to type",
+            path=path,
+            line=node_line(node),
+            col=node_col(node),
+            hint="write e.g. 'columns: {id: INT, ds: DATE}'",
+        )
+    columns = []
+    for key_node, value_node in node.value:
+        column = str(node_value(key_node)).strip("`\"").lower()
+        columns.append((column, spark_type(node_value(value_node), path=path, node=value_node, dialect=dialect)))
+    return tuple(columns)
+
+
+def spark_type(text: object, *, path: Path, node: yaml.Node | None = None, line: int | None = None, dialect: str = "spark") -> str:
+    """A column type in canonical Spark spelling (``int`` → ``INT``); an unknown type is an error."""
+    try:
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("not a type name")
+        data_type = exp.DataType.build(text, dialect=dialect)
+    except (ParseError, ValueError, TypeError) as error:
+        raise ProjectError(
+            f"invalid column type {text!r}",
+            path=path,
+            line=node_line(node) if node else line,
+            col=node_col(node) if node else None,
+            snippet=str(text),
+            hint="use a Spark SQL type such as INT, BIGINT, DOUBLE, DECIMAL(10, 2), STRING, DATE or TIMESTAMP",
+        ) from error
+    if data_type.this == exp.DataType.Type.USERDEFINED:
+        raise ProjectError(
+            f"unknown column type {text!r}",
+            path=path,
+            line=node_line(node) if node else line,
+            col=node_col(node) if node else None,
+            snippet=str(text),
+            hint="use a Spark SQL type such as INT, BIGINT, DOUBLE, DECIMAL(10, 2), STRING, DATE or TIMESTAMP",
+        )
+    return data_type.sql(dialect="spark")
+
+
+def _line_of(text: str, index: int) -> str | None:
+    lines = text.splitlines()
+    return lines[index] if 0 <= index < len(lines) else None

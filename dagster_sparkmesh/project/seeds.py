@@ -1,0 +1,289 @@
+"""Seeds: CSV files loaded as tables. Parsed and type-checked here, in pure Python, so that a bad file is a
+project error at load time (with its line) rather than a Spark failure in the middle of a run.
+
+Declared column types win; other columns are inferred from their values (empty cells are NULL and don't vote).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.project.externals import spark_type
+from dagster_sparkmesh.records import Record
+
+_INT32 = (-(2**31), 2**31 - 1)
+_INT = re.compile(r"^[+-]?\d+$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
+_BOOLEANS = {"true": True, "false": False}
+
+
+class SeedData(Record):
+    """A seed ready to load: (column, Spark type) pairs and rows of Python values of those types."""
+
+    columns: tuple[tuple[str, str], ...]
+    rows: tuple[tuple[Any, ...], ...]
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.columns)
+
+
+@dataclass(frozen=True)
+class _Table:
+    """The raw cells of a CSV file, with the file line of each record (quoted fields may span lines)."""
+
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    lines: tuple[int, ...]
+
+
+def seed_content_hash(csv_path: Path) -> str:
+    """sha256 of the file's bytes: any edit of the seed changes the model's data hash."""
+    return hashlib.sha256(_read_bytes(Path(csv_path).resolve())).hexdigest()
+
+
+def seed_columns(csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str] = ()) -> tuple[tuple[str, str], ...]:
+    """(column, Spark type) for every CSV column: the declared type if any, else the type inferred from values.
+
+    Reads and checks the whole file, so every error a load would hit is raised here.
+    """
+    return read_seed(csv_path, declared).columns
+
+
+def read_seed(csv_path: Path, columns: Iterable[tuple[str, str]] | Mapping[str, str] = ()) -> SeedData:
+    """The seed's rows converted to Python values of the column types (``columns`` are the declared ones)."""
+    csv_path = Path(csv_path).resolve()  # errors name the file without the model folder's '..'
+    table, typed_columns = _typed(csv_path, declared=columns)
+    converters = [_converter(kind) for _, kind in typed_columns]
+    rows = []
+    for cells, line in zip(table.rows, table.lines):
+        rows.append(tuple(_convert(csv_path, line, index, cells, typed_columns, converters) for index in range(len(cells))))
+    return SeedData.model_construct(columns=typed_columns, rows=tuple(rows))
+
+
+def _typed(csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str]) -> tuple[_Table, tuple[tuple[str, str], ...]]:
+    table = _parse(csv_path)
+    declared_types = _declared(csv_path, declared, table.header)
+    columns = []
+    for index, name in enumerate(table.header):
+        kind = declared_types.get(name) or _infer([row[index] for row in table.rows])
+        columns.append((name, kind))
+    return table, tuple(columns)
+
+
+def _declared(csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str], header: tuple[str, ...]) -> dict[str, str]:
+    pairs = declared.items() if isinstance(declared, Mapping) else declared
+    result = {name.lower(): spark_type(kind, path=csv_path) for name, kind in pairs}
+    missing = [name for name in result if name not in header]
+    if missing:
+        raise ProjectError(
+            f"declared column(s) {', '.join(missing)} not in the CSV header",
+            path=csv_path,
+            line=1,
+            snippet=",".join(header),
+            hint="declare only columns of the CSV header, or add them to the file",
+        )
+    return result
+
+
+def _read_bytes(csv_path: Path) -> bytes:
+    try:
+        return csv_path.read_bytes()
+    except FileNotFoundError as error:
+        raise ProjectError(
+            f"seed file {csv_path.name} does not exist", path=csv_path, hint="check the seed path (relative to the model file)"
+        ) from error
+    except IsADirectoryError as error:
+        raise ProjectError(f"seed path {csv_path.name} is a folder, not a CSV file", path=csv_path) from error
+
+
+def _decode(csv_path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        col = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        bad = data.splitlines()[line - 1] if data.splitlines() else b""
+        raise ProjectError(
+            f"seed file is not valid UTF-8 (byte 0x{data[error.start]:02x})",
+            path=csv_path,
+            line=line,
+            col=col,
+            snippet=bad.decode("utf-8", errors="replace"),
+            hint="re-save the CSV as UTF-8",
+        ) from error
+
+
+def _parse(csv_path: Path) -> _Table:
+    text = _decode(csv_path, _read_bytes(csv_path))
+    if not text.strip():
+        raise ProjectError("seed file is empty", path=csv_path, hint="add a header row and data rows")
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+        records = [(row, reader.line_num) for row in reader if row]
+    except csv.Error as error:
+        raise ProjectError(f"malformed CSV: {error}", path=csv_path, line=reader.line_num) from error
+    header_names = _header(csv_path, header)
+    for row, line in records:
+        if len(row) != len(header_names):
+            raise ProjectError(
+                f"row has {len(row)} field(s) but the header has {len(header_names)}",
+                path=csv_path,
+                line=line,
+                snippet=_source_line(text, line),
+                hint="every row needs one value per header column (quote values that contain commas)",
+            )
+    return _Table(header_names, tuple(tuple(row) for row, _ in records), tuple(line for _, line in records))
+
+
+def _header(csv_path: Path, header: list[str]) -> tuple[str, ...]:
+    names = [cell.strip().lower() for cell in header]
+    snippet = ",".join(header)
+    if not any(names) or any(_INT.match(name) or _DATE.match(name) for name in names):
+        raise ProjectError(
+            "seed file has no header row",
+            path=csv_path,
+            line=1,
+            snippet=snippet,
+            hint="the first line must name the columns, e.g. id,name,ds",
+        )
+    seen: set[str] = set()
+    for index, name in enumerate(names):
+        if not name:
+            raise ProjectError(
+                f"header column {index + 1} has no name", path=csv_path, line=1, snippet=snippet, hint="name every column"
+            )
+        if name in seen:
+            raise ProjectError(
+                f"duplicate column {name!r} in the header",
+                path=csv_path,
+                line=1,
+                col=_column_offset(header, index),
+                snippet=snippet,
+                hint="column names must be unique (case-insensitively)",
+            )
+        seen.add(name)
+    return tuple(names)
+
+
+def _infer(values: list[str]) -> str:
+    present = [value.strip() for value in values if value.strip()]
+    if not present:
+        return "STRING"
+    if all(_INT.match(value) for value in present):
+        return "INT" if all(_INT32[0] <= int(value) <= _INT32[1] for value in present) else "BIGINT"
+    if all(_is_float(value) for value in present):
+        return "DOUBLE"
+    if all(value.lower() in _BOOLEANS for value in present):
+        return "BOOLEAN"
+    if all(_DATE.match(value) and _is_date(value) for value in present):
+        return "DATE"
+    if all(_TIMESTAMP.match(value) and _is_timestamp(value) for value in present):
+        return "TIMESTAMP"
+    return "STRING"
+
+
+def _is_float(value: str) -> bool:
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return value.lower() not in {"nan", "inf", "-inf", "+inf", "infinity", "-infinity"}
+
+
+def _is_date(value: str) -> bool:
+    try:
+        date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_timestamp(value: str) -> bool:
+    try:
+        datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _converter(spark_type_text: str) -> Callable[[str], Any]:
+    kind = exp.DataType.build(spark_type_text, dialect="spark").this
+    types = exp.DataType.Type
+    if kind in {types.TINYINT, types.SMALLINT, types.INT, types.BIGINT}:
+        return _to_int
+    if kind in {types.FLOAT, types.DOUBLE}:
+        return float
+    if kind == types.DECIMAL:
+        return Decimal
+    if kind == types.BOOLEAN:
+        return _to_bool
+    if kind == types.DATE:
+        return date.fromisoformat
+    if kind in {types.TIMESTAMP, types.TIMESTAMPTZ, types.TIMESTAMPNTZ, types.TIMESTAMPLTZ}:
+        return datetime.fromisoformat
+    return str
+
+
+def _to_int(value: str) -> int:
+    if not _INT.match(value):
+        raise ValueError(value)
+    return int(value)
+
+
+def _to_bool(value: str) -> bool:
+    return _BOOLEANS[value.lower()]
+
+
+def _convert(
+    csv_path: Path,
+    line: int,
+    index: int,
+    cells: tuple[str, ...],
+    columns: tuple[tuple[str, str], ...],
+    converters: list[Callable[[str], Any]],
+) -> Any:
+    raw = cells[index]
+    name, kind = columns[index]
+    if raw == "":
+        return None
+    if converters[index] is str:
+        return raw  # strings keep their spaces: trimming is the models' business
+    value = raw.strip()
+    if not value:
+        return None
+    try:
+        return converters[index](value)
+    except (ValueError, KeyError, InvalidOperation) as error:
+        raise ProjectError(
+            f"value {raw!r} of column {name} is not a valid {kind}",
+            path=csv_path,
+            line=line,
+            col=_column_offset(cells, index),
+            snippet=",".join(cells),
+            hint=f"fix the value or declare column {name} with another type",
+        ) from error
+
+
+def _column_offset(cells: list[str] | tuple[str, ...], index: int) -> int:
+    """1-based character column of a field, assuming unquoted fields (good enough to find it in an editor)."""
+    return sum(len(cell) + 1 for cell in cells[:index]) + 1
+
+
+def _source_line(text: str, line: int) -> str | None:
+    lines = text.splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else None

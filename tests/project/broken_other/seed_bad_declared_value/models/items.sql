@@ -1,0 +1,10 @@
+MODEL (
+  name raw.items,
+  kind SEED (
+    path '../seeds/items.csv'
+  ),
+  columns (
+    id INT,
+    added_on DATE
+  )
+);

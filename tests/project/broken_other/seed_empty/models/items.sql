@@ -1,0 +1,6 @@
+MODEL (
+  name raw.items,
+  kind SEED (
+    path '../seeds/items.csv'
+  )
+);

@@ -1,0 +1,6 @@
+from dagster_sparkmesh.project.python_models import model
+
+
+@model("shop.scores")
+def execute(context, start, end, execution_time, **kwargs):
+    return context.spark.range(3)

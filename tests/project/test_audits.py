@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.builtin_audits import BUILTIN_AUDITS, render_audit_query
+from dagster_sparkmesh.model.records import AuditCall, AuditDefinition
+from dagster_sparkmesh.project.audits import load_audits
+
+FIXTURE = Path(__file__).parent / "fixtures" / "other_project"
+TABLE = "`db`.`t`"
+
+# Golden renderings of every built-in audit: (call, expected Spark SQL).
+GOLDEN = [
+    (AuditCall(name="not_null", args=(("columns", "(id, ds)"),)), "SELECT * FROM `db`.`t` WHERE id IS NULL OR ds IS NULL"),
+    (AuditCall(name="not_null_non_blocking", args=(("columns", "ARRAY(id)"),)), "SELECT * FROM `db`.`t` WHERE id IS NULL"),
+    (
+        AuditCall(name="unique_values", args=(("columns", "(id)"),)),
+        "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY id NULLS LAST) AS _sparkmesh_rank_0 "
+        "FROM `db`.`t`) AS _sparkmesh_ranked WHERE _sparkmesh_rank_0 > 1",
+    ),
+    (
+        AuditCall(name="accepted_values", args=(("column", "status"), ("is_in", "('new', 'done')"))),
+        "SELECT * FROM `db`.`t` WHERE NOT status IN ('new', 'done')",
+    ),
+    (
+        AuditCall(name="not_accepted_values", args=(("column", "status"), ("is_in", "('bad')"))),
+        "SELECT * FROM `db`.`t` WHERE status IN ('bad')",
+    ),
+    (
+        AuditCall(name="number_of_rows", args=(("threshold", "10"),)),
+        "SELECT COUNT(*) AS row_count FROM `db`.`t` HAVING COUNT(*) < 10",
+    ),
+    (
+        AuditCall(name="forall", args=(("criteria", "(a > 0, b IS NOT NULL)"),)),
+        "SELECT * FROM `db`.`t` WHERE NOT (a > 0) OR NOT (NOT b IS NULL)",
+    ),
+    (
+        AuditCall(name="accepted_range", args=(("column", "x"), ("min_v", "0"), ("max_v", "9"))),
+        "SELECT * FROM `db`.`t` WHERE x < 0 OR x > 9",
+    ),
+    (
+        AuditCall(name="accepted_range", args=(("column", "x"), ("max_v", "9"), ("inclusive", "false"))),
+        "SELECT * FROM `db`.`t` WHERE x >= 9",
+    ),
+    (
+        AuditCall(name="at_least_one", args=(("column", "x"),)),
+        "SELECT COUNT(x) AS non_null_count FROM `db`.`t` HAVING COUNT(x) = 0",
+    ),
+    (
+        AuditCall(name="unique_combination_of_columns", args=(("columns", "(a, b)"),)),
+        "SELECT a, b, COUNT(*) AS duplicate_count FROM `db`.`t` GROUP BY a, b HAVING COUNT(*) > 1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "expected"), GOLDEN, ids=[f"{call.name}-{i}" for i, (call, _) in enumerate(GOLDEN)])
+def test_builtin_audit_rendering(call: AuditCall, expected: str) -> None:
+    assert render_audit_query(call, TABLE, {}) == expected
+
+
+def test_every_builtin_has_a_golden_rendering() -> None:
+    assert {call.base_name for call, _ in GOLDEN} == set(BUILTIN_AUDITS)
+
+
+def test_subquery_as_table() -> None:
+    call = AuditCall(name="not_null", args=(("columns", "a"),))
+    assert render_audit_query(call, "(SELECT 1 AS a)", {}) == "SELECT * FROM (SELECT 1 AS a) WHERE a IS NULL"
+
+
+def test_unknown_audit_lists_near_matches() -> None:
+    with pytest.raises(ProjectError) as error:
+        render_audit_query(AuditCall(name="not_nul"), TABLE, {})
+    assert "did you mean not_null" in (error.value.hint or "")
+
+
+def test_builtin_argument_errors() -> None:
+    with pytest.raises(ProjectError, match="has no argument 'column'"):
+        render_audit_query(AuditCall(name="not_null", args=(("column", "a"),)), TABLE, {})
+    with pytest.raises(ProjectError, match="needs the argument 'columns'"):
+        render_audit_query(AuditCall(name="not_null"), TABLE, {})
+    with pytest.raises(ProjectError, match="needs min_v or max_v"):
+        render_audit_query(AuditCall(name="accepted_range", args=(("column", "a"),)), TABLE, {})
+
+
+def test_arguments_are_parsed_not_pasted() -> None:
+    call = AuditCall(name="number_of_rows", args=(("threshold", "1; DROP TABLE x"),))
+    with pytest.raises(ProjectError):
+        render_audit_query(call, TABLE, {})
+
+
+def test_load_custom_audits() -> None:
+    audits = load_audits(FIXTURE)
+
+    assert sorted(audits) == ["assert_known_country", "assert_positive"]
+    positive = audits["assert_positive"]
+    assert positive.blocking is False
+    assert positive.defaults == (("threshold", "0"), ("label", "'x;y'"))
+    assert positive.query == "SELECT * FROM @this_model\nWHERE @column <= @threshold"
+    assert positive.path == FIXTURE / "audits" / "checks.sql"
+    assert audits["assert_known_country"].blocking is True
+
+
+def test_render_custom_audit_with_defaults_and_arguments() -> None:
+    audits = load_audits(FIXTURE)
+    call = AuditCall(name="assert_positive", args=(("column", "amount"),))
+    assert render_audit_query(call, TABLE, audits) == "SELECT * FROM `db`.`t` WHERE amount <= 0"
+    call = AuditCall(name="assert_positive_non_blocking", args=(("column", "amount"), ("threshold", "5")))
+    assert render_audit_query(call, TABLE, audits) == "SELECT * FROM `db`.`t` WHERE amount <= 5"
+    known = render_audit_query(AuditCall(name="assert_known_country"), TABLE, audits)
+    assert known == "SELECT * FROM `db`.`t` AS m WHERE NOT m.country IN (SELECT code FROM raw.countries)"
+
+
+def test_custom_audit_list_parameter_and_missing_value() -> None:
+    custom = {
+        "in_list": AuditDefinition(name="in_list", query="SELECT * FROM @this_model WHERE x IN @values", path=Path("a.sql"))
+    }
+    rendered = render_audit_query(AuditCall(name="in_list", args=(("values", "(1, 2)"),)), TABLE, custom)
+    assert rendered == "SELECT * FROM `db`.`t` WHERE x IN (1, 2)"
+    with pytest.raises(ProjectError, match="has no value for @values"):
+        render_audit_query(AuditCall(name="in_list"), TABLE, custom)
+
+
+def _audits_file(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "audits").mkdir()
+    (tmp_path / "audits" / "a.sql").write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment", "line"),
+    [
+        ("AUDIT (name lonely);\n", "audit lonely has no query", 1),
+        ("AUDIT (blocking false);\nSELECT * FROM @this_model", "audit without a name", 1),
+        ("SELECT 1;\n", "expected AUDIT (...) before this query", 1),
+        ("AUDIT (name a, blockng false);\nSELECT * FROM @this_model", "unknown audit property 'blockng'", 1),
+        ("AUDIT (name a, blocking maybe);\nSELECT * FROM @this_model", "blocking must be true or false", 1),
+        ("AUDIT (name a);\nSELECT * FROM t", "does not read @this_model", 2),
+        ("AUDIT (name a);\nSELECT *\nFROM @this_model WHERE (", "cannot parse the query of audit a", 3),
+        ("AUDIT (name a);\nSELECT * FROM @this_model;\nSELECT 2", "more than one query", 3),
+        ("AUDIT (name not_null);\nSELECT * FROM @this_model", "name of a built-in audit", 1),
+        ("AUDIT (name a);\nSELECT * FROM @this_model;\nAUDIT (name A);\nSELECT * FROM @this_model", "defined twice", 3),
+    ],
+)
+def test_audit_file_errors(tmp_path: Path, text: str, fragment: str, line: int) -> None:
+    with pytest.raises(ProjectError) as error:
+        load_audits(_audits_file(tmp_path, text))
+    assert fragment in error.value.message
+    assert error.value.line == line
+    assert error.value.path == tmp_path / "audits" / "a.sql"
+
+
+def test_other_dialect_is_transpiled(tmp_path: Path) -> None:
+    text = "AUDIT (name a, dialect 'duckdb');\nSELECT * FROM @this_model WHERE x::INT > 1"
+    assert load_audits(_audits_file(tmp_path, text))["a"].query == "SELECT * FROM ${this_model} WHERE CAST(x AS INT) > 1"

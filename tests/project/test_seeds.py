@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import hashlib
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.project.seeds import read_seed, seed_columns, seed_content_hash
+
+ITEMS = Path(__file__).parent / "fixtures" / "other_project" / "seeds" / "items.csv"
+
+
+def _csv(tmp_path: Path, content: str | bytes) -> Path:
+    path = tmp_path / "seed.csv"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return path
+
+
+def test_content_hash_is_sha256_of_bytes() -> None:
+    assert seed_content_hash(ITEMS) == hashlib.sha256(ITEMS.read_bytes()).hexdigest()
+
+
+def test_inferred_columns() -> None:
+    assert seed_columns(ITEMS, ()) == (
+        ("item_id", "INT"),
+        ("name", "STRING"),
+        ("price", "DOUBLE"),
+        ("in_stock", "BOOLEAN"),
+        ("added_on", "DATE"),
+        ("updated_at", "TIMESTAMP"),
+        ("big", "BIGINT"),
+    )
+
+
+def test_declared_types_win_and_are_normalized() -> None:
+    columns = seed_columns(ITEMS, (("PRICE", "decimal(10,2)"), ("item_id", "bigint")))
+    assert columns[0] == ("item_id", "BIGINT")
+    assert columns[2] == ("price", "DECIMAL(10, 2)")
+    assert seed_columns(ITEMS, {"name": "string"})[1] == ("name", "STRING")
+
+
+def test_read_seed_converts_values() -> None:
+    seed = read_seed(ITEMS, (("price", "decimal(10,2)"),))
+
+    assert seed.column_names == ("item_id", "name", "price", "in_stock", "added_on", "updated_at", "big")
+    assert seed.rows == (
+        (1, "Beans, dark", Decimal("24.50"), True, date(2024, 1, 1), datetime(2024, 1, 1, 10), 3000000000),
+        (2, " Filter ", Decimal("21"), False, date(2024, 1, 2), datetime(2024, 1, 2, 11, 30), 1),
+        (3, None, None, None, None, None, None),
+    )
+
+
+def test_header_only_seed_is_an_empty_table_of_strings(tmp_path: Path) -> None:
+    seed = read_seed(_csv(tmp_path, "a,b\n"), ())
+    assert (seed.columns, seed.rows) == ((("a", "STRING"), ("b", "STRING")), ())
+
+
+def test_mixed_values_fall_back_to_string(tmp_path: Path) -> None:
+    path = _csv(tmp_path, "a,b,c\n1,2024-01-01,true\nx,2024-01-01 00:00:00,1\n")
+    assert seed_columns(path, ()) == (("a", "STRING"), ("b", "STRING"), ("c", "STRING"))
+
+
+def test_ragged_row_names_its_line(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError) as error:
+        read_seed(_csv(tmp_path, 'a,b\n1,2\n"multi\nline",2\n3,4,5\n'), ())
+    assert error.value.line == 5
+    assert error.value.snippet == "3,4,5"
+    assert "3 field(s) but the header has 2" in error.value.message
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError, match="does not exist"):
+        seed_content_hash(tmp_path / "nope.csv")
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_empty_file(tmp_path: Path, content: str) -> None:
+    with pytest.raises(ProjectError, match="seed file is empty"):
+        seed_columns(_csv(tmp_path, content), ())
+
+
+def test_no_header(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError, match="no header row"):
+        seed_columns(_csv(tmp_path, "1,2024-01-01\n2,2024-01-02\n"), ())
+
+
+def test_duplicate_header_case_insensitive(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError) as error:
+        seed_columns(_csv(tmp_path, "id,name,ID\n1,a,2\n"), ())
+    assert (error.value.line, error.value.col) == (1, 9)
+    assert "duplicate column 'id'" in error.value.message
+
+
+def test_non_utf8_names_line_and_column(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError) as error:
+        seed_columns(_csv(tmp_path, b"id,name\n1,ok\n2,caf\xe9\n"), ())
+    assert (error.value.line, error.value.col) == (3, 6)
+    assert "not valid UTF-8" in error.value.message
+
+
+def test_value_not_matching_declared_type(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError) as error:
+        read_seed(_csv(tmp_path, "id,ds\n1,2024-01-01\n2,2024-13-01\n"), (("ds", "date"),))
+    assert (error.value.line, error.value.col) == (3, 3)
+    assert "'2024-13-01' of column ds is not a valid DATE" in error.value.message
+
+
+def test_declared_column_missing_from_header(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError, match="declared column\\(s\\) other not in the CSV header"):
+        seed_columns(_csv(tmp_path, "id\n1\n"), (("other", "int"),))
+
+
+def test_bad_declared_type(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError, match="invalid column type 'numbr'"):
+        seed_columns(_csv(tmp_path, "id\n1\n"), (("id", "numbr"),))
+
+
+def test_bom_is_ignored(tmp_path: Path) -> None:
+    assert seed_columns(_csv(tmp_path, b"\xef\xbb\xbfid\n1\n"), ()) == (("id", "INT"),)

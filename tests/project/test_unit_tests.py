@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.project.unit_tests import load_unit_tests, validate_unit_tests
+
+FIXTURE = Path(__file__).parent / "fixtures" / "other_project"
+MODELS = {"shop.item_scores", "raw.items", "raw.events"}
+
+
+def _tests_file(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.yaml").write_text(text)
+    return tmp_path
+
+
+def test_loads_rows_inputs_outputs_and_vars() -> None:
+    first, second = load_unit_tests(FIXTURE)
+
+    assert (first.name, first.model, first.line) == ("test_item_scores", "shop.item_scores", 1)
+    assert first.inputs == (
+        ("raw.items", ((("item_id", 1), ("price", 2.5)),)),
+        ("raw.events", ((("event_id", 10), ("event_ts", datetime(2024, 1, 1, 10))),)),
+    )
+    assert first.expected_rows == ((("item_id", 1), ("score", 0.5), ("ds", date(2024, 1, 1))),)
+    assert (first.start, first.end, first.execution_time) == ("2024-01-01", "2024-01-02", "2024-01-02T00:00:00")
+    assert first.path == FIXTURE / "tests" / "test_items.yaml"
+
+    assert second.inputs == (("raw.items", ((("item_id", 1), ("price", 2.5)), (("item_id", 2), ("price", None)))),)
+    assert second.input_queries == (("raw.events", "SELECT 10 AS event_id"),)
+    assert (second.expected_rows, second.expected_query) == ((), "SELECT 1 AS item_id")
+    assert second.start is None
+
+
+def test_validate_accepts_known_models() -> None:
+    tests = load_unit_tests(FIXTURE)
+    validate_unit_tests(tests, MODELS)
+    validate_unit_tests(tests, MODELS, parents={"shop.item_scores": {"raw.items", "raw.events"}})
+
+
+def test_validate_unknown_model_names_file_and_line() -> None:
+    tests = load_unit_tests(FIXTURE)
+    with pytest.raises(ProjectError) as error:
+        validate_unit_tests(tests, {"shop.item_score", "raw.items", "raw.events"})
+    assert (error.value.path, error.value.line) == (FIXTURE / "tests" / "test_items.yaml", 2)
+    assert "unknown model shop.item_scores" in error.value.message
+    assert "shop.item_score" in (error.value.hint or "")
+
+
+def test_validate_unknown_input_points_at_the_input() -> None:
+    tests = load_unit_tests(FIXTURE)
+    with pytest.raises(ProjectError) as error:
+        validate_unit_tests(tests, {"shop.item_scores", "raw.items"})
+    assert error.value.line == 9
+    assert "input raw.events of unit test test_item_scores is not a model" in error.value.message
+
+
+def test_validate_input_that_is_not_a_parent() -> None:
+    tests = load_unit_tests(FIXTURE)
+    with pytest.raises(ProjectError, match="is not read by shop.item_scores"):
+        validate_unit_tests(tests, MODELS, parents={"shop.item_scores": {"raw.items"}})
+
+
+def test_no_tests_folder(tmp_path: Path) -> None:
+    assert load_unit_tests(tmp_path) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment", "line"),
+    [
+        ("t:\n  inputs: {}\n  outputs: {query: []}\n", "unit test t has no model", 1),
+        ("t:\n  model: a.b\n", "unit test t has no outputs", 1),
+        ("t:\n  model: a.b\n  output: {query: []}\n", "unknown key 'output'", 3),
+        ("t:\n  model: a.b\n  outputs: {query: [1]}\n", "a row must be a mapping", 3),
+        ("t:\n  model: a.b\n  outputs: {query: []}\n  vars: {stat: 1}\n", "unknown key 'stat' in vars", 4),
+        ("t:\n  model: a.b\n  inputs:\n    a.c: {rws: []}\n  outputs: {query: []}\n", "unknown key 'rws'", 4),
+        ("t:\n  model: a.b\n  outputs: {query: {query: 'SELECT 1; SELECT 2'}}\n", "exactly one query", 3),
+        ("t:\n  model: nodot\n  outputs: {query: []}\n", "not of the form schema.name", 2),
+        ("- t\n", "must map test names to tests", 1),
+        ("t:\n  model: [a\n", "invalid YAML", 3),
+    ],
+)
+def test_file_errors(tmp_path: Path, text: str, fragment: str, line: int) -> None:
+    with pytest.raises(ProjectError) as error:
+        load_unit_tests(_tests_file(tmp_path, text))
+    assert fragment in str(error.value)
+    assert error.value.line == line
+
+
+def test_duplicate_test_names_across_files(tmp_path: Path) -> None:
+    project = _tests_file(tmp_path, "t:\n  model: a.b\n  outputs: {query: []}\n")
+    (project / "tests" / "test_b.yaml").write_text("\nt:\n  model: a.b\n  outputs: {query: []}\n")
+    with pytest.raises(ProjectError) as error:
+        load_unit_tests(project)
+    assert (error.value.path.name, error.value.line) == ("test_b.yaml", 2)
