@@ -1,0 +1,339 @@
+"""Build a Plan: compare the project with an environment through a read-only state interface. Pure: no writes.
+
+A new environment is compared with the one it is created from (``prod`` by default), so a fresh ``dev`` shows
+only what differs from prod and reuses prod's tables for everything else.
+
+Time window: the plan runs from ``start`` (default: the earliest model start) to ``end`` (default: the
+execution time). Each model expects its complete cron intervals from max(model start, plan start) to
+min(model end, plan end); a model without a start (nor a project default) starts the day before the execution
+time. FULL, VIEW and SEED models are rebuilt as a whole: when one of their intervals is missing, every interval
+from the model's own start is listed (and recorded once the rebuild is done). Restated models (and, cascading,
+their descendants) lose their recorded intervals over the plan's window, or entirely for kinds that cannot
+rewrite a range (FULL, VIEW, SEED, INCREMENTAL_BY_UNIQUE_KEY).
+
+In a development environment a FORWARD_ONLY snapshot shares the previous version's physical table with the
+environment it came from; computing intervals there with the changed query would change what that
+environment reads (DESIGN invariant 6), so the plan asks for no intervals of it: the change is computed going
+forward once it is promoted to prod.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from dagster_sparkmesh.errors import PlanError, SparkMeshError
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.plan.dates import parse_datetime, parse_ttl
+from dagster_sparkmesh.plan.definition import DirectChange, Plan
+from dagster_sparkmesh.plan.diffs import definition_diff
+from dagster_sparkmesh.plan.intervals import (
+    expected_intervals,
+    interval_unit,
+    merge,
+    remove_range,
+    subtract,
+    with_lookback,
+)
+from dagster_sparkmesh.plan.versions import Decision, VersionContext, decide
+from dagster_sparkmesh.project.records import Project
+from dagster_sparkmesh.snapshot.naming import PROD, validate_identifier
+from dagster_sparkmesh.snapshot.records import (
+    ChangeCategory,
+    Environment,
+    EnvironmentSnapshot,
+    Interval,
+    Snapshot,
+    SnapshotId,
+)
+from dagster_sparkmesh.state.reader import StateReader
+
+DateLike = str | date | datetime
+# Kinds that cannot rewrite a time range: restating them restates the whole table.
+_WHOLE_TABLE_KINDS = frozenset({"FULL", "VIEW", "SEED", "INCREMENTAL_BY_UNIQUE_KEY"})
+# Kinds computed as a whole: when one interval is missing, the plan lists every interval of the model.
+_REBUILT_KINDS = frozenset({"FULL", "VIEW", "SEED"})
+
+
+@dataclass(frozen=True)
+class _Window:
+    start: datetime
+    end: datetime
+    model_start: datetime
+    """The model's own start, before the plan's ``--start`` narrows it."""
+
+
+def build_plan(
+    project: Project,
+    state: StateReader,
+    environment: str,
+    *,
+    start: DateLike | None = None,
+    end: DateLike | None = None,
+    execution_time: datetime,
+    forward_only: bool = False,
+    restate_models: Iterable[str] = (),
+    create_from: str = PROD,
+    plan_id: str | None = None,
+) -> Plan:
+    environment = _identifier(environment, "environment name")
+    current = state.get_environment(environment)
+    base_env = current or (state.get_environment(create_from) if create_from != environment else None)
+    base = _base_snapshots(state, base_env)
+    models = {name: model for name, model in project.models.items() if model.enabled}
+    decisions = _decide_all(models, state, base, forward_only, execution_time)
+
+    windows, plan_start, plan_end = _windows(project, models, start, end, execution_time)
+    recorded = _recorded(state, decisions)
+    restatements, notes = _restatements(project, models, decisions, windows, recorded, restate_models)
+    missing, skipped = _missing(models, decisions, windows, recorded, restatements, environment)
+    plan_id = plan_id or uuid.uuid4().hex
+    by_status = _names_by_status(decisions)
+    return Plan(
+        plan_id=plan_id,
+        environment=environment,
+        previous_plan_id=current.plan_id if current else None,
+        base_environment=base_env.name if base_env else environment,
+        is_new_environment=current is None,
+        start=plan_start,
+        end=plan_end,
+        execution_time=execution_time,
+        forward_only=forward_only,
+        added=by_status["added"],
+        removed=tuple(sorted(set(base) - set(models))),
+        directly_modified=by_status["direct"],
+        indirectly_modified=by_status["indirect"],
+        metadata_only=by_status["metadata"],
+        direct_changes=_direct_changes(decisions),
+        categories=_categories(decisions),
+        new_snapshots=tuple(d.snapshot for d in decisions.values() if d.push),
+        environment_after=_environment_after(
+            environment, plan_id, current, decisions, plan_start, end, project, execution_time
+        ),
+        missing_intervals=missing,
+        restatements=restatements,
+        notes=tuple(notes + skipped),
+        warnings=tuple(d.warning for d in decisions.values() if d.warning),
+    )
+
+
+def _identifier(text: str, what: str) -> str:
+    try:
+        return validate_identifier(text, what)
+    except SparkMeshError as error:
+        raise PlanError(error.message, snippet=text, hint=error.hint) from None
+
+
+def _base_snapshots(state: StateReader, env: Environment | None) -> dict[str, Snapshot]:
+    if env is None:
+        return {}
+    found = state.get_snapshots(SnapshotId(name=s.name, fingerprint=s.fingerprint) for s in env.snapshots)
+    missing = [s.name for s in env.snapshots if SnapshotId(name=s.name, fingerprint=s.fingerprint) not in found]
+    if missing:
+        raise PlanError(
+            f"environment {env.name} refers to snapshots the state store does not hold: {', '.join(sorted(missing))}",
+            hint="the state store is inconsistent; restore it or invalidate the environment",
+        )
+    return {snapshot.name: snapshot for snapshot in found.values()}
+
+
+def _decide_all(
+    models: dict[str, Model], state: StateReader, base: dict[str, Snapshot], forward_only: bool, now: datetime
+) -> dict[str, Decision]:
+    stored = state.get_snapshots(SnapshotId(name=m.name, fingerprint=m.fingerprint) for m in models.values())
+    ctx = VersionContext(base=base, stored=stored, forward_only=forward_only, created_at=now)
+    decisions: dict[str, Decision] = {}
+    for name, model in models.items():  # topological order: parents are decided first
+        decisions[name] = decide(model, decisions, ctx)
+    return decisions
+
+
+def _windows(
+    project: Project, models: dict[str, Model], start: DateLike | None, end: DateLike | None, now: datetime
+) -> tuple[dict[str, _Window], datetime, datetime]:
+    default_start = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
+    starts = {name: _model_date(m, m.start or project.config.model_defaults.start, now) for name, m in models.items()}
+    plan_start = parse_datetime(start, now=now) if start is not None else None
+    plan_end = parse_datetime(end, now=now) if end is not None else now
+    if plan_start is None:
+        plan_start = min((s for s in starts.values() if s is not None), default=default_start)
+    if plan_start >= plan_end:
+        raise PlanError(
+            f"the plan starts at {plan_start} but ends at {plan_end}",
+            snippet=f"--start {start} --end {end}",
+            hint="give a start before the end",
+        )
+    windows = {}
+    for name, model in models.items():
+        _check_cron(model)
+        model_end = _model_end(model, now)
+        own_start = starts[name] or default_start
+        model_plan_end = min(plan_end, model_end) if model_end else plan_end
+        windows[name] = _Window(max(own_start, plan_start), model_plan_end, own_start)
+    return windows, plan_start, plan_end
+
+
+def _model_date(model: Model, text: str | None, now: datetime) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return parse_datetime(text, now=now)
+    except PlanError as error:
+        raise _at_model(model, error, text) from None
+
+
+def _check_cron(model: Model) -> None:
+    try:
+        interval_unit(model.cron)
+    except PlanError as error:
+        raise _at_model(model, error, model.cron) from None
+
+
+def _at_model(model: Model, error: PlanError, text: str) -> PlanError:
+    """The same error, located in the model's file."""
+    return PlanError(f"{model.name}: {error.message}", path=model.path, line=model.line, snippet=text, hint=error.hint)
+
+
+def _model_end(model: Model, now: datetime) -> datetime | None:
+    """A model's ``end`` as an exclusive bound; a plain date means that whole day is included."""
+    value = _model_date(model, model.end, now)
+    if value is None or model.end is None:
+        return None
+    return value + timedelta(days=1) if len(model.end.strip()) == 10 else value
+
+
+def _recorded(state: StateReader, decisions: dict[str, Decision]) -> dict[str, list[Interval]]:
+    return {
+        name: state.get_intervals(name, d.snapshot.version)
+        for name, d in decisions.items()
+        if d.model.kind.name in MATERIALIZED_KINDS
+    }
+
+
+def _restatements(
+    project: Project,
+    models: dict[str, Model],
+    decisions: dict[str, Decision],
+    windows: dict[str, _Window],
+    recorded: dict[str, list[Interval]],
+    names: Iterable[str],
+) -> tuple[dict[str, Interval], list[str]]:
+    targets = _restatement_targets(project, models, names)
+    restatements: dict[str, Interval] = {}
+    notes: list[str] = []
+    for name in (n for n in models if n in targets and n in recorded):
+        model = models[name]
+        if getattr(model.kind, "disable_restatement", False):
+            notes.append(f"{name} not restated: its kind sets disable_restatement")
+            continue
+        expected = expected_intervals(model.cron, windows[name].start, windows[name].end)
+        whole = model.kind.name in _WHOLE_TABLE_KINDS
+        span = merge(expected + recorded[name]) if whole else merge(expected)
+        if span:
+            restatements[name] = Interval(start=span[0].start, end=span[-1].end)
+    return restatements, notes
+
+
+def _restatement_targets(project: Project, models: dict[str, Model], names: Iterable[str]) -> set[str]:
+    targets: set[str] = set()
+    for name in names:
+        if name not in models:
+            raise PlanError(
+                f"cannot restate unknown model {name!r}",
+                snippet=name,
+                hint=f"restate one of the project's models ({', '.join(sorted(models)[:10])}...)",
+            )
+        targets |= {name} | project.descendants(name)
+    return targets
+
+
+def _missing(
+    models: dict[str, Model],
+    decisions: dict[str, Decision],
+    windows: dict[str, _Window],
+    recorded: dict[str, list[Interval]],
+    restatements: dict[str, Interval],
+    environment: str,
+) -> tuple[dict[str, tuple[Interval, ...]], list[str]]:
+    missing: dict[str, tuple[Interval, ...]] = {}
+    notes: list[str] = []
+    for name in (n for n in models if n in recorded):
+        done = recorded[name]
+        if name in restatements:
+            done = remove_range(done, restatements[name])
+        todo = _missing_for(models[name], windows[name], done)
+        if todo and environment != PROD and decisions[name].snapshot.change_category == ChangeCategory.FORWARD_ONLY:
+            notes.append(
+                f"{name}: forward-only change previewed over existing data; new intervals are computed in {PROD}"
+            )
+        elif todo:
+            missing[name] = tuple(todo)
+    return missing, notes
+
+
+def _missing_for(model: Model, window: _Window, done: list[Interval]) -> list[Interval]:
+    rebuilt = model.kind.name in _REBUILT_KINDS
+    # A rebuilt table holds every interval of the model, whatever the plan's window.
+    expected = expected_intervals(model.cron, window.model_start if rebuilt else window.start, window.end)
+    todo = subtract(expected, done)
+    if rebuilt and todo:
+        return expected
+    lookback = getattr(model.kind, "lookback", 0)
+    if todo and lookback:
+        return with_lookback(todo, model.cron, lookback, expected[0].start)
+    return todo
+
+
+def _names_by_status(decisions: dict[str, Decision]) -> dict[str, tuple[str, ...]]:
+    statuses = ("added", "direct", "indirect", "metadata", "unchanged")
+    return {status: tuple(n for n, d in decisions.items() if d.status == status) for status in statuses}
+
+
+def _direct_changes(decisions: dict[str, Decision]) -> dict[str, DirectChange]:
+    return {
+        name: DirectChange(
+            name=name,
+            category=d.snapshot.change_category or ChangeCategory.BREAKING,
+            diff=definition_diff(d.previous, d.model),
+            destructive=d.destructive,
+        )
+        for name, d in decisions.items()
+        if d.status == "direct"
+    }
+
+
+def _categories(decisions: dict[str, Decision]) -> dict[str, ChangeCategory]:
+    return {
+        name: d.snapshot.change_category
+        for name, d in decisions.items()
+        if d.status != "unchanged" and d.snapshot.change_category is not None
+    }
+
+
+def _environment_after(
+    environment: str,
+    plan_id: str,
+    current: Environment | None,
+    decisions: dict[str, Decision],
+    start: datetime,
+    end: DateLike | None,
+    project: Project,
+    now: datetime,
+) -> Environment:
+    snapshots = tuple(
+        EnvironmentSnapshot(name=s.name, fingerprint=s.fingerprint, version=s.version, kind_name=s.kind_name)
+        for s in (d.snapshot for d in decisions.values())
+    )
+    return Environment(
+        name=environment,
+        plan_id=plan_id,
+        previous_plan_id=current.plan_id if current else None,
+        snapshots=snapshots,
+        start=start,
+        end=parse_datetime(end, now=now) if end is not None else None,
+        expires_at=None if environment == PROD else now + parse_ttl(project.config.environment_ttl),
+        promoted_at=now,
+    )

@@ -1,0 +1,198 @@
+"""Time intervals of a model's data: cron-aligned units, what is missing, and how work is batched.
+
+Every datetime here is naive UTC. Intervals are half-open ``[start, end)``; a model's unit intervals run from
+one cron tick to the next. Only complete intervals are ever expected: an interval that ends after the plan's end
+is not computed yet (its data may still arrive).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import Enum
+
+from croniter import croniter
+
+from dagster_sparkmesh.errors import PlanError
+from dagster_sparkmesh.snapshot.records import Interval
+
+
+class IntervalUnit(str, Enum):
+    HOUR = "hour"
+    DAY = "day"
+    WEEK = "week"
+    MONTH = "month"
+    YEAR = "year"
+    CRON = "cron"
+    """Any other 5-field cron: ticks come from croniter."""
+
+
+# The aliases and the 5-field crons that mean the same thing (weeks start on Sunday, as in cron).
+_UNITS = {
+    "@hourly": IntervalUnit.HOUR,
+    "0 * * * *": IntervalUnit.HOUR,
+    "@daily": IntervalUnit.DAY,
+    "@midnight": IntervalUnit.DAY,
+    "0 0 * * *": IntervalUnit.DAY,
+    "@weekly": IntervalUnit.WEEK,
+    "0 0 * * 0": IntervalUnit.WEEK,
+    "@monthly": IntervalUnit.MONTH,
+    "0 0 1 * *": IntervalUnit.MONTH,
+    "@yearly": IntervalUnit.YEAR,
+    "@annually": IntervalUnit.YEAR,
+    "0 0 1 1 *": IntervalUnit.YEAR,
+}
+
+
+def interval_unit(cron: str) -> IntervalUnit:
+    """The unit of a cron expression; raise PlanError if it is not a valid cron."""
+    normalized = " ".join(cron.split()).lower()
+    if normalized in _UNITS:
+        return _UNITS[normalized]
+    if len(normalized.split()) != 5 or not croniter.is_valid(normalized):
+        raise PlanError(
+            f"invalid cron {cron!r}",
+            snippet=cron,
+            hint="use @hourly, @daily, @weekly, @monthly, @yearly or a 5-field cron such as '0 */6 * * *'",
+        )
+    return IntervalUnit.CRON
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The ticks of one cron expression: ``floor`` to the tick at or before a moment, ``next`` tick after one."""
+
+    cron: str
+    unit: IntervalUnit
+
+    @classmethod
+    def of(cls, cron: str) -> Schedule:
+        return cls(cron=" ".join(cron.split()).lower(), unit=interval_unit(cron))
+
+    def floor(self, moment: datetime) -> datetime:
+        day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+        match self.unit:
+            case IntervalUnit.HOUR:
+                return moment.replace(minute=0, second=0, microsecond=0)
+            case IntervalUnit.DAY:
+                return day
+            case IntervalUnit.WEEK:
+                return day - timedelta(days=(day.weekday() + 1) % 7)
+            case IntervalUnit.MONTH:
+                return day.replace(day=1)
+            case IntervalUnit.YEAR:
+                return day.replace(month=1, day=1)
+        minute = moment.replace(second=0, microsecond=0)
+        if croniter.match(self.cron, minute):
+            return minute
+        return croniter(self.cron, minute).get_prev(datetime)
+
+    def next(self, tick: datetime) -> datetime:
+        """The first tick strictly after ``tick``."""
+        match self.unit:
+            case IntervalUnit.HOUR:
+                return self.floor(tick) + timedelta(hours=1)
+            case IntervalUnit.DAY:
+                return self.floor(tick) + timedelta(days=1)
+            case IntervalUnit.WEEK:
+                return self.floor(tick) + timedelta(days=7)
+            case IntervalUnit.MONTH:
+                start = self.floor(tick)
+                return start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+            case IntervalUnit.YEAR:
+                return self.floor(tick).replace(year=tick.year + 1)
+        return croniter(self.cron, tick).get_next(datetime)
+
+    def previous(self, tick: datetime) -> datetime:
+        """The last tick strictly before ``tick``."""
+        floor = self.floor(tick)
+        if floor < tick:
+            return floor
+        return self.floor(tick - timedelta(microseconds=1))
+
+
+def expected_intervals(cron: str, start: datetime, end: datetime) -> list[Interval]:
+    """The complete unit intervals from the tick at or before ``start`` to ``end`` (exclusive).
+
+    ``start`` is floored so that ``--start 2024-01-01 12:00`` on a daily model still includes that day.
+    """
+    schedule = Schedule.of(cron)
+    result: list[Interval] = []
+    tick = schedule.floor(start)
+    while True:
+        following = schedule.next(tick)
+        if following > end:
+            return result
+        result.append(Interval(start=tick, end=following))
+        tick = following
+
+
+def merge(intervals: Iterable[Interval]) -> list[Interval]:
+    """Sorted, overlapping and touching intervals joined, empty ones dropped."""
+    merged: list[Interval] = []
+    for interval in sorted(i for i in intervals if i.start < i.end):
+        if merged and interval.start <= merged[-1].end:
+            if interval.end > merged[-1].end:
+                merged[-1] = Interval(start=merged[-1].start, end=interval.end)
+        else:
+            merged.append(interval)
+    return merged
+
+
+def to_ranges(intervals: Iterable[Interval]) -> list[Interval]:
+    """Contiguous runs of unit intervals as single ranges: the unit of work of a backfill."""
+    return merge(intervals)
+
+
+def subtract(expected: Iterable[Interval], recorded: Iterable[Interval]) -> list[Interval]:
+    """The expected intervals that the recorded ones do not cover entirely (a partly covered one is missing)."""
+    covered = merge(recorded)
+    return [i for i in expected if not any(c.start <= i.start and i.end <= c.end for c in covered)]
+
+
+def remove_range(intervals: Iterable[Interval], removed: Interval) -> list[Interval]:
+    """``intervals`` minus the range ``removed``, merged; an interval straddling it is cut in two."""
+    remaining: list[Interval] = []
+    for interval in merge(intervals):
+        if interval.end <= removed.start or interval.start >= removed.end:
+            remaining.append(interval)
+            continue
+        if interval.start < removed.start:
+            remaining.append(Interval(start=interval.start, end=removed.start))
+        if interval.end > removed.end:
+            remaining.append(Interval(start=removed.end, end=interval.end))
+    return remaining
+
+
+def batches(intervals: Iterable[Interval], batch_size: int | None) -> list[Interval]:
+    """Contiguous ranges of at most ``batch_size`` unit intervals each (no limit when None or 0)."""
+    result: list[Interval] = []
+    run: list[Interval] = []
+    for interval in sorted(intervals):
+        contiguous = run and run[-1].end == interval.start
+        if run and (not contiguous or (batch_size and len(run) >= batch_size)):
+            result.append(Interval(start=run[0].start, end=run[-1].end))
+            run = []
+        run.append(interval)
+    if run:
+        result.append(Interval(start=run[0].start, end=run[-1].end))
+    return result
+
+
+def with_lookback(missing: Iterable[Interval], cron: str, lookback: int, earliest: datetime) -> list[Interval]:
+    """``missing`` plus the ``lookback`` unit intervals before each one (not before ``earliest``).
+
+    Late-arriving rows land in recent intervals, so computing an interval recomputes the ones just before it.
+    """
+    schedule = Schedule.of(cron)
+    result = set(missing)
+    for interval in list(result):
+        start = interval.start
+        for _ in range(lookback):
+            previous = schedule.previous(start)
+            if previous < earliest:
+                break
+            result.add(Interval(start=previous, end=start))
+            start = previous
+    return sorted(result)
