@@ -1,0 +1,3 @@
+MODEL (name shop.bad, kind FULL);
+SELECT id,
+FROM shop.ok WHERE

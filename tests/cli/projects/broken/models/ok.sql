@@ -1,0 +1,2 @@
+MODEL (name shop.ok, kind FULL);
+SELECT 1 AS id
