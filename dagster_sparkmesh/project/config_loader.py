@@ -1,0 +1,288 @@
+"""``config.yaml`` → ProjectConfig, reading SQLMesh's keys where they apply.
+
+YAML is composed into nodes first so that every error names its line. SQLMesh keys that have no meaning here
+give a warning (an existing SQLMesh project must load unchanged); any other unknown key is most likely a typo
+and is an error. ``{{ env_var('NAME'[, 'default']) }}`` is substituted first, as SQLMesh does.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from collections.abc import Callable, Iterator
+from datetime import date
+from pathlib import Path
+
+import sqlglot
+import yaml
+from croniter import croniter
+from pydantic import ValidationError
+from sqlalchemy.engine import URL
+
+from dagster_sparkmesh.errors import ConfigError
+from dagster_sparkmesh.project.config import (
+    GatewayConfig,
+    ModelDefaults,
+    ProjectConfig,
+    SparkConnection,
+    StateConnection,
+)
+from dagster_sparkmesh.records import Record
+
+CONFIG_FILES = ("config.yaml", "config.yml")
+_ENV_VAR = re.compile(r"""\{\{\s*env_var\(\s*(['"])(\w+)\1\s*(?:,\s*(['"])(.*?)\3\s*)?\)\s*\}\}""")
+_CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly", "@annually", "@midnight"})
+
+# SQLMesh settings that do not apply to sparkmesh: accepted with a warning.
+IGNORED_KEYS = frozenset(
+    """project format ui plan run users notification_targets linter default_connection default_test_connection
+    default_scheduler physical_schema_override cicd_bot before_all after_all model_naming
+    default_target_environment ignore_patterns cache_dir env_vars physical_schema_mapping
+    environment_suffix_target log_limit janitor migration environment_catalog_mapping gateway_managed_virtual_layer
+    infer_python_dependencies disable_anonymized_analytics""".split()
+)
+_IGNORED_MODEL_DEFAULTS = frozenset(
+    """kind storage_format session_properties physical_properties virtual_properties on_destructive_change
+    on_additive_change audits optimize_query allow_partials enabled interval_unit table_format formatting
+    validate_query pre_statements post_statements""".split()
+)
+_IGNORED_GATEWAY_KEYS = frozenset({"test_connection", "scheduler", "state_schema", "variables"})
+_IGNORED_SPARK_KEYS = frozenset(
+    {"config_dir", "catalog", "concurrent_tasks", "register_comments", "pre_ping", "pretty_sql"}
+)
+
+
+class LoadedConfig(Record):
+    config: ProjectConfig
+    warnings: tuple[str, ...] = ()
+
+
+def load_config(project_path: Path) -> LoadedConfig:
+    path = next((project_path / name for name in CONFIG_FILES if (project_path / name).is_file()), None)
+    if path is None:
+        warnings = ()
+        if (project_path / "config.py").is_file():
+            warnings = ("config.py: Python configuration is not supported; write config.yaml (defaults are used)",)
+        return LoadedConfig(config=ProjectConfig(), warnings=warnings)
+    reader = _ConfigReader(path, path.read_text(encoding="utf-8"))
+    return LoadedConfig(config=reader.read(), warnings=tuple(reader.warnings))
+
+
+class _ConfigReader:
+    """Walks the composed YAML tree; holds the file path and the warnings collected on the way."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.text = _substitute_env_vars(text, path)
+        self.warnings: list[str] = []
+        self._constructor = yaml.constructor.SafeConstructor()
+
+    def read(self) -> ProjectConfig:
+        try:
+            root = yaml.compose(self.text, Loader=yaml.SafeLoader)
+        except yaml.YAMLError as error:
+            mark = getattr(error, "problem_mark", None)
+            raise ConfigError(
+                f"invalid YAML: {getattr(error, 'problem', None) or error}",
+                path=self.path,
+                line=mark.line + 1 if mark else None,
+                hint="check indentation and quoting",
+            ) from None
+        if root is None:
+            return ProjectConfig()
+        fields: dict[str, object] = {}
+        for key, key_node, value_node in self._items(root, "config.yaml"):
+            if key in IGNORED_KEYS:
+                self._warn(key_node, f"{key!r} is a SQLMesh setting that sparkmesh does not use; ignored")
+            elif key in _SECTIONS:
+                fields[key] = _SECTIONS[key](self, value_node)
+            else:
+                raise self._unknown(key, key_node, list(_SECTIONS), "config.yaml")
+        gateways = fields.get("gateways")
+        if isinstance(gateways, dict):
+            fields.setdefault("default_gateway", next(iter(gateways), "local"))
+            if fields["default_gateway"] not in gateways:
+                raise self._error(root, f"default_gateway {fields['default_gateway']!r} is not among the gateways",
+                                  f"use one of: {', '.join(gateways)}")
+        return self._build(ProjectConfig, fields, root)  # type: ignore[return-value]
+
+    # -- helpers --------------------------------------------------------------------------------------------
+
+    def _items(self, node: yaml.Node, where: str) -> Iterator[tuple[str, yaml.Node, yaml.Node]]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self._error(node, f"{where} must be a mapping", "write key: value pairs")
+        for key_node, value_node in node.value:
+            yield str(key_node.value).lower(), key_node, value_node
+
+    def _value(self, node: yaml.Node) -> object:
+        return self._constructor.construct_object(node, deep=True)
+
+    def _text(self, node: yaml.Node, what: str) -> str:
+        value = self._value(node)
+        if isinstance(value, date):
+            return value.isoformat()
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise self._error(node, f"{what} must be a single value", "write a string")
+        return str(value)
+
+    def _error(self, node: yaml.Node, message: str, hint: str) -> ConfigError:
+        line = node.start_mark.line + 1
+        lines = self.text.splitlines()
+        snippet = lines[line - 1] if line <= len(lines) else None
+        return ConfigError(message, path=self.path, line=line, col=node.start_mark.column + 1, snippet=snippet, hint=hint)
+
+    def _unknown(self, key: str, node: yaml.Node, known: list[str], where: str) -> ConfigError:
+        close = difflib.get_close_matches(key, known, n=2)
+        hint = f"did you mean {' or '.join(close)}?" if close else f"known keys in {where}: {', '.join(known)}"
+        return self._error(node, f"unknown key {key!r} in {where}", hint)
+
+    def _warn(self, node: yaml.Node, message: str) -> None:
+        self.warnings.append(f"{self.path.name}:{node.start_mark.line + 1}: {message}")
+
+    def _build(self, record: type[Record], fields: dict[str, object], node: yaml.Node) -> Record:
+        try:
+            return record(**fields)
+        except ValidationError as error:
+            problem = error.errors()[0]
+            where = ".".join(str(part) for part in problem["loc"])
+            raise self._error(node, f"invalid value for {where}: {problem['msg']}", "see the configuration reference") from None
+
+    # -- sections -------------------------------------------------------------------------------------------
+
+    def model_defaults(self, node: yaml.Node) -> ModelDefaults:
+        known = ("dialect", "start", "cron", "owner", "batch_size")
+        fields: dict[str, object] = {}
+        for key, key_node, value_node in self._items(node, "model_defaults"):
+            if key in _IGNORED_MODEL_DEFAULTS:
+                self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
+            elif key in known:
+                fields[key] = self._value(value_node) if key == "batch_size" else self._text(value_node, key)
+            else:
+                raise self._unknown(key, key_node, list(known), "model_defaults")
+            self._check_default(key, fields.get(key), value_node)
+        return self._build(ModelDefaults, fields, node)  # type: ignore[return-value]
+
+    def _check_default(self, key: str, value: object, node: yaml.Node) -> None:
+        if key == "dialect" and sqlglot.Dialect.get(str(value).lower()) is None:
+            raise self._error(node, f"unknown dialect {value!r}", "use a sqlglot dialect name such as spark or duckdb")
+        if key == "cron" and str(value).lower() not in _CRON_ALIASES and not croniter.is_valid(str(value)):
+            raise self._error(node, f"invalid cron {value!r}", "use @daily, @hourly, ... or a 5-field cron expression")
+        if key == "start":
+            try:
+                date.fromisoformat(str(value)[:10])
+            except ValueError:
+                raise self._error(node, f"invalid start date {value!r}", "write an ISO date like 2024-01-31") from None
+
+    def gateways(self, node: yaml.Node) -> dict[str, GatewayConfig]:
+        return {name: self._gateway(name, value_node) for name, _, value_node in self._items(node, "gateways")}
+
+    def _gateway(self, name: str, node: yaml.Node) -> GatewayConfig:
+        fields: dict[str, object] = {}
+        for key, key_node, value_node in self._items(node, f"gateway {name!r}"):
+            if key in _IGNORED_GATEWAY_KEYS:
+                self._warn(key_node, f"gateways.{name}.{key} is not used by sparkmesh; ignored")
+            elif key == "connection":
+                fields["connection"] = self._spark_connection(value_node)
+            elif key == "state_connection":
+                fields["state_connection"] = self.state_connection(value_node)
+            else:
+                raise self._unknown(key, key_node, ["connection", "state_connection"], f"gateway {name!r}")
+        return self._build(GatewayConfig, fields, node)  # type: ignore[return-value]
+
+    def _spark_connection(self, node: yaml.Node) -> SparkConnection:
+        known = ("type", "mode", "remote", "master", "connect_port", "config")
+        fields: dict[str, object] = {}
+        for key, key_node, value_node in self._items(node, "connection"):
+            if key in _IGNORED_SPARK_KEYS:
+                self._warn(key_node, f"connection.{key} is not used by sparkmesh; ignored")
+            elif key == "config":
+                fields["config"] = {k: _spark_conf_text(self._value(v)) for k, _, v in self._items(value_node, "config")}
+            elif key in known:
+                fields[key] = self._value(value_node) if key == "connect_port" else self._text(value_node, key)
+            else:
+                raise self._unknown(key, key_node, list(known), "connection")
+        if str(fields.get("type", "spark")).lower() != "spark":
+            raise self._error(node, f"connection type {fields['type']!r} is not supported", "sparkmesh runs on Spark: use type: spark")
+        return self._build(SparkConnection, fields, node)  # type: ignore[return-value]
+
+    def state_connection(self, node: yaml.Node) -> StateConnection | None:
+        settings = {key: (key_node, value_node) for key, key_node, value_node in self._items(node, "state_connection")}
+        kind = self._text(settings["type"][1], "type").lower() if "type" in settings else "sqlite"
+        if kind not in ("sqlite", "postgres"):
+            self._warn(node, f"state_connection type {kind!r} is not supported; the default SQLite state is used")
+            return None
+        values = {key: self._value(value_node) for key, (_, value_node) in settings.items() if key != "type"}
+        known = ("url", "database") if kind == "sqlite" else ("url", "host", "port", "user", "password", "database")
+        for key, (key_node, _) in settings.items():
+            if key != "type" and key not in known:
+                self._warn(key_node, f"state_connection.{key} is not used by sparkmesh; ignored")
+        url = values.get("url")
+        if url is None and kind == "sqlite" and values.get("database"):
+            url = f"sqlite:///{(self.path.parent / str(values['database'])).resolve()}"
+        if url is None and kind == "postgres":
+            url = _postgres_url(values)
+        return StateConnection(type=kind, url=str(url) if url is not None else None)  # type: ignore[arg-type]
+
+    def variables(self, node: yaml.Node) -> dict[str, object]:
+        result: dict[str, object] = {}
+        for key, key_node, value_node in self._items(node, "variables"):
+            value = self._value(value_node)
+            if not isinstance(value, (str, int, float, bool)):
+                raise self._error(value_node, f"variable {key!r} must be a single value", "use a string, number or boolean")
+            result[key] = value
+        return result
+
+
+def _postgres_url(values: dict[str, object]) -> str:
+    url = URL.create(
+        "postgresql+psycopg2",
+        username=_optional_text(values.get("user")),
+        password=_optional_text(values.get("password")),
+        host=_optional_text(values.get("host")) or "localhost",
+        port=int(values["port"]) if values.get("port") is not None else None,  # type: ignore[call-overload]
+        database=_optional_text(values.get("database")),
+    )
+    return url.render_as_string(hide_password=False)
+
+
+def _optional_text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def _spark_conf_text(value: object) -> str:
+    # Spark configuration values are strings; YAML turns true/1 into bool/int.
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _substitute_env_vars(text: str, path: Path) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(2), match.group(4)
+        value = os.environ.get(name, default)
+        if value is None:
+            line = text.count("\n", 0, match.start()) + 1
+            raise ConfigError(
+                f"environment variable {name} is not set",
+                path=path,
+                line=line,
+                snippet=match.group(),
+                hint=f"set {name} or give a default: env_var('{name}', 'value')",
+            )
+        return value
+
+    return _ENV_VAR.sub(replace, text) if "env_var" in text else text
+
+
+def _ttl(reader: _ConfigReader, node: yaml.Node) -> str:
+    return reader._text(node, "ttl")
+
+
+_SECTIONS: dict[str, Callable[[_ConfigReader, yaml.Node], object]] = {
+    "model_defaults": _ConfigReader.model_defaults,
+    "gateways": _ConfigReader.gateways,
+    "default_gateway": lambda reader, node: reader._text(node, "default_gateway"),
+    "state_connection": _ConfigReader.state_connection,
+    "environment_ttl": _ttl,
+    "snapshot_ttl": _ttl,
+    "variables": _ConfigReader.variables,
+}

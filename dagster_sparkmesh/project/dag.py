@@ -1,0 +1,119 @@
+"""The model dependency graph: resolve references, drop disabled models, order parents before children.
+
+Order is deterministic (ready models by name), so two loads of the same project list models identically.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping
+from pathlib import Path
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.project.sql_model import TableReference
+
+References = Mapping[str, tuple[TableReference, ...]]
+"""Model name → the raw references of its file."""
+
+
+def drop_disabled(models: Mapping[str, Model], references: References) -> dict[str, Model]:
+    """Models with ``enabled false`` are removed; an enabled model that reads one is an error."""
+    disabled = {name for name, model in models.items() if not model.enabled}
+    for name, model in models.items():
+        if name in disabled:
+            continue
+        for reference in references.get(name, ()):
+            if reference.name in disabled:
+                raise ProjectError(
+                    f"{name} reads {reference.name}, which is disabled (enabled false)",
+                    path=model.path,
+                    line=reference.line or None,
+                    snippet=reference.snippet or None,
+                    hint=f"enable {reference.name} or stop reading it",
+                )
+    return {name: model for name, model in models.items() if name not in disabled}
+
+
+def check_references(models: Mapping[str, Model], references: References, externals: Mapping[str, object]) -> None:
+    """Every reference must be a model or an external model; all unknown names are reported at once."""
+    unknown: list[tuple[Model, TableReference]] = []
+    for name, model in models.items():
+        for reference in references.get(name, ()):
+            if reference.name == name:
+                raise ProjectError(
+                    f"{name} reads itself",
+                    path=model.path,
+                    line=reference.line or None,
+                    snippet=reference.snippet or None,
+                    hint="an incremental model reads its own earlier data through @this_model",
+                )
+            if reference.name not in models and reference.name not in externals:
+                unknown.append((model, reference))
+    if unknown:
+        raise _unknown_error(unknown)
+
+
+def _unknown_error(unknown: list[tuple[Model, TableReference]]) -> ProjectError:
+    model, first = unknown[0]
+    listed = ", ".join(f"{ref.name} ({_where(owner.path, ref.line)})" for owner, ref in unknown)
+    return ProjectError(
+        f"unknown table{'s' if len(unknown) > 1 else ''} referenced: {listed}",
+        path=model.path,
+        line=first.line or None,
+        snippet=first.snippet or None,
+        hint="declare tables that the project reads but does not build in external_models.yaml "
+        "(or fix the name; model names are schema.table)",
+    )
+
+
+def _where(path: Path, line: int) -> str:
+    return f"{path.name}:{line}" if line else path.name
+
+
+def topological_order(models: Mapping[str, Model]) -> list[str]:
+    """Names with parents before children (ties by name); a cycle is an error naming it."""
+    pending = {name: {parent for parent in model.depends_on if parent in models} for name, model in models.items()}
+    children: dict[str, list[str]] = {name: [] for name in models}
+    for name, parents in pending.items():
+        for parent in parents:
+            children[parent].append(name)
+    ready = [name for name, parents in pending.items() if not parents]
+    heapq.heapify(ready)
+    order: list[str] = []
+    while ready:
+        name = heapq.heappop(ready)
+        order.append(name)
+        for child in children[name]:
+            pending[child].discard(name)
+            if not pending[child]:
+                heapq.heappush(ready, child)
+    if len(order) < len(models):
+        raise _cycle_error(models, {name for name, parents in pending.items() if parents})
+    return order
+
+
+def _cycle_error(models: Mapping[str, Model], blocked: set[str]) -> ProjectError:
+    cycle = find_cycle(models, blocked)
+    first = models[cycle[0]]
+    return ProjectError(
+        f"dependency cycle: {' -> '.join(cycle)} (each model reads the next)",
+        path=first.path,
+        line=first.line,
+        hint="a model cannot depend on itself through other models; break the cycle",
+    )
+
+
+def find_cycle(models: Mapping[str, Model], blocked: set[str]) -> list[str]:
+    """Walk parents from the smallest blocked name until a name repeats; return that loop (reader first), closed."""
+    path: list[str] = []
+    seen: dict[str, int] = {}
+    name = min(blocked)
+    while name not in seen:
+        seen[name] = len(path)
+        path.append(name)
+        name = min(parent for parent in models[name].depends_on if parent in blocked)
+    loop = path[seen[name] :]
+    start = loop.index(min(loop))
+    loop = loop[start:] + loop[:start]
+    return [*loop, loop[0]]

@@ -1,0 +1,156 @@
+"""``load_project(path)``: config, models (SQL, Python, seeds), external models, audits, unit tests → Project.
+
+The SQL files are parsed through the per-file cache; everything that needs the whole project (seed file contents,
+reference resolution, ordering, fingerprints) is done after, on every load, because it is cheap and a cached
+entry cannot know about other files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.project import dag, header_kind, header_values, macros, sql_header, sql_model, sql_text
+from dagster_sparkmesh.project.cache import RecordCache, cache_dir, cache_salt
+from dagster_sparkmesh.project.config import ProjectConfig
+from dagster_sparkmesh.project.config_loader import load_config
+from dagster_sparkmesh.project.records import Project
+from dagster_sparkmesh.project.sql_model import ParsedSqlModel, TableReference, parse_sql_model
+from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
+
+_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text)
+
+
+def load_project(path: Path | str, *, use_cache: bool = True) -> Project:
+    project_path = Path(path).resolve()
+    if not project_path.is_dir():
+        raise ProjectError(f"project folder {path} does not exist", path=project_path, hint="pass the folder that holds config.yaml and models/")
+    loaded = load_config(project_path)
+    config = loaded.config
+    cache = _sql_cache(project_path, config) if use_cache else None
+    parsed = [_load_sql_file(file, config, cache) for file in _files(project_path / "models", "*.sql")]
+    parsed += _python_models(project_path, config)
+    models, references = _collect(parsed)
+    models = {name: _with_seed(model) for name, model in models.items()}
+    externals = _optional("externals", "load_external_models", project_path, default={})
+    models = dag.drop_disabled(models, references)
+    dag.check_references(models, references, externals)
+    ordered = {name: models[name] for name in dag.topological_order(models)}
+    unit_tests = _optional("unit_tests", "load_unit_tests", project_path, default=())
+    _validate_unit_tests(unit_tests, ordered, externals)
+    if cache is not None:
+        cache.prune()
+    return Project(
+        path=project_path,
+        config=config,
+        models=chain_fingerprints(ordered, externals),
+        external_models=externals,
+        audits=_optional("audits", "load_audits", project_path, default={}),
+        unit_tests=unit_tests,
+        warnings=loaded.warnings,
+    )
+
+
+def _validate_unit_tests(unit_tests: tuple, models: dict[str, Model], externals: dict) -> None:
+    validate = _optional("unit_tests", "validate_unit_tests", None, default=None, call=False)
+    if validate is not None and unit_tests:
+        parents = {name: model.depends_on for name, model in models.items()}
+        validate(unit_tests, [*models, *externals], parents)
+
+
+def _files(folder: Path, pattern: str) -> list[Path]:
+    return sorted(folder.rglob(pattern)) if folder.is_dir() else []
+
+
+def _sql_cache(project_path: Path, config: ProjectConfig) -> RecordCache[ParsedSqlModel]:
+    settings = (config.model_defaults.model_dump_json(), repr(sorted(config.variables.items())))
+    return RecordCache(cache_dir(project_path, "sql_models"), cache_salt(settings, _PARSER_MODULES), ParsedSqlModel)
+
+
+def _load_sql_file(file: Path, config: ProjectConfig, cache: RecordCache[ParsedSqlModel] | None) -> ParsedSqlModel:
+    content = file.read_bytes()
+    key = cache.key(file, content) if cache is not None else ""
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None:
+        return cached
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ProjectError("the model file is not UTF-8 text", path=file, hint=str(error)) from None
+    parsed = parse_sql_model(file, text, config.model_defaults, config.variables)
+    if cache is not None:
+        cache.put(key, parsed)
+    return parsed
+
+
+def _python_models(project_path: Path, config: ProjectConfig) -> list[ParsedSqlModel]:
+    load_python_model = _optional("python_models", "load_python_model", None, default=None, call=False)
+    if load_python_model is None:
+        return []
+    result = []
+    for file in _files(project_path / "models", "*.py"):
+        model = load_python_model(file, config.model_defaults)
+        if model is not None:
+            references = tuple(TableReference(name=name, line=model.line) for name in sorted(model.depends_on))
+            result.append(ParsedSqlModel(model=model, references=references))
+    return result
+
+
+def _collect(parsed: list[ParsedSqlModel]) -> tuple[dict[str, Model], dict[str, tuple[TableReference, ...]]]:
+    models: dict[str, Model] = {}
+    references: dict[str, tuple[TableReference, ...]] = {}
+    for item in parsed:
+        model = item.model
+        if model.name in models:
+            other = models[model.name]
+            raise ProjectError(
+                f"model {model.name} is defined twice: in {other.path} and in {model.path}",
+                path=model.path,
+                line=model.line,
+                hint="rename one of them (model names are unique schema.table names)",
+            )
+        models[model.name] = model
+        references[model.name] = item.references
+    return models, references
+
+
+def _with_seed(model: Model) -> Model:
+    """Seed models: columns and content hash come from the CSV, which can change without the .sql file."""
+    if model.kind.name != "SEED":
+        return model
+    csv_path = model.path.parent / model.kind.path  # type: ignore[union-attr]
+    if not csv_path.is_file():
+        raise ProjectError(
+            f"seed file {model.kind.path} not found",  # type: ignore[union-attr]
+            path=model.path,
+            line=model.line,
+            hint=f"the path is relative to the model file's folder; expected {csv_path}",
+        )
+    seed_columns = _optional("seeds", "seed_columns", None, default=None, call=False)
+    content_hash = _optional("seeds", "seed_content_hash", None, default=None, call=False)
+    update: dict[str, Any] = {
+        "seed_content_hash": content_hash(csv_path) if content_hash else hashlib.sha256(csv_path.read_bytes()).hexdigest()
+    }
+    if seed_columns is not None:
+        update["columns"] = seed_columns(csv_path, model.columns)
+    return model.model_copy(update=update)
+
+
+def _optional(module: str, function: str, argument: object, *, default: Any, call: bool = True) -> Any:
+    """Call a loader of the sibling modules when it exists (they are written in parallel and may be absent)."""
+    qualified = f"dagster_sparkmesh.project.{module}"
+    try:
+        loaded = importlib.import_module(qualified)
+    except ModuleNotFoundError as error:
+        if error.name == qualified:
+            return default
+        raise
+    target: Callable[..., Any] | None = getattr(loaded, function, None)
+    if target is None:
+        return default
+    return target(argument) if call else target

@@ -1,0 +1,204 @@
+"""One ``.sql`` model file → a Model record plus the raw table references of its query.
+
+The SQL after the header is parsed once (``sqlglot.parse``, the model's dialect), split into pre-statements, the
+single query and post-statements, and written back as canonical Spark SQL: identifiers lower-cased (Spark is
+case-insensitive, quoted or not), comments dropped, sqlglot's normalized formatting. Formatting, comments,
+keyword and identifier case therefore never change ``Model.query``.
+
+References are kept raw (name, line) rather than resolved: resolution needs the whole project, while this
+result is cached per file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError, SqlglotError
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.kinds import INCREMENTAL_KINDS, ModelKind, ViewKind
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.project import sql_text
+from dagster_sparkmesh.project.config import ModelDefaults
+from dagster_sparkmesh.project.macros import replace_macros, restore_macros
+from dagster_sparkmesh.project.sql_header import ModelHeader, read_header, split_model_file
+from dagster_sparkmesh.records import Record
+
+_QUERYLESS_KINDS = frozenset({"SEED", "EXTERNAL"})
+# Identifiers spelled like a keyword are always quoted, so `date` and date give one canonical text (and a
+# quoted `select` never comes out as a bare, broken select).
+_KEYWORDS = frozenset(word.lower() for word in Spark.tokenizer_class.KEYWORDS if word.replace("_", "").isalpha())
+
+
+class TableReference(Record):
+    """A table named in a model's query or ``depends_on``, before it is resolved against the project."""
+
+    name: str
+    """``schema.table`` (or a bare ``table``), lower case."""
+    line: int
+    snippet: str = ""
+
+
+class ParsedSqlModel(Record):
+    """What one SQL file yields; this is the cached value."""
+
+    model: Model
+    references: tuple[TableReference, ...] = ()
+
+
+def parse_sql_model(
+    path: Path, text: str, defaults: ModelDefaults, variables: Mapping[str, str | int | float | bool]
+) -> ParsedSqlModel:
+    model_file = split_model_file(text, path)
+    header = read_header(model_file, defaults.dialect)
+    if header.name is None:
+        raise ProjectError(
+            "the MODEL header has no name",
+            path=path,
+            line=model_file.line,
+            snippet=sql_text.line_at(text, text.lower().find("model")),
+            hint="add: name schema.table",
+        )
+    kind = _kind_with_defaults(header, defaults)
+    dialect = header.dialect or defaults.dialect
+    statements = _parse_statements(model_file.body, path, dialect, variables)
+    pre, query, post = _split_statements(statements, kind.name, path, model_file.body, model_file.line)
+    references = _references(query, model_file.body) if query is not None else []
+    references += [TableReference(name=name, line=line) for name, line in header.depends_on]
+    model = Model(
+        name=header.name,
+        kind=kind,
+        source="seed" if kind.name == "SEED" else "sql",
+        path=path,
+        line=model_file.line,
+        dialect=dialect,
+        query=canonical_sql(query) if query is not None else None,
+        pre_statements=tuple(canonical_sql(statement) for statement in pre),
+        post_statements=tuple(canonical_sql(statement) for statement in post),
+        cron=header.cron or defaults.cron,
+        start=header.start or defaults.start,
+        end=header.end,
+        owner=header.owner or defaults.owner,
+        description=header.description,
+        tags=header.tags,
+        grains=header.grains,
+        partitioned_by=header.partitioned_by,
+        columns=header.columns,
+        column_descriptions=header.column_descriptions,
+        audits=header.audits,
+        enabled=header.enabled,
+        depends_on=frozenset(reference.name for reference in references),
+    )
+    return ParsedSqlModel(model=model, references=_unique(references))
+
+
+def _kind_with_defaults(header: ModelHeader, defaults: ModelDefaults) -> ModelKind:
+    kind: ModelKind = header.kind or ViewKind()  # type: ignore[assignment]
+    if kind.name in INCREMENTAL_KINDS and not header.kind_batch_size_written and defaults.batch_size:
+        kind = kind.model_copy(update={"batch_size": defaults.batch_size})
+    return kind
+
+
+def _parse_statements(
+    body: str, path: Path, dialect: str, variables: Mapping[str, str | int | float | bool]
+) -> list[exp.Expression]:
+    prepared = replace_macros(body, path=path, variables=variables)
+    if not prepared.strip(" \t\r\n;"):
+        return []
+    try:
+        parsed = sqlglot.parse(prepared, dialect=dialect)
+    except ParseError as error:
+        raise _syntax_error(error, body, path) from None
+    except SqlglotError as error:
+        raise ProjectError(f"SQL syntax error: {error}", path=path, hint="fix the SQL after the MODEL header") from None
+    statements = [statement for statement in parsed if statement is not None]
+    for statement in statements:
+        restore_macros(statement, path=path, variables=variables)
+    return statements
+
+
+def _syntax_error(error: ParseError, body: str, path: Path) -> ProjectError:
+    detail = error.errors[0] if error.errors else {}
+    line = detail.get("line")
+    lines = body.splitlines()
+    snippet = lines[line - 1] if line and 0 < line <= len(lines) else None
+    description = detail.get("description") or str(error).splitlines()[0]
+    return ProjectError(
+        f"SQL syntax error: {description}",
+        path=path,
+        line=line,
+        col=detail.get("col"),
+        snippet=snippet,
+        hint="fix the SQL after the MODEL header (it is parsed in the model's dialect)",
+    )
+
+
+def _split_statements(
+    statements: list[exp.Expression], kind: str, path: Path, body: str, header_line: int
+) -> tuple[list[exp.Expression], exp.Expression | None, list[exp.Expression]]:
+    """Pre-statements, the one query, post-statements."""
+    query_positions = [index for index, statement in enumerate(statements) if isinstance(statement, exp.Query)]
+    if kind in _QUERYLESS_KINDS:
+        if query_positions:
+            raise _statement_error(statements[query_positions[0]], body, path, f"a {kind} model has no query",
+                                   "remove the SELECT: the data comes from the seed file / the existing table")
+        return [], None, statements
+    if not query_positions:
+        raise ProjectError(
+            "the model has no query",
+            path=path,
+            line=header_line,
+            snippet="\n".join(line for line in body.splitlines() if line.strip())[-400:] or None,
+            hint="write one SELECT (or WITH ... SELECT) after the MODEL header",
+        )
+    if len(query_positions) > 1:
+        raise _statement_error(statements[query_positions[1]], body, path, "a model has exactly one query; found a second one",
+                               "keep one SELECT; move other statements before or after it")
+    position = query_positions[0]
+    return statements[:position], statements[position], statements[position + 1 :]
+
+
+def _statement_error(statement: exp.Expression, body: str, path: Path, message: str, hint: str) -> ProjectError:
+    first = next((node for node in statement.walk() if node.meta.get("line")), None)
+    line = first.meta["line"] if first is not None else None
+    lines = body.splitlines()
+    snippet = lines[line - 1] if line and line <= len(lines) else None
+    return ProjectError(message, path=path, line=line, snippet=snippet, hint=hint)
+
+
+def canonical_sql(expression: exp.Expression) -> str:
+    """Spark SQL that is identical for every formatting, comment, keyword-case and identifier-case variant."""
+    for identifier in expression.find_all(exp.Identifier):
+        lowered = identifier.name.lower()
+        identifier.set("this", lowered)
+        identifier.set("quoted", lowered in _KEYWORDS or not exp.SAFE_IDENTIFIER_RE.match(lowered))
+    return expression.sql(dialect="spark", comments=False, normalize=True)
+
+
+def _references(query: exp.Expression, body: str) -> list[TableReference]:
+    """Tables the query reads: not CTE names, not ``@this_model``, qualified as written."""
+    cte_names = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    lines = body.splitlines()
+    references = []
+    for table in query.find_all(exp.Table):
+        if not isinstance(table.this, exp.Identifier):
+            continue
+        name = table.name.lower()
+        schema = table.db.lower()
+        if not schema and name in cte_names:
+            continue
+        line = table.this.meta.get("line") or 0
+        snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        references.append(TableReference(name=f"{schema}.{name}" if schema else name, line=line, snippet=snippet))
+    return references
+
+
+def _unique(references: list[TableReference]) -> tuple[TableReference, ...]:
+    seen: dict[str, TableReference] = {}
+    for reference in references:
+        seen.setdefault(reference.name, reference)
+    return tuple(seen.values())

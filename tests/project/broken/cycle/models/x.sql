@@ -1,0 +1,2 @@
+MODEL (name db.x, kind FULL);
+SELECT id FROM db.y

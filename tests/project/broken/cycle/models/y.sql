@@ -1,0 +1,2 @@
+MODEL (name db.y, kind FULL);
+SELECT id FROM db.x

@@ -1,0 +1,2 @@
+MODEL (name db.z, kind FULL);
+SELECT id FROM db.x

@@ -1,0 +1,2 @@
+MODEL (name db.a, kind FULL, enabled false);
+SELECT 1 AS id

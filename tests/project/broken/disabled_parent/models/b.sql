@@ -1,0 +1,3 @@
+MODEL (name db.b, kind FULL);
+SELECT id
+  FROM db.a

@@ -1,0 +1,2 @@
+MODEL (name DB.A, kind FULL);
+SELECT 2 AS id

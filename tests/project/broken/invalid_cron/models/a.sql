@@ -1,0 +1,5 @@
+MODEL (
+  name db.a,
+  cron '@fortnightly'
+);
+SELECT 1 AS id

@@ -1,0 +1,2 @@
+-- forgot the header
+SELECT 1 AS id

@@ -1,0 +1,8 @@
+MODEL (
+  name db.a,
+  kind FULL
+);
+
+SELECT id,
+FROM db.b
+WHERE (id > 1

@@ -1,0 +1,2 @@
+MODEL (name db.b, kind FULL);
+SELECT 1 AS id

@@ -1,0 +1,5 @@
+MODEL (
+  name db.a,
+  dialect postgress
+);
+SELECT 1 AS id

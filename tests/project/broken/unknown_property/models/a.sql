@@ -1,0 +1,5 @@
+MODEL (
+  name db.a,
+  kidn FULL
+);
+SELECT 1 AS id

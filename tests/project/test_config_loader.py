@@ -1,0 +1,145 @@
+"""config.yaml: SQLMesh keys that apply, warnings for those that don't, errors (with lines) for typos."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from dagster_sparkmesh.errors import ConfigError
+from dagster_sparkmesh.project.config import ProjectConfig
+from dagster_sparkmesh.project.config_loader import load_config
+
+SQLMESH_CONFIG = """\
+project: shop
+gateways:
+  spark:
+    connection:
+      type: spark
+      mode: connect
+      remote: sc://127.0.0.1:15002
+      catalog: spark_catalog
+      config:
+        spark.sql.shuffle.partitions: 4
+        spark.sql.adaptive.enabled: true
+    state_connection:
+      type: postgres
+      host: 127.0.0.1
+      port: 5432
+      user: postgres
+      password: "p@ss word"
+      database: test
+  other:
+    connection:
+      type: spark
+    state_connection:
+      type: duckdb
+      database: state.db
+default_gateway: spark
+model_defaults:
+  dialect: duckdb
+  start: 2024-01-01
+  cron: '@hourly'
+  owner: data
+  batch_size: 10
+  kind: VIEW
+environment_ttl: in 2 weeks
+snapshot_ttl: in 3 weeks
+variables:
+  Region: EU
+  limit: 5
+ui:
+  format_on_save: true
+format:
+  normalize: true
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "config.yaml") -> Path:
+    (tmp_path / name).write_text(text)
+    return tmp_path
+
+
+def test_a_missing_config_gives_defaults(tmp_path):
+    loaded = load_config(tmp_path)
+    assert loaded.config == ProjectConfig()
+    assert loaded.warnings == ()
+
+
+def test_sqlmesh_config_is_read(tmp_path):
+    loaded = load_config(write(tmp_path, SQLMESH_CONFIG))
+    config = loaded.config
+    assert config.default_gateway == "spark"
+    assert config.connection.mode == "connect"
+    assert config.connection.remote == "sc://127.0.0.1:15002"
+    assert config.connection.config == {"spark.sql.shuffle.partitions": "4", "spark.sql.adaptive.enabled": "true"}
+    assert config.state.type == "postgres"
+    url = make_url(config.state.url)
+    assert (url.drivername, url.username, url.password, url.host, url.port, url.database) == (
+        "postgresql+psycopg2", "postgres", "p@ss word", "127.0.0.1", 5432, "test",
+    )
+    assert config.gateways["other"].state_connection is None
+    defaults = config.model_defaults
+    assert (defaults.dialect, defaults.start, defaults.cron, defaults.owner, defaults.batch_size) == (
+        "duckdb", "2024-01-01", "@hourly", "data", 10,
+    )
+    assert (config.environment_ttl, config.snapshot_ttl) == ("in 2 weeks", "in 3 weeks")
+    assert config.variables == {"region": "EU", "limit": 5}
+
+
+def test_sqlmesh_keys_that_do_not_apply_are_warnings(tmp_path):
+    warnings = load_config(write(tmp_path, SQLMESH_CONFIG)).warnings
+    text = "\n".join(warnings)
+    for key in ("'project'", "'ui'", "'format'", "connection.catalog", "model_defaults.kind"):
+        assert key in text
+    duckdb = next(w for w in warnings if "duckdb" in w)
+    assert "default SQLite state is used" in duckdb and "config.yaml:23" in duckdb
+
+
+def test_config_yml_and_env_vars(tmp_path, monkeypatch):
+    monkeypatch.setenv("SM_TEST_HOST", "db.internal")
+    text = "state_connection:\n  type: postgres\n  host: \"{{ env_var('SM_TEST_HOST') }}\"\n  database: \"{{ env_var('SM_NOPE', 'fallback') }}\"\n"
+    config = load_config(write(tmp_path, text, "config.yml")).config
+    assert config.state.url == "postgresql+psycopg2://db.internal/fallback"
+
+
+def test_postgres_state_url_connects_to_the_test_database(tmp_path):
+    import sqlalchemy
+
+    text = "state_connection:\n  type: postgres\n  host: 127.0.0.1\n  port: 5432\n  user: postgres\n  database: test\n"
+    engine = sqlalchemy.create_engine(load_config(write(tmp_path, text)).config.state.url)
+    try:
+        with engine.connect() as connection:
+            assert connection.execute(sqlalchemy.text("SELECT current_database()")).scalar() == "test"
+    finally:
+        engine.dispose()
+
+
+def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
+    config = load_config(write(tmp_path, "state_connection:\n  type: sqlite\n  database: st/state.db\n")).config
+    assert config.state.url == f"sqlite:///{tmp_path.resolve() / 'st' / 'state.db'}"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment", "hint"),
+    [
+        ("model_defaults:\n  dialect: spark\nmodel_default:\n  cron: '@daily'\n", 3, "unknown key 'model_default'", "did you mean model_defaults"),
+        ("model_defaults:\n  dialect: spark\n  crn: '@daily'\n", 3, "unknown key 'crn' in model_defaults", "did you mean cron"),
+        ("model_defaults:\n  dialect: sparky\n", 2, "unknown dialect 'sparky'", "dialect"),
+        ("model_defaults:\n  cron: 'every day'\n", 2, "invalid cron", "@daily"),
+        ("gateways:\n  local:\n    connection:\n      type: duckdb\n", 4, "connection type 'duckdb' is not supported", "type: spark"),
+        ("gateways:\n  local:\n    connecton: {}\n", 3, "unknown key 'connecton'", "did you mean connection"),
+        ("variables:\n  a: [1, 2]\n", 2, "variable 'a' must be a single value", "string"),
+        ("model_defaults: [1\n", 2, "invalid YAML", "indentation"),
+        ("environment_ttl: {{ env_var('SM_SURELY_UNSET') }}\n", 1, "SM_SURELY_UNSET is not set", "default"),
+    ],
+)
+def test_config_errors_name_the_line(tmp_path, text, line, fragment, hint):
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, text))
+    error = caught.value
+    assert fragment in error.message
+    assert error.line == line
+    assert hint in error.hint
+    assert error.path.name == "config.yaml"

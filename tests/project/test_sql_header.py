@@ -1,0 +1,205 @@
+"""MODEL (...) header: every property, every kind, defaults, and precise errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model import AuditCall
+from dagster_sparkmesh.project.config import ModelDefaults
+from dagster_sparkmesh.project.sql_model import parse_sql_model
+
+FULL_HEADER = """-- a comment before the header
+model (
+  NAME Shop.Orders,  -- comments inside the header are fine
+  kind INCREMENTAL_BY_TIME_RANGE (
+    time_column (ds, '%Y-%m-%d'),
+    lookback 2,
+    batch_size 7,
+    forward_only true,
+    disable_restatement true,
+    on_destructive_change allow
+  ),
+  cron '0 6 * * *',
+  start '2024-01-01',
+  end '2024-12-31',
+  owner 'jen',
+  description 'Orders, it''s (really) nice; with a semicolon',
+  tags [finance, 'big table'],
+  grain (id, ds),
+  partitioned_by ds,
+  columns (id INT, name VARCHAR, amount DECIMAL(10, 2)),
+  column_descriptions (id = 'the id', name = 'who'),
+  audits (not_null(columns := (id, ds)), unique_values(columns := [id]), number_of_rows(threshold := 10), my_check),
+  dialect duckdb,
+  enabled true,
+  depends_on [shop.extra],
+);
+SELECT id, name, amount, ds FROM raw.orders WHERE ds BETWEEN @start_ds AND @end_ds
+"""
+
+
+def parse(text: str, defaults: ModelDefaults | None = None, variables: dict | None = None, name: str = "m.sql"):
+    return parse_sql_model(Path(name), text, defaults or ModelDefaults(), variables or {})
+
+
+def test_every_property_is_read():
+    parsed = parse(FULL_HEADER)
+    model = parsed.model
+    assert model.name == "shop.orders"
+    assert model.line == 2
+    assert model.kind.model_dump() == {
+        "name": "INCREMENTAL_BY_TIME_RANGE",
+        "time_column": "ds",
+        "time_column_format": "yyyy-MM-dd",
+        "lookback": 2,
+        "batch_size": 7,
+        "forward_only": True,
+        "disable_restatement": True,
+        "on_destructive_change": "allow",
+    }
+    assert (model.cron, model.start, model.end) == ("0 6 * * *", "2024-01-01", "2024-12-31")
+    assert model.owner == "jen"
+    assert model.description == "Orders, it's (really) nice; with a semicolon"
+    assert model.tags == ("finance", "big table")
+    assert model.grains == ("id", "ds")
+    assert model.partitioned_by == ("ds",)
+    assert model.columns == (("id", "INT"), ("name", "STRING"), ("amount", "DECIMAL(10, 2)"))
+    assert model.column_descriptions == (("id", "the id"), ("name", "who"))
+    assert model.audits == (
+        AuditCall(name="not_null", args=(("columns", "(id, ds)"),)),
+        AuditCall(name="unique_values", args=(("columns", "(id)"),)),
+        AuditCall(name="number_of_rows", args=(("threshold", "10"),)),
+        AuditCall(name="my_check"),
+    )
+    assert model.dialect == "duckdb"
+    assert model.enabled is True
+    assert model.depends_on == {"shop.extra", "raw.orders"}
+    assert [(ref.name, ref.line) for ref in parsed.references] == [("raw.orders", 27), ("shop.extra", 25)]
+
+
+@pytest.mark.parametrize(
+    ("kind_text", "expected"),
+    [
+        ("FULL", {"name": "FULL"}),
+        ("view", {"name": "VIEW", "materialized": False}),
+        ("VIEW (materialized true)", {"name": "VIEW", "materialized": True}),
+        ("EMBEDDED", {"name": "EMBEDDED"}),
+        (
+            "INCREMENTAL_BY_TIME_RANGE (time_column ds)",
+            {
+                "name": "INCREMENTAL_BY_TIME_RANGE", "time_column": "ds", "time_column_format": "yyyy-MM-dd",
+                "lookback": 0, "batch_size": None, "forward_only": False, "disable_restatement": False,
+                "on_destructive_change": "error",
+            },
+        ),
+        (
+            "INCREMENTAL_BY_UNIQUE_KEY (unique_key id)",
+            {
+                "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("id",), "batch_size": None, "forward_only": False,
+                "disable_restatement": False, "on_destructive_change": "error",
+            },
+        ),
+        (
+            "incremental_by_unique_key (unique_key (A, b), batch_size 3)",
+            {
+                "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("a", "b"), "batch_size": 3, "forward_only": False,
+                "disable_restatement": False, "on_destructive_change": "error",
+            },
+        ),
+    ],
+)
+def test_kinds(kind_text, expected):
+    model = parse(f"MODEL (name db.m, kind {kind_text}); SELECT 1 AS a").model
+    assert model.kind.model_dump() == expected
+
+
+def test_seed_and_external_kinds_have_no_query():
+    seed = parse("MODEL (name db.s, kind SEED (path '../seeds/s.csv'), columns (id INT))").model
+    assert (seed.kind.name, seed.kind.path, seed.source, seed.query) == ("SEED", "../seeds/s.csv", "seed", None)
+    external = parse("MODEL (name db.e, kind EXTERNAL)").model
+    assert (external.kind.name, external.query) == ("EXTERNAL", None)
+
+
+def test_a_model_without_kind_is_a_view_and_defaults_apply():
+    defaults = ModelDefaults(dialect="duckdb", start="2023-05-01", cron="@hourly", owner="team", batch_size=30)
+    view = parse("MODEL (name db.v); SELECT 1::INT AS a", defaults).model
+    assert (view.kind.name, view.dialect, view.start, view.cron, view.owner) == ("VIEW", "duckdb", "2023-05-01", "@hourly", "team")
+    assert view.query == "SELECT CAST(1 AS INT) AS a"
+    incremental = parse("MODEL (name db.i, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT ds", defaults).model
+    assert incremental.kind.batch_size == 30
+    written = parse("MODEL (name db.i, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 2)); SELECT ds", defaults)
+    assert written.model.kind.batch_size == 2
+
+
+def test_pre_and_post_statements():
+    model = parse("MODEL (name db.m, kind FULL);\nSET spark.x = 1;\nCACHE TABLE db.c;\nSELECT 1 AS a;\nANALYZE TABLE db.m COMPUTE STATISTICS;").model
+    assert model.pre_statements == ("SET spark.x = 1", "CACHE TABLE db.c")
+    assert model.query == "SELECT 1 AS a"
+    assert model.post_statements == ("ANALYZE TABLE db.m COMPUTE STATISTICS",)
+
+
+def test_disabled_model_and_grain_alias():
+    model = parse("MODEL (name db.m, enabled FALSE, grain id); SELECT 1 AS id").model
+    assert model.enabled is False
+    assert model.grains == ("id",)
+
+
+def test_dependencies_skip_ctes_and_this_model_and_are_lower_case():
+    parsed = parse(
+        "MODEL (name db.m, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));\n"
+        "WITH recent AS (SELECT * FROM Raw.Events)\n"
+        "SELECT r.* FROM recent r LEFT JOIN @this_model t ON r.id = t.id JOIN `Other`.`Users` u ON u.id = r.id\n"
+        "WHERE r.id IN (SELECT id FROM raw.allowed)"
+    )
+    assert parsed.model.depends_on == {"raw.events", "other.users", "raw.allowed"}
+    assert "@this_model" in parsed.model.query
+
+
+def error_of(text: str, **kwargs) -> ProjectError:
+    with pytest.raises(ProjectError) as caught:
+        parse(text, **kwargs)
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "line", "hint"),
+    [
+        ("SELECT 1", "must start with a MODEL", 1, "MODEL (name"),
+        ("MODEL (name db.m, kind FULL\nSELECT 1", "never closed", 1, "balance"),
+        ("MODEL (name db.m,\n  kinds FULL); SELECT 1", "unknown MODEL property 'kinds'", 2, "did you mean kind"),
+        ("MODEL (name db.m,\n  kind SCD_TYPE_2); SELECT 1", "unknown model kind 'SCD_TYPE_2'", 2, "supported kinds"),
+        ("MODEL (name db.m,\n  kind INCREMENTAL_BY_TIME_RANGE); SELECT 1", "needs time_column", 2, "time_column"),
+        ("MODEL (name db.m,\n  kind INCREMENTAL_BY_TIME_RANGE (time_colum ds)); SELECT 1", "unknown property", 2, "did you mean time_column"),
+        ("MODEL (name db.m,\n  cron 'every day'); SELECT 1", "invalid cron 'every day'", 2, "@daily"),
+        ("MODEL (name db.m,\n  start '2024-13-01'); SELECT 1", "invalid start date", 2, "ISO date"),
+        ("MODEL (name db.m,\n  end 'yesterday'); SELECT 1", "invalid end date", 2, "ISO date"),
+        ("MODEL (name orders); SELECT 1", "invalid model name", 1, "schema.table"),
+        ("MODEL (kind FULL); SELECT 1", "has no name", 1, "name schema.table"),
+        ("MODEL (name db.m,\n dialect duckbd); SELECT 1", "unknown dialect 'duckbd'", 2, "duckdb"),
+        ("MODEL (name db.m, enabled maybe); SELECT 1", "expected true or false", 1, "true or false"),
+        ("MODEL (name db.m);\n\nSELECT a FROM WHERE", "SQL syntax error", 3, "fix the SQL"),
+        ("MODEL (name db.m);\nSELECT 1;\nSELECT 2", "exactly one query", 3, "keep one SELECT"),
+        ("MODEL (name db.m);\nSET x = 1", "has no query", 1, "write one SELECT"),
+        ("MODEL (name db.m, name db.n); SELECT 1", "written twice", 1, "keep one"),
+        ("MODEL (name db.m, columns (id NOTATYPE(1, 2, 3))); SELECT 1", "unknown column type", 1, "INT"),
+        ("MODEL (name db.m,\n kind VIEW (materialized yes)); SELECT 1", "expected true or false", 2, "true or false"),
+        ("MODEL (name db.m, kind FULL (time_column ds)); SELECT 1", "unknown property 'time_column' of kind FULL", 1, "properties of FULL"),
+    ],
+)
+def test_header_errors(text, message, line, hint):
+    error = error_of(text)
+    assert message in error.message
+    assert error.line == line
+    assert hint in (error.hint or "")
+    assert error.path == Path("m.sql")
+    assert error.snippet
+
+
+def test_error_snippet_quotes_the_offending_line():
+    error = error_of("MODEL (\n  name db.m,\n  cron '61 * * * *'\n); SELECT 1")
+    assert error.snippet.strip() == "cron '61 * * * *'"
+    assert error.col == 8
+    assert "m.sql:3:8: invalid cron" in str(error)
