@@ -1,0 +1,103 @@
+"""How long does loading a project take, cold (no parse cache) and warm (cache populated)?
+
+    python bench/load_bench.py --models 30 300 1000 [--repeats 3] [--days 90]
+
+For each size, generates a layered project (bench/generate_project.py) in a temporary folder and times
+``dagster_sparkmesh.project.loader.load_project`` in a fresh Python process per measurement, as a CLI call or a
+Dagster code-location load would meet it: no in-memory state survives between runs, only the on-disk cache.
+Cold = ``.sparkmesh/cache`` removed first; warm = the cache left by the previous load. Imports are timed apart.
+Prints the median of the repeats as a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from generate_project import generate_project  # noqa: E402 (a sibling script, not a package)
+
+# Runs in the child process: one import and one load, each timed; prints JSON on the last line.
+MEASURE = """
+import json, sys, time
+started = time.perf_counter()
+from dagster_sparkmesh.project.loader import load_project
+imported = time.perf_counter()
+project = load_project(sys.argv[1])
+loaded = time.perf_counter()
+print(json.dumps({"import_s": imported - started, "load_s": loaded - imported, "models": len(project.models)}))
+"""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    import_s: float
+    load_s: float
+    models: int
+
+
+@dataclass(frozen=True)
+class Row:
+    models: int
+    cold_s: float
+    warm_s: float
+    import_s: float
+
+
+def measure(project: Path) -> Measurement:
+    result = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(project)], capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise SystemExit(f"load_project failed on {project}:\n{result.stderr.strip()}")
+    return Measurement(**json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def bench_size(models: int, *, repeats: int, days: int, workdir: Path) -> Row:
+    project = workdir / f"project_{models}"
+    generate_project(project, models=models, days=days)
+    cache = project / ".sparkmesh" / "cache"
+    cold, warm = [], []
+    for _ in range(repeats):
+        shutil.rmtree(cache, ignore_errors=True)
+        cold.append(measure(project))
+        warm.append(measure(project))
+    loaded = {m.models for m in cold + warm}
+    if loaded != {models}:
+        raise SystemExit(f"expected {models} models, the loader returned {sorted(loaded)}")
+    return Row(
+        models=models,
+        cold_s=statistics.median(m.load_s for m in cold),
+        warm_s=statistics.median(m.load_s for m in warm),
+        import_s=statistics.median(m.import_s for m in cold + warm),
+    )
+
+
+def print_table(rows: list[Row]) -> None:
+    print(f"{'models':>7}  {'cold load (s)':>13}  {'warm load (s)':>13}  {'import (s)':>10}")
+    for row in rows:
+        print(f"{row.models:>7}  {row.cold_s:>13.3f}  {row.warm_s:>13.3f}  {row.import_s:>10.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", type=int, nargs="+", default=[30, 300, 1000])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--days", type=int, default=90)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sparkmesh_load_bench_") as tmp:
+        rows = [bench_size(n, repeats=args.repeats, days=args.days, workdir=Path(tmp)) for n in args.models]
+    print(f"load_project, median of {args.repeats} (fresh process each; python {sys.version.split()[0]})")
+    print_table(rows)
+
+
+if __name__ == "__main__":
+    main()
