@@ -1,0 +1,163 @@
+"""``sparkmesh_assets``: one multi-asset per partitions definition, whose step runs the selected models.
+
+A step computes its selected models over the run's partition range in one go (one Spark job per model and range,
+not one per partition), in DAG order. Dagster stops only *later* steps after a failed blocking check, so the
+executor stops the failing model's descendants inside the step and the step then fails with the findings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+
+import dagster as dg
+
+from dagster_sparkmesh.dagster.events import check_results, materialize_result
+from dagster_sparkmesh.dagster.lineage import column_lineage
+from dagster_sparkmesh.dagster.partitions import to_interval
+from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup, build_sparkmesh_specs
+from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
+from dagster_sparkmesh.errors import SparkMeshError
+from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
+from dagster_sparkmesh.execution.evaluator import audit_results_of
+from dagster_sparkmesh.execution.results import ModelRunResult
+from dagster_sparkmesh.project.records import Project
+
+
+def sparkmesh_assets(
+    *,
+    project: Project,
+    environment: str = "prod",
+    translator: SparkMeshTranslator | None = None,
+    backfill_policy: dg.BackfillPolicy | None = None,
+    specs: SparkMeshSpecs | None = None,
+) -> list[dg.AssetsDefinition]:
+    """The model assets of ``project`` for ``environment``; they need a ``sparkmesh`` SparkMeshResource.
+
+    ``backfill_policy`` replaces the per-group default (single run, or multi-run of a model's batch size).
+    """
+    translator = translator or SparkMeshTranslator()
+    specs = specs or build_sparkmesh_specs(project, translator, environment)
+    return [_group_asset(group, specs, project, translator, backfill_policy) for group in specs.groups]
+
+
+def _group_asset(
+    group: SpecGroup,
+    specs: SparkMeshSpecs,
+    project: Project,
+    translator: SparkMeshTranslator,
+    backfill_policy: dg.BackfillPolicy | None,
+) -> dg.AssetsDefinition:
+    @dg.multi_asset(
+        name=group.name,
+        specs=list(group.specs),
+        check_specs=list(group.check_specs),
+        can_subset=True,
+        partitions_def=group.partitions_def,
+        backfill_policy=backfill_policy or group.backfill_policy,
+        op_tags={"kind": "spark"},
+        required_resource_keys={RESOURCE_KEY},
+    )
+    def _models(context):  # annotations stay off: Dagster inspects them, and they are strings here
+        yield from run_group(context, getattr(context.resources, RESOURCE_KEY), project, specs, translator)
+
+    return _models
+
+
+def run_group(
+    context: dg.AssetExecutionContext,
+    sparkmesh: SparkMeshResource,
+    project: Project,
+    specs: SparkMeshSpecs,
+    translator: SparkMeshTranslator,
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    model_by_key = specs.model_by_key
+    names = [model_by_key[key] for key in context.selected_asset_keys if key in model_by_key]
+    start, end = _window(context)
+    ctx = sparkmesh.open_context(specs.environment, project)
+    try:
+        context.log.info(f"sparkmesh: {len(names)} model(s) over [{start}, {end}) in {specs.environment}")
+        results = run_models(ctx, names, start, end, on_model_done=lambda r: _log_done(context, r))
+    except BackfillFailed as failure:
+        yield from _events(context, project, specs, translator, failure.results)
+        yield from _failed_checks(context, specs, failure)
+        raise _step_failure(failure) from failure
+    except SparkMeshError as error:
+        raise dg.Failure(description=str(error), metadata={"error": type(error).__name__}) from error
+    finally:
+        ctx.state.close()
+    yield from _events(context, project, specs, translator, results)
+
+
+def _window(context: dg.AssetExecutionContext) -> tuple[datetime | None, datetime | None]:
+    """The run's partition range as naive UTC, or no bounds for an unpartitioned step."""
+    if not context.has_partition_key and not context.has_partition_key_range:
+        return None, None
+    interval = to_interval(context.partition_time_window)
+    return interval.start, interval.end
+
+
+def _log_done(context: dg.AssetExecutionContext, result: ModelRunResult) -> None:
+    if result.skipped:
+        context.log.info(f"{result.model}: up to date (version {result.version})")
+    else:
+        context.log.info(
+            f"{result.model}: {len(result.intervals)} interval(s), {result.rows_written} row(s) in {result.duration_seconds}s"
+        )
+
+
+def _events(
+    context: dg.AssetExecutionContext,
+    project: Project,
+    specs: SparkMeshSpecs,
+    translator: SparkMeshTranslator,
+    results: Sequence[ModelRunResult],
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
+    selected_checks = set(context.selected_asset_check_keys)
+    for result in results:
+        if result.failed_blocking_audits:
+            continue
+        key = specs.key_by_model[result.model]
+        yield materialize_result(result, key, _lineage(project, specs, translator, result.model))
+        yield from check_results(result.audits, specs.check_keys.get(result.model, ()), selected_checks)
+
+
+def _lineage(
+    project: Project, specs: SparkMeshSpecs, translator: SparkMeshTranslator, name: str
+) -> dg.TableColumnLineage | None:
+    model = project.models[name]
+    if model.source != "sql":
+        return None
+    parents = {
+        parent: (project.models.get(parent) or project.external_models[parent]).columns
+        for parent in model.depends_on
+        if parent in project.models or parent in project.external_models
+    }
+    externals = project.external_models
+
+    def key_for(table: str) -> dg.AssetKey | None:
+        if table in externals:
+            return translator.get_asset_key(externals[table])
+        return specs.key_by_model.get(table)
+
+    return column_lineage(model.query, parents, key_for)
+
+
+def _failed_checks(
+    context: dg.AssetExecutionContext, specs: SparkMeshSpecs, failure: BackfillFailed
+) -> Iterator[dg.AssetCheckResult]:
+    selected = set(context.selected_asset_check_keys)
+    for name, error in failure.errors.items():
+        yield from check_results(audit_results_of(error), specs.check_keys.get(name, ()), selected)
+
+
+def _step_failure(failure: BackfillFailed) -> dg.Failure:
+    findings = {name: str(error) for name, error in failure.errors.items()}
+    return dg.Failure(
+        description=str(failure),
+        metadata={
+            "failed_models": dg.MetadataValue.json(findings),
+            "not_run_downstream": dg.MetadataValue.json(failure.blocked),
+        },
+    )

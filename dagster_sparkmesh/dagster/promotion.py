@@ -1,0 +1,85 @@
+"""The promotion asset of an environment: the virtual update, as one unpartitioned Dagster asset.
+
+It depends on every model asset (all partitions of the partitioned ones), and its automation condition holds it
+back until no upstream partition is missing, in progress or failed. Dagster's view of completeness is only a gate:
+the step re-verifies every interval and physical table in the state store and the catalog before touching a view.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs
+from dagster_sparkmesh.errors import SparkMeshError
+from dagster_sparkmesh.execution.promotion import MissingIntervals, promote
+from dagster_sparkmesh.execution.results import PromotionResult
+from dagster_sparkmesh.project.records import Project
+
+
+def promotion_key(environment: str) -> dg.AssetKey:
+    return dg.AssetKey(["sparkmesh", f"promote_{environment}"])
+
+
+def promotion_condition() -> dg.AutomationCondition:
+    """Promote once every upstream partition exists and something upstream changed since the last promotion."""
+    AC = dg.AutomationCondition
+    return (
+        ~AC.any_deps_missing()
+        & ~AC.any_deps_in_progress()
+        & ~AC.any_deps_match(AC.execution_failed())
+        & AC.any_deps_updated().since_last_handled()
+    ).with_label("all upstream partitions complete")
+
+
+def promotion_asset(
+    project: Project,
+    specs: SparkMeshSpecs,
+    *,
+    automation_condition: dg.AutomationCondition | None = None,
+) -> dg.AssetsDefinition:
+    environment = specs.environment
+    deps = [
+        dg.AssetDep(spec.key, partition_mapping=dg.AllPartitionMapping() if spec.partitions_def else None)
+        for spec in specs.model_specs
+    ]
+
+    @dg.asset(
+        key=promotion_key(environment),
+        deps=deps,
+        group_name="sparkmesh",
+        kinds={"spark"},
+        description=f"Point the `{environment}` views at the physical tables of the current project (virtual update).",
+        automation_condition=automation_condition or promotion_condition(),
+        required_resource_keys={RESOURCE_KEY},
+    )
+    def _promote(context):  # annotations stay off: Dagster inspects them, and they are strings here
+        sparkmesh: SparkMeshResource = getattr(context.resources, RESOURCE_KEY)
+        ctx = sparkmesh.open_context(environment, project)
+        try:
+            result = promote(ctx)
+        except MissingIntervals as missing:
+            raise dg.Failure(
+                description=str(missing),
+                metadata={"missing_intervals": dg.MetadataValue.json(missing.missing)},
+            ) from missing
+        except SparkMeshError as error:
+            raise dg.Failure(description=str(error)) from error
+        finally:
+            ctx.state.close()
+        context.log.info(f"promoted {environment}: {len(result.views)} view(s) changed")
+        return dg.MaterializeResult(metadata=promotion_metadata(result))
+
+    return _promote
+
+
+def promotion_metadata(result: PromotionResult) -> dict[str, object]:
+    views = "\n".join(f"| {v.action} | `{v.view}` | `{v.target}` |" for v in result.views)
+    return {
+        "plan_id": result.plan_id,
+        "previous_plan_id": result.previous_plan_id or "",
+        "views_changed": len(result.views),
+        "views": dg.MetadataValue.md(f"| action | view | target |\n|---|---|---|\n{views}" if views else "no view changed"),
+        "snapshots": dg.MetadataValue.json(list(result.snapshots)),
+        "plan": dg.MetadataValue.md(f"```\n{result.summary}\n```"),
+    }

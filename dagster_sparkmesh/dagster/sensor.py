@@ -1,0 +1,203 @@
+"""The git sensor: after each new commit of the project, backfill exactly what the plan is missing, then promote.
+
+Phases, kept in the cursor with the commit they belong to:
+
+- a new commit: ask the webserver to reload this code location (the UI keeps the old definitions otherwise);
+  the cursor becomes ``pending`` and the next tick, running the new code, plans. Without reload: plan at once.
+- planning: one ranged run per partitions group and contiguous missing range (``run_key`` = commit + group +
+  range, so each commit's requests happen once); the cursor becomes ``backfilling``.
+- ``backfilling``: each tick re-plans and, once nothing is missing, requests the promotion asset; then ``done``.
+  Model runs are never requested again in this phase: a half-done range would otherwise be requested twice.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+
+from dagster_sparkmesh.dagster.partitions import key_range_for
+from dagster_sparkmesh.dagster.promotion import promotion_key
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup, build_sparkmesh_specs
+from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
+from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.plan.explain import format_plan
+from dagster_sparkmesh.plan.intervals import to_ranges
+from dagster_sparkmesh.project.records import Project
+from dagster_sparkmesh.snapshot.records import Interval
+
+PENDING, BACKFILLING, DONE = "pending", "backfilling", "done"
+_SUMMARY_TAG_LIMIT = 4000
+
+
+@dataclass(frozen=True)
+class ReloadTarget:
+    """The webserver to ask for a code location reload (``DagsterGraphQLClient.reload_repository_location``)."""
+
+    location_name: str
+    host: str = "127.0.0.1"
+    port: int = 3000
+
+
+@dataclass(frozen=True)
+class Cursor:
+    commit: str | None = None
+    phase: str = DONE
+
+    @classmethod
+    def parse(cls, text: str | None) -> Cursor:
+        if not text:
+            return cls()
+        data = json.loads(text)
+        return cls(commit=data.get("commit"), phase=data.get("phase", DONE))
+
+    def dump(self) -> str:
+        return json.dumps({"commit": self.commit, "phase": self.phase})
+
+
+def git_head(path: Path) -> str | None:
+    """The HEAD commit of the repository holding ``path``; None when it is not in a git repository."""
+    completed = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=path, capture_output=True, text=True, check=False, timeout=30
+    )
+    return completed.stdout.strip() if completed.returncode == 0 else None
+
+
+def reload_location(target: ReloadTarget, log) -> bool:
+    """Best effort: a failed reload is logged, and the next tick plans with whatever code is loaded."""
+    from dagster_graphql import DagsterGraphQLClient, ReloadRepositoryLocationStatus
+
+    try:
+        info = DagsterGraphQLClient(target.host, port_number=target.port).reload_repository_location(target.location_name)
+    except Exception as error:  # noqa: BLE001 - any transport error only delays the reload
+        log.warning(f"sparkmesh: could not reload code location {target.location_name}: {error}")
+        return False
+    if info.status != ReloadRepositoryLocationStatus.SUCCESS:
+        log.warning(f"sparkmesh: reloading {target.location_name} failed: {info.message}")
+        return False
+    return True
+
+
+PlanFn = Callable[[Project], Plan]
+"""Plans the project against the sensor's environment (I/O: reads the state store)."""
+
+
+def sparkmesh_git_sensor(
+    *,
+    project_dir: Path | str,
+    environment: str,
+    load_project: Callable[[], Project],
+    plan_project: PlanFn,
+    translator: SparkMeshTranslator | None = None,
+    reload: ReloadTarget | None = None,
+    name: str | None = None,
+    minimum_interval_seconds: int = 60,
+    default_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED,
+) -> dg.SensorDefinition:
+    translator = translator or SparkMeshTranslator()
+    project_dir = Path(project_dir)
+
+    @dg.sensor(
+        name=name or f"sparkmesh_{environment}_git_sensor",
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=default_status,
+        description=f"Backfills and promotes `{environment}` after each new commit of {project_dir}",
+    )
+    def _sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
+        head = git_head(project_dir)
+        if head is None:
+            return dg.SkipReason(f"{project_dir} is not in a git repository")
+        cursor = Cursor.parse(context.cursor)
+        if cursor.commit == head and cursor.phase == DONE:
+            return dg.SkipReason(f"no new commit (HEAD {head[:12]})")
+        if cursor.commit != head and cursor.commit is not None and reload is not None:
+            reload_location(reload, context.log)
+            return dg.SensorResult(skip_reason=f"reloading code for commit {head[:12]}", cursor=Cursor(head, PENDING).dump())
+        project = load_project()
+        plan = plan_project(project)
+        context.log.info(format_plan(plan))
+        specs = build_sparkmesh_specs(project, translator, environment)
+        if cursor.commit == head and cursor.phase == BACKFILLING:
+            return _after_backfill(head, plan)
+        return _after_new_commit(head, plan, specs)
+
+    return _sensor
+
+
+def _after_new_commit(head: str, plan: Plan, specs: SparkMeshSpecs) -> dg.SensorResult:
+    requests = backfill_requests(plan, specs, head)
+    if requests:
+        return dg.SensorResult(run_requests=requests, cursor=Cursor(head, BACKFILLING).dump())
+    return _after_backfill(head, plan)
+
+
+def _after_backfill(head: str, plan: Plan) -> dg.SensorResult:
+    if plan.missing_intervals:
+        missing = ", ".join(sorted(plan.missing_intervals)[:5])
+        return dg.SensorResult(skip_reason=f"waiting for backfill runs: {missing}", cursor=Cursor(head, BACKFILLING).dump())
+    if not plan.has_changes:
+        return dg.SensorResult(skip_reason=f"commit {head[:12]}: nothing to do", cursor=Cursor(head, DONE).dump())
+    request = dg.RunRequest(
+        run_key=f"{head}:promote:{plan.environment}",
+        asset_selection=[promotion_key(plan.environment)],
+        tags=_tags(head, plan),
+    )
+    return dg.SensorResult(run_requests=[request], cursor=Cursor(head, DONE).dump())
+
+
+def backfill_requests(plan: Plan, specs: SparkMeshSpecs, head: str) -> list[dg.RunRequest]:
+    """One run per group and contiguous missing range, selecting the group's models missing part of it."""
+    requests = []
+    for group in specs.groups:
+        members = {specs.model_by_key[spec.key]: spec.key for spec in group.specs}
+        missing = {name: plan.missing_intervals[name] for name in members if plan.missing_intervals.get(name)}
+        if not missing:
+            continue
+        if group.partitions_def is None:
+            requests.append(_request(head, plan, group, [members[name] for name in sorted(missing)], None))
+            continue
+        for span in to_ranges(i for intervals in missing.values() for i in intervals):
+            names = sorted(name for name, intervals in missing.items() if any(_overlaps(i, span) for i in intervals))
+            requests.append(_request(head, plan, group, [members[name] for name in names], span))
+    return requests
+
+
+def _overlaps(interval: Interval, span: Interval) -> bool:
+    return interval.start < span.end and span.start < interval.end
+
+
+def _request(head: str, plan: Plan, group: SpecGroup, keys: Sequence[dg.AssetKey], span: Interval | None) -> dg.RunRequest:
+    tags = _tags(head, plan)
+    label = "all"
+    if span is not None:
+        key_range = key_range_for(group.partitions_def, span)
+        tags["dagster/asset_partition_range_start"] = key_range.start
+        tags["dagster/asset_partition_range_end"] = key_range.end
+        label = f"{key_range.start}..{key_range.end}"
+    return dg.RunRequest(run_key=f"{head}:{group.name}:{label}", asset_selection=list(keys), tags=tags)
+
+
+def _tags(head: str, plan: Plan) -> dict[str, str]:
+    return {
+        "sparkmesh/commit": head,
+        "sparkmesh/environment": plan.environment,
+        "sparkmesh/plan_id": plan.plan_id,
+        "sparkmesh/plan": format_plan(plan)[:_SUMMARY_TAG_LIMIT],
+    }
+
+
+def plan_with_state(project: Project, environment: str, state_url: str | None) -> Plan:
+    """The default ``plan_project``: a pure plan against the project's state store, as of now."""
+    from dagster_sparkmesh.plan.builder import build_plan
+    from dagster_sparkmesh.state.store import open_state_store
+
+    state = open_state_store(state_url or project.config.state.url, project.path)
+    try:
+        return build_plan(project, state, environment, execution_time=datetime.now(UTC).replace(tzinfo=None))
+    finally:
+        state.close()

@@ -1,0 +1,129 @@
+"""How a model looks in Dagster: asset key, group, partitions, metadata, owners, tags, kinds, code version.
+
+Override any ``get_*`` method in a subclass to customise one aspect. The translator keeps no state of its own,
+so a subclass may define ``__init__`` without calling ``super().__init__()``; everything a method needs is
+passed in.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import dagster as dg
+
+from dagster_sparkmesh.dagster.partitions import time_window_partitions
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.kinds import INCREMENTAL_KINDS
+from dagster_sparkmesh.model.records import ExternalModel, Model
+from dagster_sparkmesh.plan.dates import parse_datetime
+from dagster_sparkmesh.snapshot.naming import view_name
+
+_TAG_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+_TAG_MAX = 63
+_KINDS_BY_SOURCE = {"sql": "sql", "python": "python", "seed": "csv"}
+
+
+def _end_bound(end: str | None, now: datetime) -> datetime | None:
+    """A model's ``end`` as an exclusive bound, as the planner reads it: a plain date includes that day."""
+    if end is None:
+        return None
+    value = parse_datetime(end, now=now)
+    return value + timedelta(days=1) if len(end.strip()) == 10 else value
+
+
+class SparkMeshTranslator:
+    """Maps project models and external models to Dagster asset properties."""
+
+    def get_asset_key(self, model: Model | ExternalModel) -> dg.AssetKey:
+        schema, _, table = model.name.partition(".")
+        return dg.AssetKey([schema, table])
+
+    def get_group_name(self, model: Model | ExternalModel) -> str | None:
+        return model.name.partition(".")[0]
+
+    def get_partitions_def(self, model: Model, default_start: str | None = None) -> dg.PartitionsDefinition | None:
+        """Time partitions for incremental models (one partition per cron interval); None for the others.
+
+        FULL, VIEW and SEED models are rebuilt whole, so a partition of theirs would mean nothing.
+        """
+        if model.kind_name not in INCREMENTAL_KINDS:
+            return None
+        start = model.start or default_start
+        if start is None:
+            raise ProjectError(
+                f"model {model.name} has no start date, which its partitions need",
+                path=model.path,
+                line=model.line,
+                snippet=f"cron {model.cron}",
+                hint="set `start` in the MODEL header or `model_defaults.start` in config.yaml",
+            )
+        # Relative dates ('1 year ago') are read once, at definition load: partitions need a fixed first key.
+        now = datetime.now(UTC).replace(tzinfo=None)
+        return time_window_partitions(model.cron, parse_datetime(start, now=now), _end_bound(model.end, now))
+
+    def get_automation_condition(self, model: Model) -> dg.AutomationCondition | None:
+        """None by default: the git sensor requests exactly the missing intervals after each commit."""
+        return None
+
+    def get_metadata(self, model: Model | ExternalModel, environment: str) -> dict[str, Any]:
+        metadata: dict[str, Any] = {"sparkmesh/model": model.name}
+        if isinstance(model, ExternalModel):
+            metadata["dagster/table_name"] = model.name
+        else:
+            metadata["dagster/table_name"] = view_name(model.name, environment)
+            metadata["sparkmesh/kind"] = model.kind_name
+            metadata["sparkmesh/cron"] = model.cron
+            metadata["sparkmesh/fingerprint"] = model.fingerprint
+            metadata["sparkmesh/path"] = dg.MetadataValue.path(str(model.path))
+            # The table is named after the version, which the plan decides; the materialization reports it.
+            metadata["sparkmesh/physical_schema"] = f"sparkmesh__{model.schema_name}"
+        schema = self.get_column_schema(model)
+        if schema is not None:
+            metadata["dagster/column_schema"] = schema
+        return metadata
+
+    def get_column_schema(self, model: Model | ExternalModel) -> dg.TableSchema | None:
+        if not model.columns:
+            return None
+        descriptions = dict(getattr(model, "column_descriptions", ()))
+        return dg.TableSchema(
+            columns=[
+                dg.TableColumn(name=name, type=type_, description=descriptions.get(name))
+                for name, type_ in model.columns
+            ]
+        )
+
+    def get_description(self, model: Model | ExternalModel) -> str | None:
+        text = model.description or ""
+        code = getattr(model, "query", None) or getattr(model, "python_source", None)
+        if code:
+            language = "sql" if getattr(model, "source", "sql") == "sql" else "python"
+            text = f"{text}\n\n```{language}\n{code}\n```".strip()
+        return text or None
+
+    def get_owners(self, model: Model) -> list[str]:
+        """Dagster accepts e-mail addresses or ``team:<name>``; a bare owner name is taken as a team."""
+        if not model.owner:
+            return []
+        owner = model.owner.strip()
+        return [owner if "@" in owner or owner.startswith("team:") else f"team:{owner}"]
+
+    def get_tags(self, model: Model) -> dict[str, str]:
+        """Model tags as Dagster tag keys with empty values (Dagster restricts the characters of a key)."""
+        return {_TAG_CHARS.sub("_", tag)[:_TAG_MAX]: "" for tag in model.tags if tag.strip()}
+
+    def get_kinds(self, model: Model | ExternalModel) -> set[str]:
+        source = getattr(model, "source", None)
+        return {"spark", _KINDS_BY_SOURCE[source]} if source else {"spark"}
+
+    def get_code_version(self, model: Model) -> str:
+        """The fingerprint: it moves exactly when the data the model produces may change."""
+        return model.fingerprint
+
+    def get_check_name(self, model: Model, index: int) -> str:
+        """The asset check of ``model.audits[index]``; a repeated audit gets its position as a suffix."""
+        call = model.audits[index]
+        earlier = sum(1 for other in model.audits[:index] if other.name == call.name)
+        return call.name if earlier == 0 else f"{call.name}_{earlier + 1}"

@@ -1,0 +1,318 @@
+"""SparkEngine: the DDL/DML primitives the executor needs, on parquet tables in the Hive catalog.
+
+Identifiers arrive validated by ``snapshot.naming`` and are always backtick-quoted here. Every Spark failure
+becomes an EngineError quoting the statement. Existence checks ask the catalog each time (DESIGN invariant 2).
+
+Writers select the table's columns by name, in the table's order (a partitioned parquet table keeps its partition
+columns last, so ``SELECT *`` of the model's query would not line up). Each writer computes the model's rows
+once into a persisted DataFrame (memory and disk): the row count, the partitions written and the INSERT all read
+that one result, so a non-deterministic query cannot write one set of days and clear another.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlparse
+
+from pyspark.errors import PySparkException
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.storagelevel import StorageLevel
+
+from dagster_sparkmesh.engine.failures import error_class, spark_errors
+from dagster_sparkmesh.engine.partition_sql import column_list, drop_partition_statements, window_predicate
+from dagster_sparkmesh.engine.typed_rows import typed_frame
+from dagster_sparkmesh.errors import EngineError
+from dagster_sparkmesh.snapshot.naming import quote
+
+UPSERT_STAGING_SUFFIX = "__sm_upsert"
+
+
+class SparkEngine:
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    # -- statements and queries -------------------------------------------------------------------------------
+
+    def execute(self, sql: str) -> None:
+        with spark_errors(sql):
+            self.spark.sql(sql)
+
+    def query_df(self, sql: str) -> DataFrame:
+        with spark_errors(sql):
+            return self.spark.sql(sql)
+
+    def query_rows(self, sql: str) -> list[tuple]:
+        with spark_errors(sql):
+            return [tuple(row) for row in self.spark.sql(sql).collect()]
+
+    def row_count(self, table: str) -> int:
+        return int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)}")[0][0])
+
+    # -- catalog ---------------------------------------------------------------------------------------------
+
+    def create_schema(self, name: str) -> None:
+        self.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(name)}")
+
+    def drop_schema(self, name: str, cascade: bool = False) -> None:
+        self.execute(f"DROP SCHEMA IF EXISTS {quote(name)} {'CASCADE' if cascade else 'RESTRICT'}")
+
+    def table_exists(self, qualified: str) -> bool:
+        """A table (not a view) of that name is in the catalog now."""
+        kind = self._object_type(qualified)
+        return kind is not None and kind != "VIEW"
+
+    def view_exists(self, qualified: str) -> bool:
+        return self._object_type(qualified) == "VIEW"
+
+    def drop_table(self, qualified: str) -> None:
+        self.execute(f"DROP TABLE IF EXISTS {quote(qualified)}")
+
+    def drop_view(self, qualified: str) -> None:
+        self.execute(f"DROP VIEW IF EXISTS {quote(qualified)}")
+
+    def list_tables(self, schema: str) -> list[str]:
+        """Names (unqualified) of the tables and views in ``schema``; empty when the schema does not exist."""
+        with spark_errors(f"SHOW TABLES IN {quote(schema)}"):
+            if not self.spark.catalog.databaseExists(schema):
+                return []
+            rows = self.spark.sql(f"SHOW TABLES IN {quote(schema)}").collect()
+        return sorted(row["tableName"] for row in rows if not row["isTemporary"])
+
+    def columns(self, qualified: str) -> list[tuple[str, str]]:
+        """(name, Spark type) in table order (partition columns last)."""
+        return [(column.name, column.dataType) for column in self._catalog_columns(qualified)]
+
+    def partition_columns(self, qualified: str) -> list[str]:
+        return [column.name for column in self._catalog_columns(qualified) if column.isPartition]
+
+    def _catalog_columns(self, qualified: str) -> list:
+        with spark_errors(f"DESCRIBE TABLE {quote(qualified)}"):
+            return list(self.spark.catalog.listColumns(quote(qualified)))
+
+    def _object_type(self, qualified: str) -> str | None:
+        try:
+            return self.spark.catalog.getTable(quote(qualified)).tableType
+        except PySparkException as error:
+            if error_class(error) in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND") or "not found" in str(error):
+                return None
+            raise EngineError(f"cannot look up {qualified} in the catalog: {error}") from error
+
+    # -- tables ----------------------------------------------------------------------------------------------
+
+    def create_table_like_query(self, table: str, query_sql: str, partitioned_by: Sequence[str] = ()) -> None:
+        """An empty parquet table with the query's columns and types (the query runs with no rows)."""
+        self._create_table_as(table, f"SELECT * FROM ({query_sql}) AS source WHERE 1 = 0", partitioned_by)
+
+    def _create_table_as(self, table: str, select_sql: str, partitioned_by: Sequence[str]) -> None:
+        partitions = f" PARTITIONED BY ({column_list(partitioned_by)})" if partitioned_by else ""
+        statement = f"CREATE TABLE {quote(table)} USING parquet{partitions} AS {select_sql}"
+        try:
+            with spark_errors(statement):
+                self.spark.sql(statement)
+        except EngineError as error:
+            if error_class(error.__cause__) != "LOCATION_ALREADY_EXISTS":
+                raise
+            # A crash between writing a table's files and registering it leaves its folder behind.
+            self._remove_stale_location(table, error.__cause__)
+            with spark_errors(statement):
+                self.spark.sql(statement)
+
+    def _remove_stale_location(self, table: str, cause: BaseException | None) -> None:
+        location = _error_parameter(cause, "location")
+        warehouse = _local_path(self.spark.conf.get("spark.sql.warehouse.dir") or "")
+        folder = _local_path(location or "")
+        if folder is None or warehouse is None or warehouse not in folder.parents or not folder.is_dir():
+            raise EngineError(
+                f"the folder of table {table} already exists and is not a stale folder inside this project's warehouse",
+                snippet=str(location),
+                hint="remove the folder by hand if it holds nothing you need",
+            )
+        shutil.rmtree(folder)
+
+    # -- writers ---------------------------------------------------------------------------------------------
+
+    def replace_full(self, table: str, query_sql: str) -> int:
+        """FULL kind: the table's whole content becomes the query's rows. Returns the rows written.
+
+        The rows are computed (and persisted) before the INSERT OVERWRITE starts deleting old files, which keeps the
+        window where a crash leaves the table short to the write itself; the interval stays unrecorded then.
+        """
+        columns = self._column_names(table)
+        with self._staged(f"SELECT {column_list(columns)} FROM ({query_sql}) AS source") as (view, rows):
+            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM `{view}`")
+            self._drop_partitions_not_in(table, f"`{view}`", where="TRUE")
+        return rows
+
+    def overwrite_interval(
+        self,
+        table: str,
+        query_sql: str,
+        *,
+        time_column: str,
+        start: datetime,
+        end: datetime,
+        time_format: str = "yyyy-MM-dd",
+        partition_column: str | None = None,
+    ) -> int:
+        """INCREMENTAL_BY_TIME_RANGE: replace exactly the rows of ``[start, end)``. Returns the rows written.
+
+        The table is partitioned by the time column itself (``partition_column`` defaults to it): a daily model
+        has one partition per day, an hourly model one per hour, so the time column must hold the period (a
+        date, an hour-truncated timestamp, or a string in ``time_format``), not a raw event time. Only query rows
+        inside the window are written, so a query that returns other days cannot touch them. Dynamic partition
+        overwrite replaces the partitions written; partitions inside the window that now get no rows are dropped
+        explicitly (DESIGN invariant 3). Running it twice gives the same table.
+        """
+        partition_column = partition_column or time_column
+        types = dict(self.columns(table))
+        if partition_column not in self.partition_columns(table):
+            raise EngineError(
+                f"{table} is not partitioned by {partition_column}: "
+                "an interval overwrite would replace the whole table",
+                hint="create the table with PARTITIONED BY the time column",
+            )
+        window = window_predicate(time_column, types[time_column], start, end, time_format)
+        partition_window = window_predicate(partition_column, types[partition_column], start, end, time_format)
+        select = f"SELECT {column_list(types)} FROM ({query_sql}) AS source WHERE {window}"
+        with self._staged(select) as (view, rows):
+            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM `{view}`")
+            self._drop_partitions_not_in(table, f"`{view}`", where=partition_window)
+        return rows
+
+    def upsert_by_key(self, table: str, query_sql: str, unique_key: Sequence[str]) -> int:
+        """INCREMENTAL_BY_UNIQUE_KEY without MERGE: (old rows whose key is not new) UNION ALL (new rows).
+
+        Crash-safe by staging: the merged content is first written completely into ``<table>__sm_upsert`` (Spark
+        registers a CTAS table only after its files are written, so a staging table in the catalog is always
+        complete), then copied over the target with INSERT OVERWRITE, then dropped. If the process dies while the
+        target is overwritten, the staging table still holds every row, and the next upsert on this table first
+        finishes that copy. The old rows are therefore always in the target or in the staging table. Cost: the
+        table is written twice per run. Keys compare null-safe (``<=>``). Returns the number of new rows.
+        """
+        staging = table + UPSERT_STAGING_SUFFIX
+        self._finish_interrupted_upsert(table, staging)
+        columns = self._column_names(table)
+        key_match = " AND ".join(f"old.`{key}` <=> new.`{key}`" for key in unique_key)
+        with self._staged(f"SELECT {column_list(columns)} FROM ({query_sql}) AS source") as (view, rows):
+            merged = (
+                f"SELECT {column_list(columns, 'old.')} FROM {quote(table)} AS old "
+                f"LEFT ANTI JOIN `{view}` AS new ON {key_match} "
+                f"UNION ALL SELECT * FROM `{view}`"
+            )
+            self._create_table_as(staging, merged, self.partition_columns(table))
+        self._copy_staging(staging, table)
+        return rows
+
+    def _finish_interrupted_upsert(self, table: str, staging: str) -> None:
+        if self.table_exists(staging):
+            self._copy_staging(staging, table)
+
+    def _copy_staging(self, staging: str, table: str) -> None:
+        columns = column_list(self._column_names(table))
+        self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT {columns} FROM {quote(staging)}")
+        self._drop_partitions_not_in(table, quote(staging), where="TRUE")
+        self.drop_table(staging)
+
+    def write_dataframe(self, table: str, frame: DataFrame, partitioned_by: Sequence[str] = ()) -> int:
+        """Python models and seeds: the table's content becomes ``frame`` (the table is created if missing)."""
+        view = _temp_name("frame")
+        with spark_errors(f"temporary view {view}"):
+            frame.createOrReplaceTempView(view)
+        try:
+            select = f"SELECT * FROM `{view}`"
+            if not self.table_exists(table):
+                self.create_table_like_query(table, select, partitioned_by)
+            return self.replace_full(table, select)
+        finally:
+            self._drop_temp_view(view)
+
+    def load_seed(self, table: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[object]]) -> int:
+        """Write a seed's rows, cast to the declared (column, Spark type) pairs, as the table's whole content."""
+        return self.write_dataframe(table, typed_frame(self.spark, columns, rows))
+
+    def create_temp_view(self, view: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[object]]) -> None:
+        """A session temp view of typed rows (unit-test inputs)."""
+        with spark_errors(f"temporary view {view}"):
+            typed_frame(self.spark, columns, rows).createOrReplaceTempView(view)
+
+    # -- views -----------------------------------------------------------------------------------------------
+
+    def create_or_alter_view(self, view: str, select_sql: str) -> None:
+        """Create the view if missing, else ALTER VIEW: readers never see it missing (never CREATE OR REPLACE)."""
+        if self.view_exists(view):
+            self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")
+            return
+        try:
+            self.execute(f"CREATE VIEW {quote(view)} AS {select_sql}")
+        except EngineError as error:
+            # Another process created it between our check and our CREATE: alter it like any existing view.
+            if error_class(error.__cause__) not in ("TABLE_OR_VIEW_ALREADY_EXISTS", "VIEW_ALREADY_EXISTS"):
+                raise
+            self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")
+
+    # -- helpers -----------------------------------------------------------------------------------------------
+
+    def _column_names(self, table: str) -> list[str]:
+        return [name for name, _ in self.columns(table)]
+
+    @contextmanager
+    def _staged(self, select_sql: str) -> Iterator[tuple[str, int]]:
+        """Compute ``select_sql`` once, persisted, as a temp view; yields (view, row count)."""
+        view = _temp_name("rows")
+        with spark_errors(select_sql):
+            frame = self.spark.sql(select_sql).persist(StorageLevel.MEMORY_AND_DISK)
+            try:
+                rows = frame.count()
+                frame.createOrReplaceTempView(view)
+            except BaseException:
+                frame.unpersist()
+                raise
+        try:
+            yield view, rows
+        finally:
+            self._drop_temp_view(view)
+            frame.unpersist()
+
+    def _drop_partitions_not_in(self, table: str, source: str, *, where: str) -> None:
+        """Drop the table's partitions matching ``where`` that ``source`` (a quoted view or table) has no rows for."""
+        partitions = self.partition_columns(table)
+        if not partitions:
+            return
+        as_text = ", ".join(f"CAST(`{column}` AS STRING)" for column in partitions)
+        stale = self.query_rows(
+            f"SELECT DISTINCT {as_text} FROM {quote(table)} WHERE {where} "
+            f"EXCEPT SELECT DISTINCT {as_text} FROM {source}"
+        )
+        for statement in drop_partition_statements(table, partitions, stale):
+            self.execute(statement)
+
+    def _drop_temp_view(self, view: str) -> None:
+        with spark_errors(f"DROP VIEW {view}"):
+            self.spark.catalog.dropTempView(view)
+
+
+def _temp_name(purpose: str) -> str:
+    return f"sparkmesh_{purpose}_{uuid.uuid4().hex[:12]}"
+
+
+def _error_parameter(error: BaseException | None, name: str) -> str | None:
+    getter = getattr(error, "getMessageParameters", None)
+    try:
+        parameters = getter() if getter else None
+    except Exception:  # a wrapped error without parameters: nothing to read
+        return None
+    value = (parameters or {}).get(name)
+    return value.strip("'`\"") if value else None  # Spark quotes parameter values for display
+
+
+def _local_path(location: str) -> Path | None:
+    """A local filesystem path for ``file:`` URIs and plain paths; None for remote storage (hdfs:, s3a:...)."""
+    parsed = urlparse(location)
+    if parsed.scheme not in ("", "file") or not parsed.path:
+        return None
+    return Path(parsed.path).resolve()

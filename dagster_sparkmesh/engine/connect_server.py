@@ -1,0 +1,259 @@
+"""The managed Spark Connect server: one per project, on 127.0.0.1, owning the project's catalog.
+
+Embedded Derby admits one JVM at a time, so processes that share a project (Dagster's multiprocess executor,
+concurrent runs, the CLI) share this server instead of each booting its own Hive session.
+
+The server is started from the pip-installed pyspark (``bin/spark-submit --class ...SparkConnectServer``, the
+same thing ``sbin/start-connect-server.sh`` runs, minus its daemon wrapper) in a process group of its own, so that
+stopping it also ends its Python workers. ``<project>/.sparkmesh/spark/server.json`` records pid, port and log.
+A record whose process is gone (or whose pid now belongs to something else) is stale and removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyspark
+
+from dagster_sparkmesh.errors import EngineError
+from dagster_sparkmesh.project.config import SparkConnection, state_dir
+from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.engine.settings import require_java, session_settings
+
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+HOST = "127.0.0.1"
+START_TIMEOUT_SECONDS = 180.0
+STOP_TIMEOUT_SECONDS = 30.0
+
+# Servers started by this process: we must reap them, or a dead server lingers as a zombie that looks alive.
+_children: dict[int, subprocess.Popen] = {}
+
+
+class ServerStatus(Record):
+    running: bool
+    pid: int | None = None
+    port: int | None = None
+    url: str | None = None
+    log_path: Path | None = None
+
+
+def server_dir(project_path: Path) -> Path:
+    return state_dir(project_path) / "spark"
+
+
+def server_status(project_path: Path) -> ServerStatus:
+    """What the pid file says, checked against the live process and the port; a stale file is removed."""
+    recorded = _read_record(project_path)
+    if recorded is None:
+        return ServerStatus(running=False)
+    if not _is_our_server(recorded.pid):
+        _record_path(project_path).unlink(missing_ok=True)
+        return ServerStatus(running=False, log_path=recorded.log_path)
+    return recorded.model_copy(update={"running": port_open(recorded.port)})
+
+
+def start_server(project_path: Path, connection: SparkConnection) -> ServerStatus:
+    """Start the project's server, or reuse it when it already runs and answers a query."""
+    status = server_status(project_path)
+    if status.pid is not None:
+        _wait_until_healthy(status)
+        return status.model_copy(update={"running": True})
+    if port_open(connection.connect_port):
+        raise EngineError(
+            f"port {HOST}:{connection.connect_port} is taken by another program, not by this project's Spark server",
+            hint="set gateways.<name>.connection.connect_port in config.yaml to a free port",
+        )
+    status = _launch(project_path, connection)
+    try:
+        _wait_until_healthy(status)
+    except EngineError:
+        stop_server(project_path)
+        raise
+    return status.model_copy(update={"running": True})
+
+
+def stop_server(project_path: Path) -> None:
+    """Stop the server and its children (whole process group) and wait for them; no-op when none runs."""
+    recorded = _read_record(project_path)
+    if recorded is not None and recorded.pid is not None and _is_our_server(recorded.pid):
+        _terminate_group(recorded.pid)
+    _record_path(project_path).unlink(missing_ok=True)
+
+
+def port_open(port: int | None, host: str = HOST, timeout: float = 0.5) -> bool:
+    if port is None:
+        return False
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _launch(project_path: Path, connection: SparkConnection) -> ServerStatus:
+    require_java()
+    folder = server_dir(project_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    log_path = folder / "connect-server.log"
+    spark_home = Path(pyspark.__file__).parent
+    command = [str(spark_home / "bin" / "spark-submit"), "--master", connection.master, "--class", SERVER_CLASS]
+    command += ["--name", f"sparkmesh connect server ({project_path.name})"]
+    for key, value in _server_settings(project_path, connection).items():
+        command += ["--conf", f"{key}={value}"]
+    env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOG_DIR": str(folder), "PYSPARK_PYTHON": sys.executable}
+    with open(log_path, "ab") as log:
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            cwd=folder, start_new_session=True,
+        )
+    _children[process.pid] = process
+    status = ServerStatus(
+        running=False, pid=process.pid, port=connection.connect_port,
+        url=f"sc://{HOST}:{connection.connect_port}", log_path=log_path,
+    )
+    _write_record(project_path, status)
+    return status
+
+
+def _server_settings(project_path: Path, connection: SparkConnection) -> dict[str, str]:
+    return {
+        **session_settings(connection, project_path),
+        "spark.connect.grpc.binding.address": HOST,
+        "spark.connect.grpc.binding.port": str(connection.connect_port),
+        "spark.pyspark.python": sys.executable,
+    }
+
+
+def _wait_until_healthy(status: ServerStatus) -> None:
+    """Wait for the port, then run a trivial query through a client: listening is not the same as serving."""
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while not port_open(status.port):
+        if status.pid is None or not _alive(status.pid):
+            raise EngineError(
+                "the Spark Connect server exited while starting",
+                snippet=_log_tail(status.log_path),
+                hint=f"see the full log in {status.log_path}",
+            )
+        if time.monotonic() > deadline:
+            raise EngineError(
+                f"the Spark Connect server did not open {status.url} within {START_TIMEOUT_SECONDS:.0f} s",
+                snippet=_log_tail(status.log_path),
+                hint=f"see {status.log_path}; `sparkmesh server stop` cleans up",
+            )
+        time.sleep(0.5)
+    probe_query(status.url or "")
+
+
+def probe_query(url: str) -> None:
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    try:
+        session = ConnectSession.builder.remote(url).create()
+        try:
+            session.sql("SELECT 1").collect()
+        finally:
+            session.stop()
+    except Exception as error:  # any failure here means "not serving"; report it as such
+        raise EngineError(f"the Spark Connect server at {url} does not answer queries: {error}") from error
+
+
+def _terminate_group(pid: int) -> None:
+    for sig, wait in ((signal.SIGTERM, STOP_TIMEOUT_SECONDS), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(pid, sig)
+        except ProcessLookupError:
+            break
+        deadline = time.monotonic() + wait
+        while _group_alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not _group_alive(pid):
+            break
+    _children.pop(pid, None)
+
+
+def _group_alive(pgid: int) -> bool:
+    _alive(pgid)  # reaps the leader if we started it
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return any(not _zombie(pid) for pid in _group_members(pgid))
+
+
+def _group_members(pgid: int) -> list[int]:
+    members = []
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:
+            members.append(int(entry.name))
+    return members
+
+
+def _alive(pid: int) -> bool:
+    child = _children.get(pid)
+    if child is not None:
+        return child.poll() is None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _is_our_server(pid: int | None) -> bool:
+    """Alive and really a Spark Connect server: a pid may be reused by an unrelated process after a reboot."""
+    if pid is None or not _alive(pid):
+        return False
+    try:
+        command_line = (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return True  # no /proc (macOS): trust the live pid
+    return SERVER_CLASS in command_line
+
+
+def _record_path(project_path: Path) -> Path:
+    return server_dir(project_path) / "server.json"
+
+
+def _read_record(project_path: Path) -> ServerStatus | None:
+    try:
+        return ServerStatus.model_validate(json.loads(_record_path(project_path).read_text()))
+    except (OSError, ValueError):
+        return None
+
+
+def _write_record(project_path: Path, status: ServerStatus) -> None:
+    path = _record_path(project_path)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(status.model_dump_json())
+    temporary.replace(path)
+
+
+def _log_tail(log_path: Path | None, lines: int = 12) -> str:
+    try:
+        text = log_path.read_text(errors="replace") if log_path else ""
+    except OSError:
+        return ""
+    kept = [line for line in text.splitlines() if line.strip() and not line.startswith("\t")]
+    return "\n".join(kept[-lines:])

@@ -1,0 +1,64 @@
+"""Pure SQL builders for partition work: the time window of an interval and listed DROP PARTITION statements.
+
+Spark compares a time column with the interval bounds according to the column's type: timestamps and dates
+against TIMESTAMP literals (intervals are naive UTC, and every session runs in UTC), strings and integers against
+the bounds formatted with the model's ``time_column_format`` (``yyyy-MM-dd``, ``yyyyMMdd``, ``yyyy-MM-dd HH``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from dagster_sparkmesh.snapshot.naming import quote
+
+# Spark rejects very long statements badly and Hive drops partitions one metastore call each anyway.
+DROP_BATCH = 100
+_INTEGER_TYPES = ("tinyint", "smallint", "int", "bigint")
+
+
+def string_literal(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def timestamp_literal(moment: datetime) -> str:
+    return f"TIMESTAMP '{moment.isoformat(sep=' ')}'"
+
+
+def window_predicate(column: str, data_type: str, start: datetime, end: datetime, time_format: str) -> str:
+    """``column`` within the half-open interval ``[start, end)``, compared in the column's own type."""
+    lower, upper = _bound(start, data_type, time_format), _bound(end, data_type, time_format)
+    name = f"`{column}`"
+    return f"{name} >= {lower} AND {name} < {upper}"
+
+
+def _bound(moment: datetime, data_type: str, time_format: str) -> str:
+    data_type = data_type.lower()
+    if data_type in ("date", "timestamp", "timestamp_ntz"):
+        return timestamp_literal(moment)
+    formatted = f"date_format({timestamp_literal(moment)}, {string_literal(time_format)})"
+    if data_type in _INTEGER_TYPES:
+        return f"CAST({formatted} AS BIGINT)"
+    return formatted
+
+
+def partition_spec(columns: Sequence[str], values: Sequence[str | None]) -> str:
+    """``PARTITION (a = 'x', b = '1')``: Spark casts the string values to the partition columns' types."""
+    parts = [
+        f"`{column}` = {'NULL' if value is None else string_literal(value)}" for column, value in zip(columns, values)
+    ]
+    return f"PARTITION ({', '.join(parts)})"
+
+
+def drop_partition_statements(table: str, columns: Sequence[str], specs: Sequence[Sequence[str | None]]) -> list[str]:
+    """Listed partitions only: range predicates in DROP PARTITION don't parse in Spark."""
+    statements = []
+    for offset in range(0, len(specs), DROP_BATCH):
+        batch = specs[offset : offset + DROP_BATCH]
+        listed = ", ".join(partition_spec(columns, values) for values in batch)
+        statements.append(f"ALTER TABLE {quote(table)} DROP IF EXISTS {listed}")
+    return statements
+
+
+def column_list(columns: Sequence[str], prefix: str = "") -> str:
+    return ", ".join(f"{prefix}`{column}`" for column in columns)

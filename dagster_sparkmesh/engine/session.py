@@ -1,0 +1,146 @@
+"""Open the SparkSession a project runs on: in-process (local), on an existing Spark Connect server (connect),
+or on the project's own managed Connect server (managed).
+
+Sessions are reused through an explicit cache keyed by everything that shapes them (mode, master or URL, project,
+extra settings): booting a Hive session costs 5–10 s and a JVM can hold only one in-process SparkContext.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from py4j.protocol import Py4JError
+from pyspark import SparkContext
+from pyspark.sql import SparkSession
+
+from dagster_sparkmesh.engine.connect_server import port_open, start_server
+from dagster_sparkmesh.engine.settings import RUNTIME_SETTINGS, require_java, session_settings, warehouse_dir
+from dagster_sparkmesh.errors import ConfigError, EngineError
+from dagster_sparkmesh.project.config import SparkConnection, state_dir
+
+DEFAULT_CONNECT_PORT = 15002
+
+
+@dataclass(frozen=True)
+class SessionKey:
+    mode: str
+    address: str
+    project: Path
+    config: tuple[tuple[str, str], ...]
+
+
+_sessions: dict[SessionKey, SparkSession] = {}
+
+
+def session_key(connection: SparkConnection, project_path: Path) -> SessionKey:
+    addresses = {
+        "local": connection.master,
+        "connect": connection.remote or "",
+        "managed": f"{connection.master}@{connection.connect_port}",
+    }
+    return SessionKey(
+        mode=connection.mode,
+        address=addresses[connection.mode],
+        project=Path(project_path).resolve(),
+        config=tuple(sorted(connection.config.items())),
+    )
+
+
+def open_session(connection: SparkConnection, project_path: Path) -> SparkSession:
+    """The project's session for ``connection``, reused when one with the same settings is still open."""
+    key = session_key(connection, project_path)
+    cached = _sessions.get(key)
+    if cached is not None and _is_open(cached):
+        return cached
+    session = _OPENERS[connection.mode](connection, Path(project_path).resolve())
+    _sessions[key] = session
+    return session
+
+
+def close_sessions(project_path: Path | None = None) -> None:
+    """Stop the sessions this process opened, all of them or only a project's (before stopping its server:
+    a Connect client whose server is gone retries for a long time at exit)."""
+    project = Path(project_path).resolve() if project_path is not None else None
+    for key in [key for key in _sessions if project is None or key.project == project]:
+        _sessions.pop(key).stop()
+
+
+def _open_local(connection: SparkConnection, project_path: Path) -> SparkSession:
+    require_java()
+    settings = session_settings(connection, project_path)
+    _refuse_foreign_context(settings["spark.sql.warehouse.dir"])
+    state_dir(project_path).mkdir(parents=True, exist_ok=True)
+    builder = SparkSession.builder.master(connection.master).appName(f"sparkmesh ({project_path.name})")
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        return builder.enableHiveSupport().getOrCreate()
+    except (Py4JError, RuntimeError) as error:  # pyspark raises a bare RuntimeError when the JVM dies at launch
+        raise EngineError(
+            f"could not start a local Spark session: {str(error).splitlines()[0] if str(error) else error!r}",
+            hint="check that Java 17 works (`java -version`) and that no other process holds "
+            f"{warehouse_dir(project_path).parent / 'metastore'} (embedded Derby allows one process; "
+            "use mode: managed to share the catalog)",
+        ) from error
+
+
+def _refuse_foreign_context(warehouse: str) -> None:
+    """A JVM holds one SparkContext, whose warehouse and metastore cannot change: never silently reuse another."""
+    active = SparkContext._active_spark_context
+    if active is None:
+        return
+    current = active.getConf().get("spark.sql.warehouse.dir")
+    if current != warehouse:
+        raise EngineError(
+            "this process already runs a local Spark session for another warehouse",
+            snippet=f"running: {current}\nwanted:  {warehouse}",
+            hint="one local session per process: stop the other session first, or use mode: managed",
+        )
+
+
+def _open_connect(connection: SparkConnection, project_path: Path) -> SparkSession:
+    if not connection.remote:
+        raise ConfigError(
+            "connection mode 'connect' needs a remote URL",
+            hint="set gateways.<name>.connection.remote to sc://host:port (or use mode: managed)",
+        )
+    return _connect(connection.remote)
+
+
+def _open_managed(connection: SparkConnection, project_path: Path) -> SparkSession:
+    status = start_server(project_path, connection)
+    return _connect(status.url or "")
+
+
+def _connect(url: str) -> SparkSession:
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    parsed = urlparse(url.replace("sc://", "http://", 1))
+    host, port = parsed.hostname or "localhost", parsed.port or DEFAULT_CONNECT_PORT
+    # Check the port first: the gRPC client retries an unreachable server for minutes before failing.
+    if not port_open(port, host=host, timeout=3.0):
+        raise EngineError(
+            f"the Spark Connect server at {url} is unreachable",
+            hint="start it (`sparkmesh server start` for mode: managed) or fix connection.remote in config.yaml",
+        )
+    builder = ConnectSession.builder.remote(url)
+    for key, value in RUNTIME_SETTINGS.items():
+        builder = builder.config(key, value)
+    return builder.create()
+
+
+def _is_open(session: SparkSession) -> bool:
+    stopped = getattr(session, "is_stopped", None)
+    if stopped is not None:  # Spark Connect session
+        return not stopped
+    return SparkContext._active_spark_context is not None and session.sparkContext._jsc is not None
+
+
+_OPENERS: dict[str, Callable[[SparkConnection, Path], SparkSession]] = {
+    "local": _open_local,
+    "connect": _open_connect,
+    "managed": _open_managed,
+}

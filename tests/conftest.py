@@ -1,0 +1,53 @@
+"""Shared fixtures: ONE local Spark session (Hive catalog on Derby) for the whole test run.
+
+A JVM holds one SparkContext and Derby one process, so every Spark test shares this session; isolate tests by
+schema (``schema`` fixture) rather than by session.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.project.config import SparkConnection
+
+TEST_SPARK = SparkConnection(mode="local", master="local[2]", config={"spark.sql.shuffle.partitions": "2"})
+
+
+@pytest.fixture(scope="session")
+def spark_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project folder whose ``.sparkmesh/`` holds the shared session's warehouse and metastore."""
+    return tmp_path_factory.mktemp("spark_project")
+
+
+@pytest.fixture(scope="session")
+def spark_connection() -> SparkConnection:
+    """The settings of the shared session (``open_session(spark_connection, spark_project)`` returns it)."""
+    return TEST_SPARK
+
+
+@pytest.fixture(scope="session")
+def spark(spark_project: Path):
+    from dagster_sparkmesh.engine.session import close_sessions, open_session
+
+    session = open_session(TEST_SPARK, spark_project)
+    yield session
+    close_sessions()
+
+
+@pytest.fixture
+def engine(spark):
+    from dagster_sparkmesh.engine.adapter import SparkEngine
+
+    return SparkEngine(spark)
+
+
+@pytest.fixture
+def schema(engine) -> str:
+    """A fresh schema for one test, dropped (with its tables) afterwards."""
+    name = f"t_{uuid.uuid4().hex[:10]}"
+    engine.create_schema(name)
+    yield name
+    engine.drop_schema(name, cascade=True)

@@ -1,0 +1,127 @@
+"""Real runs on local Spark through Dagster: ranged partition runs, audits as checks, promotion gating."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+pytest.importorskip("dagster_sparkmesh.engine.adapter")
+
+from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_specs, promotion_key, sparkmesh_assets  # noqa: E402
+from dagster_sparkmesh.dagster.promotion import promotion_asset  # noqa: E402
+from dagster_sparkmesh.project.loader import load_project  # noqa: E402
+from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+PROJECT = Path(__file__).parent / "projects" / "shop"
+DAILY, FLAGS = dg.AssetKey(["shop", "daily"]), dg.AssetKey(["shop", "daily_flags"])
+EVENTS, SUMMARY = dg.AssetKey(["raw", "events"]), dg.AssetKey(["shop", "summary"])
+
+
+@pytest.fixture
+def clean_catalog(spark):
+    """Tests share one Spark session: each starts and ends with only the default database."""
+    yield
+    for (name,) in spark.sql("SHOW DATABASES").collect():
+        if name != "default":
+            spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
+
+
+@pytest.fixture
+def project_dir(tmp_path, clean_catalog) -> Path:
+    target = tmp_path / "shop"
+    shutil.copytree(PROJECT, target, ignore=shutil.ignore_patterns(".sparkmesh"))
+    return target
+
+
+@pytest.fixture
+def resource(spark, project_dir) -> SparkMeshResource:
+    # Reuse the test session: a JVM holds one SparkContext, so point the project at the session's warehouse.
+    warehouse = spark.sparkContext.getConf().get("spark.sql.warehouse.dir")
+    return SparkMeshResource(project_dir=str(project_dir), spark_config={"spark.sql.warehouse.dir": warehouse})
+
+
+def _assets(project_dir: Path):
+    project = load_project(project_dir, use_cache=False)
+    specs = build_sparkmesh_specs(project)
+    return [*sparkmesh_assets(project=project, specs=specs), promotion_asset(project, specs)]
+
+
+def _materialize(project_dir, resource, instance, selection, partitions: tuple[str, str] | None = None):
+    tags = {}
+    if partitions:
+        tags = {"dagster/asset_partition_range_start": partitions[0], "dagster/asset_partition_range_end": partitions[1]}
+    return dg.materialize(
+        _assets(project_dir),
+        selection=selection,
+        resources={"sparkmesh": resource},
+        instance=instance,
+        tags=tags,
+        raise_on_error=False,
+    )
+
+
+def _intervals(project_dir: Path, name: str) -> list[tuple[datetime, datetime]]:
+    with open_state_store(None, project_dir) as state:
+        versions = {s.name: s.version for s in state.get_snapshots_by_name([name])}
+        return [(i.start, i.end) for i in state.get_intervals(name, versions[name])]
+
+
+def test_range_run_materializes_each_partition_and_records_the_interval(spark, project_dir, resource):
+    with dg.instance_for_test() as instance:
+        assert _materialize(project_dir, resource, instance, [EVENTS]).success
+        result = _materialize(project_dir, resource, instance, [DAILY, FLAGS], ("2024-01-01", "2024-01-03"))
+        assert result.success
+        daily = [event.materialization for event in result.get_asset_materialization_events()]
+        daily_partitions = sorted(m.partition for m in daily if m.asset_key == DAILY)
+        assert daily_partitions == ["2024-01-01", "2024-01-02", "2024-01-03"]
+        metadata = next(m for m in daily if m.asset_key == DAILY).metadata
+        assert metadata["sparkmesh/rows_written"].value == 3
+        assert metadata["sparkmesh/range"].value == "[2024-01-01T00:00:00, 2024-01-04T00:00:00)"
+        checks = result.get_asset_check_evaluations()
+        assert [(c.check_name, c.passed) for c in checks] == [("not_null", True)]
+        assert _intervals(project_dir, "shop.daily") == [(datetime(2024, 1, 1), datetime(2024, 1, 4))]
+        table = metadata["sparkmesh/physical_table"].value
+        assert spark.sql(f"SELECT COUNT(*) FROM {table}").collect()[0][0] == 3
+
+
+def test_promotion_waits_for_every_interval_then_points_the_views(spark, project_dir, resource):
+    with dg.instance_for_test() as instance:
+        _materialize(project_dir, resource, instance, [EVENTS])
+        _materialize(project_dir, resource, instance, [DAILY, FLAGS], ("2024-01-01", "2024-01-03"))
+
+        refused = _materialize(project_dir, resource, instance, [promotion_key("prod")])
+        assert not refused.success
+        failure = next(e for e in refused.all_events if e.is_step_failure).step_failure_data.user_failure_data
+        assert "shop.daily" in failure.metadata["missing_intervals"].value
+        assert not spark.catalog.databaseExists("shop")
+
+        assert _materialize(project_dir, resource, instance, [DAILY, FLAGS], ("2024-01-04", "2024-01-05")).success
+        assert _materialize(project_dir, resource, instance, [SUMMARY]).success
+        promoted = _materialize(project_dir, resource, instance, [promotion_key("prod")])
+        assert promoted.success
+        views = promoted.get_asset_materialization_events()[0].materialization.metadata
+        assert views["views_changed"].value == 4
+        assert spark.sql("SELECT COUNT(*) FROM shop.daily").collect()[0][0] == 5
+        assert spark.sql("SELECT grand_total FROM shop.summary").collect()[0][0] == 300
+
+
+def test_failing_blocking_audit_stops_descendants_in_the_same_step(spark, project_dir, resource):
+    daily = project_dir / "models" / "daily.sql"
+    daily.write_text(daily.read_text().replace("SUM(amount) AS total", "SUM(CASE WHEN id > 5 THEN amount END) AS total"))
+    with dg.instance_for_test() as instance:
+        _materialize(project_dir, resource, instance, [EVENTS])
+        result = _materialize(project_dir, resource, instance, [DAILY, FLAGS], ("2024-01-01", "2024-01-02"))
+        assert not result.success
+        assert result.get_asset_materialization_events() == []
+        checks = result.get_asset_check_evaluations()
+        assert [(c.check_name, c.passed, c.blocking) for c in checks] == [("not_null", False, True)]
+        failure = next(e for e in result.all_events if e.is_step_failure).step_failure_data.user_failure_data
+        assert failure.metadata["not_run_downstream"].value == ["shop.daily_flags"]
+        with open_state_store(None, project_dir) as state:
+            assert all(not state.get_intervals("shop.daily", s.version) for s in state.get_snapshots_by_name(["shop.daily"]))

@@ -1,0 +1,68 @@
+import pytest
+
+from dagster_sparkmesh.errors import EngineError
+
+
+def test_table_exists_asks_the_catalog_each_time(engine, schema):
+    table = f"{schema}.orders"
+    assert not engine.table_exists(table)
+    engine.create_table_like_query(table, "SELECT 1 AS id, DATE'2024-01-01' AS ds", ["ds"])
+    assert engine.table_exists(table)
+    assert not engine.view_exists(table)
+    engine.drop_table(table)
+    assert not engine.table_exists(table)
+
+
+def test_missing_schema_has_no_tables(engine):
+    assert engine.list_tables("no_such_schema_here") == []
+    assert not engine.table_exists("no_such_schema_here.t")
+
+
+def test_created_table_is_empty_typed_and_keeps_partition_columns_last(engine, schema):
+    table = f"{schema}.events"
+    engine.create_table_like_query(
+        table, "SELECT DATE'2024-01-01' AS ds, CAST(1 AS BIGINT) AS id, 'a' AS name", ["ds"]
+    )
+    assert engine.columns(table) == [("id", "bigint"), ("name", "string"), ("ds", "date")]
+    assert engine.partition_columns(table) == ["ds"]
+    assert engine.row_count(table) == 0
+
+
+def test_list_tables_shows_tables_and_views_but_not_temp_views(engine, schema):
+    engine.create_table_like_query(f"{schema}.a", "SELECT 1 AS id", [])
+    engine.create_or_alter_view(f"{schema}.v", f"SELECT * FROM `{schema}`.`a`")
+    engine.create_temp_view("some_temp_view", [("x", "int")], [(1,)])
+    assert engine.list_tables(schema) == ["a", "v"]
+
+
+def test_drop_schema_restrict_refuses_a_non_empty_schema(engine, schema):
+    engine.create_table_like_query(f"{schema}.a", "SELECT 1 AS id", [])
+    with pytest.raises(EngineError):
+        engine.drop_schema(schema, cascade=False)
+    engine.drop_schema(schema, cascade=True)
+    assert engine.list_tables(schema) == []
+
+
+def test_spark_errors_become_engine_errors_with_statement_and_message(engine):
+    with pytest.raises(EngineError) as raised:
+        engine.query_rows("SELECT * FROM no_such_schema_x.no_such_table")
+    text = str(raised.value)
+    assert "TABLE_OR_VIEW_NOT_FOUND" in text
+    assert "no_such_schema_x.no_such_table" in raised.value.snippet
+    assert "\tat " not in text and "JVM stacktrace" not in text
+
+
+def test_parse_errors_are_engine_errors(engine):
+    with pytest.raises(EngineError, match="PARSE_SYNTAX_ERROR"):
+        engine.query_rows("SELEC 1")
+
+
+def test_creating_a_table_over_a_stale_folder_in_the_warehouse_succeeds(engine, schema, spark_project):
+    from dagster_sparkmesh.engine.settings import warehouse_dir
+
+    stale = warehouse_dir(spark_project) / f"{schema}.db" / "orders"
+    stale.mkdir(parents=True)
+    (stale / "part-00000-crashed.parquet").write_bytes(b"garbage")
+    engine.create_table_like_query(f"{schema}.orders", "SELECT 1 AS id", [])
+    assert engine.row_count(f"{schema}.orders") == 0
+    assert not (stale / "part-00000-crashed.parquet").exists()

@@ -1,0 +1,59 @@
+"""The managed Spark Connect server, on a project of its own (its Derby metastore can't be shared with the
+in-process test session)."""
+
+import socket
+import time
+from datetime import date, datetime
+
+import pytest
+
+from dagster_sparkmesh.engine.adapter import SparkEngine
+from dagster_sparkmesh.engine.connect_server import server_status, start_server, stop_server
+from dagster_sparkmesh.engine.session import close_sessions, open_session
+from dagster_sparkmesh.project.config import SparkConnection
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_managed_server_start_query_reuse_and_stop(tmp_path):
+    connection = SparkConnection(mode="managed", master="local[2]", connect_port=_free_port())
+    try:
+        began = time.monotonic()
+        status = start_server(tmp_path, connection)
+        print(f"connect server start: {time.monotonic() - began:.1f} s")
+        assert status.running and status.url == f"sc://127.0.0.1:{connection.connect_port}"
+        assert status.log_path.exists()
+        assert start_server(tmp_path, connection).pid == status.pid  # reused, not a second server
+
+        engine = SparkEngine(open_session(connection, tmp_path))
+        engine.create_schema("s")
+        table = "s.daily"
+        query = "SELECT * FROM VALUES (1, DATE'2024-01-01'), (2, DATE'2024-01-02') AS t(id, ds)"
+        engine.create_table_like_query(table, query, ["ds"])
+        engine.overwrite_interval(table, query, time_column="ds", start=datetime(2024, 1, 1), end=datetime(2024, 1, 3))
+        engine.overwrite_interval(
+            table, "SELECT 3 AS id, DATE'2024-01-01' AS ds", time_column="ds",
+            start=datetime(2024, 1, 1), end=datetime(2024, 1, 3),
+        )
+        assert engine.query_rows(f"SELECT * FROM {table}") == [(3, date(2024, 1, 1))]
+        assert engine.table_exists(table) and not engine.table_exists("s.missing")
+        engine.upsert_by_key(table, "SELECT 4 AS id, DATE'2024-01-05' AS ds", ["id"])
+        engine.create_or_alter_view("s.v", f"SELECT * FROM {table}")
+        engine.create_or_alter_view("s.v", f"SELECT id FROM {table}")
+        assert sorted(engine.query_rows("SELECT * FROM s.v")) == [(3,), (4,)]
+        assert (tmp_path / ".sparkmesh" / "warehouse" / "s.db" / "daily").is_dir()
+        assert server_status(tmp_path).running
+    finally:
+        close_sessions(tmp_path)
+        stop_server(tmp_path)
+    after = server_status(tmp_path)
+    assert not after.running and after.pid is None
+    with pytest.raises(ProcessLookupError):
+        import os
+
+        os.kill(status.pid, 0)

@@ -1,0 +1,30 @@
+from datetime import datetime
+
+from dagster_sparkmesh.engine.partition_sql import drop_partition_statements, string_literal, window_predicate
+
+START, END = datetime(2024, 1, 2), datetime(2024, 1, 4)
+
+
+def test_window_compares_dates_and_timestamps_with_timestamp_literals():
+    assert window_predicate("ds", "date", START, END, "yyyy-MM-dd") == (
+        "`ds` >= TIMESTAMP '2024-01-02 00:00:00' AND `ds` < TIMESTAMP '2024-01-04 00:00:00'"
+    )
+
+
+def test_window_formats_bounds_for_string_and_integer_columns():
+    assert window_predicate("ds", "string", START, END, "yyyyMMdd").startswith(
+        "`ds` >= date_format(TIMESTAMP '2024-01-02 00:00:00', 'yyyyMMdd')"
+    )
+    assert "CAST(date_format(" in window_predicate("ds", "int", START, END, "yyyyMMdd")
+
+
+def test_drop_statements_list_partitions_in_batches():
+    specs = [(f"2024-01-{day:02d}", "x'y") for day in range(1, 31)] * 4
+    statements = drop_partition_statements("s.t", ["ds", "region"], specs)
+    assert len(statements) == 2
+    first = "ALTER TABLE `s`.`t` DROP IF EXISTS PARTITION (`ds` = '2024-01-01', `region` = 'x\\'y')"
+    assert statements[0].startswith(first)
+
+
+def test_string_literal_escapes_quotes_and_backslashes():
+    assert string_literal("a'b\\c") == "'a\\'b\\\\c'"

@@ -1,0 +1,164 @@
+from datetime import date, datetime
+from decimal import Decimal
+
+import pytest
+
+from dagster_sparkmesh.errors import EngineError
+
+
+def _rows(engine, table, order="ds, id"):
+    return engine.query_rows(f"SELECT * FROM {table} ORDER BY {order}")
+
+
+def _daily(days: dict[str, list[int]]) -> str:
+    """A query returning rows (id, ds) for the given days; an empty dict gives an empty typed result."""
+    rows = [f"({i}, DATE'{ds}')" for ds, ids in days.items() for i in ids]
+    if not rows:
+        return "SELECT CAST(NULL AS INT) AS id, CAST(NULL AS DATE) AS ds WHERE 1 = 0"
+    return f"SELECT * FROM VALUES {', '.join(rows)} AS t(id, ds)"
+
+
+@pytest.fixture
+def daily_table(engine, schema):
+    table = f"{schema}.daily"
+    engine.create_table_like_query(table, _daily({"2024-01-01": [1]}), ["ds"])
+    written = engine.overwrite_interval(
+        table,
+        _daily({"2024-01-01": [1, 2], "2024-01-02": [3], "2024-01-03": [4], "2024-01-04": [5]}),
+        time_column="ds",
+        start=datetime(2024, 1, 1),
+        end=datetime(2024, 1, 5),
+    )
+    assert written == 5
+    return table
+
+
+def test_interval_overwrite_replaces_exactly_the_interval_including_a_now_empty_day(engine, daily_table):
+    # Days 2 and 3 are recomputed: day 2 changes, day 3 now has no rows; days 1 and 4 are outside.
+    new_rows = _daily({"2024-01-02": [30, 31], "2024-01-04": [99]})  # day 4 is outside: must be ignored
+    written = engine.overwrite_interval(
+        daily_table, new_rows, time_column="ds", start=datetime(2024, 1, 2), end=datetime(2024, 1, 4)
+    )
+    assert written == 2
+    expected = [(1, date(2024, 1, 1)), (2, date(2024, 1, 1)), (30, date(2024, 1, 2)), (31, date(2024, 1, 2)),
+                (5, date(2024, 1, 4))]
+    assert _rows(engine, daily_table) == expected
+    # Idempotent: the same interval again leaves the same table.
+    engine.overwrite_interval(
+        daily_table, new_rows, time_column="ds", start=datetime(2024, 1, 2), end=datetime(2024, 1, 4)
+    )
+    assert _rows(engine, daily_table) == expected
+    assert [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {daily_table}")] == [
+        "ds=2024-01-01", "ds=2024-01-02", "ds=2024-01-04"
+    ]
+
+
+def test_interval_overwrite_with_an_entirely_empty_result_clears_the_interval(engine, daily_table):
+    written = engine.overwrite_interval(
+        daily_table, _daily({}), time_column="ds", start=datetime(2024, 1, 1), end=datetime(2024, 1, 4)
+    )
+    assert written == 0
+    assert _rows(engine, daily_table) == [(5, date(2024, 1, 4))]
+
+
+def test_hourly_interval_on_a_string_hour_column(engine, schema):
+    table = f"{schema}.hourly"
+
+    def hours(*pairs):
+        return "SELECT * FROM VALUES " + ", ".join(f"({v}, '{h}')" for v, h in pairs) + " AS t(v, hour)"
+
+    engine.create_table_like_query(table, hours((0, "2024-01-01 00")), ["hour"])
+    engine.overwrite_interval(
+        table, hours((1, "2024-01-01 00"), (2, "2024-01-01 01"), (3, "2024-01-01 02")), time_column="hour",
+        start=datetime(2024, 1, 1, 0), end=datetime(2024, 1, 1, 3), time_format="yyyy-MM-dd HH",
+    )
+    engine.overwrite_interval(
+        table, hours((9, "2024-01-01 02")), time_column="hour",
+        start=datetime(2024, 1, 1, 1), end=datetime(2024, 1, 1, 3), time_format="yyyy-MM-dd HH",
+    )
+    assert _rows(engine, table, "hour") == [(1, "2024-01-01 00"), (9, "2024-01-01 02")]
+
+
+def test_interval_overwrite_refuses_an_unpartitioned_table(engine, schema):
+    table = f"{schema}.flat"
+    engine.create_table_like_query(table, _daily({"2024-01-01": [1]}), [])
+    with pytest.raises(EngineError, match="not partitioned by ds"):
+        engine.overwrite_interval(
+            table, _daily({}), time_column="ds", start=datetime(2024, 1, 1), end=datetime(2024, 1, 2)
+        )
+
+
+def test_replace_full_replaces_all_rows_and_stale_partitions(engine, schema):
+    table = f"{schema}.full"
+    engine.create_table_like_query(table, _daily({"2024-01-01": [1]}), ["ds"])
+    assert engine.replace_full(table, _daily({"2024-01-01": [1], "2024-01-02": [2]})) == 2
+    assert engine.replace_full(table, _daily({"2024-01-02": [3]})) == 1
+    assert _rows(engine, table) == [(3, date(2024, 1, 2))]
+
+
+def test_upsert_by_key_updates_matching_keys_and_keeps_the_rest(engine, schema):
+    table = f"{schema}.customers"
+    query = "SELECT * FROM VALUES {} AS t(id, name, region)"
+    engine.create_table_like_query(table, query.format("(1, 'a', 'eu')"), [])
+    engine.upsert_by_key(table, query.format("(1, 'a', 'eu'), (2, 'b', 'us')"), ["id"])
+    written = engine.upsert_by_key(table, query.format("(2, 'b2', 'eu'), (3, 'c', 'us')"), ["id"])
+    assert written == 2
+    assert _rows(engine, table, "id") == [(1, "a", "eu"), (2, "b2", "eu"), (3, "c", "us")]
+    assert not engine.table_exists(table + "__sm_upsert")
+
+
+def test_upsert_on_a_partitioned_table_moves_a_key_between_partitions(engine, schema):
+    table = f"{schema}.by_region"
+    query = "SELECT * FROM VALUES {} AS t(id, name, region)"
+    engine.create_table_like_query(table, query.format("(1, 'a', 'eu')"), ["region"])
+    engine.upsert_by_key(table, query.format("(1, 'a', 'eu'), (2, 'b', 'us')"), ["id"])
+    engine.upsert_by_key(table, query.format("(1, 'a', 'us')"), ["id"])
+    assert _rows(engine, table, "id") == [(1, "a", "us"), (2, "b", "us")]
+    assert [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {table}")] == ["region=us"]
+
+
+def test_upsert_finishes_a_copy_interrupted_by_a_crash(engine, schema):
+    """A crash after staging was complete but during the copy: the staging table holds every row."""
+    table = f"{schema}.crashy"
+    query = "SELECT * FROM VALUES {} AS t(id, name)"
+    engine.create_table_like_query(table, query.format("(1, 'a')"), [])
+    engine.upsert_by_key(table, query.format("(1, 'a'), (2, 'b')"), ["id"])
+    engine.execute(f"CREATE TABLE {table}__sm_upsert USING parquet AS SELECT * FROM {table}")
+    engine.execute(f"TRUNCATE TABLE {table}")  # the target lost its rows mid-copy
+    engine.upsert_by_key(table, query.format("(3, 'c')"), ["id"])
+    assert _rows(engine, table, "id") == [(1, "a"), (2, "b"), (3, "c")]
+
+
+def test_load_seed_casts_values_to_declared_types_and_replaces_content(engine, schema):
+    table = f"{schema}.seed"
+    columns = [("id", "INT"), ("price", "DECIMAL(10,2)"), ("day", "DATE"), ("at", "TIMESTAMP"), ("ok", "BOOLEAN"),
+               ("name", "STRING")]
+    rows = [(1, Decimal("1.50"), date(2024, 1, 1), datetime(2024, 1, 1, 5, 30), True, "x"),
+            (2, None, None, None, False, None)]
+    assert engine.load_seed(table, columns, rows) == 2
+    assert engine.columns(table) == [("id", "int"), ("price", "decimal(10,2)"), ("day", "date"),
+                                     ("at", "timestamp"), ("ok", "boolean"), ("name", "string")]
+    assert _rows(engine, table, "id") == [
+        (1, Decimal("1.50"), date(2024, 1, 1), datetime(2024, 1, 1, 5, 30), True, "x"),
+        (2, None, None, None, False, None),
+    ]
+    engine.load_seed(table, columns, rows[:1])
+    assert engine.row_count(table) == 1
+
+
+def test_bad_seed_value_is_an_engine_error(engine, schema):
+    with pytest.raises(EngineError, match="CAST_INVALID_INPUT"):
+        engine.load_seed(f"{schema}.bad_seed", [("id", "INT")], [("not a number",)])
+
+
+def test_write_dataframe_creates_then_replaces(engine, schema, spark):
+    table = f"{schema}.py_model"
+    frame = spark.createDataFrame([(1, "2024-01-01"), (2, "2024-01-02")], "id INT, ds STRING")
+    assert engine.write_dataframe(table, frame, partitioned_by=["ds"]) == 2
+    assert engine.write_dataframe(table, frame.where("id = 2")) == 1
+    assert _rows(engine, table) == [(2, "2024-01-02")]
+
+
+def test_temp_view_for_unit_test_inputs(engine):
+    engine.create_temp_view("unit_input", [("id", "BIGINT"), ("ds", "DATE")], [(1, "2024-01-01")])
+    assert engine.query_rows("SELECT * FROM unit_input") == [(1, date(2024, 1, 1))]
