@@ -140,7 +140,12 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
         query = _select_for(ctx, target, batch)
         _ensure_table(ctx, target, query, partitioned_by=[kind.time_column])
         rows += ctx.engine.overwrite_interval(
-            target.table, query, time_column=kind.time_column, start=batch.start, end=batch.end
+            target.table,
+            query,
+            time_column=kind.time_column,
+            start=batch.start,
+            end=batch.end,
+            time_format=kind.time_column_format,
         )
         audits = _commit(ctx, target, unit_intervals)
     return rows, audits
