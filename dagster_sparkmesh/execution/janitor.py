@@ -8,27 +8,16 @@ Order matters for invariant 2: views go before the tables they point at.
 
 from __future__ import annotations
 
-import re
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.plan.dates import parse_ttl
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.snapshot.naming import PROD, physical_table, view_name, view_schema
 from dagster_sparkmesh.snapshot.records import Interval
 
-_TTL = re.compile(r"^\s*(?:in\s+)?(\d+)\s*(minute|hour|day|week)s?\s*$", re.IGNORECASE)
 _ALL_TIME = Interval(start=datetime(1, 1, 1), end=datetime(9999, 12, 31))
-
-
-def parse_ttl(text: str) -> timedelta:
-    """``in 1 week`` / ``3 days`` / ``12 hours`` → a timedelta (SQLMesh's TTL spelling)."""
-    match = _TTL.match(text)
-    if not match:
-        raise ConfigError(f"invalid TTL {text!r}", hint="write it like 'in 1 week', '3 days' or '12 hours'")
-    count, unit = int(match.group(1)), match.group(2).lower()
-    return timedelta(**{f"{unit}s": count})
 
 
 class JanitorReport(Record):
