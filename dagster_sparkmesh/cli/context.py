@@ -10,11 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project.records import Project
+
+if TYPE_CHECKING:
+    from dagster_sparkmesh.engine.adapter import SparkEngine
 
 
 @dataclass
@@ -23,6 +27,8 @@ class CliContext:
     use_cache: bool = True
     version_for: Callable[[Model], str] | None = None
     """None: the version a plan gives a new snapshot (``project_commands.new_snapshot_version``)."""
+    engine_factory: Callable[[], SparkEngine] | None = None
+    """None: the project's configured Spark session; tests and embedding programs inject an engine here."""
     _project: Project | None = field(default=None, repr=False)
 
     def project(self) -> Project:

@@ -1,0 +1,195 @@
+"""A plan on the terminal: a rich tree of the changes (with coloured diffs), the explanation of what applying would
+do, a progress bar while models run, and the metrics of the application.
+
+Pure rendering: every function takes records (``Plan``, ``ApplyResult``, ...) and returns rich renderables or
+text, so the commands stay thin and the output can be tested without Spark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+from rich.console import Console, Group, RenderableType
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from dagster_sparkmesh.execution.apply import ApplyResult
+from dagster_sparkmesh.execution.results import ModelRunResult, ViewChange
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.plan.intervals import to_ranges
+from dagster_sparkmesh.snapshot.naming import physical_table, view_name
+from dagster_sparkmesh.snapshot.records import Environment, Interval
+
+_DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
+
+
+def moment(value: datetime) -> str:
+    """Dates alone when at midnight, so daily ranges read as dates."""
+    return f"{value:%Y-%m-%d}" if value.time() == datetime.min.time() else f"{value:%Y-%m-%d %H:%M}"
+
+
+def range_text(interval: Interval) -> str:
+    return f"[{moment(interval.start)}, {moment(interval.end)})"
+
+
+def category_text(plan: Plan, name: str) -> str:
+    category = plan.categories.get(name)
+    return category.value.replace("_", "-") if category else "unknown"
+
+
+def plan_title(plan: Plan) -> str:
+    title = f"Plan {plan.plan_id[:8]} for `{plan.environment}`"
+    if plan.is_new_environment:
+        title += f" (new, from `{plan.base_environment}`)" if plan.base_environment != plan.environment else " (new)"
+    return f"{title}: {range_text(Interval(start=plan.start, end=plan.end))}"
+
+
+def plan_tree(plan: Plan) -> Tree:
+    """Added, removed, directly modified (with diff), indirectly modified, then the intervals to compute."""
+    tree = Tree(Text(plan_title(plan), style="bold"))
+    _branch(tree, "Added", [Text(name, style="green") for name in plan.added])
+    _branch(tree, "Removed", [Text(name, style="red") for name in plan.removed])
+    _direct_branch(tree, plan)
+    _branch(tree, "Indirectly modified", [Text(f"{n} ({category_text(plan, n)})") for n in plan.indirectly_modified])
+    _branch(tree, "Metadata only", [Text(name) for name in plan.metadata_only])
+    _branch(tree, "Restatements", [Text(f"{n}: {range_text(i)}") for n, i in plan.restatements.items()])
+    _branch(tree, "Missing intervals", [Text(line) for line in missing_interval_lines(plan)])
+    _branch(tree, "Notes", [Text(note) for note in plan.notes])
+    _branch(tree, "Warnings", [Text(warning, style="yellow") for warning in plan.warnings])
+    return tree
+
+
+def missing_interval_lines(plan: Plan) -> list[str]:
+    """One line per model: its missing intervals joined into contiguous ranges."""
+    lines = []
+    for name, intervals in plan.missing_intervals.items():
+        ranges = ", ".join(range_text(r) for r in to_ranges(intervals))
+        lines.append(f"{name}: {ranges} ({len(intervals)} interval{'s' if len(intervals) != 1 else ''})")
+    return lines
+
+
+def diff_text(diff: str) -> Text:
+    text = Text()
+    for line in diff.splitlines():
+        text.append(line + "\n", style=_DIFF_STYLES.get(line[:1], "") if not line.startswith(("+++", "---")) else "dim")
+    text.rstrip()
+    return text
+
+
+def _branch(tree: Tree, title: str, items: list[Text]) -> None:
+    if not items:
+        return
+    branch = tree.add(Text(title, style="bold"))
+    for item in items:
+        branch.add(item)
+
+
+def _direct_branch(tree: Tree, plan: Plan) -> None:
+    if not plan.directly_modified:
+        return
+    branch = tree.add(Text("Directly modified", style="bold"))
+    for name in plan.directly_modified:
+        change = plan.direct_changes[name]
+        node = branch.add(Text(f"{name} ({change.category.value.replace('_', '-')})", style="yellow"))
+        if change.diff:
+            node.add(diff_text(change.diff))
+        for column in change.destructive:
+            node.add(Text(f"! {column.describe()}", style="red"))
+
+
+def explain_steps(plan: Plan, current: Environment | None) -> list[str]:
+    """What applying the plan would do, in order, without touching Spark (so views are compared by version)."""
+    steps = []
+    if plan.new_snapshots:
+        steps.append(f"register {len(plan.new_snapshots)} new snapshot(s) in the state store")
+    for name, interval in plan.restatements.items():
+        steps.append(f"forget the recorded intervals of {name} over {range_text(interval)}")
+    for name, intervals in plan.missing_intervals.items():
+        table = physical_table(name, plan.version_of(name) or "")
+        ranges = ", ".join(range_text(r) for r in to_ranges(intervals))
+        steps.append(f"compute {name} into {table}: {ranges}")
+    for change in view_changes(plan, current):
+        steps.append(f"{change.action} view {change.view}" + (f" -> {change.target}" if change.target else ""))
+    if plan.has_changes or plan.missing_intervals:
+        steps.append(f"record plan {plan.plan_id[:8]} as the `{plan.environment}` environment")
+    return steps
+
+
+def view_changes(plan: Plan, current: Environment | None) -> list[ViewChange]:
+    """The views whose target would change (promotion also creates views missing from the catalog)."""
+    changes = []
+    for snapshot in plan.environment_after.snapshots:
+        if snapshot.kind_name not in MATERIALIZED_KINDS:
+            continue
+        before = current.snapshot_for(snapshot.name) if current else None
+        if before is not None and before.version == snapshot.version:
+            continue
+        action = "alter" if before is not None else "create"
+        view, target = view_name(snapshot.name, plan.environment), physical_table(snapshot.name, snapshot.version)
+        changes.append(ViewChange(model=snapshot.name, view=view, target=target, action=action))
+    kept = {s.name for s in plan.environment_after.snapshots}
+    for snapshot in current.snapshots if current else ():
+        if snapshot.name not in kept and snapshot.kind_name in MATERIALIZED_KINDS:
+            view = view_name(snapshot.name, plan.environment)
+            changes.append(ViewChange(model=snapshot.name, view=view, target="", action="drop"))
+    return changes
+
+
+def model_line(result: ModelRunResult) -> Text:
+    if result.skipped:
+        return Text(f"  {result.model}: up to date", style="dim")
+    span = f" {range_text(result.range)}" if result.range else ""
+    text = Text(f"  {result.model}:{span} {result.rows_written} rows in {result.duration_seconds:.1f} s")
+    failed = result.failed_blocking_audits
+    for audit in result.audits:
+        style = "red" if audit in failed else ("yellow" if not audit.passed else "green")
+        text.append(f"  audit {audit.name}: {'ok' if audit.passed else f'{audit.failing_rows} failing rows'}", style)
+    return text
+
+
+@contextmanager
+def model_progress(console: Console, total: int) -> Iterator[Callable[[ModelRunResult], None]]:
+    """A progress bar over the models; yields the ``on_model_done`` callback (called from worker threads)."""
+    progress = Progress(
+        TextColumn("[bold]Evaluating models"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+    )
+    task = progress.add_task("models", total=total)
+
+    def on_model_done(result: ModelRunResult) -> None:
+        progress.console.print(model_line(result), highlight=False)
+        progress.advance(task)
+
+    with progress:
+        yield on_model_done
+
+
+def apply_summary(result: ApplyResult) -> RenderableType:
+    """Duration, intervals, rows written, models updated, then the views the promotion changed."""
+    metrics = Table(show_header=False, box=None, padding=(0, 2))
+    metrics.add_row("duration", f"{result.duration_seconds:.1f} s")
+    metrics.add_row("intervals computed", str(result.intervals_processed))
+    metrics.add_row("rows written", str(result.rows_written))
+    metrics.add_row("models updated", str(sum(1 for m in result.models if not m.skipped)))
+    parts: list[RenderableType] = [Text("Applied plan " + result.plan_id[:8], style="bold green"), metrics]
+    views = result.promotion.views if result.promotion else ()
+    parts.append(views_text(views, result.environment))
+    return Group(*parts)
+
+
+def views_text(views: tuple[ViewChange, ...] | list[ViewChange], environment: str) -> Text:
+    if not views:
+        return Text(f"No view of `{environment}` changed")
+    text = Text(f"Views of `{environment}` updated ({len(views)}):")
+    for change in views:
+        text.append(f"\n  {change.action} {change.view}" + (f" -> {change.target}" if change.target else ""))
+    return text
