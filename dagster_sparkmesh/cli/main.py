@@ -16,11 +16,17 @@ from typing import Any
 
 import click
 
-from dagster_sparkmesh.cli import data_commands, project_commands, runtime_commands, spark_commands
+from dagster_sparkmesh.cli import (
+    data_commands,
+    maintenance_commands,
+    project_commands,
+    runtime_commands,
+    spark_commands,
+)
 from dagster_sparkmesh.cli.context import CliContext
 from dagster_sparkmesh.errors import SparkMeshError
 
-COMMAND_MODULES = (project_commands, runtime_commands, data_commands, spark_commands)
+COMMAND_MODULES = (project_commands, runtime_commands, data_commands, spark_commands, maintenance_commands)
 
 
 class SparkMeshGroup(click.Group):

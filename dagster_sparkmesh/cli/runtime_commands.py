@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import getpass
 import json
-import os
 import socket
 import sys
 import time
@@ -68,10 +67,6 @@ def _project_engine(project: Project) -> Callable[[], SparkEngine]:
 
         # Decided only now: looking for a running server imports pyspark, which a no-op plan never needs.
         connection = connection_for(project.path, project.config.connection)
-        if connection.mode != "local":
-            # pyspark.sql.functions (seeds, Python models) picks its Spark Connect implementation only when this
-            # is set; pyspark's own builder sets it, the Connect session builder that open_session uses does not.
-            os.environ.setdefault("SPARK_CONNECT_MODE_ENABLED", "1")
         return SparkEngine(open_session(connection, project.path))
 
     return open_engine

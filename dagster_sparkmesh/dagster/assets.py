@@ -86,7 +86,7 @@ def run_group(
     except SparkMeshError as error:
         raise dg.Failure(description=str(error), metadata={"error": type(error).__name__}) from error
     finally:
-        ctx.state.close()
+        ctx.close()
     yield from _events(context, project, specs, translator, results)
 
 

@@ -66,7 +66,7 @@ def promotion_asset(
         except SparkMeshError as error:
             raise dg.Failure(description=str(error)) from error
         finally:
-            ctx.state.close()
+            ctx.close()
         context.log.info(f"promoted {environment}: {len(result.views)} view(s) changed")
         return dg.MaterializeResult(metadata=promotion_metadata(result))
 

@@ -60,7 +60,7 @@ class SparkMeshResource(dg.ConfigurableResource):
         return load_project(Path(self.project_dir))
 
     def open_context(self, environment: str, project: Project | None = None) -> ExecutionContext:
-        """A context for one step; close its state store (``ctx.state.close()``) when the step ends."""
+        """A context for one step; call ``ctx.close()`` when the step ends."""
         project = project or self.load_project()
         ctx = ExecutionContext.open(
             project.path,

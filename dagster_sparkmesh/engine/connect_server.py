@@ -11,6 +11,7 @@ A record whose process is gone (or whose pid now belongs to something else) is s
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -18,6 +19,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyspark
@@ -61,6 +64,21 @@ def server_status(project_path: Path) -> ServerStatus:
 
 def start_server(project_path: Path, connection: SparkConnection) -> ServerStatus:
     """Start the project's server, or reuse it when it already runs and answers a query."""
+    # Concurrent first runs of a Dagster backfill all get here: one launches, the others wait and reuse it.
+    with _start_lock(project_path):
+        return _start_or_reuse(project_path, connection)
+
+
+@contextmanager
+def _start_lock(project_path: Path) -> Iterator[None]:
+    folder = server_dir(project_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "start.lock", "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
+def _start_or_reuse(project_path: Path, connection: SparkConnection) -> ServerStatus:
     status = server_status(project_path)
     if status.pid is not None:
         _wait_until_healthy(status)

@@ -7,6 +7,8 @@ extra settings): booting a Hive session costs 5–10 s and a JVM can hold only o
 
 from __future__ import annotations
 
+import os
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,8 +126,11 @@ def _connect(url: str) -> SparkSession:
     if not port_open(port, host=host, timeout=3.0):
         raise EngineError(
             f"the Spark Connect server at {url} is unreachable",
-            hint="start it (`sparkmesh server start` for mode: managed) or fix connection.remote in config.yaml",
+            hint="start it (`sparkmesh spark start` for mode: managed) or fix connection.remote in config.yaml",
         )
+    # pyspark.sql.functions picks its Connect implementation from this variable; without it, col(...) in our
+    # writers and in users' Python models looks for a local SparkContext and fails.
+    os.environ.setdefault("SPARK_CONNECT_MODE_ENABLED", "1")
     builder = ConnectSession.builder.remote(url)
     for key, value in RUNTIME_SETTINGS.items():
         builder = builder.config(key, value)

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
@@ -34,6 +35,7 @@ def physical_tables(ctx: ExecutionContext, plan: Plan) -> dict[str, str]:
 def push_snapshots(ctx: ExecutionContext, plan: Plan) -> None:
     """Register the plan's snapshots and drop restated intervals, before any data is written."""
     ctx.state.push_snapshots(plan.new_snapshots)
+    crashpoint("push_snapshots")
     versions = {s.name: s.version for s in plan.environment_after.snapshots}
     for name, interval in plan.restatements.items():
         ctx.state.remove_intervals(name, versions[name], interval)

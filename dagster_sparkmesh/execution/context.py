@@ -43,6 +43,19 @@ class ExecutionContext:
     def engine_started(self) -> bool:
         return self._engine is not None
 
+    def close(self) -> None:
+        """Close the state store, and a Spark Connect session this context opened.
+
+        A Connect session left to the garbage collector closes its gRPC channel from ``__del__`` at interpreter
+        exit, which can hang the process; a local session stays up, since the process owns one JVM for good.
+        """
+        self.state.close()
+        if self._engine is not None and _is_connect_session(self._engine.spark):
+            from dagster_sparkmesh.engine.session import close_sessions
+
+            close_sessions(self.project.path)
+            self._engine = None
+
     @classmethod
     def open(
         cls,
@@ -69,3 +82,7 @@ class ExecutionContext:
             return SparkEngine(open_session(spark_connection, project.path))
 
         return cls(project=project, state=state, environment=environment, engine_factory=engine_factory)
+
+
+def _is_connect_session(session: object) -> bool:
+    return type(session).__module__.startswith("pyspark.sql.connect")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from dagster_sparkmesh.errors import AuditFailure
 from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project.rendering import render_query
@@ -90,6 +91,7 @@ def _commit(ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, .
             snippet=failed[0].query,
             hint="fix the model or its data; the interval stays missing and the environment is not promoted",
         ) from _AuditResults(audits)
+    crashpoint("before_record_interval")
     ctx.state.add_intervals(target.model.name, target.version, list(batch))
     return audits
 
@@ -139,6 +141,7 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
         unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
         query = _select_for(ctx, target, batch)
         _ensure_table(ctx, target, query, partitioned_by=[kind.time_column])
+        crashpoint("interval_write")
         rows += ctx.engine.overwrite_interval(
             target.table,
             query,

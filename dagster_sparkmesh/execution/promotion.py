@@ -14,6 +14,7 @@ from collections import defaultdict
 from dagster_sparkmesh.errors import ExecutionError, StateConflictError
 from dagster_sparkmesh.execution.backfill import plan_for, push_snapshots
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.results import PromotionResult, ViewChange
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.plan.definition import Plan
@@ -31,8 +32,11 @@ def promote(ctx: ExecutionContext, plan: Plan | None = None) -> PromotionResult:
     _verify_physical_tables_exist(ctx, plan)
     changes = _view_changes(ctx, plan, current)
     for change in changes:
+        crashpoint("view_swap")
         _apply_view_change(ctx, change)
+    crashpoint("environment_swap")
     ctx.state.promote_environment(plan.environment_after, expected_plan_id=plan.previous_plan_id)
+    crashpoint("after_environment_swap")
     return PromotionResult(
         environment=ctx.environment,
         plan_id=plan.plan_id,

@@ -1,0 +1,88 @@
+"""``sparkmesh destroy``: drop every view, table and schema the project created, then the state itself.
+
+What the project created is what the state store knows: each environment's views and each snapshot's physical
+table. Views go first (DESIGN invariant 2: never a view over a dropped table), then tables, then the schemas that
+are left empty; a schema that still holds something sparkmesh did not create is kept and reported. The state goes
+last, so that an interrupted destroy can simply be run again.
+"""
+
+from __future__ import annotations
+
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table, view_name, view_schema
+from dagster_sparkmesh.state import schema as state_schema
+from dagster_sparkmesh.state.connection import write_transaction
+
+
+class DestroyReport(Record):
+    views_dropped: tuple[str, ...] = ()
+    tables_dropped: tuple[str, ...] = ()
+    schemas_dropped: tuple[str, ...] = ()
+    schemas_kept: tuple[str, ...] = ()
+    """Schemas that still hold objects sparkmesh did not create."""
+    environments: tuple[str, ...] = ()
+
+
+def destroy(ctx: ExecutionContext) -> DestroyReport:
+    environments = ctx.state.list_environments()
+    views, view_schemas = _drop_views(ctx, environments)
+    tables, table_schemas = _drop_tables(ctx)
+    dropped, kept = _drop_empty_schemas(ctx, view_schemas | table_schemas)
+    _drop_state(ctx)
+    return DestroyReport(
+        views_dropped=tuple(views),
+        tables_dropped=tuple(tables),
+        schemas_dropped=tuple(dropped),
+        schemas_kept=tuple(kept),
+        environments=tuple(env.name for env in environments),
+    )
+
+
+def _drop_views(ctx: ExecutionContext, environments: list) -> tuple[list[str], set[str]]:
+    views: list[str] = []
+    schemas: set[str] = set()
+    for env in environments:
+        for snapshot in env.snapshots:
+            if snapshot.kind_name in MATERIALIZED_KINDS:
+                ctx.engine.drop_view(view_name(snapshot.name, env.name))
+                views.append(view_name(snapshot.name, env.name))
+                schemas.add(view_schema(snapshot.name, env.name))
+    return views, schemas
+
+
+def _drop_tables(ctx: ExecutionContext) -> tuple[list[str], set[str]]:
+    tables: list[str] = []
+    schemas: set[str] = set()
+    for snapshot in ctx.state.all_snapshots():
+        if snapshot.kind_name not in MATERIALIZED_KINDS:
+            continue
+        table = physical_table(snapshot.name, snapshot.version)
+        if table in tables:
+            continue  # snapshots sharing a version share the table
+        if snapshot.kind_name == "VIEW":
+            ctx.engine.drop_view(table)
+        else:
+            ctx.engine.drop_table(table)
+        tables.append(table)
+        schemas.add(physical_schema(snapshot.name))
+    return tables, schemas
+
+
+def _drop_empty_schemas(ctx: ExecutionContext, schemas: set[str]) -> tuple[list[str], list[str]]:
+    existing = {row[0].lower() for row in ctx.engine.query_rows("SHOW DATABASES")}
+    dropped, kept = [], []
+    for schema in sorted(schemas & existing):
+        if ctx.engine.list_tables(schema):
+            kept.append(schema)
+        else:
+            ctx.engine.drop_schema(schema, cascade=False)
+            dropped.append(schema)
+    return dropped, kept
+
+
+def _drop_state(ctx: ExecutionContext) -> None:
+    # Every table the migrations created, the version stamp included: the next command starts from an empty store.
+    with write_transaction(ctx.state.engine) as connection:
+        state_schema.metadata.drop_all(connection, checkfirst=True)
