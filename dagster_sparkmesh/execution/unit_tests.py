@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.records import UnitTest
@@ -99,6 +99,10 @@ def _input_columns(ctx: ExecutionContext, name: str, rows) -> list[tuple[str, st
 
 
 def _spark_type(value: object) -> str:
+    if isinstance(value, datetime):
+        return "TIMESTAMP"
+    if isinstance(value, date):
+        return "DATE"
     if isinstance(value, bool):
         return "BOOLEAN"
     if isinstance(value, int):
@@ -117,11 +121,19 @@ def _normalize_value(value: object) -> object:
         return None
     if isinstance(value, float):
         return round(value, 6)
-    if hasattr(value, "isoformat"):
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, (int, bool)):
         return value
     text = str(value)
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        pass
+    else:  # YAML may give a timestamp as text and Spark as a datetime: compare one spelling
+        return moment.isoformat(sep=" ") if len(text) > 10 else moment.date().isoformat()
     try:
         number = float(text)
     except ValueError:

@@ -1,0 +1,46 @@
+"""Audits stop a plan before promotion; the example project's YAML unit tests pass on Spark and can fail."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.execution.apply import apply_plan
+from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.unit_tests import run_unit_tests
+from tests.execution.test_apply import END, START
+
+EXAMPLE = Path(__file__).parents[2] / "example_project"
+
+
+def test_failing_blocking_audit_leaves_interval_missing_and_environment_unpromoted(spark, mini_project, make_context):
+    daily = mini_project / "models" / "daily.sql"
+    daily.write_text(daily.read_text().replace("SUM(amount) AS total", "CAST(NULL AS BIGINT) AS total"))
+    ctx = make_context(mini_project)
+    plan = plan_for(ctx, START, END)
+
+    with pytest.raises(ExecutionError) as raised:
+        apply_plan(ctx, plan)
+
+    assert "not_null" in str(raised.value)
+    assert "offending row" in str(raised.value)
+    assert ctx.state.get_intervals("shop.daily", plan.version_of("shop.daily")) == []
+    assert ctx.state.get_environment("prod") is None
+    assert not spark.catalog.databaseExists("shop")
+    assert ctx.state.list_plan_applications()[-1].outcome == "failed"
+
+
+def test_example_unit_tests_pass_and_a_wrong_expectation_fails(tmp_path, make_context, clean_catalog):
+    project = tmp_path / "example"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns(".sparkmesh"))
+    ctx = make_context(project)
+    results = run_unit_tests(ctx)
+    assert len(results) >= 2
+    assert all(result.passed for result in results), [r.message for r in results if not r.passed]
+
+    test_file = project / "tests" / "test_customer_status.yaml"
+    test_file.write_text(test_file.read_text().replace("last_order_id: 11,", "last_order_id: 99,"))
+    failing = [r for r in run_unit_tests(make_context(project)) if not r.passed]
+    assert [r.name for r in failing] == ["test_customer_status_keeps_latest_order"]
+    assert "expected" in failing[0].message
