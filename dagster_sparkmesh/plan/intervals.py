@@ -16,6 +16,7 @@ from croniter import croniter
 
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.snapshot.records import Interval
+from dagster_sparkmesh.state.intervals import merge, uncovered
 
 
 class IntervalUnit(str, Enum):
@@ -128,18 +129,6 @@ def expected_intervals(cron: str, start: datetime, end: datetime) -> list[Interv
         tick = following
 
 
-def merge(intervals: Iterable[Interval]) -> list[Interval]:
-    """Sorted, overlapping and touching intervals joined, empty ones dropped."""
-    merged: list[Interval] = []
-    for interval in sorted(i for i in intervals if i.start < i.end):
-        if merged and interval.start <= merged[-1].end:
-            if interval.end > merged[-1].end:
-                merged[-1] = Interval(start=merged[-1].start, end=interval.end)
-        else:
-            merged.append(interval)
-    return merged
-
-
 def to_ranges(intervals: Iterable[Interval]) -> list[Interval]:
     """Contiguous runs of unit intervals as single ranges: the unit of work of a backfill."""
     return merge(intervals)
@@ -147,22 +136,7 @@ def to_ranges(intervals: Iterable[Interval]) -> list[Interval]:
 
 def subtract(expected: Iterable[Interval], recorded: Iterable[Interval]) -> list[Interval]:
     """The expected intervals that the recorded ones do not cover entirely (a partly covered one is missing)."""
-    covered = merge(recorded)
-    return [i for i in expected if not any(c.start <= i.start and i.end <= c.end for c in covered)]
-
-
-def remove_range(intervals: Iterable[Interval], removed: Interval) -> list[Interval]:
-    """``intervals`` minus the range ``removed``, merged; an interval straddling it is cut in two."""
-    remaining: list[Interval] = []
-    for interval in merge(intervals):
-        if interval.end <= removed.start or interval.start >= removed.end:
-            remaining.append(interval)
-            continue
-        if interval.start < removed.start:
-            remaining.append(Interval(start=interval.start, end=removed.start))
-        if interval.end > removed.end:
-            remaining.append(Interval(start=removed.end, end=interval.end))
-    return remaining
+    return uncovered(recorded, expected)
 
 
 def batches(intervals: Iterable[Interval], batch_size: int | None) -> list[Interval]:
