@@ -17,6 +17,7 @@ from croniter import croniter
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.state.intervals import merge, uncovered
+from dagster_sparkmesh.state.intervals import subtract as remove_range  # noqa: F401  (part of this module's API)
 
 
 class IntervalUnit(str, Enum):
