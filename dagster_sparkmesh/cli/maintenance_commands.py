@@ -124,19 +124,19 @@ class MigrationResult:
         return self.before is None or self.before.schema_version != self.after.schema_version
 
 
-def migrate_state(url: str | None, project_path: Path) -> MigrationResult:
+def migrate_state(url: str | None, project_path: Path, *, schema: str | None = None) -> MigrationResult:
     """Bring the state store to this package's schema version (opening it migrates) and say from where."""
     from dagster_sparkmesh.state import migrations
     from dagster_sparkmesh.state.connection import create_state_engine, read_transaction
     from dagster_sparkmesh.state.store import default_state_url
 
-    engine = create_state_engine(url or default_state_url(project_path))
+    engine = create_state_engine(url or default_state_url(project_path), schema)
     try:
         with read_transaction(engine) as connection:
             before = migrations.read_stamp(connection)
     finally:
         engine.dispose()
-    with _open_state(url, project_path) as state:
+    with _open_state(url, project_path, schema) as state:
         return MigrationResult(before=before, after=state.versions())
 
 
@@ -162,10 +162,10 @@ def migrate(context: CliContext) -> None:
         )
 
 
-def _open_state(url: str | None, project_path: Path):
+def _open_state(url: str | None, project_path: Path, schema: str | None = None):
     from dagster_sparkmesh.state.store import open_state_store
 
-    return open_state_store(url, project_path)
+    return open_state_store(url, project_path, schema=schema)
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -92,7 +92,12 @@ def make_console() -> Console:
 @click.option("--start", help="Start of the window (YYYY-MM-DD or timestamp). Default: the earliest model start.")
 @click.option("--end", help="End of the window; a date includes that day. Default: now.")
 @click.option("--forward-only", is_flag=True, help="Reuse the current physical tables; changes apply going forward.")
-@click.option("--restate-model", "restate_models", multiple=True, help="Recompute this model (and its descendants).")
+@click.option(
+    "--restate-model",
+    "restate_models",
+    multiple=True,
+    help="Recompute these models (and their descendants): a name, a wildcard (db*), tag:NAME, +upstream, downstream+.",
+)
 @click.option("--auto-apply", is_flag=True, help="Apply without asking.")
 @click.option("--no-prompts", is_flag=True, help="Never ask; without --auto-apply the plan is only shown.")
 @click.option("--explain", is_flag=True, help="Print what applying would do, and change nothing.")
@@ -111,11 +116,13 @@ def plan(
     """Compare the project with ENVIRONMENT (default prod), show the changes, and apply them."""
     from dagster_sparkmesh.cli.plan_view import explain_steps, plan_tree
     from dagster_sparkmesh.execution.backfill import plan_for
+    from dagster_sparkmesh.plan.selectors import select_models
 
     start_at, end_at = plan_window(start, end)
     console = make_console()
     with open_context(context, environment) as ctx:
-        the_plan = plan_for(ctx, start_at, end_at, forward_only=forward_only, restate_models=restate_models)
+        restated = select_models(ctx.project.models, restate_models) if restate_models else ()
+        the_plan = plan_for(ctx, start_at, end_at, forward_only=forward_only, restate_models=restated)
         if the_plan.is_noop:
             console.print(f"No changes to plan: project files match the `{the_plan.environment}` environment")
             return

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dagster_sparkmesh.execution.retry import DEFAULT_POLICY, RetryPolicy
 from dagster_sparkmesh.project.config import SparkConnection
 from dagster_sparkmesh.project.records import Project
 
@@ -31,6 +32,8 @@ class ExecutionContext:
     engine_factory: Callable[[], SparkEngine]
     clock: Callable[[], datetime] = utc_now
     max_workers: int = 2
+    retry_policy: RetryPolicy = DEFAULT_POLICY
+    """How often a model's write is retried after a transient failure (lost Connect session, metastore lock)."""
     _engine: SparkEngine | None = field(default=None, repr=False)
 
     @property

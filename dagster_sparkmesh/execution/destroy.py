@@ -11,7 +11,12 @@ from __future__ import annotations
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.records import Record
-from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table, view_name, view_schema
+from dagster_sparkmesh.snapshot.naming import (
+    physical_schema,
+    physical_table,
+    view_name,
+    view_schema,
+)
 from dagster_sparkmesh.state import schema as state_schema
 from dagster_sparkmesh.state.connection import write_transaction
 

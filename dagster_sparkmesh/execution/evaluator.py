@@ -16,6 +16,7 @@ from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
+from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table
@@ -45,7 +46,9 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
             model=target.model.name, version=target.version, physical_table=None, skipped=True
         )
     ctx.engine.create_schema(physical_schema(target.model.name))
-    rows, audits = writer(ctx, target)
+    # Writers are idempotent per interval and record intervals after the data, so a transient failure can
+    # simply run the writer again (intervals it already recorded are rewritten identically).
+    rows, audits = with_retries(lambda: writer(ctx, target), ctx.retry_policy)
     return ModelRunResult(
         model=target.model.name,
         version=target.version,
