@@ -51,3 +51,12 @@ def schema(engine) -> str:
     engine.create_schema(name)
     yield name
     engine.drop_schema(name, cascade=True)
+
+
+@pytest.fixture
+def clean_catalog(spark):
+    """Each test starts and ends with only the default database: tests share one Spark session."""
+    yield
+    for (name,) in spark.sql("SHOW DATABASES").collect():
+        if name != "default":
+            spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")

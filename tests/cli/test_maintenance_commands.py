@@ -195,13 +195,6 @@ def test_migrate_command(tiny):
 # destroy (real Spark) --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def clean_catalog(spark):
-    yield
-    for (name,) in spark.sql("SHOW DATABASES").collect():
-        if name != "default":
-            spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
-
 
 def _databases(spark) -> set[str]:
     return {row[0] for row in spark.sql("SHOW DATABASES").collect()} - {"default"}

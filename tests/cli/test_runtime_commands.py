@@ -27,13 +27,6 @@ def tiny(tmp_path: Path) -> Path:
     return harness.write_tiny_project(tmp_path / "tiny")
 
 
-@pytest.fixture
-def clean_catalog(spark):
-    yield
-    for (name,) in spark.sql("SHOW DATABASES").collect():
-        if name != "default":
-            spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
-
 
 def _state(project: Path):
     return open_state_store(None, project)

@@ -23,14 +23,6 @@ DAILY, FLAGS = dg.AssetKey(["shop", "daily"]), dg.AssetKey(["shop", "daily_flags
 EVENTS, SUMMARY = dg.AssetKey(["raw", "events"]), dg.AssetKey(["shop", "summary"])
 
 
-@pytest.fixture
-def clean_catalog(spark):
-    """Tests share one Spark session: each starts and ends with only the default database."""
-    yield
-    for (name,) in spark.sql("SHOW DATABASES").collect():
-        if name != "default":
-            spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
-
 
 @pytest.fixture
 def project_dir(tmp_path, clean_catalog) -> Path:

@@ -12,14 +12,6 @@ PROJECTS = Path(__file__).parent / "projects"
 EXECUTION_TIME = datetime(2024, 1, 6)
 
 
-@pytest.fixture
-def clean_catalog(spark):
-    """Each test starts and ends with only the default database: tests share one Spark session."""
-    yield
-    for (name,) in spark.sql("SHOW DATABASES").collect():
-        if name != "default":
-            spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
-
 
 @pytest.fixture
 def mini_project(tmp_path, clean_catalog) -> Path:
