@@ -65,7 +65,15 @@ def load_config(project_path: Path) -> LoadedConfig:
         if (project_path / "config.py").is_file():
             warnings = ("config.py: Python configuration is not supported; write config.yaml (defaults are used)",)
         return LoadedConfig(config=ProjectConfig(), warnings=warnings)
-    reader = _ConfigReader(path, path.read_text(encoding="utf-8"))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(
+            f"{path.name} is not valid UTF-8 (byte {error.object[error.start]:#04x} at offset {error.start})",
+            path=path,
+            hint="save the file as UTF-8 text",
+        ) from None
+    reader = _ConfigReader(path, text)
     return LoadedConfig(config=reader.read(), warnings=tuple(reader.warnings))
 
 

@@ -115,6 +115,11 @@ def _parse_statements(
         raise _syntax_error(error, body, path) from None
     except SqlglotError as error:
         raise ProjectError(f"SQL syntax error: {error}", path=path, hint="fix the SQL after the MODEL header") from None
+    except RecursionError:
+        # The parser recurses once per nesting level: thousands of nested brackets exhaust the stack.
+        raise ProjectError(
+            "SQL nested too deeply to parse", path=path, hint="flatten the expression (fewer nested brackets)"
+        ) from None
     statements = [statement for statement in parsed if statement is not None]
     for statement in statements:
         restore_macros(statement, path=path, variables=variables)
