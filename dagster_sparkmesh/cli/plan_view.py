@@ -57,6 +57,8 @@ def plan_tree(plan: Plan) -> Tree:
     _direct_branch(tree, plan)
     _branch(tree, "Indirectly modified", [Text(f"{n} ({category_text(plan, n)})") for n in plan.indirectly_modified])
     _branch(tree, "Metadata only", [Text(name) for name in plan.metadata_only])
+    if plan.effective_from is not None:
+        _branch(tree, "Effective from", [Text(f"{moment(plan.effective_from)} (forward-only models recompute from it in prod)")])
     _branch(tree, "Restatements", [Text(f"{n}: {range_text(i)}") for n, i in plan.restatements.items()])
     _branch(tree, "Missing intervals", [Text(line) for line in missing_interval_lines(plan)])
     _branch(tree, "Notes", [Text(note) for note in plan.notes])

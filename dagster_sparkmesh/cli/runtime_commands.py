@@ -98,6 +98,13 @@ def make_console() -> Console:
     multiple=True,
     help="Recompute these models (and their descendants): a name, a wildcard (db*), tag:NAME, +upstream, downstream+.",
 )
+@click.option(
+    "--select-model",
+    "select_models_",
+    multiple=True,
+    help="Plan only these models' changes (same selectors); the others keep the environment's snapshots.",
+)
+@click.option("--effective-from", help="With --forward-only: in prod, recompute the changed models from this date.")
 @click.option("--auto-apply", is_flag=True, help="Apply without asking.")
 @click.option("--no-prompts", is_flag=True, help="Never ask; without --auto-apply the plan is only shown.")
 @click.option("--explain", is_flag=True, help="Print what applying would do, and change nothing.")
@@ -109,6 +116,8 @@ def plan(
     end: str | None,
     forward_only: bool,
     restate_models: tuple[str, ...],
+    select_models_: tuple[str, ...],
+    effective_from: str | None,
     auto_apply: bool,
     no_prompts: bool,
     explain: bool,
@@ -122,7 +131,16 @@ def plan(
     console = make_console()
     with open_context(context, environment) as ctx:
         restated = select_models(ctx.project.models, restate_models) if restate_models else ()
-        the_plan = plan_for(ctx, start_at, end_at, forward_only=forward_only, restate_models=restated)
+        options = {
+            "forward_only": forward_only,
+            "restate_models": restated,
+            "selected": select_models(ctx.project.models, select_models_) if select_models_ else None,
+            "effective_from": parse_time(effective_from, "--effective-from") if effective_from else None,
+        }
+        the_plan = plan_for(ctx, start_at, end_at, **options)
+        if the_plan.uncategorized:
+            categories = _categories_for(the_plan, no_prompts, console)
+            the_plan = plan_for(ctx, start_at, end_at, categories=categories, **options)
         if the_plan.is_noop:
             console.print(f"No changes to plan: project files match the `{the_plan.environment}` environment")
             return
@@ -139,6 +157,30 @@ def plan(
         apply_with_progress(ctx, the_plan, console)
 
 
+def _categories_for(the_plan: Plan, no_prompts: bool, console: Console) -> dict:
+    """Ask breaking / non-breaking for every change the categorizer could not judge; never guess silently."""
+    from dagster_sparkmesh.cli.plan_view import diff_text
+    from dagster_sparkmesh.snapshot.records import ChangeCategory
+
+    if no_prompts:
+        raise PlanError(
+            f"{len(the_plan.uncategorized)} change(s) could not be categorized automatically",
+            snippet="\n".join(the_plan.uncategorized),
+            hint="run `sparkmesh plan` without --no-prompts to choose breaking or non-breaking for each",
+        )
+    answers = {}
+    for name in the_plan.uncategorized:
+        console.print(f"[bold]{name}[/bold]: this change could not be categorized automatically")
+        console.print(diff_text(the_plan.direct_changes[name].diff))
+        answer = click.prompt(
+            f"{name}: [b]reaking (recompute it and its children) or [n]on-breaking (recompute it only)",
+            type=click.Choice(["b", "n"], case_sensitive=False),
+            show_choices=False,
+        )
+        answers[name] = ChangeCategory.BREAKING if answer.lower() == "b" else ChangeCategory.NON_BREAKING
+    return answers
+
+
 def _confirm(the_plan: Plan) -> bool:
     what = "Backfill Tables" if the_plan.requires_backfill else "Virtual Update"
     answer = click.prompt(
@@ -148,14 +190,21 @@ def _confirm(the_plan: Plan) -> bool:
 
 
 def apply_with_progress(ctx: ExecutionContext, the_plan: Plan, console: Console) -> None:
+    """Apply with a progress bar; Ctrl-C stops between models (``ApplyAborted``, exit code 130), twice at once."""
     from dagster_sparkmesh.cli.plan_view import apply_summary, model_progress
+    from dagster_sparkmesh.execution.abort import run_until_stopped
     from dagster_sparkmesh.execution.apply import apply_plan
+
+    def on_stop() -> None:
+        console.print("[yellow]Stopping after the models in progress (Ctrl-C again to quit at once)[/yellow]")
 
     if the_plan.requires_backfill:
         with model_progress(console, total=len(ctx.project.models)) as on_model_done:
-            result = apply_plan(ctx, the_plan, on_model_done=on_model_done)
+            result = run_until_stopped(
+                lambda stop: apply_plan(ctx, the_plan, on_model_done=on_model_done, should_stop=stop), on_stop=on_stop
+            )
     else:
-        result = apply_plan(ctx, the_plan)
+        result = run_until_stopped(lambda stop: apply_plan(ctx, the_plan, should_stop=stop), on_stop=on_stop)
     console.print(apply_summary(result))
 
 
@@ -165,6 +214,7 @@ def apply_with_progress(ctx: ExecutionContext, the_plan: Plan, console: Console)
 def run(context: CliContext, environment: str) -> None:
     """Compute the intervals that became due (by cron) for ENVIRONMENT's current models; promote nothing new."""
     from dagster_sparkmesh.cli.plan_view import missing_interval_lines, model_progress
+    from dagster_sparkmesh.execution.abort import run_until_stopped
     from dagster_sparkmesh.execution.backfill import plan_for, run_models
 
     console = make_console()
@@ -185,7 +235,10 @@ def run(context: CliContext, environment: str) -> None:
             console.print(f"  {line}")
         began = time.monotonic()
         with model_progress(console, total=len(ctx.project.models)) as on_model_done:
-            results = run_models(ctx, plan=the_plan, on_model_done=on_model_done)
+            # Ctrl-C stops between models and batches, as for plan (ApplyAborted, exit code 130).
+            results = run_until_stopped(
+                lambda stop: run_models(ctx, plan=the_plan, on_model_done=on_model_done, should_stop=stop)
+            )
         computed = [r for r in results if not r.skipped]
         console.print(
             f"Ran {len(computed)} model(s): {sum(len(r.intervals) for r in computed)} interval(s), "

@@ -7,6 +7,9 @@ executor stops the failing model's descendants inside the step and the step then
 
 from __future__ import annotations
 
+import getpass
+import json
+import socket
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
@@ -16,9 +19,14 @@ from dagster_sparkmesh.dagster.events import check_results, materialize_result
 from dagster_sparkmesh.dagster.lineage import column_lineage
 from dagster_sparkmesh.dagster.partitions import to_interval
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
-from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup, build_sparkmesh_specs
+from dagster_sparkmesh.dagster.specs import (
+    SparkMeshSpecs,
+    SpecGroup,
+    build_sparkmesh_specs,
+)
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
+from dagster_sparkmesh.execution.abort import ApplyAborted, run_until_stopped
 from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
 from dagster_sparkmesh.execution.evaluator import audit_results_of
 from dagster_sparkmesh.execution.results import ModelRunResult
@@ -32,14 +40,17 @@ def sparkmesh_assets(
     translator: SparkMeshTranslator | None = None,
     backfill_policy: dg.BackfillPolicy | None = None,
     specs: SparkMeshSpecs | None = None,
+    retry_policy: dg.RetryPolicy | None = None,
 ) -> list[dg.AssetsDefinition]:
     """The model assets of ``project`` for ``environment``; they need a ``sparkmesh`` SparkMeshResource.
 
     ``backfill_policy`` replaces the per-group default (single run, or multi-run of a model's batch size).
+    ``retry_policy``: Dagster re-runs a failed step (its completed intervals are not recomputed); transient Spark
+    failures are already retried inside the step, so this is for whatever outlives those retries.
     """
     translator = translator or SparkMeshTranslator()
     specs = specs or build_sparkmesh_specs(project, translator, environment)
-    return [_group_asset(group, specs, project, translator, backfill_policy) for group in specs.groups]
+    return [_group_asset(group, specs, project, translator, backfill_policy, retry_policy) for group in specs.groups]
 
 
 def _group_asset(
@@ -48,6 +59,7 @@ def _group_asset(
     project: Project,
     translator: SparkMeshTranslator,
     backfill_policy: dg.BackfillPolicy | None,
+    retry_policy: dg.RetryPolicy | None = None,
 ) -> dg.AssetsDefinition:
     @dg.multi_asset(
         name=group.name,
@@ -56,6 +68,7 @@ def _group_asset(
         can_subset=True,
         partitions_def=group.partitions_def,
         backfill_policy=backfill_policy or group.backfill_policy,
+        retry_policy=retry_policy,
         op_tags={"kind": "spark"},
         required_resource_keys={RESOURCE_KEY},
     )
@@ -78,7 +91,15 @@ def run_group(
     ctx = sparkmesh.open_context(specs.environment, project)
     try:
         context.log.info(f"sparkmesh: {len(names)} model(s) over [{start}, {end}) in {specs.environment}")
-        results = run_models(ctx, names, start, end, on_model_done=lambda r: _log_done(context, r))
+        results = run_until_stopped(
+            lambda stop: run_models(ctx, names, start, end, on_model_done=lambda r: _log_done(context, r), should_stop=stop),
+            interrupts=(dg.DagsterExecutionInterruptedError, KeyboardInterrupt),
+            on_stop=lambda: context.log.warning("sparkmesh: run terminated; stopping after the models in progress"),
+        )
+    except ApplyAborted as aborted:
+        yield from _events(context, project, specs, translator, aborted.results)
+        _record_aborted(context, ctx, aborted)
+        raise dg.DagsterExecutionInterruptedError(str(aborted)) from aborted
     except BackfillFailed as failure:
         yield from _events(context, project, specs, translator, failure.results)
         yield from _failed_checks(context, specs, failure)
@@ -88,6 +109,20 @@ def run_group(
     finally:
         ctx.close()
     yield from _events(context, project, specs, translator, results)
+
+
+def _record_aborted(context: dg.AssetExecutionContext, ctx, aborted: ApplyAborted) -> None:
+    """A terminated run in the plan log (``sparkmesh plans``): what completed and what did not."""
+    plan_id = f"dagster-{context.run_id}"
+    summary = json.dumps({"dagster_run": context.run_id, "not_finished": aborted.not_finished})
+    ctx.state.record_plan_start(plan_id, ctx.environment, getpass.getuser(), socket.gethostname(), summary)
+    done = [r for r in aborted.results if not r.skipped]
+    metrics = {
+        "intervals_processed": sum(len(r.intervals) for r in done),
+        "rows_written": sum(r.rows_written for r in done),
+        "models_updated": len(done),
+    }
+    ctx.state.record_plan_end(plan_id, "aborted", json.dumps(metrics))
 
 
 def _window(context: dg.AssetExecutionContext) -> tuple[datetime | None, datetime | None]:

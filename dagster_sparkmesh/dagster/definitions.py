@@ -60,6 +60,7 @@ def build_sparkmesh_definitions(
     translator: SparkMeshTranslator | None = None,
     resource: SparkMeshResource | None = None,
     backfill_policy: dg.BackfillPolicy | None = None,
+    retry_policy: dg.RetryPolicy | None = None,
     skip_external_keys: Collection[dg.AssetKey] = (),
     sensor: bool = True,
     reload: ReloadTarget | None = None,
@@ -69,6 +70,7 @@ def build_sparkmesh_definitions(
     """Everything Dagster needs to run ``project_dir`` into ``environment``.
 
     ``reload``: the webserver and code location name the git sensor asks to reload after a new commit.
+    ``retry_policy``: Dagster's retry policy for the model assets' steps (none by default).
     """
     sm_project = project_dir if isinstance(project_dir, SparkMeshProject) else SparkMeshProject(project_dir)
     project = sm_project.project
@@ -77,7 +79,8 @@ def build_sparkmesh_definitions(
     resource = resource or sm_project.resource()
     assets: list = [
         *sparkmesh_assets(
-            project=project, environment=environment, translator=translator, backfill_policy=backfill_policy, specs=specs
+            project=project, environment=environment, translator=translator, backfill_policy=backfill_policy, specs=specs,
+            retry_policy=retry_policy,
         ),
         *specs.external_specs,
         promotion_asset(project, specs, automation_condition=promotion_condition),

@@ -158,6 +158,7 @@ class SparkEngine:
         end: datetime,
         time_format: str = "yyyy-MM-dd",
         partition_column: str | None = None,
+        fresh: bool = False,
     ) -> int:
         """INCREMENTAL_BY_TIME_RANGE: replace exactly the rows of ``[start, end)``. Returns the rows written.
 
@@ -167,10 +168,15 @@ class SparkEngine:
         inside the window are written, so a query that returns other days cannot touch them. Dynamic partition
         overwrite replaces the partitions written; partitions inside the window that now get no rows are dropped
         explicitly (DESIGN invariant 3). Running it twice gives the same table.
+
+        ``fresh``: the caller created the table empty for this write, so no partition of the window can be stale;
+        the search for stale partitions (a Spark job reading the window's files) is skipped.
         """
         partition_column = partition_column or time_column
-        types = dict(self.columns(table))
-        if partition_column not in self.partition_columns(table):
+        catalog = self._catalog_columns(table)  # one catalog round trip for the types and the partitions
+        types = {column.name: column.dataType for column in catalog}
+        partitions = [column.name for column in catalog if column.isPartition]
+        if partition_column not in partitions:
             raise EngineError(
                 f"{table} is not partitioned by {partition_column}: "
                 "an interval overwrite would replace the whole table",
@@ -181,7 +187,8 @@ class SparkEngine:
         select = f"SELECT {column_list(types)} FROM ({query_sql}) AS source WHERE {window}"
         with self._staged(select) as (view, rows):
             self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM `{view}`")
-            self._drop_partitions_not_in(table, f"`{view}`", where=partition_window)
+            if not fresh:
+                self._drop_partitions_not_in(table, f"`{view}`", where=partition_window, partitions=partitions)
         return rows
 
     def upsert_by_key(self, table: str, query_sql: str, unique_key: Sequence[str]) -> int:
@@ -205,6 +212,22 @@ class SparkEngine:
                 f"UNION ALL SELECT * FROM `{view}`"
             )
             self._create_table_as(staging, merged, self.partition_columns(table))
+        self._copy_staging(staging, table)
+        return rows
+
+    def replace_with_query(self, table: str, query_sql: str) -> int:
+        """The table's whole content becomes ``query_sql``, which may read the table itself (SCD type 2 history).
+
+        Staged like ``upsert_by_key`` (same staging table, so an interrupted copy of either is finished by the
+        next write of either): the new content is written completely before the target is overwritten.
+        Returns the number of rows the table now holds.
+        """
+        staging = table + UPSERT_STAGING_SUFFIX
+        self._finish_interrupted_upsert(table, staging)
+        columns = self._column_names(table)
+        select = f"SELECT {column_list(columns)} FROM ({query_sql}) AS source"
+        self._create_table_as(staging, select, self.partition_columns(table))
+        rows = self.row_count(staging)
         self._copy_staging(staging, table)
         return rows
 
@@ -278,9 +301,11 @@ class SparkEngine:
             self._drop_temp_view(view)
             frame.unpersist()
 
-    def _drop_partitions_not_in(self, table: str, source: str, *, where: str) -> None:
+    def _drop_partitions_not_in(
+        self, table: str, source: str, *, where: str, partitions: Sequence[str] | None = None
+    ) -> None:
         """Drop the table's partitions matching ``where`` that ``source`` (a quoted view or table) has no rows for."""
-        partitions = self.partition_columns(table)
+        partitions = self.partition_columns(table) if partitions is None else list(partitions)
         if not partitions:
             return
         as_text = ", ".join(f"CAST(`{column}` AS STRING)" for column in partitions)

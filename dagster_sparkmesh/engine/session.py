@@ -7,6 +7,7 @@ extra settings): booting a Hive session costs 5–10 s and a JVM can hold only o
 
 from __future__ import annotations
 
+import atexit
 import os
 
 from collections.abc import Callable
@@ -68,6 +69,11 @@ def close_sessions(project_path: Path | None = None) -> None:
     project = Path(project_path).resolve() if project_path is not None else None
     for key in [key for key in _sessions if project is None or key.project == project]:
         _sessions.pop(key).stop()
+
+
+# A Connect session left to the garbage collector at interpreter exit closes its gRPC channel after gRPC's own
+# threads are gone and waits forever: a Dagster step process would never exit. Close sessions while all is alive.
+atexit.register(close_sessions)
 
 
 def _open_local(connection: SparkConnection, project_path: Path) -> SparkSession:

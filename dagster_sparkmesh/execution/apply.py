@@ -8,7 +8,8 @@ import socket
 import time
 from collections.abc import Callable
 
-from dagster_sparkmesh.execution.backfill import run_models
+from dagster_sparkmesh.execution.abort import ApplyAborted
+from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.promotion import promote
 from dagster_sparkmesh.execution.results import ModelRunResult, PromotionResult
@@ -38,33 +39,53 @@ def apply_plan(
     *,
     promote_after: bool = True,
     on_model_done: Callable[[ModelRunResult], None] | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
 ) -> ApplyResult:
+    """Apply ``plan`` and record the attempt in the plan log: succeeded, failed, or aborted.
+
+    A requested stop (``should_stop``, see ``execution.abort``) ends the apply between models or interval batches
+    with ``ApplyAborted``: completed intervals stay recorded and nothing is promoted, so the environment is as it
+    was and applying again resumes.
+    """
     began = time.monotonic()
     _record_start(ctx, plan)
-    outcome, metrics = "failed", {}
+    outcome = "failed"
+    models: list[ModelRunResult] = []
     try:
-        models = run_models(ctx, plan=plan, on_model_done=on_model_done)
+        models = run_models(ctx, plan=plan, on_model_done=on_model_done, should_stop=should_stop)
+        if should_stop():  # asked during the last model: still leave the environment untouched
+            raise ApplyAborted(models, [])
         promotion = promote(ctx, plan) if promote_after else None
-        result = ApplyResult(
+        outcome = "succeeded"
+        return ApplyResult(
             plan_id=plan.plan_id,
             environment=ctx.environment,
             models=tuple(models),
             promotion=promotion,
             duration_seconds=round(time.monotonic() - began, 3),
         )
-        outcome = "succeeded"
-        metrics = {
-            "duration_seconds": result.duration_seconds,
-            "intervals_processed": result.intervals_processed,
-            "rows_written": result.rows_written,
-            "models_updated": sum(1 for m in models if not m.skipped),
-        }
-        return result
+    except ApplyAborted as aborted:
+        outcome, models = "aborted", aborted.results
+        raise
     except KeyboardInterrupt:
         outcome = "aborted"
         raise
+    except BackfillFailed as failure:
+        models = failure.results
+        raise
     finally:
+        metrics = _metrics(models, time.monotonic() - began)
         _record_end(ctx, plan, outcome, metrics)
+
+
+def _metrics(models: list[ModelRunResult], seconds: float) -> dict:
+    computed = [m for m in models if not m.skipped]
+    return {
+        "duration_seconds": round(seconds, 3),
+        "intervals_processed": sum(len(m.intervals) for m in computed),
+        "rows_written": sum(m.rows_written for m in computed),
+        "models_updated": len(computed),
+    }
 
 
 def _record_start(ctx: ExecutionContext, plan: Plan) -> None:

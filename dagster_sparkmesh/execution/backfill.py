@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 
 from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.execution.abort import ApplyAborted, StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
@@ -54,13 +55,15 @@ def run_models(
     """Compute the missing intervals of ``model_names`` (default: all) over ``[start, end)``, then return what ran.
 
     Models not selected are assumed up to date (Dagster orders its own steps); a failure stops the failed
-    model's descendants and is raised once the independent models have finished.
+    model's descendants and is raised once the independent models have finished. Once ``should_stop()`` turns
+    true no model starts and running ones end at their next batch boundary: ``ApplyAborted`` is raised.
     """
     plan = plan or plan_for(ctx, start, end)
     push_snapshots(ctx, plan)
-    selected = set(model_names) if model_names is not None else set(ctx.project.models)
-    tables = physical_tables(ctx, plan)
     versions = {s.name: s.version for s in plan.environment_after.snapshots}
+    # A plan of selected models (``--select-model``) leaves new unselected models out of the environment.
+    selected = (set(model_names) if model_names is not None else set(ctx.project.models)) & versions.keys()
+    tables = physical_tables(ctx, plan)
     order = [name for name in ctx.project.models if name in selected]
     parents = {name: ctx.project.models[name].depends_on & selected for name in order}
 
@@ -70,6 +73,7 @@ def run_models(
             version=versions[name],
             intervals=tuple(plan.missing_intervals.get(name, ())),
             table_for=tables,
+            should_stop=should_stop,
         )
         result = evaluate_model(ctx, target)
         if on_model_done:
@@ -79,7 +83,12 @@ def run_models(
     try:
         results = run_dag(parents, task, max_workers=ctx.max_workers, should_stop=should_stop)
     except DagRunError as failure:
+        if all(isinstance(error, StopRequested) for error in failure.errors.values()):
+            done = [failure.results[n] for n in order if n in failure.results]
+            raise ApplyAborted(done, [n for n in order if n not in failure.results]) from None  # type: ignore[arg-type]
         raise BackfillFailed(failure, order) from next(iter(failure.errors.values()))
+    if len(results) < len(order):  # the scheduler stops starting models only when a stop was requested
+        raise ApplyAborted([results[n] for n in order if n in results], [n for n in order if n not in results])
     return [results[name] for name in order if name in results]
 
 

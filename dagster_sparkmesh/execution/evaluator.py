@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dagster_sparkmesh.errors import AuditFailure
+from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
+from dagster_sparkmesh.execution.scd2 import merge_history
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table
@@ -32,6 +34,8 @@ class ModelTarget:
     intervals: tuple[Interval, ...]
     table_for: Mapping[str, str]
     """Model or external name → the table to read (parents' physical tables, never views)."""
+    should_stop: Callable[[], bool] = field(default=lambda: False, compare=False)
+    """Checked between interval batches: a requested stop ends the model after its last recorded batch."""
 
     @property
     def table(self) -> str:
@@ -139,11 +143,14 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
     from dagster_sparkmesh.plan.intervals import batches
 
     kind = target.model.kind
-    rows, audits = 0, []
-    for batch in batches(list(target.intervals), kind.batch_size):
+    rows, audits, created = 0, [], False
+    for number, batch in enumerate(batches(list(target.intervals), kind.batch_size)):
+        if number and target.should_stop():
+            raise StopRequested(target.model.name)
         unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
         query = _select_for(ctx, target, batch)
-        _ensure_table(ctx, target, query, partitioned_by=[kind.time_column])
+        # Batches never overlap: in a table this step created, no batch's window can hold stale partitions.
+        created = _ensure_table(ctx, target, query, partitioned_by=[kind.time_column]) or created
         crashpoint("interval_write")
         rows += ctx.engine.overwrite_interval(
             target.table,
@@ -152,6 +159,7 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
             start=batch.start,
             end=batch.end,
             time_format=kind.time_column_format,
+            fresh=created,
         )
         audits = _commit(ctx, target, unit_intervals)
     return rows, audits
@@ -165,6 +173,14 @@ def _write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
     return rows, _commit(ctx, target, target.intervals)
 
 
+def _write_scd_type_2(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+    """SCD type 2: merge the query's current rows into the history once for all missing intervals."""
+    query = _select_for(ctx, target, _span(target.intervals))
+    partitioned_by = list(target.model.partitioned_by)
+    rows = merge_history(ctx.engine, target.table, target.model, query, ctx.clock(), partitioned_by)
+    return rows, _commit(ctx, target, target.intervals)
+
+
 def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) -> str:
     """The SELECT that produces the model's rows for the interval (SQL models) or a temp view over a DataFrame."""
     if target.model.source != "python":
@@ -174,9 +190,12 @@ def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) 
     return python_model_select(ctx, target.model, interval, _table_lookup(target))
 
 
-def _ensure_table(ctx: ExecutionContext, target: ModelTarget, query: str, *, partitioned_by: list[str]) -> None:
-    if not ctx.engine.table_exists(target.table):
-        ctx.engine.create_table_like_query(target.table, query, partitioned_by)
+def _ensure_table(ctx: ExecutionContext, target: ModelTarget, query: str, *, partitioned_by: list[str]) -> bool:
+    """Create the physical table if missing; True when it was created (empty) now."""
+    if ctx.engine.table_exists(target.table):
+        return False
+    ctx.engine.create_table_like_query(target.table, query, partitioned_by)
+    return True
 
 
 def _seed_path(model: Model):
@@ -189,5 +208,7 @@ _WRITERS: dict[str, Callable[[ExecutionContext, ModelTarget], tuple[int, list[Au
     "SEED": _write_seed,
     "INCREMENTAL_BY_TIME_RANGE": _write_time_range,
     "INCREMENTAL_BY_UNIQUE_KEY": _write_unique_key,
+    "SCD_TYPE_2_BY_TIME": _write_scd_type_2,
+    "SCD_TYPE_2_BY_COLUMN": _write_scd_type_2,
 }
 

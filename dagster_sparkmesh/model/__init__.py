@@ -7,6 +7,8 @@ from dagster_sparkmesh.model.kinds import (
     IncrementalByTimeRangeKind,
     IncrementalByUniqueKeyKind,
     ModelKind,
+    ScdType2ByColumnKind,
+    ScdType2ByTimeKind,
     SeedKind,
     ViewKind,
 )
@@ -31,6 +33,8 @@ __all__ = [
     "Model",
     "ModelKind",
     "ModelSource",
+    "ScdType2ByColumnKind",
+    "ScdType2ByTimeKind",
     "SeedKind",
     "UnitTest",
     "ViewKind",

@@ -47,6 +47,32 @@ class IncrementalByUniqueKeyKind(Record):
     on_destructive_change: OnDestructiveChange = "error"
 
 
+class _ScdType2Fields(Record):
+    """What both SCD type 2 kinds share: the table keeps every version of a key, open ones with valid_to NULL."""
+
+    unique_key: tuple[str, ...]
+    valid_from_name: str = "valid_from"
+    valid_to_name: str = "valid_to"
+    invalidate_hard_deletes: bool = False
+    """Close the open version of a key that vanished from the source (else it stays open)."""
+    disable_restatement: bool = False
+
+
+class ScdType2ByTimeKind(_ScdType2Fields):
+    """A key gets a new version when its ``updated_at`` grows; the new version is valid from that time."""
+
+    name: Literal["SCD_TYPE_2_BY_TIME"] = "SCD_TYPE_2_BY_TIME"
+    updated_at_name: str = "updated_at"
+
+
+class ScdType2ByColumnKind(_ScdType2Fields):
+    """A key gets a new version when one of ``columns`` changes; the new version is valid from the execution time."""
+
+    name: Literal["SCD_TYPE_2_BY_COLUMN"] = "SCD_TYPE_2_BY_COLUMN"
+    columns: tuple[str, ...]
+    """The tracked columns; ``("*",)`` tracks every column but the key."""
+
+
 class SeedKind(Record):
     name: Literal["SEED"] = "SEED"
     path: str
@@ -67,6 +93,8 @@ ModelKind = Annotated[
         ViewKind,
         IncrementalByTimeRangeKind,
         IncrementalByUniqueKeyKind,
+        ScdType2ByTimeKind,
+        ScdType2ByColumnKind,
         SeedKind,
         EmbeddedKind,
         ExternalKind,
@@ -75,5 +103,9 @@ ModelKind = Annotated[
 ]
 
 INCREMENTAL_KINDS = frozenset({"INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY"})
+# History kinds: each run merges the query's current rows into the kept history (unpartitioned, never by time).
+SCD_TYPE_2_KINDS = frozenset({"SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN"})
 # Kinds whose physical layer is a table that we write (EMBEDDED and EXTERNAL have no physical layer).
-MATERIALIZED_KINDS = frozenset({"FULL", "VIEW", "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY", "SEED"})
+MATERIALIZED_KINDS = frozenset(
+    {"FULL", "VIEW", "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY", "SEED"} | SCD_TYPE_2_KINDS
+)

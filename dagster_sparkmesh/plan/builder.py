@@ -9,7 +9,8 @@ min(model end, plan end); a model without a start (nor a project default) starts
 time. FULL, VIEW and SEED models are rebuilt as a whole: when one of their intervals is missing, every interval
 from the model's own start is listed (and recorded once the rebuild is done). Restated models (and, cascading,
 their descendants) lose their recorded intervals over the plan's window, or entirely for kinds that cannot
-rewrite a range (FULL, VIEW, SEED, INCREMENTAL_BY_UNIQUE_KEY).
+rewrite a range (FULL, VIEW, SEED, INCREMENTAL_BY_UNIQUE_KEY, SCD type 2). Unique-key and SCD type 2 models
+are not rebuilt: each run merges the query's current rows into the table once for all its missing intervals.
 
 In a development environment a FORWARD_ONLY snapshot shares the previous version's physical table with the
 environment it came from; computing intervals there with the changed query would change what that
@@ -19,13 +20,14 @@ forward once it is promoted to prod.
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from dagster_sparkmesh.errors import PlanError, SparkMeshError
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS, SCD_TYPE_2_KINDS
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.dates import parse_datetime, parse_ttl
 from dagster_sparkmesh.plan.definition import DirectChange, Plan
@@ -53,7 +55,7 @@ from dagster_sparkmesh.state.reader import StateReader
 
 DateLike = str | date | datetime
 # Kinds that cannot rewrite a time range: restating them restates the whole table.
-_WHOLE_TABLE_KINDS = frozenset({"FULL", "VIEW", "SEED", "INCREMENTAL_BY_UNIQUE_KEY"})
+_WHOLE_TABLE_KINDS = frozenset({"FULL", "VIEW", "SEED", "INCREMENTAL_BY_UNIQUE_KEY"}) | SCD_TYPE_2_KINDS
 # Kinds computed as a whole: when one interval is missing, the plan lists every interval of the model.
 _REBUILT_KINDS = frozenset({"FULL", "VIEW", "SEED"})
 
@@ -78,18 +80,34 @@ def build_plan(
     restate_models: Iterable[str] = (),
     create_from: str = PROD,
     plan_id: str | None = None,
+    selected: Iterable[str] | None = None,
+    effective_from: DateLike | None = None,
+    categories: Mapping[str, ChangeCategory] | None = None,
 ) -> Plan:
+    """``selected``: plan only these models' changes; the others keep the environment's current snapshots.
+    ``effective_from``: forward-only models recompute their intervals from that date once applied to prod.
+    ``categories``: the user's category (breaking / non-breaking) for changes the categorizer left undecided."""
     environment = _identifier(environment, "environment name")
     current = state.get_environment(environment)
     base_env = current or (state.get_environment(create_from) if create_from != environment else None)
     base = _base_snapshots(state, base_env)
     models = {name: model for name, model in project.models.items() if model.enabled}
-    decisions = _decide_all(models, state, base, forward_only, execution_time)
+    decisions = _decide_all(models, state, base, forward_only, execution_time, categories or {})
+    kept: list[Snapshot] = []
+    held_back: set[str] = set()
+    if selected is not None:
+        decisions, kept, held_back = _keep_unselected(decisions, base, set(selected))
+        models = {name: model for name, model in models.items() if name in decisions}
 
     windows, plan_start, plan_end = _windows(project, models, start, end, execution_time)
     recorded = _recorded(state, decisions)
     restatements, notes = _restatements(project, models, decisions, windows, recorded, restate_models)
+    if effective_from is not None:
+        restatements.update(_effective_from(decisions, windows, effective_from, environment, execution_time))
     missing, skipped = _missing(models, decisions, windows, recorded, restatements, environment)
+    if held_back:
+        missing, unselected_notes = _without_held_back(missing, held_back)
+        skipped += unselected_notes
     plan_id = plan_id or uuid.uuid4().hex
     by_status = _names_by_status(decisions)
     return Plan(
@@ -102,8 +120,9 @@ def build_plan(
         end=plan_end,
         execution_time=execution_time,
         forward_only=forward_only,
+        effective_from=parse_datetime(effective_from, now=execution_time) if effective_from is not None else None,
         added=by_status["added"],
-        removed=tuple(sorted(set(base) - set(models))),
+        removed=tuple(sorted(set(base) - set(models) - {s.name for s in kept})),
         directly_modified=by_status["direct"],
         indirectly_modified=by_status["indirect"],
         metadata_only=by_status["metadata"],
@@ -111,13 +130,75 @@ def build_plan(
         categories=_categories(decisions),
         new_snapshots=tuple(d.snapshot for d in decisions.values() if d.push),
         environment_after=_environment_after(
-            environment, plan_id, current, decisions, plan_start, end, project, execution_time
+            environment, plan_id, current, decisions, plan_start, end, project, execution_time, kept
         ),
         missing_intervals=missing,
         restatements=restatements,
         notes=tuple(notes + skipped),
         warnings=tuple(d.warning for d in decisions.values() if d.warning),
+        uncategorized=tuple(
+            n for n, d in decisions.items() if d.push and d.snapshot.change_category == ChangeCategory.UNCATEGORIZED
+        ),
     )
+
+
+def _keep_unselected(
+    decisions: dict[str, Decision], base: dict[str, Snapshot], selected: set[str]
+) -> tuple[dict[str, Decision], list[Snapshot], set[str]]:
+    """Unselected models keep the base snapshot: not added if new, not removed if deleted, not changed if edited.
+
+    Returns the decisions, the base snapshots of deleted models kept, and the edited models held back."""
+    kept_decisions: dict[str, Decision] = {}
+    held_back: set[str] = set()
+    for name, d in decisions.items():
+        if name in selected or d.status == "unchanged":
+            kept_decisions[name] = d
+        elif name in base:
+            kept_decisions[name] = Decision(d.previous or d.model, "unchanged", base[name], False, d.previous)
+            held_back.add(name)
+    removed_kept = [snapshot for name, snapshot in base.items() if name not in decisions and name not in selected]
+    return kept_decisions, removed_kept, held_back
+
+
+def _without_held_back(
+    missing: dict[str, tuple[Interval, ...]], held_back: set[str]
+) -> tuple[dict[str, tuple[Interval, ...]], list[str]]:
+    """A held-back model keeps its old table, which its new query must not fill: leave it to a later plan."""
+    notes = [
+        f"{name}: changed but not selected; its missing intervals wait for a plan that selects it"
+        for name in sorted(held_back & missing.keys())
+    ]
+    return {n: i for n, i in missing.items() if n not in held_back}, notes
+
+
+def _effective_from(
+    decisions: dict[str, Decision],
+    windows: dict[str, _Window],
+    effective_from: DateLike,
+    environment: str,
+    now: datetime,
+) -> dict[str, Interval]:
+    """Forward-only models restate ``[effective_from, end)`` in prod; elsewhere their table is shared, so nothing."""
+    forward_only = [
+        name
+        for name, d in decisions.items()
+        if d.status in ("direct", "indirect") and d.snapshot.change_category == ChangeCategory.FORWARD_ONLY
+    ]
+    if not forward_only:
+        raise PlanError(
+            "--effective-from applies to forward-only changes, and this plan has none",
+            snippet=f"--effective-from {effective_from}",
+            hint="plan with --forward-only, or drop --effective-from",
+        )
+    start = parse_datetime(effective_from, now=now)
+    if environment != PROD:
+        return {}
+    return {
+        name: Interval(start=max(start, windows[name].start), end=windows[name].end)
+        for name in forward_only
+        if name in windows and max(start, windows[name].start) < windows[name].end
+        and decisions[name].model.kind.name in MATERIALIZED_KINDS
+    }
 
 
 def _identifier(text: str, what: str) -> str:
@@ -141,14 +222,29 @@ def _base_snapshots(state: StateReader, env: Environment | None) -> dict[str, Sn
 
 
 def _decide_all(
-    models: dict[str, Model], state: StateReader, base: dict[str, Snapshot], forward_only: bool, now: datetime
+    models: dict[str, Model],
+    state: StateReader,
+    base: dict[str, Snapshot],
+    forward_only: bool,
+    now: datetime,
+    categories: Mapping[str, ChangeCategory],
 ) -> dict[str, Decision]:
     stored = state.get_snapshots(SnapshotId(name=m.name, fingerprint=m.fingerprint) for m in models.values())
     ctx = VersionContext(base=base, stored=stored, forward_only=forward_only, created_at=now)
     decisions: dict[str, Decision] = {}
     for name, model in models.items():  # topological order: parents are decided first
-        decisions[name] = decide(model, decisions, ctx)
+        decisions[name] = _with_category(decide(model, decisions, ctx), categories)
     return decisions
+
+
+def _with_category(decision: Decision, categories: Mapping[str, ChangeCategory]) -> Decision:
+    """The user's answer for an undecided change; decided before the children, which read their parents' category."""
+    chosen = categories.get(decision.model.name)
+    if decision.snapshot.change_category != ChangeCategory.UNCATEGORIZED or chosen is None:
+        return decision
+    if chosen not in (ChangeCategory.BREAKING, ChangeCategory.NON_BREAKING):
+        raise PlanError(f"{decision.model.name}: a change is categorized breaking or non-breaking, not {chosen.value}")
+    return dataclasses.replace(decision, snapshot=decision.snapshot.model_copy(update={"change_category": chosen}))
 
 
 def _windows(
@@ -322,10 +418,11 @@ def _environment_after(
     end: DateLike | None,
     project: Project,
     now: datetime,
+    kept: list[Snapshot] = (),  # type: ignore[assignment]
 ) -> Environment:
     snapshots = tuple(
         EnvironmentSnapshot(name=s.name, fingerprint=s.fingerprint, version=s.version, kind_name=s.kind_name)
-        for s in (d.snapshot for d in decisions.values())
+        for s in [*(d.snapshot for d in decisions.values()), *kept]
     )
     return Environment(
         name=environment,

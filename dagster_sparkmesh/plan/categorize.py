@@ -42,7 +42,10 @@ def categorize_direct_change(old_query: str, new_query: str, dialect: str = "spa
         old, new = sqlglot.parse_one(old_query, dialect=dialect), sqlglot.parse_one(new_query, dialect=dialect)
     except SqlglotError:
         return ChangeCategory.BREAKING
-    edits = sqlglot.diff(old, new, delta_only=True)
+    try:
+        edits = sqlglot.diff(old, new, delta_only=True)
+    except Exception:  # noqa: BLE001 - any failure of the diff leaves the change undecided, for the user to judge
+        return ChangeCategory.UNCATEGORIZED
     if not isinstance(new, exp.Select) or new.args.get("distinct"):
         # Under DISTINCT a new column can split rows; other roots (UNION ...) have no single projection list.
         return ChangeCategory.NON_BREAKING if not edits else ChangeCategory.BREAKING

@@ -41,6 +41,10 @@ class Plan(Record):
     end: datetime
     execution_time: datetime
     forward_only: bool = False
+    effective_from: datetime | None = None
+    """Forward-only models restate their intervals from this moment when the plan is applied to prod."""
+    uncategorized: tuple[str, ...] = ()
+    """Directly modified models whose change could not be categorized: ask the user (``categories=``)."""
 
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()

@@ -35,7 +35,7 @@ from dagster_sparkmesh.snapshot.records import ChangeCategory, Snapshot, Snapsho
 
 Status = Literal["added", "direct", "indirect", "metadata", "unchanged"]
 
-_BREAKS_CHILDREN = {ChangeCategory.BREAKING, ChangeCategory.INDIRECT_BREAKING, None}
+_BREAKS_CHILDREN = {ChangeCategory.BREAKING, ChangeCategory.INDIRECT_BREAKING, ChangeCategory.UNCATEGORIZED, None}
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,8 @@ from dagster_sparkmesh.model.kinds import (
     FullKind,
     IncrementalByTimeRangeKind,
     IncrementalByUniqueKeyKind,
+    ScdType2ByColumnKind,
+    ScdType2ByTimeKind,
     SeedKind,
     ViewKind,
 )
@@ -61,6 +63,40 @@ _INCREMENTAL_COMMON: dict[str, PropertyReader] = {
     "on_destructive_change": _destructive,
 }
 
+
+def _name(value: Value) -> str:
+    return value.word().lower()
+
+
+def _names(value: Value) -> tuple[str, ...]:
+    return tuple(item.word().lower() for item in value.items())
+
+
+def _key(value: Value) -> tuple[str, ...]:
+    key = _names(value)
+    if not key:
+        raise value.error("unique_key lists no column", "write unique_key id or unique_key (a, b)")
+    return key
+
+
+def _tracked_columns(value: Value) -> Fields:
+    """``columns [a, b]`` or ``columns *`` (every column but the key), as SQLMesh writes them."""
+    if value.text in ("*", "'*'", '"*"'):
+        return {"columns": ("*",)}
+    columns = _names(value)
+    if not columns:
+        raise value.error("columns lists no column", "write columns (a, b) or columns *")
+    return {"columns": columns}
+
+
+_SCD_TYPE_2_COMMON: dict[str, PropertyReader] = {
+    "unique_key": _field("unique_key", _key),
+    "valid_from_name": _field("valid_from_name", _name),
+    "valid_to_name": _field("valid_to_name", _name),
+    "invalidate_hard_deletes": _field("invalidate_hard_deletes", Value.boolean),
+    "disable_restatement": _field("disable_restatement", Value.boolean),
+}
+
 _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]]] = {
     "FULL": (FullKind, {}, ()),
     "VIEW": (ViewKind, {"materialized": _field("materialized", Value.boolean)}, ()),
@@ -72,10 +108,20 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
     "INCREMENTAL_BY_UNIQUE_KEY": (
         IncrementalByUniqueKeyKind,
         {
-            "unique_key": _field("unique_key", lambda value: tuple(item.word().lower() for item in value.items())),
+            "unique_key": _field("unique_key", _names),
             **_INCREMENTAL_COMMON,
         },
         ("unique_key",),
+    ),
+    "SCD_TYPE_2_BY_TIME": (
+        ScdType2ByTimeKind,
+        {"updated_at_name": _field("updated_at_name", _name), **_SCD_TYPE_2_COMMON},
+        ("unique_key",),
+    ),
+    "SCD_TYPE_2_BY_COLUMN": (
+        ScdType2ByColumnKind,
+        {"columns": _tracked_columns, **_SCD_TYPE_2_COMMON},
+        ("unique_key", "columns"),
     ),
     "SEED": (SeedKind, {"path": _field("path", Value.scalar)}, ("path",)),
     "EMBEDDED": (EmbeddedKind, {}, ()),

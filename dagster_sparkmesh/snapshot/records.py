@@ -15,6 +15,8 @@ class ChangeCategory(str, Enum):
     INDIRECT_BREAKING = "indirect_breaking"
     INDIRECT_NON_BREAKING = "indirect_non_breaking"
     METADATA = "metadata"
+    UNCATEGORIZED = "uncategorized"
+    """A direct change the categorizer could not judge: the user decides (breaking or non-breaking)."""
 
     @property
     def reuses_version(self) -> bool:

@@ -203,3 +203,59 @@ def test_error_snippet_quotes_the_offending_line():
     assert error.snippet.strip() == "cron '61 * * * *'"
     assert error.col == 8
     assert "m.sql:3:8: invalid cron" in str(error)
+
+
+SCD_DEFAULTS = {
+    "unique_key": ("id",), "valid_from_name": "valid_from", "valid_to_name": "valid_to",
+    "invalidate_hard_deletes": False, "disable_restatement": False,
+}
+
+
+@pytest.mark.parametrize(
+    ("kind_text", "expected"),
+    [
+        (
+            "SCD_TYPE_2_BY_TIME (unique_key id)",
+            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_TIME", "updated_at_name": "updated_at"},
+        ),
+        (
+            "scd_type_2_by_time (unique_key [Id, region], updated_at_name changed_at, valid_from_name since,\n"
+            "  valid_to_name until, invalidate_hard_deletes true)",
+            {
+                **SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_TIME", "unique_key": ("id", "region"),
+                "updated_at_name": "changed_at", "valid_from_name": "since", "valid_to_name": "until",
+                "invalidate_hard_deletes": True,
+            },
+        ),
+        (
+            "SCD_TYPE_2_BY_COLUMN (unique_key id, columns [Name, email])",
+            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_COLUMN", "columns": ("name", "email")},
+        ),
+        (
+            "SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, disable_restatement true)",
+            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_COLUMN", "columns": ("*",), "disable_restatement": True},
+        ),
+    ],
+)
+def test_scd_type_2_kinds(kind_text, expected):
+    model = parse(f"MODEL (name db.m, kind {kind_text}); SELECT 1 AS a").model
+    assert model.kind.model_dump() == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "hint"),
+    [
+        ("kind SCD_TYPE_2_BY_TIME (updated_at_name ts)", "needs unique_key", "unique_key <value>"),
+        ("kind SCD_TYPE_2_BY_COLUMN (unique_key id)", "needs columns", "columns <value>"),
+        ("kind SCD_TYPE_2_BY_COLUMN (unique_key (), columns *)", "unique_key lists no column", "unique_key id"),
+        ("kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns ())", "columns lists no column", "columns *"),
+        ("kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, updated_at_name ts)", "unknown property", "did you mean"),
+        ("kind SCD_TYPE_2_BY_TIME (unique_key id, invalidate_hard_deletes maybe)", "expected true or false", "true or false"),
+    ],
+)
+def test_scd_type_2_errors_point_at_the_property(text, message, hint):
+    with pytest.raises(ProjectError) as caught:
+        parse(f"MODEL (name db.m,\n  {text}); SELECT 1")
+    assert message in str(caught.value)
+    assert hint in (caught.value.hint or "")
+    assert caught.value.line == 2

@@ -1,0 +1,200 @@
+"""Core runtime benchmark: floor vs initial backfill, no-op plan, dev change, promotion (warm and cold server).
+
+    python bench/core_bench.py [--models 30] [--days 90] [--port 15123] [--keep DIR] [--profile DIR]
+
+Generates the layered project (bench/generate_project.py), then runs each measurement in a fresh process
+(bench/core_steps.py), in this order, on one project folder (its catalog and SQLite state carry over):
+
+  a. floor: every model's query over the whole range, one CTAS per model in DAG order, in a second copy of
+     the project (own catalog), plain and with sparkmesh's partition layout;
+  b. initial backfill: plan prod + apply_plan in a local session;
+  c. no-op plan: ``sparkmesh -p DIR plan prod --no-prompts`` in a fresh process (must not start a JVM), and the
+     same through the Python API;
+  d. dev plan + apply after a one-model change (a mid-layer model with descendants): the tables written;
+  e. promotion of that change to prod on the managed Spark Connect server, cold (the server is started by the
+     promoting process), then warm (a second change is applied to dev through the running server and promoted
+     by a fresh process). The server is stopped at the end, by pid.
+
+Spark steps are timed after the same warm-up (timing.warm_up), so JVM and metastore start-up are not counted,
+except in (e) cold, where starting the server is the point.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from generate_project import START, generate_project
+from timing import BENCH_DIR, Row, print_table, run_child, verdict
+
+from dagster_sparkmesh.engine.connect_server import server_status, stop_server
+from dagster_sparkmesh.project.loader import load_project
+
+STEPS = BENCH_DIR / "core_steps.py"
+NOOP_CHECK = """
+import os, sys, time
+from pathlib import Path
+from dagster_sparkmesh.cli.main import main
+try:
+    main(sys.argv[1:], standalone_mode=False)
+finally:
+    java = [p.name for p in Path('/proc').glob('[0-9]*')
+            if (p / 'stat').exists() and (p / 'stat').read_text().rsplit(')', 1)[1].split()[1] == str(os.getpid())]
+    jvm = 'pyspark.context' in sys.modules and sys.modules['pyspark.context'].SparkContext._active_spark_context is not None
+    print('JVM_CHILDREN', len(java), 'SPARK_CONTEXT', jvm)
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", type=int, default=30)
+    parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--port", type=int, default=0, help="port of the managed Spark Connect server (default: a free one)")
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    parser.add_argument("--profile", type=Path, help="write cProfile stats of the timed steps into this folder")
+    args = parser.parse_args()
+    args.port = args.port or free_port()
+    if args.keep:
+        shutil.rmtree(args.keep, ignore_errors=True)
+        run(args, args.keep)
+    else:
+        with tempfile.TemporaryDirectory(prefix="sparkmesh_core_bench_") as tmp:
+            run(args, Path(tmp))
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def run(args, workdir: Path) -> None:
+    project = workdir / "project"
+    generate_project(project, models=args.models, days=args.days)
+    generate_project(workdir / "floor", models=args.models, days=args.days)
+    start, end = datetime.combine(START, datetime.min.time()), datetime.combine(START, datetime.min.time()) + timedelta(days=args.days)
+    window = ["--start", start.isoformat(), "--end", end.isoformat(), "--port", str(args.port)]
+    profile = (lambda name: ["--profile", str(args.profile / f"{name}.prof")]) if args.profile else (lambda name: [])
+    if args.profile:
+        args.profile.mkdir(parents=True, exist_ok=True)
+    rows: list[Row] = []
+    try:
+        floor = run_child(STEPS, "floor", str(workdir / "floor"), *window).figures
+        print(f"a. floor: {floor}", flush=True)
+        backfill = run_child(STEPS, "apply", str(project), *window, *profile("backfill")).figures
+        rows += _backfill_rows(floor, backfill, args)
+        rows += _noop_rows(project, start, end, window)
+        changed = _mid_layer_model(project)
+        _edit(project, changed, "+ 1 AS amount")
+        dev = run_child(STEPS, "apply", str(project), "--environment", "dev", *window, *profile("dev")).figures
+        rows += _dev_rows(project, changed, dev)
+        cold = run_child(STEPS, "promote", str(project), "--mode", "managed", *window, *profile("cold")).figures
+        _edit(project, changed, "+ 2 AS amount")
+        run_child(STEPS, "apply", str(project), "--environment", "dev", "--mode", "managed", *window)
+        warm = run_child(STEPS, "promote", str(project), "--mode", "managed", *window, *profile("warm")).figures
+        rows += _promotion_rows(cold, warm)
+    finally:
+        _stop_server(project)
+    print_table(f"core runtime: {args.models} models x {args.days} daily intervals (python {sys.version.split()[0]})", rows)
+
+
+def _backfill_rows(floor: dict, backfill: dict, args) -> list[Row]:
+    base = floor["partitioned"]["seconds"]
+    ratio = backfill["seconds"] / base
+    print(f"b. backfill: {len(backfill['written'])} tables; plan {backfill['plan_seconds']:.2f} s, "
+          f"apply {backfill['apply_seconds']:.2f} s; "
+          f"slowest models {backfill['slowest']}")
+    return [
+        Row("a. floor, plain CTAS per model", "-", f"{floor['plain']['seconds']:.2f} s", "-"),
+        Row("a. floor, partitioned like sparkmesh", "-", f"{base:.2f} s", "-"),
+        Row("b. initial backfill prod (plan + apply)", "<= 1.3x floor", f"{backfill['seconds']:.2f} s = {ratio:.2f}x", verdict(ratio <= 1.3)),
+    ]
+
+
+def _noop_rows(project: Path, start: datetime, end: datetime, window: list[str]) -> list[Row]:
+    last_day = (end - timedelta(days=1)).date().isoformat()
+    cli = ["-p", str(project), "plan", "prod", "--no-prompts", "--start", start.date().isoformat(), "--end", last_day]
+    began = time.perf_counter()
+    result = subprocess.run([sys.executable, "-c", NOOP_CHECK, *cli], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - began
+    said_noop = "No changes to plan" in result.stdout
+    jvm = re.search(r"JVM_CHILDREN (\d+) SPARK_CONTEXT (\w+)", result.stdout)
+    no_jvm = bool(jvm) and jvm.group(1) == "0" and jvm.group(2) == "False"
+    if result.returncode != 0 or not said_noop:
+        print(f"no-op plan CLI output:\n{result.stdout}\n{result.stderr[-3000:]}")
+    api = run_child(STEPS, "noop-api", str(project), *window)
+    api_ok = api.figures["noop"] and not api.figures["engine_started"] and not api.figures["jvm"]
+    return [
+        Row("c. no-op `sparkmesh plan prod --no-prompts`, fresh process", "< 1.5 s, no JVM",
+            f"{wall:.2f} s, noop={said_noop}, jvm={not no_jvm}", verdict(wall < 1.5 and said_noop and no_jvm)),
+        Row("c. no-op plan, Python API, fresh process", "< 1.5 s, no JVM",
+            f"{api.wall_s:.2f} s, noop={api.figures['noop']}, jvm={api.figures['jvm']}", verdict(api.wall_s < 1.5 and api_ok)),
+    ]
+
+
+def _mid_layer_model(project_dir: Path) -> str:
+    """A materialized model of the middle layer with the most descendants (a change worth measuring)."""
+    project = load_project(project_dir)
+    layers = sorted({name.split(".")[0] for name in project.models if name.startswith("layer_")})
+    middle = layers[len(layers) // 2 - 1]
+    candidates = [m for m in project.models.values() if m.name.startswith(middle) and m.kind_name != "VIEW"]
+    return max(candidates, key=lambda m: (len(project.descendants(m.name)), m.name)).name
+
+
+def _edit(project: Path, model_name: str, amount: str) -> None:
+    schema, table = model_name.split(".")
+    path = project / "models" / schema / f"{table}.sql"
+    text = re.sub(r"(\+ \d+ )?AS amount", amount, path.read_text(), count=1)
+    path.write_text(text)
+
+
+def _dev_rows(project_dir: Path, changed: str, dev: dict) -> list[Row]:
+    project = load_project(project_dir)
+    recomputed = {n for n, c in dev["categories"].items() if c in ("breaking", "indirect_breaking")}
+    expected = recomputed if changed in recomputed and recomputed <= {changed} | project.descendants(changed) else None
+    written = {t for t in dev["written"]}
+    written_models = {name for name in project.models for t in written if _is_table_of(name, t)}
+    print(f"d. changed {changed}; categories {dev['categories']}")
+    print("d. physical tables written:\n   " + "\n   ".join(sorted(written)))
+    ok = expected is not None and written_models == expected
+    return [
+        Row("d. dev plan + apply after a one-model change", "only the model + breaking descendants",
+            f"{dev['seconds']:.2f} s, {len(written)} of {len(project.models)} tables written", verdict(ok)),
+    ]
+
+
+def _is_table_of(name: str, table: str) -> bool:
+    schema, model = name.split(".")
+    return table.startswith(f"sparkmesh__{schema}.{schema}__{model}__")
+
+
+def _promotion_rows(cold: dict, warm: dict) -> list[Row]:
+    for label, figures in (("cold", cold), ("warm", warm)):
+        print(f"e. {label}: plan {figures['plan_seconds']:.2f} s, connect {figures['connect_seconds']:.2f} s, "
+              f"promote {figures['promote_seconds']:.2f} s, process {figures['process_seconds']:.2f} s, "
+              f"missing before {figures['missing_before']}, views {figures['views']}")
+    return [
+        Row("e. promote dev change to prod, cold managed server", "< 15 s",
+            f"{cold['seconds']:.2f} s (process {cold['process_seconds']:.2f} s)", verdict(cold["seconds"] < 15)),
+        Row("e. promote dev change to prod, warm managed server", "< 3 s",
+            f"{warm['seconds']:.2f} s (process {warm['process_seconds']:.2f} s)", verdict(warm["seconds"] < 3)),
+    ]
+
+
+def _stop_server(project: Path) -> None:
+    status = server_status(project)
+    if status.pid is not None:
+        stop_server(project)
+        print(f"stopped the Spark Connect server (pid {status.pid})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""The measurements of ``core_bench.py``, one per fresh process: ``python bench/core_steps.py STEP PROJECT ...``.
+
+Steps: ``floor``, ``apply`` (plan + apply an environment), ``noop-api`` (plan only, through the Python API),
+``promote`` (plan + promote an environment whose tables are computed). Each prints one JSON line of figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+STARTED = time.perf_counter()  # before the heavy imports: a fresh process pays them too
+
+from timing import emit, warm_up  # noqa: E402 (sibling script)
+
+from dagster_sparkmesh.project.loader import load_project  # noqa: E402
+
+
+def connection(project, mode: str, port: int):
+    return project.config.connection.model_copy(update={"mode": mode, "connect_port": port})
+
+
+def step_floor(args) -> dict:
+    from floor import run_floor
+
+    from dagster_sparkmesh.engine.session import open_session
+
+    project = load_project(args.project)
+    spark = open_session(connection(project, "local", args.port), project.path)
+    warm_up(spark)
+    figures = {}
+    for layout in args.layouts:
+        began = time.perf_counter()
+        per_model = run_floor(spark, project, args.start, args.end, layout=layout)
+        figures[layout] = {"seconds": time.perf_counter() - began, "models": len(per_model)}
+    return figures
+
+
+def step_apply(args) -> dict:
+    from dagster_sparkmesh.execution.apply import apply_plan
+    from dagster_sparkmesh.execution.backfill import plan_for
+    from dagster_sparkmesh.execution.context import ExecutionContext
+
+    project = load_project(args.project)
+    ctx = ExecutionContext.open(project.path, args.environment, connection=connection(project, args.mode, args.port))
+    warm_up(ctx.engine.spark)
+    began = time.perf_counter()
+    with _profiled(args.profile):
+        plan = plan_for(ctx, args.start, args.end)
+        planned = time.perf_counter()
+        result = apply_plan(ctx, plan)
+    done = time.perf_counter()
+    written = [m.physical_table for m in result.models if not m.skipped]
+    return {
+        "seconds": done - began,
+        "plan_seconds": planned - began,
+        "apply_seconds": done - planned,
+        "written": written,
+        "directly_modified": list(plan.directly_modified),
+        "indirectly_modified": list(plan.indirectly_modified),
+        "categories": {name: category.value for name, category in plan.categories.items()},
+        "views": [f"{v.action} {v.view}" for v in (result.promotion.views if result.promotion else ())],
+        "slowest": sorted(((m.duration_seconds, m.model) for m in result.models), reverse=True)[:5],
+    }
+
+
+def step_noop_api(args) -> dict:
+    from dagster_sparkmesh.execution.backfill import plan_for
+    from dagster_sparkmesh.execution.context import ExecutionContext
+
+    ctx = ExecutionContext.open(args.project, args.environment)
+    plan = plan_for(ctx, args.start, args.end)
+    return {
+        "seconds": time.perf_counter() - STARTED,
+        "noop": plan.is_noop,
+        "engine_started": ctx.engine_started,
+        "jvm": "pyspark.context" in sys.modules and _spark_context_active(),
+    }
+
+
+def step_promote(args) -> dict:
+    """Plan an environment whose new tables are already computed, and promote it (views only)."""
+    from dagster_sparkmesh.execution.backfill import plan_for
+    from dagster_sparkmesh.execution.context import ExecutionContext
+    from dagster_sparkmesh.execution.promotion import promote
+
+    began = time.perf_counter()
+    project = load_project(args.project)
+    ctx = ExecutionContext.open(project.path, args.environment, connection=connection(project, args.mode, args.port))
+    with _profiled(args.profile):
+        plan = plan_for(ctx, args.start, args.end)
+        planned = time.perf_counter()
+        missing = {name: len(i) for name, i in plan.missing_intervals.items() if i}
+        ctx.engine  # noqa: B018 - connect (and start the server when cold) apart from the promotion itself
+        connected = time.perf_counter()
+        result = promote(ctx, plan)
+    done = time.perf_counter()
+    return {
+        "process_seconds": done - STARTED,
+        "seconds": done - began,
+        "plan_seconds": planned - began,
+        "connect_seconds": connected - planned,
+        "promote_seconds": done - connected,
+        "missing_before": missing,
+        "views": [f"{v.action} {v.view}" for v in result.views],
+    }
+
+
+def _spark_context_active() -> bool:
+    from pyspark import SparkContext
+
+    return SparkContext._active_spark_context is not None
+
+
+class _profiled:
+    """cProfile around a block when ``path`` is set; the stats are printed to stderr, sorted by cumulative time."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path, self.profile = path, cProfile.Profile() if path else None
+
+    def __enter__(self) -> None:
+        if self.profile:
+            self.profile.enable()
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.profile:
+            self.profile.disable()
+            self.profile.dump_stats(self.path)
+            pstats.Stats(self.profile, stream=sys.stderr).sort_stats("cumulative").print_stats(40)
+
+
+STEPS = {"floor": step_floor, "apply": step_apply, "noop-api": step_noop_api, "promote": step_promote}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("step", choices=sorted(STEPS))
+    parser.add_argument("project", type=Path)
+    parser.add_argument("--environment", default="prod")
+    parser.add_argument("--start", type=datetime.fromisoformat, required=True)
+    parser.add_argument("--end", type=datetime.fromisoformat, required=True)
+    parser.add_argument("--mode", default="local", choices=("local", "managed"))
+    parser.add_argument("--port", type=int, default=15002)
+    parser.add_argument("--layouts", nargs="+", default=["plain", "partitioned"])
+    parser.add_argument("--profile", help="write cProfile stats of the timed block to this file")
+    args = parser.parse_args()
+    figures = STEPS[args.step](args)
+    if args.mode == "managed":
+        # Close the Connect client before exit: one left to the garbage collector can hang the interpreter.
+        from dagster_sparkmesh.engine.session import close_sessions
+
+        close_sessions()
+    emit(figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Dagster layer benchmark: definitions of a 1,000-model project, and a 365-partition backfill as one run.
+
+    python bench/dagster_bench.py [--models 1000] [--days 365] [--rows-per-day 5000] [--keep DIR]
+
+a. A fresh process imports dagster and dagster_sparkmesh, loads the generated N-model project
+   (bench/generate_project.py) and builds ``build_sparkmesh_definitions`` (with the git sensor), then resolves the
+   repository as a code-location load does. Cold = no parse cache, warm = the cache of the previous load.
+b. A one-model project: an INCREMENTAL_BY_TIME_RANGE model whose query makes ~5k rows per day itself. In one fresh
+   process with one warmed local session: one direct Spark ``INSERT OVERWRITE`` over the range (before and after,
+   to expose warm-up bias), and one Dagster run of the same partition range (tags
+   ``dagster/asset_partition_range_start/end``, ``dg.materialize``, in-process executor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from generate_project import generate_project
+from timing import BENCH_DIR, Row, print_table, run_child, verdict
+
+STEPS = BENCH_DIR / "dagster_steps.py"
+START = date(2024, 1, 1)
+
+ONE_MODEL = """MODEL (
+  name bench.events,
+  kind INCREMENTAL_BY_TIME_RANGE (
+    time_column ds
+  ),
+  start '{start}',
+  cron '@daily',
+  grain (ds, id)
+);
+
+SELECT
+  d.ds,
+  k.id,
+  CONCAT('c', CAST(PMOD(k.id, 7) AS STRING)) AS category,
+  CAST(PMOD(HASH(d.ds, k.id), 10000) AS DOUBLE) / 100 AS amount
+FROM (
+  SELECT EXPLODE(SEQUENCE(CAST(@start_ds AS DATE), CAST(@end_ds AS DATE), INTERVAL 1 DAY)) AS ds
+) AS d
+CROSS JOIN (
+  SELECT EXPLODE(SEQUENCE(1, {rows_per_day})) AS id
+) AS k
+"""
+
+CONFIG = """gateways:
+  local:
+    connection:
+      type: spark
+default_gateway: local
+
+model_defaults:
+  dialect: spark
+  start: '{start}'
+  cron: '@daily'
+"""
+
+
+def one_model_project(out: Path, rows_per_day: int) -> Path:
+    (out / "models" / "bench").mkdir(parents=True, exist_ok=True)
+    (out / "config.yaml").write_text(CONFIG.format(start=START.isoformat()))
+    (out / "models" / "bench" / "events.sql").write_text(ONE_MODEL.format(start=START, rows_per_day=rows_per_day))
+    return out
+
+
+def bench_defs(workdir: Path, models: int) -> list[Row]:
+    project = workdir / f"project_{models}"
+    generate_project(project, models=models)
+    shutil.rmtree(project / ".sparkmesh" / "cache", ignore_errors=True)
+    rows = []
+    for label in ("cold cache", "warm cache"):
+        run = run_child(STEPS, "defs", str(project))
+        f = run.figures
+        total = f["load_seconds"] + f["build_seconds"]
+        print(f"a. {label}: import {f['import_seconds']:.2f} s, load {f['load_seconds']:.2f} s, build "
+              f"{f['build_seconds']:.2f} s, resolve {f['resolve_seconds']:.2f} s, process {run.wall_s:.2f} s, "
+              f"{f['asset_keys']} asset keys")
+        rows.append(Row(f"a. {models}-model project: load + build_sparkmesh_definitions ({label})", "< 5 s",
+                        f"{total:.2f} s (+ resolve {f['resolve_seconds']:.2f} s, process {run.wall_s:.2f} s)",
+                        verdict(total < 5)))
+    return rows
+
+
+def bench_range(workdir: Path, days: int, rows_per_day: int) -> list[Row]:
+    project = one_model_project(workdir / "one_model", rows_per_day)
+    start = datetime.combine(START, datetime.min.time())
+    end = start + timedelta(days=days)
+    keys = [START.isoformat(), (START + timedelta(days=days - 1)).isoformat()]
+    f = run_child(STEPS, "range", str(project), "--start", start.isoformat(), "--end", end.isoformat(),
+                  "--first-key", keys[0], "--last-key", keys[1]).figures
+    direct = min(f["direct_seconds"])
+    ratio = f["dagster_seconds"] / direct
+    print(f"b. direct INSERT OVERWRITE {f['direct_seconds'][0]:.2f} s then {f['direct_seconds'][1]:.2f} s "
+          f"({f['direct_rows']} rows); Dagster run {f['dagster_seconds']:.2f} s, success={f['success']}, "
+          f"{f['materializations']} materializations, {f['rows']} rows")
+    ok = f["success"] and f["materializations"] == days and f["rows"] == f["direct_rows"] and ratio <= 1.3
+    return [
+        Row(f"b. direct INSERT OVERWRITE, {days} days x {rows_per_day} rows", "-", f"{direct:.2f} s", "-"),
+        Row(f"b. Dagster ranged run of {days} partitions (one run)", "<= 1.3x direct",
+            f"{f['dagster_seconds']:.2f} s = {ratio:.2f}x", verdict(ok)),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", type=int, default=1000)
+    parser.add_argument("--days", type=int, default=365)
+    parser.add_argument("--rows-per-day", type=int, default=5000)
+    parser.add_argument("--only", choices=("defs", "range"))
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    args = parser.parse_args()
+    if args.keep:
+        shutil.rmtree(args.keep, ignore_errors=True)
+        args.keep.mkdir(parents=True)
+        run(args, args.keep)
+    else:
+        with tempfile.TemporaryDirectory(prefix="sparkmesh_dagster_bench_") as tmp:
+            run(args, Path(tmp))
+
+
+def run(args, workdir: Path) -> None:
+    rows = []
+    if args.only in (None, "defs"):
+        rows += bench_defs(workdir, args.models)
+    if args.only in (None, "range"):
+        rows += bench_range(workdir, args.days, args.rows_per_day)
+    print_table(f"dagster layer (python {sys.version.split()[0]})", rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""The measurements of ``dagster_bench.py``, one per fresh process: ``python bench/dagster_steps.py STEP PROJECT``.
+
+``defs``: import + load + ``build_sparkmesh_definitions`` + repository resolution (what a code location load does).
+``range``: one direct Spark INSERT OVERWRITE over the range vs one Dagster run of the same partition range.
+Each prints one JSON line of figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+STARTED = time.perf_counter()
+
+from timing import emit, warm_up  # noqa: E402 (sibling script)
+
+
+def step_defs(args) -> dict:
+    import dagster  # noqa: F401 - a code location imports it anyway; timed as import
+
+    from dagster_sparkmesh.dagster import build_sparkmesh_definitions
+    from dagster_sparkmesh.project.loader import load_project
+
+    imported = time.perf_counter()
+    project = load_project(args.project)
+    loaded = time.perf_counter()
+    defs = build_sparkmesh_definitions(args.project, sensor=True)
+    built = time.perf_counter()
+    repository = defs.get_repository_def()
+    assets = len(repository.asset_graph.get_all_asset_keys())
+    resolved = time.perf_counter()
+    return {
+        "import_seconds": imported - STARTED,
+        "load_seconds": loaded - imported,
+        "build_seconds": built - loaded,
+        "resolve_seconds": resolved - built,
+        "models": len(project.models),
+        "asset_keys": assets,
+    }
+
+
+def step_range(args) -> dict:
+    import dagster as dg
+    from floor import direct_overwrite
+
+    from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_definitions
+    from dagster_sparkmesh.engine.session import open_session
+    from dagster_sparkmesh.project.loader import load_project
+    from dagster_sparkmesh.project.rendering import render_query
+
+    project = load_project(args.project)
+    resource = SparkMeshResource(project_dir=str(project.path), engine_mode="local")
+    spark = open_session(resource.connection(project), project.path)  # the session the run's steps reuse
+    warm_up(spark)
+    model = project.models[args.model]
+    query = render_query(model, start=args.start, end=args.end, execution_time=args.end, table_for={}, models=project.models)
+    spark.sql("CREATE SCHEMA IF NOT EXISTS direct")
+    direct_first = direct_overwrite(spark, "direct.first", query, model.kind.time_column)
+    defs = build_sparkmesh_definitions(project.path, resource=resource, sensor=False)
+    key = dg.AssetKey(args.model.split("."))
+    tags = {"dagster/asset_partition_range_start": args.first_key, "dagster/asset_partition_range_end": args.last_key}
+    with dg.instance_for_test() as instance:
+        began = time.perf_counter()
+        result = dg.materialize(
+            defs.assets, selection=[key], resources=defs.resources, instance=instance, tags=tags, raise_on_error=False
+        )
+        dagster_seconds = time.perf_counter() - began
+        materializations = len(result.get_asset_materialization_events())
+    direct_again = direct_overwrite(spark, "direct.again", query, model.kind.time_column)
+    physical = [row["tableName"] for row in spark.sql("SHOW TABLES IN sparkmesh__" + args.model.split(".")[0]).collect()]
+    rows = spark.table(f"sparkmesh__{args.model.split('.')[0]}.{physical[0]}").count() if physical else 0
+    return {
+        "direct_seconds": [direct_first, direct_again],
+        "dagster_seconds": dagster_seconds,
+        "success": result.success,
+        "materializations": materializations,
+        "rows": rows,
+        "direct_rows": spark.table("direct.first").count(),
+    }
+
+
+STEPS = {"defs": step_defs, "range": step_range}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("step", choices=sorted(STEPS))
+    parser.add_argument("project", type=Path)
+    parser.add_argument("--model", default="bench.events")
+    parser.add_argument("--start", type=datetime.fromisoformat)
+    parser.add_argument("--end", type=datetime.fromisoformat)
+    parser.add_argument("--first-key")
+    parser.add_argument("--last-key")
+    args = parser.parse_args()
+    emit(STEPS[args.step](args))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""What the benchmark scripts share: run one measurement in a fresh Python process, warm a session, print a table.
+
+Each measurement runs in its own process because a JVM holds one local SparkContext and embedded Derby admits one
+process: a fresh process is also how a CLI call or a Dagster run meets the code. A child prints one JSON object on
+its last stdout line; everything else it prints (Spark's log lines) is ignored.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_DIR = BENCH_DIR.parent
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    wall_s: float
+    figures: dict
+
+
+def run_child(script: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 1800) -> ChildRun:
+    """Run ``python script args...`` and return its wall time and the JSON of its last stdout line."""
+    began = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, str(script), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+        cwd=REPO_DIR,
+        env={**os.environ, **(env or {})},
+    )
+    wall = time.perf_counter() - began
+    lines = result.stdout.strip().splitlines()
+    if result.returncode != 0 or not lines:
+        raise SystemExit(f"{script.name} {' '.join(args)} failed ({result.returncode}):\n{result.stderr[-4000:]}")
+    return ChildRun(wall_s=wall, figures=json.loads(lines[-1]))
+
+
+def emit(figures: dict) -> None:
+    """A child's result: one JSON line, last on stdout."""
+    print(json.dumps(figures, default=str), flush=True)
+
+
+def warm_up(spark) -> None:
+    """Start the JVM side of a session before timing: metastore connection, parquet writer, code generation.
+
+    Every timed step gets the same warm-up, so that no step pays (or escapes) the 3-9 s first-use costs.
+    """
+    spark.sql("CREATE SCHEMA IF NOT EXISTS bench_warmup")
+    spark.sql("DROP TABLE IF EXISTS bench_warmup.warm")
+    spark.sql(
+        "CREATE TABLE bench_warmup.warm USING parquet PARTITIONED BY (ds) AS "
+        "SELECT id, DATE'2020-01-01' + CAST(id % 3 AS INT) AS ds FROM RANGE(1000)"
+    )
+    spark.sql("SELECT ds, COUNT(*) FROM bench_warmup.warm GROUP BY ds").collect()
+    spark.sql("DROP TABLE bench_warmup.warm")
+
+
+@dataclass(frozen=True)
+class Row:
+    what: str
+    target: str
+    measured: str
+    verdict: str
+
+
+def verdict(ok: bool | None) -> str:
+    return "-" if ok is None else ("ok" if ok else "MISSED")
+
+
+def print_table(title: str, rows: list[Row]) -> None:
+    widths = [max(len(getattr(r, f)) for r in rows + [Row("what", "target", "measured", "verdict")]) for f in Row.__annotations__]
+    header = Row("what", "target", "measured", "verdict")
+    print(f"\n{title}")
+    for row in [header, *rows]:
+        print("  ".join(getattr(row, f).ljust(w) for f, w in zip(Row.__annotations__, widths)))

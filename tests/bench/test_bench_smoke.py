@@ -1,0 +1,64 @@
+"""The benchmark scripts' pure parts (no Spark): the floor's statements, the one-model change, the one-model project."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.project.loader import load_project
+from dagster_sparkmesh.project.rendering import render_query
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture(scope="module")
+def bench_modules():
+    sys.path.insert(0, str(BENCH))  # the scripts import their siblings by name, as when run by hand
+    try:
+        import core_bench
+        import dagster_bench
+        import floor
+        import generate_project
+
+        yield core_bench, dagster_bench, floor, generate_project
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def test_floor_statements_read_floor_tables_and_partition_like_sparkmesh(tmp_path, bench_modules):
+    core_bench, _, floor, generate_project = bench_modules
+    generate_project.generate_project(tmp_path, models=12, days=3)
+    project = load_project(tmp_path, use_cache=False)
+    lookup = {name: floor.floor_table(name, "partitioned") for name in project.models}
+    for name, model in project.models.items():
+        query = render_query(model, start=datetime(2024, 1, 1), end=datetime(2024, 1, 4),
+                             execution_time=datetime(2024, 1, 4), table_for=lookup, models=project.models)
+        statement = floor._statement(model, lookup[name], query, "partitioned")
+        assert statement.startswith("CREATE VIEW" if model.kind_name == "VIEW" else "CREATE TABLE")
+        assert ("PARTITIONED BY (ds)" in statement) == (model.kind_name == "INCREMENTAL_BY_TIME_RANGE")
+        assert "sparkmesh__" not in statement and "floor__partitioned__" in statement
+
+
+def test_the_one_model_change_is_a_breaking_change_of_a_model_with_descendants(tmp_path, bench_modules):
+    core_bench, _, _, generate_project = bench_modules
+    generate_project.generate_project(tmp_path, models=30, days=3)
+    before = load_project(tmp_path, use_cache=False)
+    changed = core_bench._mid_layer_model(tmp_path)
+    core_bench._edit(tmp_path, changed, "+ 1 AS amount")
+    after = load_project(tmp_path, use_cache=False)
+    assert before.descendants(changed)
+    differs = {n for n in before.models if before.models[n].fingerprint != after.models[n].fingerprint}
+    assert differs == {changed} | before.descendants(changed)
+
+
+def test_the_one_model_project_loads_as_one_daily_incremental_model(tmp_path, bench_modules):
+    _, dagster_bench, _, _ = bench_modules
+    project = load_project(dagster_bench.one_model_project(tmp_path, rows_per_day=10), use_cache=False)
+    model = project.models["bench.events"]
+    assert list(project.models) == ["bench.events"] and model.kind_name == "INCREMENTAL_BY_TIME_RANGE"
+    sql = render_query(model, start=datetime(2024, 1, 1), end=datetime(2024, 1, 3),
+                       execution_time=datetime(2024, 1, 3), table_for={}, models=project.models)
+    assert "SEQUENCE(1, 10)" in sql and "2024-01-02" in sql

@@ -1,0 +1,142 @@
+"""The example project in Dagster's UI, driven by a person's clicks in headless Chromium.
+
+``dagster dev`` serves a private copy of the example (managed Spark Connect server, SQLite state, its own
+Dagster instance). In the browser: the asset graph shows the project's groups; "Materialize all" on the `raw`
+and `staging` groups runs the seeds and views (staging.web_events reads the external CSV table, which the
+example's resource registers on first use); then a backfill of three days of `shop.fct_orders` is launched from
+the asset's dialog, and the asset's Partitions tab shows them materialized. The state store must agree.
+
+Screenshots of each step land in ``$SPARKMESH_UI_SHOTS`` (default: a folder under /tmp), never in the repo.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "ui"))
+
+from cdp import Browser, by_text, find_chromium
+from dagster_dev import (
+    LOCATION,
+    copy_example,
+    free_port,
+    start_dagster_dev,
+    stop_dagster_dev,
+)
+
+pytestmark = pytest.mark.slow
+
+RUN_TIMEOUT = 300.0  # one run on a busy 2-core machine, Spark Connect server start included
+DIALOG = "document.querySelector('[role=dialog]')"
+
+
+def _chromium() -> str:
+    """Chromium from Debian's packages; installed here when missing and we may (CI runs as root)."""
+    found = find_chromium()
+    if found or shutil.which("apt-get") is None or os.geteuid() != 0:
+        return found or pytest.skip("chromium is not installed and cannot be installed here (no apt-get or not root)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        done = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            pytest.skip(f"chromium is not installed and `{' '.join(command)}` failed: {done.stderr.strip()[-300:]}")
+    return find_chromium() or pytest.skip("apt-get installed chromium but no chromium binary is on PATH")
+
+
+@pytest.fixture
+def shots() -> Path:
+    folder = os.environ.get("SPARKMESH_UI_SHOTS") or tempfile.mkdtemp(prefix="sparkmesh-ui-shots-")
+    return Path(folder)
+
+
+@pytest.fixture
+def example(tmp_path):
+    """A copy of the example project whose Spark Connect server is always stopped afterwards."""
+    from dagster_sparkmesh.engine.connect_server import stop_server
+
+    project = copy_example(tmp_path / "shop", free_port())
+    yield project
+    stop_server(project)
+
+
+@pytest.fixture
+def dagster_dev(example, tmp_path):
+    dev = start_dagster_dev(example, tmp_path / "dagster_home", free_port())
+    yield dev
+    stop_dagster_dev(dev)
+
+
+@pytest.fixture
+def browser(tmp_path, shots):
+    chromium = _chromium()
+    browser = Browser(chromium, tmp_path / "chromium-profile", shots)
+    yield browser
+    browser.close()
+
+
+def test_materialize_and_backfill_from_the_ui(browser, dagster_dev, example):
+    url = dagster_dev.url
+
+    browser.open(f"{url}/asset-groups")
+    browser.wait_for("document.body.innerText.includes('Materialize all (16)')", "the global asset graph")
+    lines = {line.strip() for line in browser.text().splitlines()}
+    assert {"raw", "shop", "staging", "sparkmesh"} <= lines, "the project's groups are not in the graph"
+    browser.screenshot("1-asset-graph")
+
+    _materialize_group(browser, url, "raw", 3, step=2)
+    _materialize_group(browser, url, "staging", 4, step=3)
+
+    browser.open(f"{url}/assets/shop/fct_orders")
+    browser.click_button("Materialize…")
+    browser.click(by_text("a", "Show all partitions") + " || " + by_text("button", "Show all partitions"), "show all")
+    browser.click(f"{DIALOG}.querySelector('input[type=text]')", "the partition selection input")
+    browser.evaluate(f"{DIALOG}.querySelector('input[type=text]').select()")
+    browser.type_text("[2024-01-01...2024-01-03]")
+    browser.press_enter()
+    browser.wait_for(f"{DIALOG}.innerText.includes('3 partitions')", "three partitions selected")
+    browser.screenshot("4-backfill-dialog")
+    browser.click_button("Launch backfill")
+
+    browser.open(f"{url}/assets/shop/fct_orders?view=partitions")
+    browser.wait_for(
+        "document.body.innerText.includes('Materialized (3)')", "three materialized partitions", timeout=RUN_TIMEOUT
+    )
+    assert "Failed (0)" in browser.text()
+    browser.screenshot("5-partitions-filled")
+
+    assert _intervals(example, "shop.fct_orders") == [(datetime(2024, 1, 1), datetime(2024, 1, 4))]
+
+
+def _materialize_group(browser: Browser, url: str, group: str, count: int, step: int) -> None:
+    """Click "Materialize all" on a group's graph and wait until every node says it was materialized."""
+    browser.open(f"{url}/locations/__repository__@{LOCATION}/asset-groups/{group}")
+    browser.click_button("Materialize all", prefix=True)
+    browser.wait_for("document.body.innerText.includes('Launched run')", f"the {group} run to launch")
+
+    def all_materialized() -> bool:
+        lines = [line.strip() for line in browser.text().splitlines()]
+        if "Failed" in lines:
+            pytest.fail(f"a {group} asset failed to materialize; see {browser.screenshot(f'{step}-{group}-failed')}")
+        return lines.count("Materialized") >= count
+
+    browser.wait_until(all_materialized, f"{count} materialized {group} assets", timeout=RUN_TIMEOUT)
+    browser.screenshot(f"{step}-{group}-materialized")
+
+
+def _intervals(project: Path, name: str) -> list[tuple[datetime, datetime]]:
+    from dagster_sparkmesh.state.store import open_state_store
+
+    with open_state_store(None, project) as state:
+        return [
+            (interval.start, interval.end)
+            for snapshot in state.get_snapshots_by_name([name])
+            for interval in state.get_intervals(name, snapshot.version)
+        ]

@@ -1,0 +1,112 @@
+"""``dagster dev`` on a private copy of the example project, for the browser test.
+
+The copy gets its own Dagster instance, free ports for the webserver and the managed Spark Connect server, and its
+own ``.sparkmesh`` (catalog, warehouse, state), so the test never touches the repository's example state.
+Every process is stopped by pid: ``dagster dev`` (webserver, daemon, code server and run workers are in its
+process group) and the project's Spark Connect server (its own process group, recorded in ``server.json``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from cdp import stop_process_group
+
+REPO = Path(__file__).resolve().parents[3]
+EXAMPLE = REPO / "example_project"
+LOCATION = "example_shop"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def copy_example(target: Path, connect_port: int) -> Path:
+    """The example project, with its managed Spark Connect server moved to ``connect_port``."""
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".sparkmesh", "__pycache__"))
+    config = target / "config.yaml"
+    anchor = "      type: spark\n"
+    text = config.read_text()
+    assert anchor in text, f"{config} changed shape: update copy_example"
+    config.write_text(text.replace(anchor, f"{anchor}      connect_port: {connect_port}\n", 1))
+    return target
+
+
+@dataclass
+class DagsterDev:
+    process: subprocess.Popen
+    url: str
+    log_path: Path
+
+    def log_tail(self, lines: int = 40) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+
+def start_dagster_dev(project: Path, home: Path, port: int, timeout: float = 120.0) -> DagsterDev:
+    workspace = project.parent / "workspace.yaml"
+    workspace.write_text(
+        "load_from:\n"
+        f"  - python_file:\n      relative_path: {project.name}/definitions.py\n"
+        f"      location_name: {LOCATION}\n      working_directory: .\n"
+    )
+    home.mkdir(parents=True, exist_ok=True)
+    # No telemetry (these machines have no network) and no first-visit community dialog over the page.
+    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+    log_path = project.parent / "dagster-dev.log"
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+    }
+    dagster = Path(sys.executable).parent / "dagster"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [str(dagster), "dev", "-w", str(workspace), "-h", "127.0.0.1", "-p", str(port)],
+            cwd=project.parent, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True, preexec_fn=_default_sigint,  # noqa: PLW1509 (only resets one signal)
+        )
+    dev = DagsterDev(process, f"http://127.0.0.1:{port}", log_path)
+    try:
+        _wait_for_webserver(dev, timeout)
+    except BaseException:
+        stop_process_group(process)
+        raise
+    return dev
+
+
+def _default_sigint() -> None:
+    """dagster dev stops its webserver and daemon with SIGINT; a background job (CI, pytest run from a script)
+    inherits SIGINT ignored, and then they would never stop. Restore the default for the whole tree."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _wait_for_webserver(dev: DagsterDev, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if dev.process.poll() is not None:
+            raise RuntimeError(f"dagster dev exited with {dev.process.returncode}:\n{dev.log_tail()}")
+        try:
+            with urllib.request.urlopen(f"{dev.url}/server_info", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError(f"dagster dev did not serve {dev.url} within {timeout:.0f} s:\n{dev.log_tail()}")
+
+
+def stop_dagster_dev(dev: DagsterDev) -> None:
+    # SIGTERM first: dagster dev then stops its webserver, daemon and code server itself.
+    stop_process_group(dev.process, timeout=30.0)

@@ -1,0 +1,146 @@
+"""SCD type 2 kinds on real Spark: a customer dimension changing over three daily runs, through plan + apply.
+
+One project holds four history models over the same source table, so the three runs cover both kinds with and
+without ``invalidate_hard_deletes`` (Spark tests are slow: few runs, many assertions).
+
+Run 1 (2024-01-02): keys 1 and 2 appear.
+Run 2 (2024-01-03): key 1 changes name and updated_at, key 3 appears.
+Run 3 (2024-01-04): key 2 is deleted; key 3 changes name without a newer updated_at (BY_TIME ignores that).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.execution.apply import apply_plan
+from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.scd2 import merge_history
+from dagster_sparkmesh.project.loader import load_project
+from dagster_sparkmesh.snapshot.naming import physical_table
+from dagster_sparkmesh.state.store import open_state_store
+
+D1, D2, D3 = datetime(2024, 1, 2), datetime(2024, 1, 3), datetime(2024, 1, 4)
+T_A, T_B = datetime(2024, 1, 1, 10), datetime(2024, 1, 2, 9)
+T_C = datetime(2024, 1, 2, 11)
+
+SOURCES = {
+    D1: [(1, "ann", T_A), (2, "bob", T_A)],
+    D2: [(1, "anna", T_B), (2, "bob", T_A), (3, "cy", T_C)],
+    D3: [(1, "anna", T_B), (3, "cyd", T_C)],
+}
+
+MODELS = {
+    "by_time": "SCD_TYPE_2_BY_TIME (unique_key id)",
+    "by_time_deletes": "SCD_TYPE_2_BY_TIME (unique_key id, invalidate_hard_deletes true)",
+    "by_column": "SCD_TYPE_2_BY_COLUMN (unique_key id, columns [name])",
+    "by_column_deletes": (
+        "SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, invalidate_hard_deletes true, "
+        "valid_from_name starts, valid_to_name ends)"
+    ),
+}
+
+EXPECTED_BY_TIME = [
+    (1, "ann", T_A, T_B),
+    (1, "anna", T_B, None),
+    (2, "bob", T_A, None),
+    (3, "cy", T_C, None),
+]
+EXPECTED_BY_COLUMN = [
+    (1, "ann", D1, D2),
+    (1, "anna", D2, None),
+    (2, "bob", D1, None),
+    (3, "cy", D2, D3),
+    (3, "cyd", D3, None),
+]
+
+
+def _write_project(root: Path) -> Path:
+    (root / "models").mkdir(parents=True)
+    (root / "config.yaml").write_text("model_defaults:\n  dialect: spark\n  start: 2024-01-01\n  cron: '@daily'\n")
+    (root / "external_models.yaml").write_text(
+        "- name: src.customers\n  columns:\n    id: INT\n    name: STRING\n    updated_at: TIMESTAMP\n"
+    )
+    for name, kind in MODELS.items():
+        (root / "models" / f"{name}.sql").write_text(
+            f"MODEL (name dim.{name}, kind {kind});\nSELECT id, name, updated_at FROM src.customers\n"
+        )
+    return root
+
+
+def _load_source(spark, rows) -> None:
+    spark.sql("CREATE SCHEMA IF NOT EXISTS src")
+    frame = spark.createDataFrame(rows, "id INT, name STRING, updated_at TIMESTAMP")
+    frame.write.mode("overwrite").format("parquet").saveAsTable("src.customers")
+
+
+def _history(spark, view: str, valid_from: str = "valid_from", valid_to: str = "valid_to") -> list[tuple]:
+    query = f"SELECT id, name, {valid_from}, {valid_to} FROM {view} ORDER BY id, {valid_from}"
+    return [tuple(row) for row in spark.sql(query).collect()]
+
+
+@pytest.fixture
+def run_on(engine, tmp_path, clean_catalog):
+    project_dir = _write_project(tmp_path / "scd")
+    stores = []
+
+    def run(day: datetime) -> ExecutionContext:
+        store = open_state_store(None, project_dir)
+        stores.append(store)
+        ctx = ExecutionContext(
+            project=load_project(project_dir),
+            state=store,
+            environment="prod",
+            engine_factory=lambda: engine,
+            clock=lambda: day,
+        )
+        apply_plan(ctx, plan_for(ctx))
+        return ctx
+
+    yield run
+    for store in stores:
+        store.close()
+
+
+@pytest.mark.slow
+def test_history_over_three_runs_for_both_kinds(spark, engine, run_on):
+    for day, rows in SOURCES.items():
+        _load_source(spark, rows)
+        ctx = run_on(day)
+
+    deleted_key_closed = (2, "bob", D1, D3)
+    assert _history(spark, "dim.by_time") == EXPECTED_BY_TIME
+    assert _history(spark, "dim.by_time_deletes") == [
+        row if row[0] != 2 else (2, "bob", T_A, D3) for row in EXPECTED_BY_TIME
+    ]
+    assert _history(spark, "dim.by_column") == EXPECTED_BY_COLUMN
+    assert _history(spark, "dim.by_column_deletes", "starts", "ends") == [
+        row if row[0] != 2 else deleted_key_closed for row in EXPECTED_BY_COLUMN
+    ]
+    # The tracked-but-unchanged columns travel with each version.
+    assert spark.sql("SELECT updated_at FROM dim.by_column WHERE name = 'cyd'").collect()[0][0] == T_C
+
+    # Each run recorded the days it merged.
+    intervals = ctx.state.get_intervals("dim.by_time", _version(ctx, "dim.by_time"))
+    assert (intervals[0].start, intervals[-1].end) == (datetime(2024, 1, 1), D3)
+
+    # Merging the last run's source again changes nothing (a retried merge is idempotent).
+    model = ctx.project.models["dim.by_column_deletes"]
+    table = physical_table(model.name, _version(ctx, model.name))
+    before = _history(spark, table, "starts", "ends")
+    merge_history(engine, table, model, "SELECT id, name, updated_at FROM src.customers", D3)
+    assert _history(spark, table, "starts", "ends") == before
+
+
+def _version(ctx: ExecutionContext, name: str) -> str:
+    return next(s.version for s in ctx.state.get_environment("prod").snapshots if s.name == name)
+
+
+def test_source_with_duplicate_keys_is_refused(spark, run_on):
+    _load_source(spark, [(1, "ann", T_A), (1, "anne", T_B)])
+    with pytest.raises(ExecutionError, match="several rows for unique_key"):
+        run_on(D1)
