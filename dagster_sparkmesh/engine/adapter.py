@@ -263,6 +263,10 @@ class SparkEngine:
         with spark_errors(f"temporary view {view}"):
             typed_frame(self.spark, columns, rows).createOrReplaceTempView(view)
 
+    def drop_temp_view(self, view: str) -> None:
+        with spark_errors(f"drop temporary view {view}"):
+            self.spark.catalog.dropTempView(view)
+
     # -- views -----------------------------------------------------------------------------------------------
 
     def create_or_alter_view(self, view: str, select_sql: str) -> None:

@@ -29,8 +29,16 @@ def run_unit_tests(ctx: ExecutionContext, names: set[str] | None = None) -> list
 
 
 def _run_one(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
-    model = ctx.project.models[test.model]
     views = {name: _input_view(ctx, test, name, rows) for name, rows in test.inputs}
+    try:
+        return _compare(ctx, test, views)
+    finally:  # the session outlives the test: leave no input views behind
+        for view in views.values():
+            ctx.engine.drop_temp_view(view)
+
+
+def _compare(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> UnitTestResult:
+    model = ctx.project.models[test.model]
     start = _parse(test.start) or _DEFAULT_START
     end = _parse_end(test.end) or start + timedelta(days=1)
     query = test.expected_query

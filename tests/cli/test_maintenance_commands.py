@@ -217,7 +217,7 @@ def test_destroy_asks_then_drops_everything_the_project_created(tiny, engine, sp
     assert "environments removed: dev, prod" in result.output or "environments removed: prod, dev" in result.output
     assert "schema shop kept" in result.output
     assert _databases(spark) == {"shop"}
-    assert [row.tableName for row in spark.sql("SHOW TABLES IN shop").collect()] == ["kept_by_user"]
+    assert [row.tableName for row in spark.sql("SHOW TABLES IN shop").collect() if not row.isTemporary] == ["kept_by_user"]
     with open_state_store(None, tiny) as state:
         assert state.list_environments() == [] and state.all_snapshots() == []
 
