@@ -134,9 +134,11 @@ def _connect(url: str) -> SparkSession:
             f"the Spark Connect server at {url} is unreachable",
             hint="start it (`sparkmesh spark start` for mode: managed) or fix connection.remote in config.yaml",
         )
-    # pyspark.sql.functions picks its Connect implementation from this variable; without it, col(...) in our
-    # writers and in users' Python models looks for a local SparkContext and fails.
-    os.environ.setdefault("SPARK_CONNECT_MODE_ENABLED", "1")
+    # pyspark.sql.functions picks its Connect implementation from this process-wide variable; without it, F.col in
+    # users' Python models looks for a local SparkContext and fails. A process that already runs a local session
+    # (tests mixing both) keeps the local implementation, and so do the processes it starts.
+    if SparkContext._active_spark_context is None:
+        os.environ.setdefault("SPARK_CONNECT_MODE_ENABLED", "1")
     builder = ConnectSession.builder.remote(url)
     for key, value in RUNTIME_SETTINGS.items():
         builder = builder.config(key, value)

@@ -12,7 +12,6 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.functions import col
 from pyspark.sql.types import StringType, StructField, StructType
 
 
@@ -38,4 +37,9 @@ def typed_frame(
     text_schema = StructType([StructField(name, StringType(), True) for name in names])
     text_rows = [tuple(as_text(value) for value in row) for row in rows]
     frame = spark.createDataFrame(text_rows, schema=text_schema)
-    return frame.select(*[col(f"`{name}`").cast(kind or "string").alias(name) for name, kind in columns])
+    # SQL expressions rather than pyspark.sql.functions: the same call works on a local and a Connect session.
+    return frame.selectExpr(*[f"CAST({_quoted(name)} AS {kind or 'string'}) AS {_quoted(name)}" for name, kind in columns])
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
