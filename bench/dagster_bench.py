@@ -20,7 +20,7 @@ import tempfile
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from generate_project import generate_project
+from generate_project import CONFIG, generate_project
 from timing import BENCH_DIR, Row, print_table, run_child, verdict
 
 STEPS = BENCH_DIR / "dagster_steps.py"
@@ -49,17 +49,6 @@ CROSS JOIN (
 ) AS k
 """
 
-CONFIG = """gateways:
-  local:
-    connection:
-      type: spark
-default_gateway: local
-
-model_defaults:
-  dialect: spark
-  start: '{start}'
-  cron: '@daily'
-"""
 
 
 def one_model_project(out: Path, rows_per_day: int) -> Path:
