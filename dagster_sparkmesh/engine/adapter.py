@@ -77,11 +77,21 @@ class SparkEngine:
 
     def list_tables(self, schema: str) -> list[str]:
         """Names (unqualified) of the tables and views in ``schema``; empty when the schema does not exist."""
-        with spark_errors(f"SHOW TABLES IN {quote(schema)}"):
-            if not self.spark.catalog.databaseExists(schema):
-                return []
-            rows = self.spark.sql(f"SHOW TABLES IN {quote(schema)}").collect()
-        return sorted(row["tableName"] for row in rows if not row["isTemporary"])
+        listing = self.list_schema(schema)
+        return sorted(listing) if listing is not None else []
+
+    def list_schema(self, schema: str) -> set[str] | None:
+        """The tables and views in ``schema`` now, or None when the schema does not exist: one catalog round trip
+        (asking whether the schema exists first would be a second one, and could be stale by the listing)."""
+        statement = f"SHOW TABLES IN {quote(schema)}"
+        with spark_errors(statement):
+            try:
+                rows = self.spark.sql(statement).collect()
+            except PySparkException as error:
+                if error_class(error) == "SCHEMA_NOT_FOUND":
+                    return None
+                raise
+        return {row["tableName"] for row in rows if not row["isTemporary"]}
 
     def columns(self, qualified: str) -> list[tuple[str, str]]:
         """(name, Spark type) in table order (partition columns last)."""
@@ -269,9 +279,12 @@ class SparkEngine:
 
     # -- views -----------------------------------------------------------------------------------------------
 
-    def create_or_alter_view(self, view: str, select_sql: str) -> None:
-        """Create the view if missing, else ALTER VIEW: readers never see it missing (never CREATE OR REPLACE)."""
-        if self.view_exists(view):
+    def create_or_alter_view(self, view: str, select_sql: str, known_missing: bool = False) -> None:
+        """Create the view if missing, else ALTER VIEW: readers never see it missing (never CREATE OR REPLACE).
+
+        ``known_missing``: the caller has just listed the schema, so the existence check's round trip is skipped;
+        a view created meanwhile is still altered below."""
+        if not known_missing and self.view_exists(view):
             self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")
             return
         try:

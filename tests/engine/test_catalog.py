@@ -15,6 +15,11 @@ def test_table_exists_asks_the_catalog_each_time(engine, schema):
 
 def test_missing_schema_has_no_tables(engine):
     assert engine.list_tables("no_such_schema_here") == []
+    assert engine.list_schema("no_such_schema_here") is None  # absent, which is not the same as empty
+
+
+def test_empty_schema_lists_as_an_empty_set(engine, schema):
+    assert engine.list_schema(schema) == set()
     assert not engine.table_exists("no_such_schema_here.t")
 
 

@@ -57,12 +57,12 @@ def test_failed_backfill_creates_no_view_and_success_creates_views_after_tables(
     created_before_target: list[str] = []
     original = engine.create_or_alter_view
 
-    def checked_view(view: str, select_sql: str) -> None:
+    def checked_view(view: str, select_sql: str, **options) -> None:
         if view.startswith("wide."):
             target = select_sql.split("FROM", 1)[1].strip().replace("`", "")
             if not (engine.table_exists(target) or engine.view_exists(target)):
                 created_before_target.append(view)
-        original(view, select_sql)
+        original(view, select_sql, **options)
 
     engine.create_or_alter_view = checked_view
     try:
