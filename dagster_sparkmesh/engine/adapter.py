@@ -114,6 +114,48 @@ class SparkEngine:
 
     # -- tables ----------------------------------------------------------------------------------------------
 
+    def create_table_with_rows(self, table: str, query_sql: str, partitioned_by: Sequence[str] = ()) -> int | None:
+        """Create ``table`` holding the query's rows in one CTAS, the cheapest first write (what plain Spark would
+        run). Returns the rows written, or None when another writer created the table first (then write with
+        ``replace_full`` / ``overwrite_interval`` like into any existing table).
+
+        Crash-safe: Spark registers a CTAS table only after its files are written, so the catalog never shows a
+        partial table; a folder left by a crash is removed on the next attempt (``_create_table_as``).
+        """
+        try:
+            self._create_table_as(table, f"SELECT * FROM ({query_sql}) AS source", partitioned_by)
+        except EngineError as error:
+            if error_class(error.__cause__) in ("TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS"):
+                return None
+            raise
+        # Counting a fresh parquet table reads only the files' footers.
+        return self.row_count(table)
+
+    def create_interval_table(
+        self,
+        table: str,
+        query_sql: str,
+        *,
+        time_column: str,
+        start: datetime,
+        end: datetime,
+        time_format: str = "yyyy-MM-dd",
+    ) -> int | None:
+        """``create_table_with_rows`` for the first interval batch of INCREMENTAL_BY_TIME_RANGE: partitioned by the
+        time column, only the rows inside ``[start, end)``. Returns the rows, or None if the table appeared meanwhile."""
+        with spark_errors(query_sql):
+            fields = self.spark.sql(query_sql).schema.fields  # analysis only, no Spark job
+        types = {field.name: field.dataType.simpleString() for field in fields}
+        if time_column not in types:
+            raise EngineError(
+                f"the query of {table} has no column {time_column}, its time column",
+                snippet=", ".join(types),
+                hint="select the time column, or name the right one in the model's kind",
+            )
+        window = window_predicate(time_column, types[time_column], start, end, time_format)
+        select = f"SELECT * FROM ({query_sql}) AS source WHERE {window}"
+        return self.create_table_with_rows(table, select, [time_column])
+
     def create_table_like_query(self, table: str, query_sql: str, partitioned_by: Sequence[str] = ()) -> None:
         """An empty parquet table with the query's columns and types (the query runs with no rows)."""
         self._create_table_as(table, f"SELECT * FROM ({query_sql}) AS source WHERE 1 = 0", partitioned_by)
@@ -195,6 +237,10 @@ class SparkEngine:
         window = window_predicate(time_column, types[time_column], start, end, time_format)
         partition_window = window_predicate(partition_column, types[partition_column], start, end, time_format)
         select = f"SELECT {column_list(types)} FROM ({query_sql}) AS source WHERE {window}"
+        if fresh:
+            # Nothing stale to find: write straight from the query (one job) and count the window's footers.
+            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} {select}")
+            return int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)} WHERE {partition_window}")[0][0])
         with self._staged(select) as (view, rows):
             self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM `{view}`")
             if not fresh:
@@ -258,9 +304,8 @@ class SparkEngine:
             frame.createOrReplaceTempView(view)
         try:
             select = f"SELECT * FROM `{view}`"
-            if not self.table_exists(table):
-                self.create_table_like_query(table, select, partitioned_by)
-            return self.replace_full(table, select)
+            rows = None if self.table_exists(table) else self.create_table_with_rows(table, select, partitioned_by)
+            return self.replace_full(table, select) if rows is None else rows
         finally:
             self._drop_temp_view(view)
 

@@ -120,8 +120,11 @@ def _write_full(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[A
     """FULL (and Python FULL): recompute the whole table once for all missing intervals."""
     span = _span(target.intervals)
     query = _select_for(ctx, target, span)
-    _ensure_table(ctx, target, query, partitioned_by=list(target.model.partitioned_by))
-    rows = ctx.engine.replace_full(target.table, query)
+    rows = None
+    if not ctx.engine.table_exists(target.table):
+        rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
+    if rows is None:
+        rows = ctx.engine.replace_full(target.table, query)
     return rows, _commit(ctx, target, target.intervals)
 
 
@@ -143,33 +146,56 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
     from dagster_sparkmesh.plan.intervals import batches
 
     kind = target.model.kind
-    rows, audits, created = 0, [], False
+    rows, audits = 0, []
+    # Batches never overlap: in a table this step creates, no batch's window can hold stale partitions.
+    created = False
+    exists = ctx.engine.table_exists(target.table)
     for number, batch in enumerate(batches(list(target.intervals), kind.batch_size)):
         if number and target.should_stop():
             raise StopRequested(target.model.name)
         unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
         query = _select_for(ctx, target, batch)
-        # Batches never overlap: in a table this step created, no batch's window can hold stale partitions.
-        created = _ensure_table(ctx, target, query, partitioned_by=[kind.time_column]) or created
         crashpoint("interval_write")
-        rows += ctx.engine.overwrite_interval(
-            target.table,
-            query,
-            time_column=kind.time_column,
-            start=batch.start,
-            end=batch.end,
-            time_format=kind.time_column_format,
-            fresh=created,
-        )
+        written = None
+        if not exists:
+            written = _create_interval_table(ctx, target, query, batch)
+            exists, created = True, written is not None  # None: a concurrent writer created it first
+        if written is None:
+            written = ctx.engine.overwrite_interval(
+                target.table,
+                query,
+                time_column=kind.time_column,
+                start=batch.start,
+                end=batch.end,
+                time_format=kind.time_column_format,
+                fresh=created,
+            )
+        rows += written
         audits = _commit(ctx, target, unit_intervals)
     return rows, audits
+
+
+def _create_interval_table(ctx: ExecutionContext, target: ModelTarget, query: str, batch: Interval) -> int | None:
+    """The first batch creates the table with its rows in one statement; None if another writer created it first."""
+    kind = target.model.kind
+    return ctx.engine.create_interval_table(
+        target.table,
+        query,
+        time_column=kind.time_column,
+        start=batch.start,
+        end=batch.end,
+        time_format=kind.time_column_format,
+    )
 
 
 def _write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
     span = _span(target.intervals)
     query = _select_for(ctx, target, span)
-    _ensure_table(ctx, target, query, partitioned_by=list(target.model.partitioned_by))
-    rows = ctx.engine.upsert_by_key(target.table, query, list(target.model.kind.unique_key))
+    rows = None
+    if not ctx.engine.table_exists(target.table):  # a new table: the upsert is all the rows
+        rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
+    if rows is None:
+        rows = ctx.engine.upsert_by_key(target.table, query, list(target.model.kind.unique_key))
     return rows, _commit(ctx, target, target.intervals)
 
 
@@ -188,14 +214,6 @@ def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) 
     from dagster_sparkmesh.execution.python_runner import python_model_select
 
     return python_model_select(ctx, target.model, interval, _table_lookup(target))
-
-
-def _ensure_table(ctx: ExecutionContext, target: ModelTarget, query: str, *, partitioned_by: list[str]) -> bool:
-    """Create the physical table if missing; True when it was created (empty) now."""
-    if ctx.engine.table_exists(target.table):
-        return False
-    ctx.engine.create_table_like_query(target.table, query, partitioned_by)
-    return True
 
 
 def _seed_path(model: Model):

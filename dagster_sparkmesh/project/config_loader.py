@@ -28,6 +28,7 @@ from dagster_sparkmesh.project.config import (
     SparkConnection,
     StateConnection,
 )
+from dagster_sparkmesh.project.connection_overrides import apply_connection_overrides
 from dagster_sparkmesh.records import Record
 
 CONFIG_FILES = ("config.yaml", "config.yml")
@@ -59,6 +60,13 @@ class LoadedConfig(Record):
 
 
 def load_config(project_path: Path) -> LoadedConfig:
+    """``config.yaml`` (defaults without one), then the ``SPARKMESH_SPARK_*`` environment overrides."""
+    loaded = _load_config_file(project_path)
+    config = apply_connection_overrides(loaded.config, os.environ)
+    return loaded if config is loaded.config else loaded.model_copy(update={"config": config})
+
+
+def _load_config_file(project_path: Path) -> LoadedConfig:
     path = next((project_path / name for name in CONFIG_FILES if (project_path / name).is_file()), None)
     if path is None:
         warnings = ()

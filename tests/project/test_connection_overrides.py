@@ -1,0 +1,95 @@
+"""SPARKMESH_SPARK_* environment variables point a project at another Spark without editing its files."""
+
+from __future__ import annotations
+
+import pytest
+
+from dagster_sparkmesh.errors import ConfigError
+from dagster_sparkmesh.project.config import ProjectConfig
+from dagster_sparkmesh.project.config_loader import load_config
+from dagster_sparkmesh.project.connection_overrides import apply_connection_overrides
+
+CONFIG = """\
+gateways:
+  laptop:
+    connection:
+      type: spark
+      master: local[4]
+      config:
+        spark.sql.shuffle.partitions: 8
+        spark.executor.memory: 1g
+  other:
+    connection:
+      type: spark
+default_gateway: laptop
+"""
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    for name in ("SPARKMESH_SPARK_MODE", "SPARKMESH_SPARK_MASTER", "SPARKMESH_SPARK_REMOTE",
+                 "SPARKMESH_SPARK_CONNECT_PORT", "SPARKMESH_SPARK_CONF"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "config.yaml").write_text(CONFIG)
+    return tmp_path
+
+
+def test_without_variables_the_file_decides(project):
+    connection = load_config(project).config.connection
+    assert (connection.mode, connection.master, connection.remote) == ("local", "local[4]", None)
+
+
+def test_variables_replace_the_default_gateways_connection_fields(project, monkeypatch):
+    monkeypatch.setenv("SPARKMESH_SPARK_MODE", "managed")
+    monkeypatch.setenv("SPARKMESH_SPARK_MASTER", "spark://127.0.0.1:7077")
+    monkeypatch.setenv("SPARKMESH_SPARK_CONNECT_PORT", "15123")
+    monkeypatch.setenv("SPARKMESH_SPARK_CONF", '{"spark.executor.memory": "512m", "spark.dynamicAllocation.enabled": false}')
+    config = load_config(project).config
+    connection = config.connection
+    assert (connection.mode, connection.master, connection.connect_port) == ("managed", "spark://127.0.0.1:7077", 15123)
+    assert connection.config == {
+        "spark.sql.shuffle.partitions": "8",  # kept from the file
+        "spark.executor.memory": "512m",  # replaced
+        "spark.dynamicAllocation.enabled": "false",  # added, as a Spark string
+    }
+    assert config.gateways["other"].connection.master == "local[2]"  # only the default gateway
+
+
+def test_connect_url_from_the_environment(project, monkeypatch):
+    monkeypatch.setenv("SPARKMESH_SPARK_MODE", "connect")
+    monkeypatch.setenv("SPARKMESH_SPARK_REMOTE", "sc://spark-connect.internal:15002")
+    connection = load_config(project).config.connection
+    assert (connection.mode, connection.remote) == ("connect", "sc://spark-connect.internal:15002")
+
+
+def test_empty_variables_are_unset():
+    config = ProjectConfig()
+    assert apply_connection_overrides(config, {"SPARKMESH_SPARK_MODE": " ", "SPARKMESH_SPARK_MASTER": ""}) is config
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "hint"),
+    [
+        ("SPARKMESH_SPARK_MODE", "cluster", "use one of local, managed, connect"),
+        ("SPARKMESH_SPARK_REMOTE", "http://host:15002", "sc://host:15002"),
+        ("SPARKMESH_SPARK_CONNECT_PORT", "70000", "between 1 and 65535"),
+        ("SPARKMESH_SPARK_CONF", "spark.executor.memory=2g", "JSON object"),
+        ("SPARKMESH_SPARK_CONF", '["spark.executor.memory"]', "JSON object"),
+    ],
+)
+def test_a_bad_value_names_its_variable(project, monkeypatch, variable, value, hint):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ConfigError) as raised:
+        load_config(project)
+    assert f"environment variable {variable}" in raised.value.message
+    assert f"{variable}={value}" in str(raised.value) and hint in raised.value.hint
+
+
+def test_the_cli_reports_a_bad_variable_as_a_user_error(project):
+    from click.testing import CliRunner
+
+    from dagster_sparkmesh.cli.main import main
+
+    result = CliRunner().invoke(main, ["-p", str(project), "info"], env={"SPARKMESH_SPARK_MODE": "cluster"})
+    assert result.exit_code == 2
+    assert "environment variable SPARKMESH_SPARK_MODE" in result.output and "SPARKMESH_SPARK_MODE=cluster" in result.output
