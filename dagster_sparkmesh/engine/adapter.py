@@ -15,7 +15,6 @@ import shutil
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -24,10 +23,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.storagelevel import StorageLevel
 
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
-from dagster_sparkmesh.engine.partition_sql import column_list, drop_partition_statements, window_predicate
+from dagster_sparkmesh.engine.partition_sql import TimeWindow, column_list, drop_partition_statements
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.errors import EngineError
-from dagster_sparkmesh.snapshot.naming import quote
+from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 
 UPSERT_STAGING_SUFFIX = "__sm_upsert"
 
@@ -49,6 +48,17 @@ class SparkEngine:
     def query_rows(self, sql: str) -> list[tuple]:
         with spark_errors(sql):
             return [tuple(row) for row in self.spark.sql(sql).collect()]
+
+    def query_schema(self, sql: str) -> list[tuple[str, str]]:
+        """(column, Spark simple type) of a query's output: Spark analyzes it and runs no job (over Spark Connect,
+        one analysis round trip)."""
+        with spark_errors(sql):
+            return [(field.name, field.dataType.simpleString()) for field in self.spark.sql(sql).schema.fields]
+
+    def create_query_view(self, view: str, sql: str) -> None:
+        """A session temp view of a query (analyzed, not run): what a preflight reads in place of a new table."""
+        with spark_errors(sql):
+            self.spark.sql(sql).createOrReplaceTempView(view)
 
     def row_count(self, table: str) -> int:
         return int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)}")[0][0])
@@ -131,30 +141,20 @@ class SparkEngine:
         # Counting a fresh parquet table reads only the files' footers.
         return self.row_count(table)
 
-    def create_interval_table(
-        self,
-        table: str,
-        query_sql: str,
-        *,
-        time_column: str,
-        start: datetime,
-        end: datetime,
-        time_format: str = "yyyy-MM-dd",
-    ) -> int | None:
+    def create_interval_table(self, table: str, query_sql: str, window: TimeWindow) -> int | None:
         """``create_table_with_rows`` for the first interval batch of INCREMENTAL_BY_TIME_RANGE: partitioned by the
         time column, only the rows inside ``[start, end)``. Returns the rows, or None if the table appeared meanwhile."""
         with spark_errors(query_sql):
             fields = self.spark.sql(query_sql).schema.fields  # analysis only, no Spark job
         types = {field.name: field.dataType.simpleString() for field in fields}
-        if time_column not in types:
+        if window.column not in types:
             raise EngineError(
-                f"the query of {table} has no column {time_column}, its time column",
+                f"the query of {table} has no column {window.column}, its time column",
                 snippet=", ".join(types),
                 hint="select the time column, or name the right one in the model's kind",
             )
-        window = window_predicate(time_column, types[time_column], start, end, time_format)
-        select = f"SELECT * FROM ({query_sql}) AS source WHERE {window}"
-        return self.create_table_with_rows(table, select, [time_column])
+        select = f"SELECT * FROM ({query_sql}) AS source WHERE {window.predicate(types[window.column])}"
+        return self.create_table_with_rows(table, select, [window.column])
 
     def create_table_like_query(self, table: str, query_sql: str, partitioned_by: Sequence[str] = ()) -> None:
         """An empty parquet table with the query's columns and types (the query runs with no rows)."""
@@ -196,19 +196,16 @@ class SparkEngine:
         """
         columns = self._column_names(table)
         with self._staged(f"SELECT {column_list(columns)} FROM ({query_sql}) AS source") as (view, rows):
-            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM `{view}`")
-            self._drop_partitions_not_in(table, f"`{view}`", where="TRUE")
+            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
+            self._drop_partitions_not_in(table, quote_identifier(view), where="TRUE")
         return rows
 
     def overwrite_interval(
         self,
         table: str,
         query_sql: str,
+        window: TimeWindow,
         *,
-        time_column: str,
-        start: datetime,
-        end: datetime,
-        time_format: str = "yyyy-MM-dd",
         partition_column: str | None = None,
         fresh: bool = False,
     ) -> int:
@@ -224,7 +221,7 @@ class SparkEngine:
         ``fresh``: the caller created the table empty for this write, so no partition of the window can be stale;
         the search for stale partitions (a Spark job reading the window's files) is skipped.
         """
-        partition_column = partition_column or time_column
+        partition_column = partition_column or window.column
         catalog = self._catalog_columns(table)  # one catalog round trip for the types and the partitions
         types = {column.name: column.dataType for column in catalog}
         partitions = [column.name for column in catalog if column.isPartition]
@@ -234,17 +231,18 @@ class SparkEngine:
                 "an interval overwrite would replace the whole table",
                 hint="create the table with PARTITIONED BY the time column",
             )
-        window = window_predicate(time_column, types[time_column], start, end, time_format)
-        partition_window = window_predicate(partition_column, types[partition_column], start, end, time_format)
-        select = f"SELECT {column_list(types)} FROM ({query_sql}) AS source WHERE {window}"
+        partition_window = window.predicate(types[partition_column], column=partition_column)
+        select = f"SELECT {column_list(types)} FROM ({query_sql}) AS source WHERE {window.predicate(types[window.column])}"
         if fresh:
             # Nothing stale to find: write straight from the query (one job) and count the window's footers.
             self.execute(f"INSERT OVERWRITE TABLE {quote(table)} {select}")
             return int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)} WHERE {partition_window}")[0][0])
         with self._staged(select) as (view, rows):
-            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM `{view}`")
+            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
             if not fresh:
-                self._drop_partitions_not_in(table, f"`{view}`", where=partition_window, partitions=partitions)
+                self._drop_partitions_not_in(
+                    table, quote_identifier(view), where=partition_window, partitions=partitions
+                )
         return rows
 
     def upsert_by_key(self, table: str, query_sql: str, unique_key: Sequence[str]) -> int:
@@ -260,12 +258,12 @@ class SparkEngine:
         staging = table + UPSERT_STAGING_SUFFIX
         self._finish_interrupted_upsert(table, staging)
         columns = self._column_names(table)
-        key_match = " AND ".join(f"old.`{key}` <=> new.`{key}`" for key in unique_key)
+        key_match = " AND ".join(f"old.{quote_identifier(k)} <=> new.{quote_identifier(k)}" for k in unique_key)
         with self._staged(f"SELECT {column_list(columns)} FROM ({query_sql}) AS source") as (view, rows):
             merged = (
                 f"SELECT {column_list(columns, 'old.')} FROM {quote(table)} AS old "
-                f"LEFT ANTI JOIN `{view}` AS new ON {key_match} "
-                f"UNION ALL SELECT * FROM `{view}`"
+                f"LEFT ANTI JOIN {quote_identifier(view)} AS new ON {key_match} "
+                f"UNION ALL SELECT * FROM {quote_identifier(view)}"
             )
             self._create_table_as(staging, merged, self.partition_columns(table))
         self._copy_staging(staging, table)
@@ -303,7 +301,7 @@ class SparkEngine:
         with spark_errors(f"temporary view {view}"):
             frame.createOrReplaceTempView(view)
         try:
-            select = f"SELECT * FROM `{view}`"
+            select = f"SELECT * FROM {quote_identifier(view)}"
             rows = None if self.table_exists(table) else self.create_table_with_rows(table, select, partitioned_by)
             return self.replace_full(table, select) if rows is None else rows
         finally:
@@ -370,7 +368,7 @@ class SparkEngine:
         partitions = self.partition_columns(table) if partitions is None else list(partitions)
         if not partitions:
             return
-        as_text = ", ".join(f"CAST(`{column}` AS STRING)" for column in partitions)
+        as_text = ", ".join(f"CAST({quote_identifier(column)} AS STRING)" for column in partitions)
         stale = self.query_rows(
             f"SELECT DISTINCT {as_text} FROM {quote(table)} WHERE {where} "
             f"EXCEPT SELECT DISTINCT {as_text} FROM {source}"

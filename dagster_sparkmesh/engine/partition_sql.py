@@ -8,9 +8,10 @@ the bounds formatted with the model's ``time_column_format`` (``yyyy-MM-dd``, ``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
-from dagster_sparkmesh.snapshot.naming import quote
+from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 
 # Spark rejects very long statements badly and Hive drops partitions one metastore call each anyway.
 DROP_BATCH = 100
@@ -25,10 +26,25 @@ def timestamp_literal(moment: datetime) -> str:
     return f"TIMESTAMP '{moment.isoformat(sep=' ')}'"
 
 
+@dataclass(frozen=True)
+class TimeWindow:
+    """The half-open interval ``[start, end)`` of an interval write, on a model's time column."""
+
+    column: str
+    start: datetime
+    end: datetime
+    time_format: str = "yyyy-MM-dd"
+    """How a string (or integer) time column spells its periods, in Spark's datetime pattern."""
+
+    def predicate(self, data_type: str, column: str | None = None) -> str:
+        """The window on ``column`` (default: the time column) of Spark type ``data_type``."""
+        return window_predicate(column or self.column, data_type, self.start, self.end, self.time_format)
+
+
 def window_predicate(column: str, data_type: str, start: datetime, end: datetime, time_format: str) -> str:
     """``column`` within the half-open interval ``[start, end)``, compared in the column's own type."""
     lower, upper = _bound(start, data_type, time_format), _bound(end, data_type, time_format)
-    name = f"`{column}`"
+    name = quote_identifier(column)
     return f"{name} >= {lower} AND {name} < {upper}"
 
 
@@ -45,7 +61,8 @@ def _bound(moment: datetime, data_type: str, time_format: str) -> str:
 def partition_spec(columns: Sequence[str], values: Sequence[str | None]) -> str:
     """``PARTITION (a = 'x', b = '1')``: Spark casts the string values to the partition columns' types."""
     parts = [
-        f"`{column}` = {'NULL' if value is None else string_literal(value)}" for column, value in zip(columns, values)
+        f"{quote_identifier(column)} = {'NULL' if value is None else string_literal(value)}"
+        for column, value in zip(columns, values)
     ]
     return f"PARTITION ({', '.join(parts)})"
 
@@ -61,4 +78,4 @@ def drop_partition_statements(table: str, columns: Sequence[str], specs: Sequenc
 
 
 def column_list(columns: Sequence[str], prefix: str = "") -> str:
-    return ", ".join(f"{prefix}`{column}`" for column in columns)
+    return ", ".join(f"{prefix}{quote_identifier(column)}" for column in columns)

@@ -11,11 +11,13 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.errors import AuditFailure
 from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
+from dagster_sparkmesh.execution.preflight import check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.execution.scd2 import merge_history
@@ -36,6 +38,8 @@ class ModelTarget:
     """Model or external name → the table to read (parents' physical tables, never views)."""
     should_stop: Callable[[], bool] = field(default=lambda: False, compare=False)
     """Checked between interval batches: a requested stop ends the model after its last recorded batch."""
+    time_column_checked: bool = False
+    """The preflight verified the time column already; else it is verified before the model's first write."""
 
     @property
     def table(self) -> str:
@@ -155,37 +159,19 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
             raise StopRequested(target.model.name)
         unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
         query = _select_for(ctx, target, batch)
+        if not number and not target.time_column_checked:
+            check_time_column(ctx.engine, target.model, query)  # its inputs exist only now: before any write
         crashpoint("interval_write")
+        window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format)
         written = None
-        if not exists:
-            written = _create_interval_table(ctx, target, query, batch)
+        if not exists:  # the first batch creates the table with its rows in one statement
+            written = ctx.engine.create_interval_table(target.table, query, window)
             exists, created = True, written is not None  # None: a concurrent writer created it first
         if written is None:
-            written = ctx.engine.overwrite_interval(
-                target.table,
-                query,
-                time_column=kind.time_column,
-                start=batch.start,
-                end=batch.end,
-                time_format=kind.time_column_format,
-                fresh=created,
-            )
+            written = ctx.engine.overwrite_interval(target.table, query, window, fresh=created)
         rows += written
         audits = _commit(ctx, target, unit_intervals)
     return rows, audits
-
-
-def _create_interval_table(ctx: ExecutionContext, target: ModelTarget, query: str, batch: Interval) -> int | None:
-    """The first batch creates the table with its rows in one statement; None if another writer created it first."""
-    kind = target.model.kind
-    return ctx.engine.create_interval_table(
-        target.table,
-        query,
-        time_column=kind.time_column,
-        start=batch.start,
-        end=batch.end,
-        time_format=kind.time_column_format,
-    )
 
 
 def _write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:

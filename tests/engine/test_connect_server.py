@@ -11,6 +11,7 @@ from dagster_sparkmesh.engine.adapter import SparkEngine
 from dagster_sparkmesh.engine.connect_server import server_status, start_server, stop_server
 from dagster_sparkmesh.engine.session import close_sessions, open_session
 from dagster_sparkmesh.project.config import SparkConnection
+from dagster_sparkmesh.engine.partition_sql import TimeWindow
 
 
 def _free_port() -> int:
@@ -35,10 +36,9 @@ def test_managed_server_start_query_reuse_and_stop(tmp_path):
         table = "s.daily"
         query = "SELECT * FROM VALUES (1, DATE'2024-01-01'), (2, DATE'2024-01-02') AS t(id, ds)"
         engine.create_table_like_query(table, query, ["ds"])
-        engine.overwrite_interval(table, query, time_column="ds", start=datetime(2024, 1, 1), end=datetime(2024, 1, 3))
+        engine.overwrite_interval(table, query, TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3)))
         engine.overwrite_interval(
-            table, "SELECT 3 AS id, DATE'2024-01-01' AS ds", time_column="ds",
-            start=datetime(2024, 1, 1), end=datetime(2024, 1, 3),
+            table, "SELECT 3 AS id, DATE'2024-01-01' AS ds", TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3)),
         )
         assert engine.query_rows(f"SELECT * FROM {table}") == [(3, date(2024, 1, 1))]
         assert engine.table_exists(table) and not engine.table_exists("s.missing")

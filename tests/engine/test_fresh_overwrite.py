@@ -1,6 +1,7 @@
 """``overwrite_interval(fresh=True)`` on a table created empty for the write: the same table as without it."""
 
 from datetime import date, datetime
+from dagster_sparkmesh.engine.partition_sql import TimeWindow
 
 
 def _query(days: dict[str, list[int]]) -> str:
@@ -12,7 +13,7 @@ def _write(engine, table: str, fresh: bool) -> int:
     query = _query({"2024-01-01": [1, 2], "2024-01-02": [3], "2024-01-05": [9]})  # day 5 is outside the window
     engine.create_table_like_query(table, query, ["ds"])
     return engine.overwrite_interval(
-        table, query, time_column="ds", start=datetime(2024, 1, 1), end=datetime(2024, 1, 4), fresh=fresh
+        table, query, TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 4)), fresh=fresh
     )
 
 
@@ -29,6 +30,6 @@ def test_a_later_write_to_the_same_table_still_clears_days_that_became_empty(eng
     table = f"{schema}.daily"
     _write(engine, table, fresh=True)
     engine.overwrite_interval(
-        table, _query({"2024-01-02": [4]}), time_column="ds", start=datetime(2024, 1, 1), end=datetime(2024, 1, 3)
+        table, _query({"2024-01-02": [4]}), TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3))
     )
     assert engine.query_rows(f"SELECT id, ds FROM {table} ORDER BY ds, id") == [(4, date(2024, 1, 2))]

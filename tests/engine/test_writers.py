@@ -4,6 +4,7 @@ from decimal import Decimal
 import pytest
 
 from dagster_sparkmesh.errors import EngineError
+from dagster_sparkmesh.engine.partition_sql import TimeWindow
 
 
 def _rows(engine, table, order="ds, id"):
@@ -25,9 +26,7 @@ def daily_table(engine, schema):
     written = engine.overwrite_interval(
         table,
         _daily({"2024-01-01": [1, 2], "2024-01-02": [3], "2024-01-03": [4], "2024-01-04": [5]}),
-        time_column="ds",
-        start=datetime(2024, 1, 1),
-        end=datetime(2024, 1, 5),
+        TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 5)),
     )
     assert written == 5
     return table
@@ -37,7 +36,7 @@ def test_interval_overwrite_replaces_exactly_the_interval_including_a_now_empty_
     # Days 2 and 3 are recomputed: day 2 changes, day 3 now has no rows; days 1 and 4 are outside.
     new_rows = _daily({"2024-01-02": [30, 31], "2024-01-04": [99]})  # day 4 is outside: must be ignored
     written = engine.overwrite_interval(
-        daily_table, new_rows, time_column="ds", start=datetime(2024, 1, 2), end=datetime(2024, 1, 4)
+        daily_table, new_rows, TimeWindow("ds", datetime(2024, 1, 2), datetime(2024, 1, 4))
     )
     assert written == 2
     expected = [(1, date(2024, 1, 1)), (2, date(2024, 1, 1)), (30, date(2024, 1, 2)), (31, date(2024, 1, 2)),
@@ -45,7 +44,7 @@ def test_interval_overwrite_replaces_exactly_the_interval_including_a_now_empty_
     assert _rows(engine, daily_table) == expected
     # Idempotent: the same interval again leaves the same table.
     engine.overwrite_interval(
-        daily_table, new_rows, time_column="ds", start=datetime(2024, 1, 2), end=datetime(2024, 1, 4)
+        daily_table, new_rows, TimeWindow("ds", datetime(2024, 1, 2), datetime(2024, 1, 4))
     )
     assert _rows(engine, daily_table) == expected
     assert [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {daily_table}")] == [
@@ -55,7 +54,7 @@ def test_interval_overwrite_replaces_exactly_the_interval_including_a_now_empty_
 
 def test_interval_overwrite_with_an_entirely_empty_result_clears_the_interval(engine, daily_table):
     written = engine.overwrite_interval(
-        daily_table, _daily({}), time_column="ds", start=datetime(2024, 1, 1), end=datetime(2024, 1, 4)
+        daily_table, _daily({}), TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 4))
     )
     assert written == 0
     assert _rows(engine, daily_table) == [(5, date(2024, 1, 4))]
@@ -69,12 +68,10 @@ def test_hourly_interval_on_a_string_hour_column(engine, schema):
 
     engine.create_table_like_query(table, hours((0, "2024-01-01 00")), ["hour"])
     engine.overwrite_interval(
-        table, hours((1, "2024-01-01 00"), (2, "2024-01-01 01"), (3, "2024-01-01 02")), time_column="hour",
-        start=datetime(2024, 1, 1, 0), end=datetime(2024, 1, 1, 3), time_format="yyyy-MM-dd HH",
+        table, hours((1, "2024-01-01 00"), (2, "2024-01-01 01"), (3, "2024-01-01 02")), TimeWindow("hour", datetime(2024, 1, 1, 0), datetime(2024, 1, 1, 3), "yyyy-MM-dd HH"),
     )
     engine.overwrite_interval(
-        table, hours((9, "2024-01-01 02")), time_column="hour",
-        start=datetime(2024, 1, 1, 1), end=datetime(2024, 1, 1, 3), time_format="yyyy-MM-dd HH",
+        table, hours((9, "2024-01-01 02")), TimeWindow("hour", datetime(2024, 1, 1, 1), datetime(2024, 1, 1, 3), "yyyy-MM-dd HH"),
     )
     assert _rows(engine, table, "hour") == [(1, "2024-01-01 00"), (9, "2024-01-01 02")]
 
@@ -84,7 +81,7 @@ def test_interval_overwrite_refuses_an_unpartitioned_table(engine, schema):
     engine.create_table_like_query(table, _daily({"2024-01-01": [1]}), [])
     with pytest.raises(EngineError, match="not partitioned by ds"):
         engine.overwrite_interval(
-            table, _daily({}), time_column="ds", start=datetime(2024, 1, 1), end=datetime(2024, 1, 2)
+            table, _daily({}), TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 2))
         )
 
 
