@@ -88,6 +88,8 @@ def bench_range(workdir: Path, days: int, rows_per_day: int) -> list[Row]:
     print(f"b. direct INSERT OVERWRITE {f['direct_seconds'][0]:.2f} s then {f['direct_seconds'][1]:.2f} s "
           f"({f['direct_rows']} rows); Dagster run {f['dagster_seconds']:.2f} s, success={f['success']}, "
           f"{f['materializations']} materializations, {f['rows']} rows")
+    if f["failure"]:
+        print(f"b. the Dagster run failed: {f['failure']}")
     ok = f["success"] and f["materializations"] == days and f["rows"] == f["direct_rows"] and ratio <= 1.3
     return [
         Row(f"b. direct INSERT OVERWRITE, {days} days x {rows_per_day} rows", "-", f"{direct:.2f} s", "-"),

@@ -69,6 +69,7 @@ def step_range(args) -> dict:
         )
         dagster_seconds = time.perf_counter() - began
         materializations = len(result.get_asset_materialization_events())
+        failures = [event.event_specific_data.error.message for event in result.all_events if event.is_step_failure]
     direct_again = direct_overwrite(spark, "direct.again", query, model.kind.time_column)
     physical = [row["tableName"] for row in spark.sql("SHOW TABLES IN sparkmesh__" + args.model.split(".")[0]).collect()]
     rows = spark.table(f"sparkmesh__{args.model.split('.')[0]}.{physical[0]}").count() if physical else 0
@@ -76,6 +77,7 @@ def step_range(args) -> dict:
         "direct_seconds": [direct_first, direct_again],
         "dagster_seconds": dagster_seconds,
         "success": result.success,
+        "failure": failures[0].strip() if failures else None,
         "materializations": materializations,
         "rows": rows,
         "direct_rows": spark.table("direct.first").count(),
