@@ -57,4 +57,10 @@ def view_name(model_name: str, environment: str) -> str:
 
 def quote(qualified_name: str) -> str:
     """Backtick-quote each part of an already validated ``schema.table`` name for Spark SQL."""
-    return ".".join(f"`{part}`" for part in qualified_name.split("."))
+    return ".".join(quote_identifier(part) for part in qualified_name.split("."))
+
+
+def quote_identifier(name: str) -> str:
+    """One backtick-quoted identifier (a column, a temp view). Column names come from catalogs and Python models
+    unvalidated, so an embedded backtick is doubled: the name can never end the quoting early."""
+    return "`" + name.replace("`", "``") + "`"
