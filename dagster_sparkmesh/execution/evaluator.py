@@ -17,7 +17,6 @@ from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
-from dagster_sparkmesh.execution.preflight import check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.execution.scd2 import merge_history
@@ -38,8 +37,6 @@ class ModelTarget:
     """Model or external name → the table to read (parents' physical tables, never views)."""
     should_stop: Callable[[], bool] = field(default=lambda: False, compare=False)
     """Checked between interval batches: a requested stop ends the model after its last recorded batch."""
-    time_column_checked: bool = False
-    """The preflight verified the time column already; else it is verified before the model's first write."""
 
     @property
     def table(self) -> str:
@@ -159,8 +156,6 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
             raise StopRequested(target.model.name)
         unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
         query = _select_for(ctx, target, batch)
-        if not number and not target.time_column_checked:
-            check_time_column(ctx.engine, target.model, query)  # its inputs exist only now: before any write
         crashpoint("interval_write")
         window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format)
         written = None
