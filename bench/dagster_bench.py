@@ -77,24 +77,42 @@ def bench_defs(workdir: Path, models: int) -> list[Row]:
 
 
 def bench_range(workdir: Path, days: int, rows_per_day: int) -> list[Row]:
-    project = one_model_project(workdir / "one_model", rows_per_day)
+    rows = []
+    for label, env in RANGE_VARIANTS:
+        project = one_model_project(workdir / f"one_model_{len(rows)}", rows_per_day)
+        rows += _range_rows(project, days, rows_per_day, label, env)
+    return rows
+
+
+# Dagster logs one "materialization planned" event per partition of a ranged run unless this (documented in
+# dagster's event log storage) asks for one event per asset; the price: a failed run's partitions are not
+# marked failed. The promotion asset re-verifies the state store either way.
+RANGE_VARIANTS = (
+    ("default instance", {}),
+    ("DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS=1", {"DAGSTER_EMIT_PARTITION_SUBSET_IN_PLANNED_EVENTS": "1"}),
+)
+
+
+def _range_rows(project: Path, days: int, rows_per_day: int, label: str, env: dict[str, str]) -> list[Row]:
     start = datetime.combine(START, datetime.min.time())
     end = start + timedelta(days=days)
     keys = [START.isoformat(), (START + timedelta(days=days - 1)).isoformat()]
     f = run_child(STEPS, "range", str(project), "--start", start.isoformat(), "--end", end.isoformat(),
-                  "--first-key", keys[0], "--last-key", keys[1]).figures
+                  "--first-key", keys[0], "--last-key", keys[1], env=env).figures
     direct = min(f["direct_seconds"])
     ratio = f["dagster_seconds"] / direct
-    print(f"b. direct INSERT OVERWRITE {f['direct_seconds'][0]:.2f} s then {f['direct_seconds'][1]:.2f} s "
-          f"({f['direct_rows']} rows); Dagster run {f['dagster_seconds']:.2f} s, success={f['success']}, "
+    step = f["sparkmesh_step_seconds"] or 0.0
+    print(f"b. [{label}] direct INSERT OVERWRITE {f['direct_seconds'][0]:.2f} s then {f['direct_seconds'][1]:.2f} s "
+          f"({f['direct_rows']} rows); Dagster run {f['dagster_seconds']:.2f} s (sparkmesh step {step:.2f} s, "
+          f"Dagster's own {f['dagster_seconds'] - step:.2f} s), success={f['success']}, "
           f"{f['materializations']} materializations, {f['rows']} rows")
     if f["failure"]:
         print(f"b. the Dagster run failed: {f['failure']}")
     ok = f["success"] and f["materializations"] == days and f["rows"] == f["direct_rows"] and ratio <= 1.3
     return [
         Row(f"b. direct INSERT OVERWRITE, {days} days x {rows_per_day} rows", "-", f"{direct:.2f} s", "-"),
-        Row(f"b. Dagster ranged run of {days} partitions (one run)", "<= 1.3x direct",
-            f"{f['dagster_seconds']:.2f} s = {ratio:.2f}x", verdict(ok)),
+        Row(f"b. Dagster ranged run of {days} partitions (one run), {label}", "<= 1.3x direct",
+            f"{f['dagster_seconds']:.2f} s = {ratio:.2f}x (step {step / direct:.2f}x)", verdict(ok)),
     ]
 
 

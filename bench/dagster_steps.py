@@ -68,7 +68,9 @@ def step_range(args) -> dict:
             defs.assets, selection=[key], resources=defs.resources, instance=instance, tags=tags, raise_on_error=False
         )
         dagster_seconds = time.perf_counter() - began
-        materializations = len(result.get_asset_materialization_events())
+        events = result.get_asset_materialization_events()
+        materializations = len(events)
+        step_seconds = events[0].materialization.metadata["sparkmesh/duration_seconds"].value if events else None
         failures = [event.event_specific_data.error.message for event in result.all_events if event.is_step_failure]
     direct_again = direct_overwrite(spark, "direct.again", query, model.kind.time_column)
     physical = [row["tableName"] for row in spark.sql("SHOW TABLES IN sparkmesh__" + args.model.split(".")[0]).collect()]
@@ -76,6 +78,7 @@ def step_range(args) -> dict:
     return {
         "direct_seconds": [direct_first, direct_again],
         "dagster_seconds": dagster_seconds,
+        "sparkmesh_step_seconds": step_seconds,
         "success": result.success,
         "failure": failures[0].strip() if failures else None,
         "materializations": materializations,
