@@ -21,6 +21,7 @@ from dagster_sparkmesh.execution.apply import ApplyResult
 from dagster_sparkmesh.execution.results import ModelRunResult, ViewChange
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.plan.explain import PREVIEWS_TITLE, preview_label, preview_lines
 from dagster_sparkmesh.plan.intervals import to_ranges
 from dagster_sparkmesh.snapshot.naming import physical_table, view_name
 from dagster_sparkmesh.snapshot.records import Environment, Interval
@@ -60,6 +61,7 @@ def plan_tree(plan: Plan) -> Tree:
     if plan.effective_from is not None:
         _branch(tree, "Effective from", [Text(f"{moment(plan.effective_from)} (forward-only models recompute from it in prod)")])
     _branch(tree, "Restatements", [Text(f"{n}: {range_text(i)}") for n, i in plan.restatements.items()])
+    _branch(tree, PREVIEWS_TITLE, [Text(line, style="cyan") for line in preview_lines(plan)])
     _branch(tree, "Missing intervals", [Text(line) for line in missing_interval_lines(plan)])
     _branch(tree, "Notes", [Text(note) for note in plan.notes])
     _branch(tree, "Warnings", [Text(warning, style="yellow") for warning in plan.warnings])
@@ -71,7 +73,8 @@ def missing_interval_lines(plan: Plan) -> list[str]:
     lines = []
     for name, intervals in plan.missing_intervals.items():
         ranges = ", ".join(range_text(r) for r in to_ranges(intervals))
-        lines.append(f"{name}: {ranges} ({len(intervals)} interval{'s' if len(intervals) != 1 else ''})")
+        count = f"{len(intervals)} interval{'s' if len(intervals) != 1 else ''}"
+        lines.append(f"{preview_label(plan, name)}: {ranges} ({count})")
     return lines
 
 
@@ -114,7 +117,7 @@ def explain_steps(plan: Plan, current: Environment | None) -> list[str]:
     for name, intervals in plan.missing_intervals.items():
         table = physical_table(name, plan.version_of(name) or "")
         ranges = ", ".join(range_text(r) for r in to_ranges(intervals))
-        steps.append(f"compute {name} into {table}: {ranges}")
+        steps.append(f"compute {preview_label(plan, name)} into {table}: {ranges}")
     for change in view_changes(plan, current):
         steps.append(f"{change.action} view {change.view}" + (f" -> {change.target}" if change.target else ""))
     if plan.has_changes or plan.missing_intervals:

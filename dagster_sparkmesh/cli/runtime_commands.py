@@ -15,7 +15,7 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -32,6 +32,7 @@ from dagster_sparkmesh.errors import PlanError
 if TYPE_CHECKING:  # the execution package is imported inside the commands, to keep `--help` fast
     from dagster_sparkmesh.engine.adapter import SparkEngine
     from dagster_sparkmesh.execution.context import ExecutionContext
+    from dagster_sparkmesh.model.records import Model
     from dagster_sparkmesh.plan.definition import Plan
     from dagster_sparkmesh.project.records import Project
     from dagster_sparkmesh.snapshot.records import Environment
@@ -210,8 +211,14 @@ def apply_with_progress(ctx: ExecutionContext, the_plan: Plan, console: Console)
 
 @click.command()
 @click.argument("environment", default=PROD, required=False)
+@click.option(
+    "--select-model",
+    "select_models_",
+    multiple=True,
+    help="Run only these models (same selectors as plan) and the models upstream of them.",
+)
 @pass_cli_context
-def run(context: CliContext, environment: str) -> None:
+def run(context: CliContext, environment: str, select_models_: tuple[str, ...]) -> None:
     """Compute the intervals that became due (by cron) for ENVIRONMENT's current models; promote nothing new."""
     from dagster_sparkmesh.cli.plan_view import missing_interval_lines, model_progress
     from dagster_sparkmesh.execution.abort import run_until_stopped
@@ -220,16 +227,22 @@ def run(context: CliContext, environment: str) -> None:
     console = make_console()
     with open_context(context, environment) as ctx:
         current = _existing_environment(ctx, environment)
+        selected = _with_upstream(ctx.project.models, select_models_) if select_models_ else None
         # An environment planned with an explicit end is a bounded preview: it does not grow past that end.
-        the_plan = plan_for(ctx, current.start, current.end or ctx.clock())
+        # Forward-only previews keep their start (a preview grows with time, never back to the environment start).
+        the_plan = plan_for(ctx, current.start, current.end or ctx.clock(), preview_start=current.preview_start)
         if the_plan.has_changes:
             raise PlanError(
                 f"the project differs from the `{environment}` environment",
                 snippet="\n".join(_changed_models(the_plan)),
                 hint=f"`sparkmesh plan {environment}` first: run only computes the environment's current models",
             )
+        if selected is not None:
+            missing = {n: i for n, i in the_plan.missing_intervals.items() if n in selected}
+            the_plan = the_plan.model_copy(update={"missing_intervals": missing})
         if not the_plan.missing_intervals:
-            console.print(f"Every interval of `{environment}` is up to date (as of {the_plan.end:%Y-%m-%d %H:%M})")
+            scope = "the selected models of " if selected is not None else ""
+            console.print(f"Every interval of {scope}`{environment}` is up to date (as of {the_plan.end:%Y-%m-%d %H:%M})")
             return
         for line in missing_interval_lines(the_plan):
             console.print(f"  {line}")
@@ -237,13 +250,21 @@ def run(context: CliContext, environment: str) -> None:
         with model_progress(console, total=len(ctx.project.models)) as on_model_done:
             # Ctrl-C stops between models and batches, as for plan (ApplyAborted, exit code 130).
             results = run_until_stopped(
-                lambda stop: run_models(ctx, plan=the_plan, on_model_done=on_model_done, should_stop=stop)
+                lambda stop: run_models(ctx, selected, plan=the_plan, on_model_done=on_model_done, should_stop=stop)
             )
         computed = [r for r in results if not r.skipped]
         console.print(
             f"Ran {len(computed)} model(s): {sum(len(r.intervals) for r in computed)} interval(s), "
             f"{sum(r.rows_written for r in computed)} rows written in {time.monotonic() - began:.1f} s"
         )
+
+
+def _with_upstream(models: Mapping[str, Model], selectors: Sequence[str]) -> tuple[str, ...]:
+    """The selected models and every model upstream of them: a model must never be computed from stale parents."""
+    from dagster_sparkmesh.plan.selectors import select_models
+
+    chosen = select_models(models, selectors)
+    return select_models(models, [f"+{name}" for name in chosen])
 
 
 def _existing_environment(ctx: ExecutionContext, name: str) -> Environment:

@@ -1,7 +1,8 @@
 """``sparkmesh destroy``: drop every view, table and schema the project created, then the state itself.
 
-What the project created is what the state store knows: each environment's views and each snapshot's physical
-table. Views go first (DESIGN invariant 2: never a view over a dropped table), then tables, then the schemas that
+What the project created is what the state store knows: each environment's views, each snapshot's physical
+table, and the preview tables development environments computed for forward-only changes (``plan.previews``).
+Views go first (DESIGN invariant 2: never a view over a dropped table), then tables, then the schemas that
 are left empty; a schema that still holds something sparkmesh did not create is kept and reported. The state goes
 last, so that an interrupted destroy can simply be run again.
 """
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.plan.previews import preview_version
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.snapshot.naming import (
+    is_preview_version,
     physical_schema,
     physical_table,
     view_name,
@@ -34,6 +37,7 @@ def destroy(ctx: ExecutionContext) -> DestroyReport:
     environments = ctx.state.list_environments()
     views, view_schemas = _drop_views(ctx, environments)
     tables, table_schemas = _drop_tables(ctx)
+    tables += _drop_preview_tables(ctx, environments)
     dropped, kept = _drop_empty_schemas(ctx, view_schemas | table_schemas)
     _drop_state(ctx)
     return DestroyReport(
@@ -73,6 +77,29 @@ def _drop_tables(ctx: ExecutionContext) -> tuple[list[str], set[str]]:
         tables.append(table)
         schemas.add(physical_schema(snapshot.name))
     return tables, schemas
+
+
+def _drop_preview_tables(ctx: ExecutionContext, environments: list) -> list[str]:
+    """Preview tables of the environments and of any stored snapshot, those the catalog lists (one listing per
+    schema: most snapshots were never previewed)."""
+    in_use = [s for env in environments for s in env.snapshots]
+    candidates = {(s.name, s.version, s.kind_name) for s in in_use if is_preview_version(s.version)}
+    stored = [s for s in ctx.state.all_snapshots() if s.kind_name in MATERIALIZED_KINDS]
+    candidates |= {(s.name, preview_version(s), s.kind_name) for s in stored}
+    schemas = {physical_schema(name) for name, _, _ in candidates}
+    listing = {schema: ctx.engine.list_schema(schema) or set() for schema in schemas}
+    dropped = []
+    for name, version, kind_name in sorted(candidates):
+        table = physical_table(name, version)
+        schema, short_name = table.split(".")
+        if short_name not in listing[schema]:
+            continue
+        if kind_name == "VIEW":
+            ctx.engine.drop_view(table)
+        else:
+            ctx.engine.drop_table(table)
+        dropped.append(table)
+    return dropped
 
 
 def _drop_empty_schemas(ctx: ExecutionContext, schemas: set[str]) -> tuple[list[str], list[str]]:

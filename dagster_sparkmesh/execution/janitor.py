@@ -3,6 +3,9 @@
 1. Environments past their expiry (never prod): drop their views, then their record.
 2. Snapshots referenced by no environment and older than the snapshot TTL: drop their physical tables (unless a
    still-referenced snapshot shares the version), their intervals, and their state rows.
+3. Forward-only preview tables (``plan.previews``) that no environment points at any more: those of the
+   environments dropped in 1 at once (prod never reads them, so no TTL applies), and those of snapshots older
+   than the snapshot TTL (a development environment re-planned past its preview). They are found in the catalog.
 Order matters for invariant 2: views go before the tables they point at.
 """
 
@@ -13,9 +16,20 @@ from datetime import datetime
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.plan.dates import parse_ttl
+from dagster_sparkmesh.plan.previews import preview_version
 from dagster_sparkmesh.records import Record
-from dagster_sparkmesh.snapshot.naming import PROD, physical_table, view_name, view_schema
+from dagster_sparkmesh.snapshot.naming import (
+    PROD,
+    is_preview_version,
+    physical_schema,
+    physical_table,
+    view_name,
+    view_schema,
+)
 from dagster_sparkmesh.snapshot.records import Interval
+
+# (model name, version, kind name) of a preview table that may have lost its last reference.
+_PreviewTable = tuple[str, str, str]
 
 _ALL_TIME = Interval(start=datetime(1, 1, 1), end=datetime(9999, 12, 31))
 
@@ -29,8 +43,9 @@ class JanitorReport(Record):
 
 def run_janitor(ctx: ExecutionContext) -> JanitorReport:
     now = ctx.clock()
-    environments, views = _drop_expired_environments(ctx, now)
-    tables, snapshots = _drop_unreferenced_snapshots(ctx, now - parse_ttl(ctx.project.config.snapshot_ttl))
+    environments, views, previews = _drop_expired_environments(ctx, now)
+    tables, snapshots, orphans = _drop_unreferenced_snapshots(ctx, now - parse_ttl(ctx.project.config.snapshot_ttl))
+    tables += _drop_unreferenced_previews(ctx, previews, orphans)
     return JanitorReport(
         environments_dropped=tuple(environments),
         views_dropped=tuple(views),
@@ -39,38 +54,56 @@ def run_janitor(ctx: ExecutionContext) -> JanitorReport:
     )
 
 
-def _drop_expired_environments(ctx: ExecutionContext, now: datetime) -> tuple[list[str], list[str]]:
-    dropped, views = [], []
+def _drop_expired_environments(
+    ctx: ExecutionContext, now: datetime
+) -> tuple[list[str], list[str], set[_PreviewTable]]:
+    dropped, views, previews = [], [], set()
     for environment in ctx.state.list_environments():
         if environment.name == PROD or environment.expires_at is None or environment.expires_at > now:
             continue
+        if _being_promoted(ctx, environment.name, now):
+            continue  # the promotion under way extends the expiry; its lease lapses within minutes if it died
         schemas = set()
         for snapshot in environment.snapshots:
             if snapshot.kind_name in MATERIALIZED_KINDS:
                 ctx.engine.drop_view(view_name(snapshot.name, environment.name))
                 views.append(view_name(snapshot.name, environment.name))
                 schemas.add(view_schema(snapshot.name, environment.name))
+                if is_preview_version(snapshot.version):
+                    previews.add((snapshot.name, snapshot.version, snapshot.kind_name))
         for schema in schemas:
             if not ctx.engine.list_tables(schema):
                 ctx.engine.drop_schema(schema, cascade=False)
         ctx.state.delete_environment(environment.name)
         dropped.append(environment.name)
-    return dropped, views
+    return dropped, views, previews
 
 
-def _drop_unreferenced_snapshots(ctx: ExecutionContext, older_than: datetime) -> tuple[list[str], int]:
+def _being_promoted(ctx: ExecutionContext, environment: str, now: datetime) -> bool:
+    lease = ctx.state.get_promotion_lease(environment)
+    return lease is not None and lease.expires_at > now
+
+
+def _drop_unreferenced_snapshots(
+    ctx: ExecutionContext, older_than: datetime
+) -> tuple[list[str], int, set[_PreviewTable]]:
     referenced_ids = set()
     referenced_versions = set()
     for environment in ctx.state.list_environments():
         for snapshot in environment.snapshots:
             referenced_ids.add((snapshot.name, snapshot.fingerprint))
             referenced_versions.add((snapshot.name, snapshot.version))
-    expired = [
-        s
-        for s in ctx.state.all_snapshots()
-        if (s.name, s.fingerprint) not in referenced_ids and s.created_at < older_than
-    ]
+    stored = ctx.state.all_snapshots()
+    expired = [s for s in stored if (s.name, s.fingerprint) not in referenced_ids and s.created_at < older_than]
     tables = []
+    # Any snapshot past the TTL may have been previewed by a development environment that moved on since (or
+    # expired, or whose change prod now holds): its preview table goes once nothing points at it. Younger ones
+    # are left alone, as a plan being applied may be writing their preview before promoting it.
+    previews = {
+        (s.name, preview_version(s), s.kind_name)
+        for s in stored
+        if s.kind_name in MATERIALIZED_KINDS and s.created_at < older_than
+    }
     for snapshot in expired:
         key = (snapshot.name, snapshot.version)
         if key in referenced_versions or snapshot.kind_name not in MATERIALIZED_KINDS:
@@ -81,7 +114,29 @@ def _drop_unreferenced_snapshots(ctx: ExecutionContext, older_than: datetime) ->
             ctx.state.remove_intervals(snapshot.name, snapshot.version, _ALL_TIME)
             tables.append(table)
     ctx.state.delete_snapshots([s.id for s in expired])
-    return tables, len(expired)
+    return tables, len(expired), previews
+
+
+def _drop_unreferenced_previews(
+    ctx: ExecutionContext, of_environments: set[_PreviewTable], of_snapshots: set[_PreviewTable]
+) -> list[str]:
+    """Drop the preview tables no environment points at any more (as listed in the catalog now), and their
+    intervals. Most snapshots were never previewed: for those nothing is in the catalog, nothing to do."""
+    referenced = {(s.name, s.version) for env in ctx.state.list_environments() for s in env.snapshots}
+    unreferenced = sorted(c for c in of_environments | of_snapshots if (c[0], c[1]) not in referenced)
+    schemas = sorted({physical_schema(name) for name, _, _ in unreferenced})
+    listing = {schema: ctx.engine.list_schema(schema) or set() for schema in schemas}
+    dropped = []
+    for name, version, kind_name in unreferenced:
+        table = physical_table(name, version)
+        schema, short_name = table.split(".")
+        present = short_name in listing[schema]
+        if present:
+            _drop_physical(ctx, table, kind_name)
+            dropped.append(table)
+        if present or (name, version, kind_name) in of_environments:
+            ctx.state.delete_intervals(name, version)
+    return dropped
 
 
 def _drop_physical(ctx: ExecutionContext, table: str, kind_name: str) -> None:

@@ -5,9 +5,18 @@ environment needs must be recorded in the state store and every physical table m
 (listed from the catalog, never from a cache). Views are created if missing, else swapped with ``ALTER VIEW``
 (atomic for readers), in DAG order; only views whose target changes are touched. The environment record is
 swapped last, in one transaction that fails if another promotion got there first.
+
+Racing promotions (invariant 7): the environment's promotion lease (``state.leases``) is taken before anything
+else and given back in the transaction that swaps the record, so views are swapped by one promotion at a time.
+A loser fails at the lease, or after the winner finished, at the plan-id check: either way before any view.
+A promotion that takes over the lease of one that died while swapping views re-points every view.
 """
 
 from __future__ import annotations
+
+import contextlib
+import time
+from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.errors import EngineError, ExecutionError, StateConflictError
 from dagster_sparkmesh.execution.backfill import plan_for
@@ -20,25 +29,28 @@ from dagster_sparkmesh.plan.explain import format_plan
 from dagster_sparkmesh.snapshot.naming import physical_table, quote, view_name
 from dagster_sparkmesh.snapshot.records import Environment, EnvironmentSnapshot
 
+if TYPE_CHECKING:
+    from dagster_sparkmesh.state.records import PromotionLease
+    from dagster_sparkmesh.state.store import StateStore
+
 # Schema -> names of its tables and views as listed at the start of the promotion; None: the schema does not exist.
 CatalogListing = dict[str, set[str] | None]
+
+RENEW_LEASE_EVERY_SECONDS = 60.0
+"""Between view swaps, extend the lease when this long passed since it was taken or last extended: a state write
+per minute at most, far inside ``LEASE_DURATION`` (10 minutes), instead of one per view."""
 
 
 def promote(ctx: ExecutionContext, plan: Plan | None = None) -> PromotionResult:
     plan = plan or plan_for(ctx)
     # Snapshots only: restating again here would forget the intervals the backfill just recomputed.
     ctx.state.push_snapshots(plan.new_snapshots)
-    current = ctx.state.get_environment(ctx.environment)
-    _check_not_superseded(ctx, plan, current)
-    _verify_intervals_complete(ctx, plan)
-    listing = _catalog_listing(ctx, plan)
-    _verify_physical_tables_exist(ctx, plan, listing)
-    changes = _view_changes(ctx, plan, current, listing)
-    for change in changes:
-        crashpoint("view_swap")
-        _apply_view_change(ctx, change, listing)
-    crashpoint("environment_swap")
-    ctx.state.promote_environment(plan.environment_after, expected_plan_id=plan.previous_plan_id)
+    lease = _HeldLease(ctx.state, ctx.state.acquire_promotion_lease(ctx.environment, plan.plan_id))
+    try:
+        changes = _promote_holding(ctx, plan, lease)
+    except BaseException:
+        lease.release()
+        raise
     crashpoint("after_environment_swap")
     return PromotionResult(
         environment=ctx.environment,
@@ -49,6 +61,57 @@ def promote(ctx: ExecutionContext, plan: Plan | None = None) -> PromotionResult:
         promoted_at=plan.environment_after.promoted_at,
         summary=format_plan(plan),
     )
+
+
+def _promote_holding(ctx: ExecutionContext, plan: Plan, lease: _HeldLease) -> list[ViewChange]:
+    current = ctx.state.get_environment(ctx.environment)
+    _check_not_superseded(ctx, plan, current)
+    _verify_intervals_complete(ctx, plan)
+    listing = _catalog_listing(ctx, plan)
+    _verify_physical_tables_exist(ctx, plan, listing)
+    changes = _view_changes(ctx, plan, current, listing, repoint_all=lease.views_may_differ)
+    for change in changes:
+        lease.before_view_change()
+        crashpoint("view_swap")
+        _apply_view_change(ctx, change, listing)
+    crashpoint("environment_swap")
+    lease.swap_environment(plan.environment_after, expected_plan_id=plan.previous_plan_id)
+    return changes
+
+
+class _HeldLease:
+    """The promotion lease while ``promote`` holds it: extended as views are swapped, given back exactly once."""
+
+    def __init__(self, state: StateStore, lease: PromotionLease) -> None:
+        self._state = state
+        self._lease: PromotionLease | None = lease
+        self._renewed_at = time.monotonic()
+        self.views_may_differ = lease.views_touched
+
+    def before_view_change(self) -> None:
+        """Record that views are being swapped before the first one, then keep the lease from expiring."""
+        lease = self._held()
+        if lease.views_touched and time.monotonic() - self._renewed_at < RENEW_LEASE_EVERY_SECONDS:
+            return
+        self._lease = self._state.renew_promotion_lease(lease, views_touched=True)
+        self._renewed_at = time.monotonic()
+
+    def swap_environment(self, environment: Environment, *, expected_plan_id: str | None) -> None:
+        self._state.promote_environment(environment, expected_plan_id, lease=self._held())
+        self._lease = None
+
+    def release(self) -> None:
+        if self._lease is None:
+            return
+        lease, self._lease = self._lease, None
+        # The promotion's own error is what the user needs to see; a lease not given back expires anyway.
+        with contextlib.suppress(Exception):
+            self._state.release_promotion_lease(lease)
+
+    def _held(self) -> PromotionLease:
+        if self._lease is None:
+            raise RuntimeError("the promotion lease was already given back")
+        return self._lease
 
 
 def _materialized(plan: Plan) -> list[EnvironmentSnapshot]:
@@ -110,8 +173,9 @@ def _verify_physical_tables_exist(ctx: ExecutionContext, plan: Plan, listing: Ca
 
 
 def _view_changes(
-    ctx: ExecutionContext, plan: Plan, current: Environment | None, listing: CatalogListing
+    ctx: ExecutionContext, plan: Plan, current: Environment | None, listing: CatalogListing, *, repoint_all: bool
 ) -> list[ViewChange]:
+    """The views to create, alter or drop; ``repoint_all``: the views may not match the record, alter every one."""
     env = ctx.environment
     changes = []
     for snapshot in _materialized(plan):
@@ -119,7 +183,7 @@ def _view_changes(
         target = physical_table(snapshot.name, snapshot.version)
         before = current.snapshot_for(snapshot.name) if current else None
         exists = _in_catalog(listing, view)
-        if exists and before is not None and before.version == snapshot.version:
+        if exists and not repoint_all and before is not None and before.version == snapshot.version:
             continue
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action="alter" if exists else "create"))
     kept = {s.name for s in plan.environment_after.snapshots}

@@ -12,10 +12,8 @@ their descendants) lose their recorded intervals over the plan's window, or enti
 rewrite a range (FULL, VIEW, SEED, INCREMENTAL_BY_UNIQUE_KEY, SCD type 2). Unique-key and SCD type 2 models
 are not rebuilt: each run merges the query's current rows into the table once for all its missing intervals.
 
-In a development environment a FORWARD_ONLY snapshot shares the previous version's physical table with the
-environment it came from; computing intervals there with the changed query would change what that
-environment reads (DESIGN invariant 6), so the plan asks for no intervals of it: the change is computed going
-forward once it is promoted to prod.
+In a development environment a FORWARD_ONLY snapshot (and every descendant) is previewed on a table of its own
+over a limited preview range (``plan.previews``): the shared table stays as prod reads it (DESIGN invariant 6).
 """
 
 from __future__ import annotations
@@ -40,6 +38,7 @@ from dagster_sparkmesh.plan.intervals import (
     subtract,
     with_lookback,
 )
+from dagster_sparkmesh.plan.previews import preview_from, preview_range, preview_version, previewed_models
 from dagster_sparkmesh.plan.versions import Decision, VersionContext, decide
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.naming import PROD, validate_identifier
@@ -68,6 +67,18 @@ class _Window:
     """The model's own start, before the plan's ``--start`` narrows it."""
 
 
+@dataclass(frozen=True)
+class _Previews:
+    """The models a development plan previews: their preview versions and ranges, and where previews start."""
+
+    versions: dict[str, str]
+    ranges: dict[str, Interval]
+    begin: datetime | None
+
+
+_NO_PREVIEWS = _Previews(versions={}, ranges={}, begin=None)
+
+
 def build_plan(
     project: Project,
     state: StateReader,
@@ -83,10 +94,13 @@ def build_plan(
     selected: Iterable[str] | None = None,
     effective_from: DateLike | None = None,
     categories: Mapping[str, ChangeCategory] | None = None,
+    preview_start: DateLike | None = None,
 ) -> Plan:
     """``selected``: plan only these models' changes; the others keep the environment's current snapshots.
     ``effective_from``: forward-only models recompute their intervals from that date once applied to prod.
-    ``categories``: the user's category (breaking / non-breaking) for changes the categorizer left undecided."""
+    ``categories``: the user's category (breaking / non-breaking) for changes the categorizer left undecided.
+    ``preview_start``: where forward-only previews start in a development environment (default: ``start``, else
+    the last ``preview_days`` days before the end); re-planning an environment as it is passes its own."""
     environment = _identifier(environment, "environment name")
     current = state.get_environment(environment)
     base_env = current or (state.get_environment(create_from) if create_from != environment else None)
@@ -100,14 +114,22 @@ def build_plan(
         models = {name: model for name, model in models.items() if name in decisions}
 
     windows, plan_start, plan_end = _windows(project, models, start, end, execution_time)
-    recorded = _recorded(state, decisions)
+    begin = preview_from(
+        _optional_datetime(preview_start, execution_time),
+        _optional_datetime(start, execution_time),
+        plan_end,
+        project.config.preview_days,
+    )
+    previews, windows = _previews(state, environment, decisions, windows, held_back, begin)
+    versions = {name: previews.versions.get(name, d.snapshot.version) for name, d in decisions.items()}
+    recorded = _recorded(state, decisions, versions)
     restatements, notes = _restatements(project, models, decisions, windows, recorded, restate_models)
     if effective_from is not None:
         restatements.update(_effective_from(decisions, windows, effective_from, environment, execution_time))
-    missing, skipped = _missing(models, decisions, windows, recorded, restatements, environment)
+    missing = _missing(models, windows, recorded, restatements)
     if held_back:
         missing, unselected_notes = _without_held_back(missing, held_back)
-        skipped += unselected_notes
+        notes += unselected_notes
     plan_id = plan_id or uuid.uuid4().hex
     by_status = _names_by_status(decisions)
     return Plan(
@@ -120,7 +142,7 @@ def build_plan(
         end=plan_end,
         execution_time=execution_time,
         forward_only=forward_only,
-        effective_from=parse_datetime(effective_from, now=execution_time) if effective_from is not None else None,
+        effective_from=_optional_datetime(effective_from, execution_time),
         added=by_status["added"],
         removed=tuple(sorted(set(base) - set(models) - {s.name for s in kept})),
         directly_modified=by_status["direct"],
@@ -130,16 +152,49 @@ def build_plan(
         categories=_categories(decisions),
         new_snapshots=tuple(d.snapshot for d in decisions.values() if d.push),
         environment_after=_environment_after(
-            environment, plan_id, current, decisions, plan_start, end, project, execution_time, kept
-        ),
+            environment, plan_id, current, decisions, versions, plan_start, end, project, execution_time, kept
+        ).model_copy(update={"preview_start": previews.begin}),
         missing_intervals=missing,
+        previews=previews.ranges,
         restatements=restatements,
-        notes=tuple(notes + skipped),
+        notes=tuple(notes),
         warnings=tuple(d.warning for d in decisions.values() if d.warning),
         uncategorized=tuple(
             n for n, d in decisions.items() if d.push and d.snapshot.change_category == ChangeCategory.UNCATEGORIZED
         ),
     )
+
+
+def _optional_datetime(value: DateLike | None, now: datetime) -> datetime | None:
+    return parse_datetime(value, now=now) if value is not None else None
+
+
+def _previews(
+    state: StateReader,
+    environment: str,
+    decisions: dict[str, Decision],
+    windows: dict[str, _Window],
+    held_back: set[str],
+    begin: datetime,
+) -> tuple[_Previews, dict[str, _Window]]:
+    """A development plan's previews, and the model windows narrowed to the preview range for them."""
+    if environment == PROD:
+        return _NO_PREVIEWS, windows
+    prod = state.get_environment(PROD)
+    promoted = {s.name: s.fingerprint for s in prod.snapshots} if prod else {}
+    names = previewed_models(((d.model, d.snapshot) for d in decisions.values()), promoted, held_back)
+    if not names:
+        return _NO_PREVIEWS, windows
+    ranges = {
+        name: preview_range(decisions[name].model.cron, windows[name].start, windows[name].end, begin)
+        for name in names
+    }
+    narrowed = {
+        name: dataclasses.replace(window, start=ranges[name].start) if name in ranges else window
+        for name, window in windows.items()
+    }
+    versions = {name: preview_version(decisions[name].snapshot) for name in names}
+    return _Previews(versions=versions, ranges=ranges, begin=begin), narrowed
 
 
 def _keep_unselected(
@@ -301,9 +356,11 @@ def _model_end(model: Model, now: datetime) -> datetime | None:
     return value + timedelta(days=1) if len(model.end.strip()) == 10 else value
 
 
-def _recorded(state: StateReader, decisions: dict[str, Decision]) -> dict[str, list[Interval]]:
+def _recorded(
+    state: StateReader, decisions: dict[str, Decision], versions: dict[str, str]
+) -> dict[str, list[Interval]]:
     return {
-        name: state.get_intervals(name, d.snapshot.version)
+        name: state.get_intervals(name, versions[name])
         for name, d in decisions.items()
         if d.model.kind.name in MATERIALIZED_KINDS
     }
@@ -348,26 +405,19 @@ def _restatement_targets(project: Project, models: dict[str, Model], names: Iter
 
 def _missing(
     models: dict[str, Model],
-    decisions: dict[str, Decision],
     windows: dict[str, _Window],
     recorded: dict[str, list[Interval]],
     restatements: dict[str, Interval],
-    environment: str,
-) -> tuple[dict[str, tuple[Interval, ...]], list[str]]:
+) -> dict[str, tuple[Interval, ...]]:
     missing: dict[str, tuple[Interval, ...]] = {}
-    notes: list[str] = []
     for name in (n for n in models if n in recorded):
         done = recorded[name]
         if name in restatements:
             done = remove_range(done, restatements[name])
         todo = _missing_for(models[name], windows[name], done)
-        if todo and environment != PROD and decisions[name].snapshot.change_category == ChangeCategory.FORWARD_ONLY:
-            notes.append(
-                f"{name}: forward-only change previewed over existing data; new intervals are computed in {PROD}"
-            )
-        elif todo:
+        if todo:
             missing[name] = tuple(todo)
-    return missing, notes
+    return missing
 
 
 def _missing_for(model: Model, window: _Window, done: list[Interval]) -> list[Interval]:
@@ -414,6 +464,7 @@ def _environment_after(
     plan_id: str,
     current: Environment | None,
     decisions: dict[str, Decision],
+    versions: dict[str, str],
     start: datetime,
     end: DateLike | None,
     project: Project,
@@ -421,7 +472,9 @@ def _environment_after(
     kept: list[Snapshot] = (),  # type: ignore[assignment]
 ) -> Environment:
     snapshots = tuple(
-        EnvironmentSnapshot(name=s.name, fingerprint=s.fingerprint, version=s.version, kind_name=s.kind_name)
+        EnvironmentSnapshot(
+            name=s.name, fingerprint=s.fingerprint, version=versions.get(s.name, s.version), kind_name=s.kind_name
+        )
         for s in [*(d.snapshot for d in decisions.values()), *kept]
     )
     return Environment(

@@ -60,10 +60,13 @@ class Plan(Record):
     environment_after: Environment
     missing_intervals: dict[str, tuple[Interval, ...]] = {}
     """Model name → unit intervals to compute for the version ``environment_after`` uses (empty ones omitted)."""
+    previews: dict[str, Interval] = {}
+    """Model name → preview range, for the models this development environment previews on tables of their own
+    (forward-only changes and their descendants: ``plan.previews``); ``version_of`` gives the preview version."""
     restatements: dict[str, Interval] = {}
     """Model name → range whose recorded intervals are removed (then recomputed as missing)."""
     notes: tuple[str, ...] = ()
-    """Things the user should know (skipped restatements, forward-only changes in development environments)."""
+    """Things the user should know (skipped restatements, changed models held back by a selection)."""
     warnings: tuple[str, ...] = ()
 
     @property

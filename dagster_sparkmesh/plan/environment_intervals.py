@@ -37,7 +37,14 @@ def environment_check_plan(
     ordered = {name: models[name] for name in topological_order(models)}
     project = Project(path=project_path, config=config, models=ordered)
     return build_plan(
-        project, state, env.name, start=env.start, end=env.end, execution_time=execution_time, plan_id=env.plan_id
+        project,
+        state,
+        env.name,
+        start=env.start,
+        end=env.end,
+        execution_time=execution_time,
+        plan_id=env.plan_id,
+        preview_start=env.preview_start,
     )
 
 

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.intervals import to_ranges
+from dagster_sparkmesh.snapshot.naming import PROD, physical_table
 from dagster_sparkmesh.snapshot.records import Interval
 
 _INDENT = "    "
@@ -21,6 +22,7 @@ def format_plan(plan: Plan) -> str:
     lines += _section("Indirectly modified", [f"{n} ({_category(plan, n)})" for n in plan.indirectly_modified])
     lines += _section("Metadata only", list(plan.metadata_only))
     lines += _section("Restatements", [f"{n}: {_range(i)}" for n, i in plan.restatements.items()])
+    lines += _section(PREVIEWS_TITLE, preview_lines(plan))
     lines += _missing(plan)
     lines += _section("Notes", list(plan.notes))
     lines += _section("Warnings", list(plan.warnings))
@@ -52,11 +54,28 @@ def _directly_modified(plan: Plan) -> list[str]:
     return ["Directly modified:"] + lines if lines else []
 
 
+PREVIEWS_TITLE = f"Forward-only previews (this environment only; {PROD} keeps its tables)"
+
+
+def preview_label(plan: Plan, name: str) -> str:
+    """``name (preview)`` for a model previewed on a table of its own, else the name."""
+    return f"{name} (preview)" if name in plan.previews else name
+
+
+def preview_lines(plan: Plan) -> list[str]:
+    """One line per previewed model: its preview range and table."""
+    return [
+        f"{name} (preview): {_range(interval)} on {physical_table(name, plan.version_of(name) or '')}"
+        for name, interval in plan.previews.items()
+    ]
+
+
 def _missing(plan: Plan) -> list[str]:
     items = []
     for name, intervals in plan.missing_intervals.items():
         ranges = ", ".join(_range(r) for r in to_ranges(intervals))
-        items.append(f"{name}: {ranges} ({len(intervals)} interval{'s' if len(intervals) != 1 else ''})")
+        count = f"{len(intervals)} interval{'s' if len(intervals) != 1 else ''}"
+        items.append(f"{preview_label(plan, name)}: {ranges} ({count})")
     return _section("Missing intervals", items)
 
 

@@ -58,6 +58,9 @@ class ProjectConfig(Record):
     state_connection: StateConnection | None = None
     environment_ttl: str = "in 1 week"
     snapshot_ttl: str = "in 1 week"
+    preview_days: int = Field(default=1, ge=1)
+    """A forward-only change planned in a development environment without ``--start`` is previewed over the
+    last ``preview_days`` days before the plan's end (at least the model's last complete interval)."""
     variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
 
     @property

@@ -293,6 +293,14 @@ def _ttl(reader: _ConfigReader, node: yaml.Node) -> str:
     return reader._text(node, "ttl")
 
 
+def _preview_days(reader: _ConfigReader, node: yaml.Node) -> int:
+    value = reader._value(node)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise reader._error(node, f"preview_days must be a whole number of days, at least 1, not {value!r}",
+                            "write e.g. preview_days: 3")
+    return value
+
+
 _SECTIONS: dict[str, Callable[[_ConfigReader, yaml.Node], object]] = {
     "model_defaults": _ConfigReader.model_defaults,
     "gateways": _ConfigReader.gateways,
@@ -300,5 +308,6 @@ _SECTIONS: dict[str, Callable[[_ConfigReader, yaml.Node], object]] = {
     "state_connection": _ConfigReader.state_connection,
     "environment_ttl": _ttl,
     "snapshot_ttl": _ttl,
+    "preview_days": _preview_days,
     "variables": _ConfigReader.variables,
 }

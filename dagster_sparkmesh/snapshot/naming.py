@@ -2,6 +2,10 @@
 
 Physical table: ``sparkmesh__<schema>.<schema>__<name>__<version>``; view: ``<schema>.<name>`` in prod and
 ``<schema>__<env>.<name>`` elsewhere. All lower case (the Hive metastore lower-cases names anyway).
+
+A forward-only change previewed in a development environment writes a table of its own, whose version is the
+shared version followed by ``__preview_`` and a digest of the snapshot (``plan.previews``): it never names a
+table prod uses.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from dagster_sparkmesh.errors import SparkMeshError
 
 PROD = "prod"
 PHYSICAL_SCHEMA_PREFIX = "sparkmesh__"
+PREVIEW_MARKER = "__preview_"
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
@@ -24,6 +29,11 @@ def validate_identifier(text: str, what: str) -> str:
             hint="use letters, digits and underscores only, starting with a letter or underscore",
         )
     return lowered
+
+
+def is_preview_version(version: str) -> bool:
+    """Whether a version names a development preview table (see ``plan.previews``), which prod never uses."""
+    return PREVIEW_MARKER in version
 
 
 def split_model_name(model_name: str) -> tuple[str, str]:

@@ -80,6 +80,9 @@ class Environment(Record):
     end: datetime | None = None
     expires_at: datetime | None = None
     promoted_at: datetime
+    preview_start: datetime | None = None
+    """Where this development environment's forward-only previews start (``plan.previews``); None without any.
+    Re-planning the environment as it is (``run``, ``check-intervals``) keeps previewing from there."""
 
     def snapshot_for(self, model_name: str) -> EnvironmentSnapshot | None:
         return next((s for s in self.snapshots if s.name == model_name), None)

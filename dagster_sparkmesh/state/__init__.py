@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dagster_sparkmesh.state.reader import StateReader
-from dagster_sparkmesh.state.records import PlanApplication, VersionStamp
+from dagster_sparkmesh.state.records import LeaseHolder, PlanApplication, PromotionLease, VersionStamp
 from dagster_sparkmesh.state.store import StateStore, default_state_url, open_state_store
 
 __all__ = [
+    "LeaseHolder",
     "PlanApplication",
+    "PromotionLease",
     "StateReader",
     "StateStore",
     "VersionStamp",

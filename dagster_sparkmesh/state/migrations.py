@@ -92,7 +92,23 @@ def _v2_plan_application_log(connection: sa.Connection) -> None:
     meta.create_all(connection)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial_tables, _v2_plan_application_log)
+def _v3_promotion_leases(connection: sa.Connection) -> None:
+    meta = sa.MetaData()
+    sa.Table(
+        "promotion_leases", meta,
+        sa.Column("environment", sa.String, primary_key=True),
+        sa.Column("plan_id", sa.String, nullable=False),
+        sa.Column("holder", sa.String, nullable=False),
+        sa.Column("holder_json", sa.Text, nullable=False),
+        sa.Column("token", sa.String, nullable=False),
+        sa.Column("acquired_at", sa.String, nullable=False),
+        sa.Column("expires_at", sa.String, nullable=False),
+        sa.Column("views_touched", sa.Boolean, nullable=False),
+    )
+    meta.create_all(connection)
+
+
+MIGRATIONS: tuple[Migration, ...] = (_v1_initial_tables, _v2_plan_application_log, _v3_promotion_leases)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,7 +1,11 @@
-"""Records that only the state store produces: the plan-application log and the schema's version stamp."""
+"""Records that only the state store produces: the plan-application log, the schema's version stamp and the
+promotion leases."""
 
 from __future__ import annotations
 
+import getpass
+import os
+import socket
 from datetime import datetime
 
 from dagster_sparkmesh.records import Record
@@ -28,3 +32,33 @@ class VersionStamp(Record):
     sqlglot_version: str
     package_version: str
     updated_at: datetime
+
+
+class LeaseHolder(Record):
+    """Who asks for a promotion lease: enough to name them in a conflict and to tell a crashed local holder."""
+
+    user: str
+    host: str
+    pid: int
+
+    @classmethod
+    def current(cls) -> LeaseHolder:
+        return cls(user=getpass.getuser(), host=socket.gethostname(), pid=os.getpid())
+
+    @property
+    def description(self) -> str:
+        return f"{self.user}@{self.host} pid {self.pid}"
+
+
+class PromotionLease(Record):
+    """The right to swap an environment's views, held by one promotion until it swaps the record or fails."""
+
+    environment: str
+    plan_id: str
+    holder: LeaseHolder
+    token: str
+    """Identifies this acquisition: a take-over gets a new token, so the previous holder can no longer commit."""
+    acquired_at: datetime
+    expires_at: datetime
+    views_touched: bool = False
+    """A holder started swapping views and did not finish: the views may differ from the environment record."""

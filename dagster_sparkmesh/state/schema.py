@@ -80,3 +80,16 @@ plan_applications = sa.Table(
     sa.Column("metrics_json", sa.Text, nullable=True),
     sa.Index("plan_applications_plan_id_idx", "plan_id"),
 )
+
+promotion_leases = sa.Table(
+    "promotion_leases",
+    metadata,
+    sa.Column("environment", sa.String, primary_key=True),
+    sa.Column("plan_id", sa.String, nullable=False),
+    sa.Column("holder", sa.String, nullable=False),
+    sa.Column("holder_json", sa.Text, nullable=False),
+    sa.Column("token", sa.String, nullable=False),
+    sa.Column("acquired_at", sa.String, nullable=False),
+    sa.Column("expires_at", sa.String, nullable=False),
+    sa.Column("views_touched", sa.Boolean, nullable=False),
+)

@@ -16,7 +16,7 @@ import sqlglot
 from dagster_sparkmesh.errors import StateError
 from dagster_sparkmesh.project.config import state_dir
 from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot, SnapshotId
-from dagster_sparkmesh.state import environments, interval_rows, migrations, plan_log, snapshots
+from dagster_sparkmesh.state import environments, interval_rows, leases, migrations, plan_log, snapshots
 from dagster_sparkmesh.state import intervals as interval_math
 from dagster_sparkmesh.state.connection import (
     create_state_engine,
@@ -25,7 +25,7 @@ from dagster_sparkmesh.state.connection import (
     read_transaction,
     write_transaction,
 )
-from dagster_sparkmesh.state.records import PlanApplication, VersionStamp
+from dagster_sparkmesh.state.records import LeaseHolder, PlanApplication, PromotionLease, VersionStamp
 from dagster_sparkmesh.state.timestamps import utc_now
 
 Clock = Callable[[], datetime]
@@ -171,12 +171,17 @@ class StateStore:
         with read_transaction(self._engine) as connection:
             return environments.list_all(connection)
 
-    def promote_environment(self, environment: Environment, expected_plan_id: str | None) -> None:
+    def promote_environment(
+        self, environment: Environment, expected_plan_id: str | None, *, lease: PromotionLease | None = None
+    ) -> None:
         """Swap the environment record if it still has ``expected_plan_id`` (None: must not exist yet).
 
         Raises ``StateConflictError`` naming both plans otherwise. The replaced record goes to the history.
+        With ``lease``, the lease is given back in the same transaction, which fails if it is no longer held.
         """
         with write_transaction(self._engine) as connection:
+            if lease is not None:
+                leases.release_with_swap(connection, lease)
             environments.promote(connection, environment, expected_plan_id, self._clock())
 
     def environment_history(self, name: str) -> list[Environment]:
@@ -184,8 +189,32 @@ class StateStore:
         with read_transaction(self._engine) as connection:
             return environments.get_history(connection, name)
 
+    # promotion leases
+
+    def acquire_promotion_lease(
+        self, environment: str, plan_id: str, holder: LeaseHolder | None = None
+    ) -> PromotionLease:
+        """Take the environment's promotion lease (see ``leases``); ``StateConflictError`` if someone holds it."""
+        with write_transaction(self._engine) as connection:
+            return leases.acquire(connection, environment, plan_id, holder or LeaseHolder.current(), self._clock())
+
+    def renew_promotion_lease(self, lease: PromotionLease, *, views_touched: bool) -> PromotionLease:
+        """Extend the lease; ``StateConflictError`` if another promotion took it over meanwhile."""
+        with write_transaction(self._engine) as connection:
+            return leases.renew(connection, lease, self._clock(), views_touched=views_touched)
+
+    def release_promotion_lease(self, lease: PromotionLease) -> None:
+        """Give the lease back after a failed promotion (a successful one releases it with the record swap)."""
+        with write_transaction(self._engine) as connection:
+            leases.release(connection, lease, self._clock())
+
+    def get_promotion_lease(self, environment: str) -> PromotionLease | None:
+        with read_transaction(self._engine) as connection:
+            return leases.get(connection, environment)
+
     def delete_environment(self, name: str) -> bool:
         with write_transaction(self._engine) as connection:
+            leases.delete_expired(connection, name, self._clock())
             return environments.delete(connection, name, self._clock())
 
     def invalidate_environment(self, name: str) -> bool:

@@ -36,3 +36,27 @@ def test_janitor_removes_invalidated_dev_and_its_tables_but_keeps_prod(spark, mi
     for name in ("raw.events", "shop.daily", "shop.summary"):
         assert spark.catalog.tableExists(physical_table(name, prod_plan.version_of(name)))
     assert spark.sql("SELECT grand_total FROM shop.summary").collect()[0][0] == 300
+
+
+def test_janitor_leaves_an_expired_environment_alone_while_a_promotion_holds_its_lease(engine, mini_project, make_context):
+    from datetime import datetime
+
+    from dagster_sparkmesh.snapshot.records import Environment, EnvironmentSnapshot
+
+    ctx = make_context(mini_project, "dev")
+    expired = Environment(
+        name="dev",
+        plan_id="p1",
+        snapshots=(EnvironmentSnapshot(name="db.a", fingerprint="f1", version="v1", kind_name="FULL"),),
+        start=datetime(2024, 1, 1),
+        promoted_at=datetime(2024, 1, 1),
+        expires_at=datetime(2024, 1, 2),
+    )
+    ctx.state.promote_environment(expired, None)
+    lease = ctx.state.acquire_promotion_lease("dev", "p2")
+    assert run_janitor(ctx).environments_dropped == ()
+    assert ctx.state.get_environment("dev") == expired
+
+    ctx.clock = lambda: lease.expires_at  # the promotion died: its lease lapsed
+    assert run_janitor(ctx).environments_dropped == ("dev",)
+    assert ctx.state.get_environment("dev") is None

@@ -176,13 +176,15 @@ def test_forward_only_destructive_change_allowed_by_kind(world, shop, policy, wa
     assert bool(plan.warnings) is warned
 
 
-def test_forward_only_in_dev_computes_no_intervals(world, shop):
-    world.apply(*shop())
+def test_forward_only_in_dev_is_previewed_over_the_last_day_only(world, shop):
+    prod = world.apply(*shop())
     plan = world.plan(*shop(orders="SELECT id, ds FROM s.raw WHERE id > 0"), environment="dev", forward_only=True,
                       execution_time=dt(2024, 1, 12))
-    assert "s.orders" not in plan.missing_intervals
-    assert plan.missing_intervals["s.raw"] == days(10, 11)
-    assert any("s.orders" in note and "forward-only" in note for note in plan.notes)
+    # The unchanged parent catches up on its shared table; the changed model and its child compute one day each,
+    # into preview tables (plan/test_previews.py covers the rules).
+    assert plan.missing_intervals == {"s.raw": days(10, 11), "s.orders": days(11, 11), "s.revenue": days(11, 11)}
+    assert set(plan.previews) == {"s.orders", "s.revenue"}
+    assert plan.version_of("s.orders") != prod.version_of("s.orders")
 
 
 def test_restatement_cascades_downstream(world, shop):

@@ -59,10 +59,13 @@ def test_effective_from_restates_forward_only_models_in_prod(world, model):
 
 
 def test_effective_from_in_dev_never_touches_the_shared_table(world, model):
-    world.apply(*_models(model))
+    prod = world.apply(*_models(model))
     edited = _models(model, a="SELECT id + 1 AS id, ds FROM src.events")
     plan = world.plan(*edited, environment="dev", forward_only=True, effective_from="2024-01-05")
-    assert plan.restatements == {} and "s.a" not in plan.missing_intervals
+    # Nothing restated; only the preview table is computed (the last day), never the shared one.
+    assert plan.restatements == {}
+    assert list(plan.missing_intervals["s.a"]) == [Interval(start=dt(2024, 1, 9), end=dt(2024, 1, 10))]
+    assert "s.a" in plan.previews and plan.version_of("s.a") != prod.version_of("s.a")
 
 
 def test_effective_from_without_forward_only_changes_is_an_error(world, model):

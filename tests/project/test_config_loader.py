@@ -133,6 +133,7 @@ def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
         ("variables:\n  a: [1, 2]\n", 2, "variable 'a' must be a single value", "string"),
         ("model_defaults: [1\n", 2, "invalid YAML", "indentation"),
         ("environment_ttl: {{ env_var('SM_SURELY_UNSET') }}\n", 1, "SM_SURELY_UNSET is not set", "default"),
+        ("environment_ttl: in 1 week\npreview_days: 0\n", 2, "preview_days must be a whole number", "preview_days: 3"),
     ],
 )
 def test_config_errors_name_the_line(tmp_path, text, line, fragment, hint):
@@ -143,3 +144,8 @@ def test_config_errors_name_the_line(tmp_path, text, line, fragment, hint):
     assert error.line == line
     assert hint in error.hint
     assert error.path.name == "config.yaml"
+
+
+def test_preview_days_is_read(tmp_path):
+    assert ProjectConfig().preview_days == 1
+    assert load_config(write(tmp_path, "preview_days: 3\n")).config.preview_days == 3
