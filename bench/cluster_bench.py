@@ -99,22 +99,33 @@ def run_sparkmesh(project: Path, args: list[str], env: dict[str, str]) -> float:
 
 
 def prod_view_checksums(engine, project_dir: Path) -> dict[str, tuple[int, str] | None]:
-    """Per model: its prod view's row count and an order-independent checksum of all columns; None if no view."""
-    sums: dict[str, tuple[int, str] | None] = {}
-    for name in sorted(load_project(project_dir).models):
-        view = view_name(name, "prod")
-        if not engine.view_exists(view):
-            sums[name] = None
-            continue
-        values = ", ".join(
-            f"ROUND(`{column}`, {FLOAT_DIGITS})" if data_type in ("double", "float") else f"`{column}`"
-            for column, data_type in engine.columns(view)
-        )
-        count, checksum = engine.query_rows(
-            f"SELECT COUNT(*), CAST(SUM(CAST(xxhash64({values}) AS DECIMAL(38, 0))) AS STRING) FROM {view}"
-        )[0]
+    """Per model: its prod view's row count and an order-independent checksum of all columns; None if no view.
+
+    Few round trips (they cost most over Spark Connect): one listing per schema, one column lookup per view, and
+    one query for all views.
+    """
+    views = {name: view_name(name, "prod") for name in sorted(load_project(project_dir).models)}
+    listings = {schema: engine.list_schema(schema) for schema in {view.split(".")[0] for view in views.values()}}
+    present = {name: view for name, view in views.items()
+               if view.split(".")[1] in (listings[view.split(".")[0]] or set())}
+    sums: dict[str, tuple[int, str] | None] = {name: None for name in views}
+    if not present:
+        return sums
+    selects = [
+        f"SELECT '{name}' AS model, COUNT(*) AS row_count, "
+        f"CAST(SUM(CAST(xxhash64({_hashed_columns(engine, view)}) AS DECIMAL(38, 0))) AS STRING) AS checksum FROM {view}"
+        for name, view in present.items()
+    ]
+    for name, count, checksum in engine.query_rows("\nUNION ALL\n".join(selects)):
         sums[name] = (count, checksum)
     return sums
+
+
+def _hashed_columns(engine, view: str) -> str:
+    return ", ".join(
+        f"ROUND(`{column}`, {FLOAT_DIGITS})" if data_type in ("double", "float") else f"`{column}`"
+        for column, data_type in engine.columns(view)
+    )
 
 
 def managed_env(port: int, cluster: StandaloneCluster | None = None) -> dict[str, str]:

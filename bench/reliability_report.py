@@ -1,10 +1,10 @@
-"""Run the reliability suite and print what was tried and what survived: crash points x outcomes, cache damage
-and bad inputs, with counts.
+"""Run the reliability suite and print what was tried and what survived: crash points x outcomes, cache damage,
+bad inputs, concurrent and killed Dagster range runs, with counts.
 
     .venv/bin/python bench/reliability_report.py [extra pytest args]
 
-The tests print one tagged JSON line per trial (``CRASH``, ``BAD_INPUT``, ``CACHE``); this script runs them with
-``-s``, collects those lines and tabulates them. Its exit code is pytest's.
+The tests print one tagged JSON line per trial (``CRASH``, ``BAD_INPUT``, ``CACHE``, ``RACE``); this script runs
+them with ``-s``, collects those lines and tabulates them. Its exit code is pytest's.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TAGS = ("CRASH", "BAD_INPUT", "CACHE")
+TAGS = ("CRASH", "BAD_INPUT", "CACHE", "RACE")
 
 
 def run_suite(extra: list[str]) -> tuple[int, dict[str, list[dict]]]:
@@ -67,12 +67,28 @@ def cache_table(rows: list[dict]) -> list[str]:
     ]
 
 
+def race_table(rows: list[dict]) -> list[str]:
+    """Concurrent Dagster range runs and a killed, re-launched range run: runs, intervals, rows checked, outcome."""
+    lines = [f"{'scenario':<52} {'runs':>4} {'intervals':>9} {'rows checked':>12} {'seconds':>7}  outcome"]
+    for row in rows:
+        outcome = "ok" if row["ok"] else "FAILED"
+        if "intervals_kept" in row:
+            outcome += f" ({row['intervals_kept']} kept at the kill, {row['intervals_recomputed_after_kill']} computed after)"
+        lines.append(
+            f"{row['scenario']:<52} {row['runs']:>4} {row['intervals']:>9} {row['rows_checked']:>12} "
+            f"{row['seconds']:>7}  {outcome}"
+        )
+    lines.append(f"scenarios: {len(rows)}, passed: {sum(row['ok'] for row in rows)}")
+    return lines
+
+
 def main(argv: list[str]) -> int:
     code, trials = run_suite(argv)
     for title, table in (
         ("Crash and resume (SIGKILL)", crash_table(trials["CRASH"])),
         ("Bad input (CLI, exit 2, no traceback, state and warehouse unchanged)", bad_input_table(trials["BAD_INPUT"])),
         ("Cache hardening", cache_table(trials["CACHE"])),
+        ("Concurrent and killed Dagster range runs (shared Spark Connect server)", race_table(trials["RACE"])),
     ):
         print(f"\n{title}\n" + "\n".join(table))
     return code

@@ -135,26 +135,52 @@ class SparkEngine:
         try:
             self._create_table_as(table, f"SELECT * FROM ({query_sql}) AS source", partitioned_by)
         except EngineError as error:
-            if error_class(error.__cause__) in ("TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS"):
+            if self._lost_creation_race(table, error):
                 return None
             raise
         # Counting a fresh parquet table reads only the files' footers.
         return self.row_count(table)
 
-    def create_interval_table(self, table: str, query_sql: str, window: TimeWindow) -> int | None:
-        """``create_table_with_rows`` for the first interval batch of INCREMENTAL_BY_TIME_RANGE: partitioned by the
-        time column, only the rows inside ``[start, end)``. Returns the rows, or None if the table appeared meanwhile."""
+    def create_interval_table(self, table: str, query_sql: str, window: TimeWindow) -> bool:
+        """Create the empty table of an INCREMENTAL_BY_TIME_RANGE model: the query's columns and types, partitioned
+        by the time column. True if this call created it, False if another writer did first.
+
+        A plain CREATE TABLE, not a CTAS with the first batch: concurrent runs over different ranges of a new
+        model race to create its table, and a CTAS writes its files (in overwrite mode) before it registers the
+        table, so the loser of the race could clear the winner's files, or meet them as LOCATION_ALREADY_EXISTS
+        and take them for a crash's leftovers. Registering an empty table writes no file: a loser only finds
+        the table there (measured: 1 of 3 concurrent Dagster range runs failed that way before this).
+        """
         with spark_errors(query_sql):
             fields = self.spark.sql(query_sql).schema.fields  # analysis only, no Spark job
-        types = {field.name: field.dataType.simpleString() for field in fields}
-        if window.column not in types:
+        if window.column not in {field.name for field in fields}:
             raise EngineError(
                 f"the query of {table} has no column {window.column}, its time column",
-                snippet=", ".join(types),
+                snippet=", ".join(field.name for field in fields),
                 hint="select the time column, or name the right one in the model's kind",
             )
-        select = f"SELECT * FROM ({query_sql}) AS source WHERE {window.predicate(types[window.column])}"
-        return self.create_table_with_rows(table, select, [window.column])
+        columns = ", ".join(f"{quote_identifier(field.name)} {field.dataType.simpleString()}" for field in fields)
+        statement = (
+            f"CREATE TABLE {quote(table)} ({columns}) USING parquet PARTITIONED BY ({quote_identifier(window.column)})"
+        )
+        try:
+            self.execute(statement)
+        except EngineError as error:
+            if self._lost_creation_race(table, error):
+                return False
+            if error_class(error.__cause__) != "LOCATION_ALREADY_EXISTS":
+                raise
+            self._remove_stale_location(table, error.__cause__)  # no table owns the folder: a crash left it
+            self.execute(statement)
+        return True
+
+    def _lost_creation_race(self, table: str, error: EngineError) -> bool:
+        """Whether a CREATE TABLE failed because another writer created the table meanwhile: the table exists, or
+        its folder does and the table is registered now (a registered table's folder is never a leftover)."""
+        condition = error_class(error.__cause__)
+        if condition in ("TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS"):
+            return True
+        return condition == "LOCATION_ALREADY_EXISTS" and self.table_exists(table)
 
     def create_table_like_query(self, table: str, query_sql: str, partitioned_by: Sequence[str] = ()) -> None:
         """An empty parquet table with the query's columns and types (the query runs with no rows)."""
@@ -167,8 +193,8 @@ class SparkEngine:
             with spark_errors(statement):
                 self.spark.sql(statement)
         except EngineError as error:
-            if error_class(error.__cause__) != "LOCATION_ALREADY_EXISTS":
-                raise
+            if error_class(error.__cause__) != "LOCATION_ALREADY_EXISTS" or self.table_exists(table):
+                raise  # a table registered meanwhile owns the folder: never remove it
             # A crash between writing a table's files and registering it leaves its folder behind.
             self._remove_stale_location(table, error.__cause__)
             with spark_errors(statement):

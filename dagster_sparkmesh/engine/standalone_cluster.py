@@ -127,8 +127,10 @@ def start_cluster(
     )
     try:
         master_arguments = ["--host", HOST, "--port", str(master_port), "--webui-port", str(ui_port)]
-        cluster.processes.append(_launch(MASTER_CLASS, master_arguments, folder / "master.log", folder))
-        _wait_for(cluster, lambda state: True, "the master to answer")
+        # The master's REST submission server would take the fixed port 6066: nothing here submits through it.
+        rest_off = {"SPARK_MASTER_OPTS": "-Dspark.master.rest.enabled=false"}
+        cluster.processes.append(_launch(MASTER_CLASS, master_arguments, folder / "master.log", folder, **rest_off))
+        # Workers start meanwhile (JVM start-up dominates) and retry registering until the master is up.
         for index in range(workers):
             work_dir = folder / f"worker-{index}"
             cluster.worker_dirs += (work_dir,)

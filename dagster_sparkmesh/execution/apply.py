@@ -9,8 +9,9 @@ import time
 from collections.abc import Callable
 
 from dagster_sparkmesh.execution.abort import ApplyAborted
-from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
+from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models, to_compute
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.preflight import run_preflight
 from dagster_sparkmesh.execution.promotion import promote
 from dagster_sparkmesh.execution.results import ModelRunResult, PromotionResult
 from dagster_sparkmesh.plan.definition import Plan
@@ -43,16 +44,19 @@ def apply_plan(
 ) -> ApplyResult:
     """Apply ``plan`` and record the attempt in the plan log: succeeded, failed, or aborted.
 
-    A requested stop (``should_stop``, see ``execution.abort``) ends the apply between models or interval batches
-    with ``ApplyAborted``: completed intervals stay recorded and nothing is promoted, so the environment is as it
-    was and applying again resumes.
+    The preflight (``execution.preflight``) checks the inputs of the models to compute first: a refused plan
+    writes nothing, not even its plan-log row. A requested stop (``should_stop``, see ``execution.abort``) ends the
+    apply between models or interval batches with ``ApplyAborted``: completed intervals stay recorded and nothing is
+    promoted, so the environment is as it was and applying again resumes.
     """
     began = time.monotonic()
+    # Before the plan-log row: a plan refused on its inputs leaves the state store exactly as it was.
+    checked = run_preflight(ctx, plan, to_compute(plan))
     _record_start(ctx, plan)
     outcome = "failed"
     models: list[ModelRunResult] = []
     try:
-        models = run_models(ctx, plan=plan, on_model_done=on_model_done, should_stop=should_stop)
+        models = run_models(ctx, plan=plan, on_model_done=on_model_done, should_stop=should_stop, preflight=checked)
         if should_stop():  # asked during the last model: still leave the environment untouched
             raise ApplyAborted(models, [])
         promotion = promote(ctx, plan) if promote_after else None

@@ -10,6 +10,7 @@ from dagster_sparkmesh.execution.abort import ApplyAborted, StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
+from dagster_sparkmesh.execution.preflight import PreflightReport, run_preflight
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
@@ -42,6 +43,12 @@ def push_snapshots(ctx: ExecutionContext, plan: Plan) -> None:
         ctx.state.remove_intervals(name, versions[name], interval)
 
 
+def to_compute(plan: Plan, selected: Iterable[str] | None = None) -> set[str]:
+    """The models of ``selected`` (default: all) that have intervals to compute in ``plan``."""
+    names = {name for name, intervals in plan.missing_intervals.items() if intervals}
+    return names if selected is None else names & set(selected)
+
+
 def run_models(
     ctx: ExecutionContext,
     model_names: Iterable[str] | None = None,
@@ -51,18 +58,23 @@ def run_models(
     plan: Plan | None = None,
     on_model_done: Callable[[ModelRunResult], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    preflight: PreflightReport | None = None,
 ) -> list[ModelRunResult]:
     """Compute the missing intervals of ``model_names`` (default: all) over ``[start, end)``, then return what ran.
 
     Models not selected are assumed up to date (Dagster orders its own steps); a failure stops the failed
     model's descendants and is raised once the independent models have finished. Once ``should_stop()`` turns
     true no model starts and running ones end at their next batch boundary: ``ApplyAborted`` is raised.
+
+    The preflight (``execution.preflight``) runs before anything is written, unless the caller ran it already.
     """
     plan = plan or plan_for(ctx, start, end)
-    push_snapshots(ctx, plan)
     versions = {s.name: s.version for s in plan.environment_after.snapshots}
     # A plan of selected models (``--select-model``) leaves new unselected models out of the environment.
     selected = (set(model_names) if model_names is not None else set(ctx.project.models)) & versions.keys()
+    if preflight is None:
+        preflight = run_preflight(ctx, plan, to_compute(plan, selected))
+    push_snapshots(ctx, plan)
     tables = physical_tables(ctx, plan)
     order = [name for name in ctx.project.models if name in selected]
     parents = {name: ctx.project.models[name].depends_on & selected for name in order}
@@ -74,6 +86,7 @@ def run_models(
             intervals=tuple(plan.missing_intervals.get(name, ())),
             table_for=tables,
             should_stop=should_stop,
+            time_column_checked=name in preflight.time_columns_checked,
         )
         result = evaluate_model(ctx, target)
         if on_model_done:

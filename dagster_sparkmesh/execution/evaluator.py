@@ -17,6 +17,7 @@ from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
+from dagster_sparkmesh.execution.preflight import check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.execution.scd2 import merge_history
@@ -37,6 +38,8 @@ class ModelTarget:
     """Model or external name → the table to read (parents' physical tables, never views)."""
     should_stop: Callable[[], bool] = field(default=lambda: False, compare=False)
     """Checked between interval batches: a requested stop ends the model after its last recorded batch."""
+    time_column_checked: bool = False
+    """The preflight verified the time column already; else it is verified before the model's first write."""
 
     @property
     def table(self) -> str:
@@ -148,7 +151,8 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
 
     kind = target.model.kind
     rows, audits = 0, []
-    # Batches never overlap: in a table this step creates, no batch's window can hold stale partitions.
+    # Batches never overlap: in a table this step creates, no batch's window can hold stale partitions (a
+    # concurrent run writes there only if its range overlaps this one, and then it writes the same rows).
     created = False
     exists = ctx.engine.table_exists(target.table)
     for number, batch in enumerate(batches(list(target.intervals), kind.batch_size)):
@@ -156,15 +160,13 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
             raise StopRequested(target.model.name)
         unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
         query = _select_for(ctx, target, batch)
+        if not number and not target.time_column_checked:
+            check_time_column(ctx.engine, target.model, query)  # its inputs exist only now: before any write
         crashpoint("interval_write")
         window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format)
-        written = None
-        if not exists:  # the first batch creates the table with its rows in one statement
-            written = ctx.engine.create_interval_table(target.table, query, window)
-            exists, created = True, written is not None  # None: a concurrent writer created it first
-        if written is None:
-            written = ctx.engine.overwrite_interval(target.table, query, window, fresh=created)
-        rows += written
+        if not exists:  # the first batch creates the table empty; False: a concurrent run created it first
+            exists, created = True, ctx.engine.create_interval_table(target.table, query, window)
+        rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created)
         audits = _commit(ctx, target, unit_intervals)
     return rows, audits
 

@@ -15,7 +15,7 @@ from typing import Any
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.snapshot.naming import quote
+from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 from dagster_sparkmesh.snapshot.records import Interval
 
 
@@ -66,4 +66,4 @@ def python_model_select(
         )
     view = f"sparkmesh_python_{uuid.uuid4().hex[:12]}"
     frame.createOrReplaceTempView(view)
-    return f"SELECT * FROM `{view}`"
+    return f"SELECT * FROM {quote_identifier(view)}"

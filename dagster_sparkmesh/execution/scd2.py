@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.model.kinds import ScdType2ByColumnKind, ScdType2ByTimeKind
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.snapshot.naming import quote
+from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.engine.adapter import SparkEngine
@@ -57,13 +57,14 @@ def history_query(
     kind: ScdKind, table: str, source_sql: str, columns: Sequence[str], execution_time: datetime
 ) -> str:
     """The table's next content: closed versions, open versions (closed or not), newly opened versions."""
-    valid_from, valid_to = f"`{kind.valid_from_name}`", f"`{kind.valid_to_name}`"
+    valid_from, valid_to = quote_identifier(kind.valid_from_name), quote_identifier(kind.valid_to_name)
     now = _timestamp(execution_time)
-    key = " AND ".join(f"old.`{column}` <=> new.`{column}`" for column in kind.unique_key)
+    key = " AND ".join(f"old.{quote_identifier(c)} <=> new.{quote_identifier(c)}" for c in kind.unique_key)
     changed = _changed(kind, columns)
-    starts = f"CAST(new.`{kind.updated_at_name}` AS TIMESTAMP)" if isinstance(kind, ScdType2ByTimeKind) else now
+    is_by_time = isinstance(kind, ScdType2ByTimeKind)
+    starts = f"CAST(new.{quote_identifier(kind.updated_at_name)} AS TIMESTAMP)" if is_by_time else now
     deleted = now if kind.invalidate_hard_deletes else "CAST(NULL AS TIMESTAMP)"
-    plain, old, new = (", ".join(f"{prefix}`{c}`" for c in columns) for prefix in ("", "old.", "new."))
+    plain, old, new = (", ".join(f"{prefix}{quote_identifier(c)}" for c in columns) for prefix in ("", "old.", "new."))
     return (
         f"WITH source AS (SELECT {plain} FROM ({source_sql}) AS query), "
         f"opened AS (SELECT *, TRUE AS {_OPEN} FROM {quote(table)} WHERE {valid_to} IS NULL) "
@@ -82,12 +83,12 @@ def history_query(
 
 def _changed(kind: ScdKind, columns: Sequence[str]) -> str:
     if isinstance(kind, ScdType2ByTimeKind):
-        updated = f"`{kind.updated_at_name}`"
+        updated = quote_identifier(kind.updated_at_name)
         return f"(new.{updated} > old.{updated} OR (old.{updated} IS NULL AND new.{updated} IS NOT NULL))"
     tracked = _tracked(kind, columns)
     if not tracked:
         return "FALSE"
-    return "(" + " OR ".join(f"NOT (old.`{c}` <=> new.`{c}`)" for c in tracked) + ")"
+    return "(" + " OR ".join(f"NOT (old.{quote_identifier(c)} <=> new.{quote_identifier(c)})" for c in tracked) + ")"
 
 
 def _tracked(kind: ScdType2ByColumnKind, columns: Sequence[str]) -> list[str]:
@@ -98,8 +99,8 @@ def _tracked(kind: ScdType2ByColumnKind, columns: Sequence[str]) -> list[str]:
 
 def _with_validity(kind: ScdKind, source_sql: str) -> str:
     return (
-        f"SELECT source.*, CAST(NULL AS TIMESTAMP) AS `{kind.valid_from_name}`, "
-        f"CAST(NULL AS TIMESTAMP) AS `{kind.valid_to_name}` FROM ({source_sql}) AS source"
+        f"SELECT source.*, CAST(NULL AS TIMESTAMP) AS {quote_identifier(kind.valid_from_name)}, "
+        f"CAST(NULL AS TIMESTAMP) AS {quote_identifier(kind.valid_to_name)} FROM ({source_sql}) AS source"
     )
 
 
@@ -127,7 +128,7 @@ def _check_columns(model: Model, kind: ScdKind, source_columns: list[str]) -> No
 
 
 def _check_unique(engine: SparkEngine, model: Model, kind: ScdKind, source_sql: str) -> None:
-    key = ", ".join(f"`{c}`" for c in kind.unique_key)
+    key = ", ".join(quote_identifier(c) for c in kind.unique_key)
     duplicate = engine.query_rows(
         f"SELECT {key} FROM ({source_sql}) AS source GROUP BY {key} HAVING COUNT(*) > 1 LIMIT 1"
     )

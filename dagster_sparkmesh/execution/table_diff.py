@@ -5,7 +5,7 @@ from __future__ import annotations
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.records import Record
-from dagster_sparkmesh.snapshot.naming import quote, validate_identifier, view_name
+from dagster_sparkmesh.snapshot.naming import quote, quote_identifier, validate_identifier, view_name
 
 _NUMERIC = ("int", "bigint", "smallint", "tinyint", "double", "float", "decimal")
 
@@ -92,12 +92,12 @@ def _keys(model, on: list[str] | None) -> list[str]:
 
 
 def _value(alias: str, column: str, types: dict[str, str], decimals: int) -> str:
-    ref = f"{alias}.`{column}`"
+    ref = f"{alias}.{quote_identifier(column)}"
     return f"ROUND({ref}, {int(decimals)})" if types.get(column, "").lower().startswith(_NUMERIC) else ref
 
 
 def _join(source: str, target: str, keys: list[str]) -> str:
-    condition = " AND ".join(f"s.`{k}` <=> t.`{k}`" for k in keys)
+    condition = " AND ".join(f"s.{quote_identifier(k)} <=> t.{quote_identifier(k)}" for k in keys)
     return (
         f"(SELECT *, 1 AS __sm_present FROM {quote(source)}) AS s FULL OUTER JOIN "
         f"(SELECT *, 1 AS __sm_present FROM {quote(target)}) AS t ON {condition}"
@@ -131,10 +131,10 @@ def _sample(ctx, source, target, keys, common, types, decimals, size):
     if not common or size <= 0:
         return (), ()
     any_diff = " OR ".join(_differs(c, types, decimals) for c in common)
-    columns = [f"s.`{k}`" for k in keys]
+    columns = [f"s.{quote_identifier(k)}" for k in keys]
     header = list(keys)
     for c in common:
-        columns += [f"s.`{c}`", f"t.`{c}`"]
+        columns += [f"s.{quote_identifier(c)}", f"t.{quote_identifier(c)}"]
         header += [f"{c} ({'source'})", f"{c} ({'target'})"]
     sql = (
         f"SELECT {', '.join(columns)} FROM {_join(source, target, keys)} "

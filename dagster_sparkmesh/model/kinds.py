@@ -102,6 +102,9 @@ ModelKind = Annotated[
     Field(discriminator="name"),
 ]
 
+KIND_ALIASES = {"SCD_TYPE_2": "SCD_TYPE_2_BY_TIME"}
+"""Other names SQLMesh accepts for a kind (``SCD_TYPE_2`` is its older name of ``SCD_TYPE_2_BY_TIME``)."""
+
 INCREMENTAL_KINDS = frozenset({"INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY"})
 # History kinds: each run merges the query's current rows into the kept history (unpartitioned, never by time).
 SCD_TYPE_2_KINDS = frozenset({"SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN"})

@@ -7,6 +7,7 @@ import re
 from collections.abc import Callable
 
 from dagster_sparkmesh.model.kinds import (
+    KIND_ALIASES,
     EmbeddedKind,
     ExternalKind,
     FullKind,
@@ -135,8 +136,9 @@ def read_kind(value: Value) -> tuple[Record, bool]:
     if not match:
         raise value.error(f"malformed kind {value.text!r}", "write kind NAME or kind NAME (property value, ...)")
     name = match.group(1).upper()
+    name = KIND_ALIASES.get(name, name)
     if name not in _KINDS:
-        close = difflib.get_close_matches(name, list(_KINDS), n=2)
+        close = difflib.get_close_matches(name, [*_KINDS, *KIND_ALIASES], n=2)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
         raise value.error(f"unknown model kind {match.group(1)!r}", f"{hint}supported kinds: {', '.join(_KINDS)}")
     record, readers, required = _KINDS[name]

@@ -12,6 +12,7 @@ import difflib
 import hashlib
 import inspect
 import linecache
+import re
 import sys
 import traceback
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.kinds import ModelKind
+from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind
 from dagster_sparkmesh.model.records import AuditCall, Model
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.externals import normalize_table_name, spark_type
@@ -215,12 +216,13 @@ def _find_model_function(module: ModuleType, path: Path) -> tuple[Callable[..., 
 def _build_kind(spec: PythonModelSpec, path: Path, defaults: ModelDefaults) -> Any:
     raw = {"name": spec.kind} if isinstance(spec.kind, str) else dict(spec.kind)
     raw["name"] = str(raw.get("name", "")).upper()
+    raw["name"] = KIND_ALIASES.get(raw["name"], raw["name"])
     if isinstance(raw.get("unique_key"), (str, list)):
         raw["unique_key"] = (raw["unique_key"],) if isinstance(raw["unique_key"], str) else tuple(raw["unique_key"])
     if defaults.batch_size is not None and raw["name"].startswith("INCREMENTAL") and "batch_size" not in raw:
         raw["batch_size"] = defaults.batch_size
     try:
-        return _KIND_ADAPTER.validate_python(raw)
+        kind = _KIND_ADAPTER.validate_python(raw)
     except ValidationError as error:
         problem = error.errors()[0]
         where = ".".join(str(part) for part in problem["loc"])
@@ -231,6 +233,33 @@ def _build_kind(spec: PythonModelSpec, path: Path, defaults: ModelDefaults) -> A
             snippet=repr(spec.kind),
             hint="e.g. kind=dict(name=\"INCREMENTAL_BY_TIME_RANGE\", time_column=\"ds\") or kind=\"FULL\"",
         ) from error
+    _refuse_odd_column_names(spec, path, _kind_columns(kind) + list(spec.options["partitioned_by"] or ()))
+    return kind
+
+
+_COLUMN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KIND_COLUMN_FIELDS = ("time_column", "unique_key", "valid_from_name", "valid_to_name", "updated_at_name", "columns")
+
+
+def _kind_columns(kind: Any) -> list[str]:
+    names: list[str] = []
+    for field_name in _KIND_COLUMN_FIELDS:
+        value = getattr(kind, field_name, None)
+        names.extend([value] if isinstance(value, str) else [n for n in value or () if n != "*"])
+    return names
+
+
+def _refuse_odd_column_names(spec: PythonModelSpec, path: Path, names: list[object]) -> None:
+    """The column names the writers put in generated SQL: plain identifiers only, as a SQL model's header demands."""
+    for name in names:
+        if not isinstance(name, str) or not _COLUMN_NAME.match(name):
+            raise ProjectError(
+                f"invalid column name {name!r} in Python model {spec.name}",
+                path=path,
+                line=spec.line,
+                snippet=repr(name),
+                hint="use letters, digits and underscores only, starting with a letter or underscore",
+            )
 
 
 def _columns(spec: PythonModelSpec, path: Path) -> tuple[tuple[str, str], ...]:

@@ -1,4 +1,4 @@
-"""``plan --select-model``, ``--effective-from`` and undecided change categories, through click."""
+"""``plan --select-model`` and ``--effective-from`` through click (undecided categories: test_uncategorized_prompts.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-import sqlglot
 
 _spec = importlib.util.spec_from_file_location("sparkmesh_harness", Path(__file__).with_name("sparkmesh_harness.py"))
 harness = importlib.util.module_from_spec(_spec)
@@ -59,22 +58,3 @@ def test_forward_only_change_recomputes_from_the_effective_date(tiny, engine, cl
     assert "Effective from" in applied.output and "2024-01-02" in applied.output
     rows = engine.query_rows("SELECT CAST(ds AS STRING), total FROM shop.daily ORDER BY ds")
     assert [tuple(r) for r in rows] == [("2024-01-01", 60), ("2024-01-02", 61), ("2024-01-03", 61)]
-
-
-def test_undecided_category_stops_without_prompts_and_is_asked_otherwise(tiny, engine, clean_catalog, monkeypatch):
-    first, _ = invoke(tiny, ["plan", "--auto-apply", *WINDOW], engine)
-    assert first.exit_code == 0, first.output
-    _edit_daily(tiny, "COUNT(*) AS orders", "COUNT(*) AS orders, MAX(amount) AS biggest")
-
-    def failing_diff(*args, **kwargs):  # no real query makes sqlglot's diff fail: stand in for one that does
-        raise RecursionError("diff failed")
-
-    monkeypatch.setattr(sqlglot, "diff", failing_diff)
-    stopped, _ = invoke(tiny, ["plan", "--no-prompts", "--auto-apply", *WINDOW], engine)
-    assert stopped.exit_code == 2
-    assert "could not be categorized" in stopped.output and "shop.daily" in stopped.output
-
-    asked, _ = invoke(tiny, ["plan", "--explain", *WINDOW], engine, input="n\n")
-    assert asked.exit_code == 0, asked.output
-    assert "or [n]on-breaking" in asked.output
-    assert "shop.daily (non-breaking)" in asked.output

@@ -28,3 +28,19 @@ def test_drop_statements_list_partitions_in_batches():
 
 def test_string_literal_escapes_quotes_and_backslashes():
     assert string_literal("a'b\\c") == "'a\\'b\\\\c'"
+
+
+def test_a_backtick_in_a_column_name_cannot_end_its_quoting():
+    import sqlglot
+    from sqlglot import exp
+
+    from dagster_sparkmesh.engine.partition_sql import column_list, partition_spec
+
+    hostile = "ds` >= 0; DROP DATABASE default; --"
+    predicate = window_predicate(hostile, "date", START, END, "yyyy-MM-dd")
+    assert predicate.startswith("`ds`` >= 0; DROP DATABASE default; --` >= TIMESTAMP")
+    statements = sqlglot.parse(f"SELECT {column_list([hostile, 'x'])} FROM t WHERE {predicate}", dialect="spark")
+    assert len(statements) == 1, "no second statement escaped the identifier"
+    columns = [c.name for c in statements[0].find_all(exp.Column)]
+    assert columns == [hostile, "x", hostile, hostile]
+    assert partition_spec([hostile], ["1"]) == "PARTITION (`ds`` >= 0; DROP DATABASE default; --` = '1')"

@@ -85,7 +85,7 @@ class LockedOnce(SparkEngine):
         super().__init__(spark)
         self.failed = 0
 
-    def create_interval_table(self, *args, **kwargs) -> int | None:  # the first write of a new table
+    def create_interval_table(self, *args, **kwargs) -> bool:  # the first write of a new table
         if self.failed == 0:
             self.failed += 1
             raise wrapped(DERBY_LOCK)

@@ -165,3 +165,9 @@ def test_resolve_unknown_entrypoint(tmp_path: Path) -> None:
     path = _model_file(tmp_path, '@model("s.m")\ndef run(c, s, e, x):\n    pass\n')
     with pytest.raises(ProjectError, match="has no function 'other'"):
         resolve_python_entrypoint(f"{path}:other")
+
+
+def test_scd_type_2_alias(tmp_path: Path) -> None:
+    body = '@model("s.m", kind=dict(name="scd_type_2", unique_key="id"))\ndef run(context, start, end, execution_time):\n    pass\n'
+    kind = load_python_model(_model_file(tmp_path, body), DEFAULTS).kind
+    assert (kind.name, kind.unique_key, kind.updated_at_name) == ("SCD_TYPE_2_BY_TIME", ("id",), "updated_at")

@@ -170,7 +170,8 @@ def error_of(text: str, **kwargs) -> ProjectError:
         ("SELECT 1", "must start with a MODEL", 1, "MODEL (name"),
         ("MODEL (name db.m, kind FULL\nSELECT 1", "never closed", 1, "balance"),
         ("MODEL (name db.m,\n  kinds FULL); SELECT 1", "unknown MODEL property 'kinds'", 2, "did you mean kind"),
-        ("MODEL (name db.m,\n  kind SCD_TYPE_2); SELECT 1", "unknown model kind 'SCD_TYPE_2'", 2, "supported kinds"),
+        ("MODEL (name db.m,\n  kind SCD_TYPE_3); SELECT 1", "unknown model kind 'SCD_TYPE_3'", 2, "did you mean SCD_TYPE_2"),
+        ("MODEL (name db.m,\n  kind MERGE); SELECT 1", "unknown model kind 'MERGE'", 2, "supported kinds"),
         ("MODEL (name db.m,\n  kind INCREMENTAL_BY_TIME_RANGE); SELECT 1", "needs time_column", 2, "time_column"),
         ("MODEL (name db.m,\n  kind INCREMENTAL_BY_TIME_RANGE (time_colum ds)); SELECT 1", "unknown property", 2, "did you mean time_column"),
         ("MODEL (name db.m,\n  cron 'every day'); SELECT 1", "invalid cron 'every day'", 2, "@daily"),
@@ -258,4 +259,18 @@ def test_scd_type_2_errors_point_at_the_property(text, message, hint):
         parse(f"MODEL (name db.m,\n  {text}); SELECT 1")
     assert message in str(caught.value)
     assert hint in (caught.value.hint or "")
+    assert caught.value.line == 2
+
+
+def test_scd_type_2_is_sqlmesh_alias_of_scd_type_2_by_time():
+    alias = parse("MODEL (name db.m, kind SCD_TYPE_2 (unique_key id, updated_at_name changed_at)); SELECT 1 AS a").model
+    full = parse("MODEL (name db.m, kind SCD_TYPE_2_BY_TIME (unique_key id, updated_at_name changed_at)); SELECT 1 AS a").model
+    assert alias.kind.model_dump() == {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_TIME", "updated_at_name": "changed_at"}
+    assert alias == full  # same record, so the same fingerprint and physical table
+
+
+def test_scd_type_2_alias_reads_only_the_by_time_properties():
+    with pytest.raises(ProjectError) as caught:
+        parse("MODEL (name db.m,\n  kind scd_type_2 (unique_key id, columns *)); SELECT 1")
+    assert "unknown property 'columns' of kind SCD_TYPE_2_BY_TIME" in str(caught.value)
     assert caught.value.line == 2

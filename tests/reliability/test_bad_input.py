@@ -4,6 +4,10 @@ Every case must end with exit code 2, a message naming the problem, no traceback
 the warehouse folder changed. The corpus reuses the loader's broken projects and adds hostile ones: names meant to
 break out of an identifier (quotes, backticks, semicolons, path separators), unreadable files, and bad
 environment names on a valid project.
+
+``RUNTIME`` cases load fine and fail only against the catalog (a missing external table or schema, a time column
+of the wrong type or missing): they run on the suite's shared Spark Connect server and must be refused by the
+preflight, before the plan-log row, the snapshots or any table is written.
 """
 
 from __future__ import annotations
@@ -11,17 +15,24 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from reliability_harness import run_cli  # registered by conftest.py
+from reliability_harness import connect_config, run_cli  # registered by conftest.py
 
 TESTS = Path(__file__).resolve().parents[1]
 CORPUS_FOLDERS = (TESTS / "project" / "broken", TESTS / "project" / "broken_other")
 CONFIG = "model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n  cron: '@daily'\n"
+PYTHON_MODEL = (
+    "from dagster_sparkmesh import model\n\n\n"
+    '@model("shop.orders", kind={kind})\n'
+    "def execute(context, start, end, execution_time, **kwargs):\n"
+    "    return context.spark.sql(\"SELECT 1 AS id, DATE'2024-01-01' AS ds\")\n"
+)
 VALID_MODEL = "MODEL (name shop.orders, kind FULL);\n\nSELECT 1 AS id\n"
 APPLY = ("plan", "{env}", "--auto-apply", "--no-prompts")
 
@@ -64,7 +75,64 @@ HOSTILE = (
     Case("env_with_quote", {"models/m.sql": VALID_MODEL}, environment="dev'--"),
     Case("env_with_path", {"models/m.sql": VALID_MODEL}, environment="../../prod"),
     Case("env_with_dot", {"models/m.sql": VALID_MODEL}, environment="dev.x"),
+    Case("env_with_slash", {"models/m.sql": VALID_MODEL}, environment="dev/x"),
+    Case("env_with_backslash", {"models/m.sql": VALID_MODEL}, environment="dev\\x"),
+    Case("env_with_space", {"models/m.sql": VALID_MODEL}, environment="dev x"),
+    Case("env_with_newline", {"models/m.sql": VALID_MODEL}, environment="dev\nx"),
+    Case("env_empty", {"models/m.sql": VALID_MODEL}, environment=""),
+    Case("env_non_ascii", {"models/m.sql": VALID_MODEL}, environment="dév"),
+    Case("python_time_column_with_backtick", {"models/m.py": PYTHON_MODEL.format(
+        kind='dict(name="INCREMENTAL_BY_TIME_RANGE", time_column="ds` >= 0; DROP DATABASE default; --")'
+    )}),
+    Case("python_unique_key_with_quote", {"models/m.py": PYTHON_MODEL.format(
+        kind="dict(name=\"INCREMENTAL_BY_UNIQUE_KEY\", unique_key=[\"id') OR ('1\"])"
+    )}),
+    Case("python_partitioned_by_with_semicolon", {"models/m.py": PYTHON_MODEL.format(kind='"FULL"').replace(
+        'kind="FULL"', 'kind="FULL", partitioned_by=["id; DROP TABLE x"]'
+    )}),
 )
+
+
+@dataclass(frozen=True)
+class RuntimeCase:
+    """A project that loads and plans; only the catalog can tell it is broken. ``{p}``: the case's schema prefix."""
+
+    name: str
+    files: dict[str, str]
+    expected: str
+    setup: tuple[str, ...] = ()
+    """Statements run on the shared server before the case (schemas it must find)."""
+
+
+_EXTERNAL = "- name: {p}_raw.events\n  columns:\n    ds: date\n    id: int\n"
+_READS_EXTERNAL = {
+    "external_models.yaml": _EXTERNAL,
+    "models/stage.sql": "MODEL (name {p}_stg.events, kind VIEW);\n\nSELECT ds, id FROM {p}_raw.events\n",
+    "models/daily.sql": "MODEL (name {p}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));\n\n"
+    "SELECT ds, COUNT(*) AS n FROM {p}_stg.events WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds\n",
+}
+
+
+def _time_range(select: str) -> dict[str, str]:
+    header = "MODEL (name {p}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));"
+    return {"models/daily.sql": f"{header}\n\n{select}\n"}
+
+
+RUNTIME = (
+    RuntimeCase("external_table_missing", _READS_EXTERNAL, "schema {p}_raw has no table events",
+                setup=("CREATE SCHEMA IF NOT EXISTS {p}_raw",)),
+    RuntimeCase("external_schema_missing", _READS_EXTERNAL, "schema {p}_raw does not exist"),
+    RuntimeCase("time_column_double", _time_range("SELECT 1.5D AS ds, 1 AS n"), "time column ds is a double"),
+    RuntimeCase("time_column_int_with_dashed_format", _time_range("SELECT 20240101 AS ds, 1 AS n"),
+                "time column ds is an integer (int) but its format 'yyyy-MM-dd'"),
+    RuntimeCase("time_column_missing", _time_range("SELECT DATE'2024-01-01' AS day, 1 AS n"),
+                "its query returns no column ds"),
+    RuntimeCase("time_column_wrong_behind_new_parents", {
+        "models/events.sql": "MODEL (name {p}_raw.events, kind FULL);\n\nSELECT TRUE AS ds, 1 AS id\n",
+        "models/stage.sql": "MODEL (name {p}_stg.events, kind VIEW);\n\nSELECT ds, id FROM {p}_raw.events\n",
+        **_time_range("SELECT ds, COUNT(*) AS n FROM {p}_stg.events GROUP BY ds"),
+    }, "time column ds is a boolean"),
+)  # fmt: skip
 
 
 def _corpus_cases() -> list[str]:
@@ -111,9 +179,15 @@ def _warehouse(project: Path) -> list[str]:
 
 def _check(case: Case | str, root: Path) -> dict:
     project, environment, expected = _materialize(case, root)
-    before = (_state_rows(project), _warehouse(project))
+    name = case if isinstance(case, str) else case.name
+    return _refusal(name, project, environment, expected, lambda: (_state_rows(project), _warehouse(project)))
+
+
+def _refusal(name: str, project: Path, environment: str, expected: str, snapshot) -> dict:
+    """Apply through the CLI; what went wrong with the refusal (``snapshot()`` is what must not change)."""
+    before = snapshot()
     result = run_cli(project, *(arg.format(env=environment) for arg in APPLY), timeout=60)
-    after = (_state_rows(project), _warehouse(project))
+    after = snapshot()
     output = result.stdout + result.stderr
     problems = []
     if result.returncode != 2:
@@ -126,20 +200,58 @@ def _check(case: Case | str, root: Path) -> dict:
         problems.append(f"{expected!r} not in the message")
     if before != after:
         problems.append(f"state/warehouse changed: {before} -> {after}")
-    name = case if isinstance(case, str) else case.name
     return {"case": name, "ok": not problems, "problems": problems, "message": result.stderr.strip()[:300]}
 
 
+def _report(results: list[dict]) -> None:
+    for result in results:
+        print("BAD_INPUT " + json.dumps({"case": result["case"], "ok": result["ok"]}))
+    failures = [f"{r['case']}: {', '.join(r['problems'])}\n    {r['message']}" for r in results if not r["ok"]]
+    assert not failures, f"{len(failures)} of {len(results)} cases failed:\n" + "\n".join(failures)
+
+
 def test_corpus_size():
-    assert len(_corpus_cases()) + len(HOSTILE) >= 40
+    assert len(_corpus_cases()) + len(HOSTILE) + len(RUNTIME) >= 70
 
 
 @pytest.mark.slow
 def test_every_bad_input_is_refused_cleanly_and_writes_nothing(tmp_path):
     cases: list[Case | str] = [*_corpus_cases(), *HOSTILE]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        results = list(pool.map(lambda case: _check(case, tmp_path), cases))
-    for result in results:
-        print("BAD_INPUT " + json.dumps({"case": result["case"], "ok": result["ok"]}))
-    failures = [f"{r['case']}: {', '.join(r['problems'])}\n    {r['message']}" for r in results if not r["ok"]]
-    assert not failures, f"{len(failures)} of {len(results)} cases failed:\n" + "\n".join(failures)
+        _report(list(pool.map(lambda case: _check(case, tmp_path), cases)))
+
+
+def _catalog(engine, prefix: str) -> dict[str, list[str]]:
+    """The case's schemas on the shared server (its own and the physical ``sparkmesh__`` ones) and their tables."""
+    schemas = sorted(name for (name,) in engine.query_rows("SHOW SCHEMAS") if prefix in name)
+    return {schema: engine.list_tables(schema) for schema in schemas}
+
+
+def test_runtime_bad_inputs_are_refused_before_anything_is_written(tmp_path, connect_server, remote_engine):
+    tag = f"bi{uuid.uuid4().hex[:6]}"
+    prefixes = {case.name: f"{tag}_{case.name}" for case in RUNTIME}
+    projects = {}
+    for case in RUNTIME:  # every setup first: the server's warehouse must then stay still during all the cases
+        projects[case.name] = project = tmp_path / case.name
+        (project / "models").mkdir(parents=True)
+        files = {"config.yaml": connect_config(connect_server.url), **case.files}
+        for relative, text in files.items():
+            (project / relative).write_text(text.replace("{p}", prefixes[case.name]))
+        for statement in case.setup:
+            remote_engine.execute(statement.format(p=prefixes[case.name]))
+
+    def run(case: RuntimeCase) -> dict:
+        project, prefix = projects[case.name], prefixes[case.name]
+        server_warehouse = connect_server.folder
+
+        def snapshot():
+            return _state_rows(project), _catalog(remote_engine, prefix), _warehouse(server_warehouse)
+
+        return _refusal(case.name, project, "prod", case.expected.format(p=prefix), snapshot)
+
+    try:
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            _report(list(pool.map(run, RUNTIME)))
+    finally:
+        for schema in _catalog(remote_engine, tag):
+            remote_engine.drop_schema(schema, cascade=True)

@@ -1,5 +1,5 @@
 MODEL (
   name db.a,
-  kind SCD_TYPE_2 (unique_key id)
+  kind INCREMENTAL_BY_UNIQUE_KEYS (unique_key id)
 );
 SELECT 1 AS id

@@ -1,0 +1,218 @@
+"""The preflight refuses, before anything is written, plans whose models would fail on their inputs at run time.
+
+Each test writes a tiny project (schemas named after the test's own fresh schema, so tests never share a table)
+and asserts on the state store (no plan-log row, no snapshot, no interval) and on the catalog (no physical table).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.execution.apply import apply_plan
+from dagster_sparkmesh.execution.backfill import BackfillFailed, plan_for, to_compute
+from dagster_sparkmesh.execution.preflight import (
+    BadTimeColumn,
+    MissingExternalTable,
+    UnanalyzableQuery,
+    run_preflight,
+    time_column_problem,
+)
+from dagster_sparkmesh.model.kinds import IncrementalByTimeRangeKind
+from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table
+
+START, END = datetime(2024, 1, 1), datetime(2024, 1, 4)
+CONFIG = "model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n  cron: '@daily'\n"
+
+
+def _kind(column: str = "ds", time_format: str = "yyyy-MM-dd") -> IncrementalByTimeRangeKind:
+    return IncrementalByTimeRangeKind(time_column=column, time_column_format=time_format)
+
+
+@pytest.mark.parametrize(
+    ("columns", "time_format", "accepted"),
+    [
+        ({"ds": "date", "x": "int"}, "yyyy-MM-dd", True),
+        ({"DS": "timestamp"}, "yyyy-MM-dd", True),
+        ({"ds": "timestamp_ntz"}, "yyyy-MM-dd", True),
+        ({"ds": "string"}, "yyyy-MM-dd", True),
+        ({"ds": "int"}, "yyyyMMdd", True),
+        ({"ds": "bigint"}, "yyyyMMddHH", True),
+        ({"ds": "int"}, "yyyy-MM-dd", False),
+        ({"ds": "double"}, "yyyy-MM-dd", False),
+        ({"ds": "boolean"}, "yyyy-MM-dd", False),
+        ({"ds": "decimal(10,0)"}, "yyyyMMdd", False),
+        ({"ds": "array<date>"}, "yyyy-MM-dd", False),
+        ({"day": "date"}, "yyyy-MM-dd", False),
+    ],
+)
+def test_time_column_types_accepted_match_what_the_interval_writer_compares(columns, time_format, accepted):
+    problem = time_column_problem(_kind(time_format=time_format), columns)
+    assert (problem is None) == accepted, problem
+    if problem is not None:
+        what, hint = problem
+        assert "ds" in what and "ds" in hint
+
+
+def _write(project: Path, files: dict[str, str]) -> Path:
+    (project / "models").mkdir(parents=True)
+    (project / "config.yaml").write_text(CONFIG)
+    for relative, text in files.items():
+        path = project / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return project
+
+
+def _nothing_written(ctx, spark, schemas: list[str]) -> None:
+    assert ctx.state.list_plan_applications() == []
+    assert ctx.state.all_snapshots() == []
+    databases = {row[0] for row in spark.sql("SHOW DATABASES").collect()}
+    for name in schemas:
+        assert physical_schema(f"{name}.x") not in databases
+
+
+def test_missing_external_table_is_refused_before_the_plan_log_row(
+    tmp_path, spark, schema, make_context, clean_catalog
+):
+    project = _write(tmp_path / "p", {
+        "external_models.yaml": f"- name: {schema}.events\n  columns:\n    ds: date\n",
+        "models/stage.sql": f"MODEL (name {schema}_stg.events, kind VIEW);\n\nSELECT ds FROM {schema}.events\n",
+        "models/daily.sql": f"""
+            MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+
+            SELECT ds, COUNT(*) AS n FROM {schema}_stg.events WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds
+            """,
+    })  # fmt: skip
+    ctx = make_context(project)
+
+    with pytest.raises(MissingExternalTable) as refused:
+        apply_plan(ctx, plan_for(ctx, START, END))
+
+    message = str(refused.value)
+    assert f"external model {schema}.events has no table" in message
+    assert f"schema {schema} has no table events" in message
+    assert f"{schema}_stg.events (models/stage.sql)" in message
+    assert refused.value.path == project / "external_models.yaml"
+    _nothing_written(ctx, spark, [f"{schema}_stg", f"{schema}_shop"])
+
+
+def test_new_sql_parents_are_analyzed_so_a_bad_time_column_is_refused_up_front(
+    tmp_path, spark, schema, make_context, clean_catalog
+):
+    project = _write(tmp_path / "p", {
+        "models/events.sql": f"MODEL (name {schema}_raw.events, kind FULL);\n\nSELECT 1.5D AS ds, 1 AS id\n",
+        "models/stage.sql": f"MODEL (name {schema}_stg.events, kind VIEW);\n\nSELECT ds, id FROM {schema}_raw.events\n",
+        "models/daily.sql": f"""
+            MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+
+            SELECT ds, COUNT(*) AS n FROM {schema}_stg.events GROUP BY ds
+            """,
+        "models/missing.sql": f"""
+            MODEL (name {schema}_shop.missing, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+
+            SELECT id FROM {schema}_raw.events
+            """,
+    })  # fmt: skip
+    ctx = make_context(project)
+
+    with pytest.raises(BadTimeColumn) as refused:
+        apply_plan(ctx, plan_for(ctx, START, END))
+
+    message = str(refused.value)
+    assert f"model {schema}_shop.daily: its time column ds is a double" in message
+    assert f"model {schema}_shop.missing: its query returns no column ds" in message, "every problem is listed"
+    assert refused.value.path in {project / "models" / "daily.sql", project / "models" / "missing.sql"}
+    _nothing_written(ctx, spark, [f"{schema}_raw", f"{schema}_stg", f"{schema}_shop"])
+    leftovers = [t.name for t in spark.catalog.listTables() if t.name.startswith("sparkmesh_preflight_")]
+    assert leftovers == [], "the preflight's temp views are dropped"
+
+
+def test_a_query_spark_cannot_analyze_is_refused_with_its_model_and_file(
+    tmp_path, spark, schema, make_context, clean_catalog
+):
+    project = _write(tmp_path / "p", {
+        "models/events.sql": f"MODEL (name {schema}_raw.events, kind FULL);\n\nSELECT DATE'2024-01-01' AS ds\n",
+        "models/daily.sql": f"""
+            MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+
+            SELECT ds, no_such_column FROM {schema}_raw.events
+            """,
+    })  # fmt: skip
+    ctx = make_context(project)
+
+    with pytest.raises(UnanalyzableQuery) as refused:
+        apply_plan(ctx, plan_for(ctx, START, END))
+
+    assert f"model {schema}_shop.daily: Spark cannot analyze its query" in str(refused.value)
+    assert "no_such_column" in str(refused.value)
+    assert refused.value.path == project / "models" / "daily.sql"
+    _nothing_written(ctx, spark, [f"{schema}_raw", f"{schema}_shop"])
+
+
+PYTHON_PARENT = """
+    from dagster_sparkmesh import model
+
+
+    @model("{schema}_raw.events", kind="FULL")
+    def execute(context, start, end, execution_time, **kwargs):
+        return context.spark.sql("SELECT 1.5D AS ds, 1 AS id")
+    """
+
+
+def test_a_model_reading_a_new_python_model_is_checked_before_its_own_first_write(
+    tmp_path, spark, schema, make_context, clean_catalog
+):
+    project = _write(tmp_path / "p", {
+        "models/events.py": PYTHON_PARENT.format(schema=schema),
+        "models/daily.sql": f"""
+            MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+
+            SELECT ds, COUNT(*) AS n FROM {schema}_raw.events GROUP BY ds
+            """,
+    })  # fmt: skip
+    ctx = make_context(project)
+    plan = plan_for(ctx, START, END)
+    assert run_preflight(ctx, plan, to_compute(plan)).time_columns_checked == frozenset(), "known only at run time"
+
+    with pytest.raises(BackfillFailed) as failed:
+        apply_plan(ctx, plan)
+
+    error = failed.value.errors[f"{schema}_shop.daily"]
+    assert isinstance(error, BadTimeColumn)
+    assert "its time column ds is a double" in str(error) and error.path == project / "models" / "daily.sql"
+    daily = plan.version_of(f"{schema}_shop.daily")
+    assert not ctx.engine.table_exists(physical_table(f"{schema}_shop.daily", daily)), "nothing of the model written"
+    assert ctx.state.get_intervals(f"{schema}_shop.daily", daily) == []
+    assert ctx.engine.table_exists(physical_table(f"{schema}_raw.events", plan.version_of(f"{schema}_raw.events")))
+
+
+def test_a_valid_plan_passes_and_reports_what_it_checked(tmp_path, spark, schema, make_context, clean_catalog):
+    spark.sql(f"CREATE TABLE {schema}.events (ts TIMESTAMP, id INT) USING parquet")
+    project = _write(tmp_path / "p", {
+        "external_models.yaml": f"- name: {schema}.events\n  columns:\n    ts: timestamp\n    id: int\n",
+        "models/stage.sql": f"""
+            MODEL (name {schema}_stg.events, kind VIEW);
+
+            SELECT CAST(ts AS DATE) AS ds, id FROM {schema}.events
+            """,
+        "models/daily.sql": f"""
+            MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column (ds, '%Y%m%d')));
+
+            SELECT CAST(date_format(ds, 'yyyyMMdd') AS INT) AS ds, COUNT(*) AS n
+            FROM {schema}_stg.events WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds
+            """,
+    })  # fmt: skip
+    ctx = make_context(project)
+    plan = plan_for(ctx, START, END)
+
+    report = run_preflight(ctx, plan, to_compute(plan))
+
+    assert report.externals_checked == {f"{schema}.events"}
+    assert report.time_columns_checked == {f"{schema}_shop.daily"}
+    assert ctx.state.list_plan_applications() == []
+    result = apply_plan(ctx, plan)
+    assert {m.model for m in result.models if not m.skipped} == {f"{schema}_stg.events", f"{schema}_shop.daily"}
