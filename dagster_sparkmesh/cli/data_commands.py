@@ -47,11 +47,13 @@ def table_diff(
     """Compare MODEL_NAME between two environments: schema, row counts, differing values per column."""
     from dagster_sparkmesh.execution.table_diff import table_diff as diff_tables
 
+    from dagster_sparkmesh.plan.selectors import is_selector, select_one_model
+
     source, target = parse_environments(environments)
     with open_context(context, PROD) as ctx:
-        diff = diff_tables(
-            ctx, model_name.lower(), source, target, on=list(keys) or None, skip=list(skipped), decimals=decimals
-        )
+        models = ctx.project.models
+        name = select_one_model(models, model_name) if is_selector(model_name) else model_name.lower()
+        diff = diff_tables(ctx, name, source, target, on=list(keys) or None, skip=list(skipped), decimals=decimals)
     console = make_console()
     for renderable in table_diff_view(diff, show_sample=show_sample):
         console.print(renderable)

@@ -156,17 +156,22 @@ def info(context: CliContext, as_json: bool) -> None:
 @click.option("--execution-time", help="Value of the @execution_* macros. Default: now (UTC).")
 @pass_cli_context
 def render(context: CliContext, model_name: str, start: str | None, end: str | None, execution_time: str | None) -> None:
-    """Print the exact Spark SQL that MODEL_NAME runs for an interval."""
+    """Print the exact Spark SQL that MODEL_NAME runs for an interval (a selector: each model it picks)."""
+    from dagster_sparkmesh.plan.selectors import is_selector, select_models
+
     start_at, end_at = interval_from_options(start, end)
-    sql = render_model_sql(
-        context.project(),
-        model_name,
-        start=start_at,
-        end=end_at,
-        execution_time=execution_time_from_option(execution_time),
-        version_for=context.version_for,
-    )
-    click.echo(sql)
+    project = context.project()
+    names = select_models(project.models, [model_name]) if is_selector(model_name) else [model_name]
+    for number, name in enumerate(names):
+        sql = render_model_sql(
+            project,
+            name,
+            start=start_at,
+            end=end_at,
+            execution_time=execution_time_from_option(execution_time),
+            version_for=context.version_for,
+        )
+        click.echo(sql if len(names) == 1 else f"{'' if not number else chr(10)}-- {name}\n{sql}")
 
 
 @click.command()

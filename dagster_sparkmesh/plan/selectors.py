@@ -54,6 +54,23 @@ def select_models(models: Mapping[str, Model], selectors: Iterable[str]) -> tupl
     return tuple(name for name in models if name in chosen)
 
 
+def is_selector(text: str) -> bool:
+    """Whether ``text`` selects by wildcard, tag or lineage rather than naming one model."""
+    return text.startswith(("tag:", "+")) or text.endswith("+") or any(c in text for c in "*?[")
+
+
+def select_one_model(models: Mapping[str, Model], selector: str) -> str:
+    """The one model a selector picks, for commands that work on a single model (``table-diff``)."""
+    chosen = select_models(models, [selector])
+    if len(chosen) > 1:
+        raise PlanError(
+            f"selector {selector!r} picks {len(chosen)} models; this command compares one",
+            snippet=", ".join(chosen[:20]),
+            hint="name one model, or narrow the selector",
+        )
+    return chosen[0]
+
+
 def _expand(models: Mapping[str, Model], selector: Selector) -> set[str]:
     matched = _matches(models, selector)
     if not matched:

@@ -82,6 +82,16 @@ def test_render_unknown_model_suggests_close_names(shop_project: Path):
     assert "Traceback" not in result.output
 
 
+def test_render_takes_a_selector_and_prints_each_model_it_picks(shop_project: Path):
+    result = run(shop_project, "render", "+shop.daily_sales", "--start", "2024-01-01")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("-- shop.orders\n")  # upstream first
+    assert "\n-- shop.daily_sales\nSELECT o.ds" in result.output
+    assert "-- shop.top_items" not in result.output
+    unknown = run(shop_project, "render", "shop.nothing_*", "--start", "2024-01-01")
+    assert unknown.exit_code == 2 and "Traceback" not in unknown.output
+
+
 def test_render_rejects_a_bad_date(shop_project: Path):
     result = run(shop_project, "render", "shop.daily_sales", "--start", "January 1st")
     assert result.exit_code == 2

@@ -74,6 +74,10 @@ def test_default_rounding_hides_the_small_total_change(environments):
     assert "The tables differ" in output
 
 
+def test_a_selector_that_picks_one_model_names_it(environments):
+    assert _differing(_diff(environments, "shop.dai*")) == {"total": 0, "orders": 3}
+
+
 def test_decimals_reveals_differences_beyond_the_default_rounding(environments):
     assert _differing(_diff(environments, "shop.daily", "--decimals", "4")) == {"total": 3, "orders": 3}
     assert _differing(_diff(environments, "shop.daily", "--decimals", "3")) == {"total": 0, "orders": 3}
