@@ -50,7 +50,7 @@ CHAINS = (
         Crash("interval_write:1", delay=0.2),  # during the write of day 2 (a fresh day writes in well under 1 s)
         Crash("before_record_interval:1"),  # day 2 written, not recorded
         Crash("view_swap:2"),  # one view created
-        Crash("view_swap:1", delay=0.3),  # during a view creation
+        Crash("view_swap:1", delay=0.02),  # during a view creation (a swap is one round trip now)
         Crash("environment_swap:1"),  # every view created, environment not recorded
         Crash("after_environment_swap:1"),  # nothing left to do: the resumed run must not die here
     )),
