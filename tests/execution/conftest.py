@@ -24,8 +24,10 @@ def mini_project(tmp_path, clean_catalog) -> Path:
 def make_context(engine):
     stores = []
 
-    def make(project_dir: Path, environment: str = "prod", *, state_url: str | None = None) -> ExecutionContext:
-        store = open_state_store(state_url, project_dir)
+    def make(
+        project_dir: Path, environment: str = "prod", *, state_url: str | None = None, schema: str | None = None
+    ) -> ExecutionContext:
+        store = open_state_store(state_url, project_dir, schema=schema)
         stores.append(store)
         return ExecutionContext(
             project=load_project(project_dir),

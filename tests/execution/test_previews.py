@@ -10,14 +10,11 @@ import sqlalchemy as sa
 
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.backfill import plan_for
-from dagster_sparkmesh.execution.context import ExecutionContext, utc_now
+from dagster_sparkmesh.execution.context import utc_now
 from dagster_sparkmesh.execution.janitor import run_janitor
 from dagster_sparkmesh.plan.explain import format_plan
-from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.snapshot.naming import is_preview_version, physical_table
 from dagster_sparkmesh.snapshot.records import Interval
-from dagster_sparkmesh.state.store import open_state_store
-from tests.execution.conftest import EXECUTION_TIME
 from tests.execution.test_apply import END, START, _rows, _view_target
 
 POSTGRES_URL = "postgresql+psycopg2://postgres@127.0.0.1:5432/test"
@@ -26,26 +23,11 @@ PREVIEWED = ("shop.daily", "shop.summary", "shop.big_days")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def open_context(request, engine, mini_project):
+def open_context(request, make_context, mini_project):
     """Contexts on one state store per test: a SQLite file in the project, or a PostgreSQL schema of its own."""
     schema = f"preview_test_{uuid.uuid4().hex[:12]}" if request.param == "postgres" else None
     url = POSTGRES_URL if schema else None
-    stores = []
-
-    def open_(environment: str) -> ExecutionContext:
-        store = open_state_store(url, mini_project, schema=schema)
-        stores.append(store)
-        return ExecutionContext(
-            project=load_project(mini_project),
-            state=store,
-            environment=environment,
-            engine_factory=lambda: engine,
-            clock=lambda: EXECUTION_TIME,
-        )
-
-    yield open_
-    for store in stores:
-        store.close()
+    yield lambda environment: make_context(mini_project, environment, state_url=url, schema=schema)
     if schema:
         postgres = sa.create_engine(POSTGRES_URL)
         with postgres.begin() as connection:
