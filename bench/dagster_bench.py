@@ -100,19 +100,23 @@ def _range_rows(project: Path, days: int, rows_per_day: int, label: str, env: di
     f = run_child(STEPS, "range", str(project), "--start", start.isoformat(), "--end", end.isoformat(),
                   "--first-key", keys[0], "--last-key", keys[1], env=env).figures
     direct = min(f["direct_seconds"])
-    ratio = f["dagster_seconds"] / direct
+    total, floor_s = f["dagster_seconds"], f["dagster_floor_seconds"]
     step = f["sparkmesh_step_seconds"] or 0.0
     print(f"b. [{label}] direct INSERT OVERWRITE {f['direct_seconds'][0]:.2f} s then {f['direct_seconds'][1]:.2f} s "
-          f"({f['direct_rows']} rows); Dagster run {f['dagster_seconds']:.2f} s (sparkmesh step {step:.2f} s, "
-          f"Dagster's own {f['dagster_seconds'] - step:.2f} s), success={f['success']}, "
-          f"{f['materializations']} materializations, {f['rows']} rows")
+          f"({f['direct_rows']} rows); Dagster run {total:.2f} s (sparkmesh step {step:.2f} s, the rest "
+          f"{total - step:.2f} s); the same ranged run of an asset doing nothing {floor_s:.2f} s; "
+          f"success={f['success']}, {f['materializations']} materializations, {f['rows']} rows")
     if f["failure"]:
         print(f"b. the Dagster run failed: {f['failure']}")
-    ok = f["success"] and f["materializations"] == days and f["rows"] == f["direct_rows"] and ratio <= 1.3
+    ok = f["success"] and f["materializations"] == days and f["rows"] == f["direct_rows"]
     return [
         Row(f"b. direct INSERT OVERWRITE, {days} days x {rows_per_day} rows", "-", f"{direct:.2f} s", "-"),
         Row(f"b. Dagster ranged run of {days} partitions (one run), {label}", "<= 1.3x direct",
-            f"{f['dagster_seconds']:.2f} s = {ratio:.2f}x (step {step / direct:.2f}x)", verdict(ok)),
+            f"{total:.2f} s = {total / direct:.2f}x", verdict(ok and total <= 1.3 * direct)),
+        Row("   of which the sparkmesh step (plan, table, write, intervals, lineage)", "-",
+            f"{step:.2f} s = {step / direct:.2f}x", "-"),
+        Row(f"   Dagster alone: the same run of a no-op asset ({days} partitions)", "-",
+            f"{floor_s:.2f} s = {floor_s / direct:.2f}x", "-"),
     ]
 
 

@@ -43,6 +43,10 @@ def test_managed_server_start_query_reuse_and_stop(tmp_path):
             table, "SELECT 3 AS id, DATE'2024-01-01' AS ds", TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3)),
         )
         assert engine.query_rows(f"SELECT * FROM {table}") == [(3, date(2024, 1, 1))]
+        # Connect reports no write metrics: a fresh write counts the window it wrote instead.
+        engine.create_table_like_query("s.fresh", query, ["ds"])
+        window = TimeWindow("ds", datetime(2024, 1, 2), datetime(2024, 1, 3))
+        assert engine.overwrite_interval("s.fresh", query, window, fresh=True) == 1
         assert engine.table_exists(table) and not engine.table_exists("s.missing")
         engine.upsert_by_key(table, "SELECT 4 AS id, DATE'2024-01-05' AS ds", ["id"])
         engine.create_or_alter_view("s.v", f"SELECT * FROM {table}")
