@@ -101,7 +101,7 @@ def _dagster_floor(partitions_def, tags: dict[str, str]) -> float:
     import dagster as dg
 
     @dg.asset(partitions_def=partitions_def, backfill_policy=dg.BackfillPolicy.single_run())
-    def nothing() -> dg.MaterializeResult:
+    def nothing():  # no annotation: Dagster resolves annotations, and they are strings here
         return dg.MaterializeResult()
 
     with dg.instance_for_test() as instance:
