@@ -28,6 +28,7 @@ import pyspark
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.project.config import SparkConnection, state_dir
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.engine.processes import group_members, is_zombie
 from dagster_sparkmesh.engine.settings import require_java, session_settings
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -204,19 +205,7 @@ def _group_alive(pgid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return any(not _zombie(pid) for pid in _group_members(pgid))
-
-
-def _group_members(pgid: int) -> list[int]:
-    members = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            members.append(int(entry.name))
-    return members
+    return any(not is_zombie(pid) for pid in group_members(pgid))
 
 
 def _alive(pid: int) -> bool:
@@ -229,14 +218,7 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
+    return not is_zombie(pid)
 
 
 def _is_our_server(pid: int | None) -> bool:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pyspark
 
-from dagster_sparkmesh.engine.connect_server import _group_members, _zombie
+from dagster_sparkmesh.engine.processes import group_members, is_zombie
 from dagster_sparkmesh.engine.settings import require_java
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.records import Record
@@ -232,7 +232,7 @@ def _group_alive(process: subprocess.Popen) -> bool:
     except ProcessLookupError:
         return False
     # Orphaned executors end as zombies when nobody reaps them (no init in some containers): those are gone.
-    return any(not _zombie(pid) for pid in _group_members(process.pid))
+    return any(not is_zombie(pid) for pid in group_members(process.pid))
 
 
 def _log_tails(cluster: StandaloneCluster, lines: int = 6) -> str:
