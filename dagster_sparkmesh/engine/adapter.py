@@ -35,6 +35,9 @@ UPSERT_STAGING_SUFFIX = "__sm_upsert"
 class SparkEngine:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
+        # (column, type) in table order of the tables ``create_interval_table`` just created, for the fresh write
+        # that follows: it need not ask the catalog for a layout this engine wrote itself a moment ago.
+        self._created_layouts: dict[str, list[tuple[str, str]]] = {}
 
     # -- statements and queries -------------------------------------------------------------------------------
 
@@ -160,7 +163,8 @@ class SparkEngine:
                 snippet=", ".join(field.name for field in fields),
                 hint="select the time column, or name the right one in the model's kind",
             )
-        columns = ", ".join(f"{quote_identifier(field.name)} {field.dataType.simpleString()}" for field in fields)
+        layout = [(field.name, field.dataType.simpleString()) for field in fields]
+        columns = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in layout)
         statement = (
             f"CREATE TABLE {quote(table)} ({columns}) USING parquet PARTITIONED BY ({quote_identifier(window.column)})"
         )
@@ -173,6 +177,10 @@ class SparkEngine:
                 raise
             self._remove_stale_location(table, error.__cause__)  # no table owns the folder: a crash left it
             self.execute(statement)
+        # The catalog lists partition columns last.
+        self._created_layouts[table] = [c for c in layout if c[0] != window.column] + [
+            c for c in layout if c[0] == window.column
+        ]
         return True
 
     def _lost_creation_race(self, table: str, error: EngineError) -> bool:
@@ -249,9 +257,7 @@ class SparkEngine:
         the search for stale partitions (a Spark job reading the window's files) is skipped.
         """
         partition_column = partition_column or window.column
-        catalog = self._catalog_columns(table)  # one catalog round trip for the types and the partitions
-        types = {column.name: column.dataType for column in catalog}
-        partitions = [column.name for column in catalog if column.isPartition]
+        types, partitions = self._write_layout(table, window, fresh)
         if partition_column not in partitions:
             raise EngineError(
                 f"{table} is not partitioned by {partition_column}: "
@@ -266,6 +272,14 @@ class SparkEngine:
             self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
             self._drop_partitions_not_in(table, quote_identifier(view), where=partition_window, partitions=partitions)
         return rows
+
+    def _write_layout(self, table: str, window: TimeWindow, fresh: bool) -> tuple[dict[str, str], list[str]]:
+        """Column → type in table order, and the partition columns: as created by this engine, else the catalog's."""
+        created = self._created_layouts.pop(table, None)
+        if fresh and created is not None:
+            return dict(created), [window.column]
+        catalog = self._catalog_columns(table)  # one catalog round trip for the types and the partitions
+        return {column.name: column.dataType for column in catalog}, [c.name for c in catalog if c.isPartition]
 
     def _insert_overwrite_counted(self, table: str, select_sql: str, partition_window: str) -> int:
         """``INSERT OVERWRITE`` (dynamic: the partitions written) of ``select_sql``, whose columns are in table order.

@@ -86,7 +86,7 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def connect_url(tmp_path_factory: pytest.TempPathFactory):
+def connect_url(tmp_path_factory: pytest.TempPathFactory, spark):  # spark first: see tests/reliability/conftest.py
     """A managed Spark Connect server for this module, always stopped (by its recorded pid)."""
     from dagster_sparkmesh.engine.connect_server import start_server, stop_server
     from dagster_sparkmesh.engine.session import close_sessions

@@ -33,3 +33,17 @@ def test_a_later_write_to_the_same_table_still_clears_days_that_became_empty(eng
         table, _query({"2024-01-02": [4]}), TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3))
     )
     assert engine.query_rows(f"SELECT id, ds FROM {table} ORDER BY ds, id") == [(4, date(2024, 1, 2))]
+
+
+def test_a_table_created_for_the_write_gets_each_value_in_its_own_column(engine, schema):
+    # The time column comes first in the query and last in the table: the write must line the columns up by name.
+    table = f"{schema}.created_here"
+    query = "SELECT * FROM VALUES (DATE'2024-01-01', 1, 'a'), (DATE'2024-01-02', 2, 'b') AS t(ds, id, name)"
+    window = TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3))
+    assert engine.create_interval_table(table, query, window) is True
+    assert engine.overwrite_interval(table, query, window, fresh=True) == 2
+    assert [name for name, _ in engine.columns(table)] == ["id", "name", "ds"]
+    assert engine.query_rows(f"SELECT id, name, ds FROM {table} ORDER BY id") == [
+        (1, "a", date(2024, 1, 1)),
+        (2, "b", date(2024, 1, 2)),
+    ]

@@ -29,8 +29,11 @@ harness = load_harness()
 
 
 @pytest.fixture(scope="session")
-def connect_server(tmp_path_factory: pytest.TempPathFactory):
-    """The shared Connect server of the suite, always stopped (by the pid it recorded) at the end."""
+def connect_server(tmp_path_factory: pytest.TempPathFactory, spark):
+    """The shared Connect server of the suite, always stopped (by the pid it recorded) at the end.
+
+    ``spark`` first: once a process holds a Spark Connect session, pyspark builds no classic one, so the shared
+    in-process session must exist before, whatever order the tests are selected in."""
     from dagster_sparkmesh.engine.connect_server import start_server, stop_server
     from dagster_sparkmesh.engine.session import close_sessions
 
