@@ -6,7 +6,8 @@ becomes an EngineError quoting the statement. Existence checks ask the catalog e
 Writers select the table's columns by name, in the table's order (a partitioned parquet table keeps its partition
 columns last, so ``SELECT *`` of the model's query would not line up). Each writer computes the model's rows
 once into a persisted DataFrame (memory and disk): the row count, the partitions written and the INSERT all read
-that one result, so a non-deterministic query cannot write one set of days and clear another.
+that one result, so a non-deterministic query cannot write one set of days and clear another. The exception is an
+interval write into a table this step created: nothing there can be stale, so it writes straight from the query.
 """
 
 from __future__ import annotations
