@@ -9,6 +9,8 @@ row lock it themselves (``SELECT ... FOR UPDATE``).
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,7 +52,7 @@ def _sqlite_engine(url: sa.URL) -> sa.Engine:
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_SECONDS * 1000}")
         if not in_memory:
-            cursor.execute("PRAGMA journal_mode = WAL")
+            _use_wal(cursor)
         cursor.close()
 
     @sa.event.listens_for(engine, "begin")
@@ -59,6 +61,22 @@ def _sqlite_engine(url: sa.URL) -> sa.Engine:
         connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
     return engine
+
+
+def _use_wal(cursor: sqlite3.Cursor) -> None:
+    """WAL is a property of the database file, set by the first connection. Switching to it takes an exclusive lock
+    for which SQLite does not call the busy handler: a connection that meets another one doing the same gets
+    "database is locked" at once, so it looks again (the other one has usually switched it by then) and retries."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SECONDS
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 def _postgres_engine(url: sa.URL, schema: str | None) -> sa.Engine:

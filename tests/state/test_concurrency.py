@@ -92,3 +92,21 @@ def test_an_exception_inside_a_transaction_leaves_nothing_written(state_store):
             interval_rows.remove(connection, "db.events", "v1", hour(0), START)
             raise RuntimeError("crash between two writes")
     assert state_store.get_intervals("db.events", "v1") == []
+
+
+def test_threads_opening_a_new_sqlite_state_at_once_all_get_it(tmp_path):
+    # The first connection switches the new file to WAL; the others used to fail at once with "database is locked".
+    from dagster_sparkmesh.state import open_state_store
+
+    for trial in range(40):
+        project = tmp_path / f"project_{trial}"
+        errors: list[BaseException] = []
+
+        def open_and_close() -> None:
+            try:
+                open_state_store(None, project).close()
+            except BaseException as error:  # noqa: BLE001 - collected for the assertion
+                errors.append(error)
+
+        _run_threads(open_and_close, [() for _ in range(6)])
+        assert errors == []
