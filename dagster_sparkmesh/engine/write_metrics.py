@@ -7,6 +7,7 @@ empty result), so there the answer is None and the caller counts the table inste
 
 from __future__ import annotations
 
+from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame
 
 OUTPUT_ROWS = "numOutputRows"
@@ -23,8 +24,6 @@ def rows_written(result: DataFrame) -> int | None:
     java_frame = getattr(result, "_jdf", None)  # present on classic sessions only
     if java_frame is None:
         return None
-    from py4j.protocol import Py4JError
-
     try:
         node = java_frame.queryExecution().executedPlan().commandPhysicalPlan()
         while node.getClass().getName() in _UNWRAP:

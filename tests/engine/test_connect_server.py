@@ -23,7 +23,8 @@ def _free_port() -> int:
 
 
 @pytest.mark.slow
-def test_managed_server_start_query_reuse_and_stop(tmp_path, spark):  # spark: see tests/reliability/conftest.py
+@pytest.mark.usefixtures("spark")  # the local session before any Connect one: see tests/reliability/conftest.py
+def test_managed_server_start_query_reuse_and_stop(tmp_path):
     connection = SparkConnection(mode="managed", master="local[2]", connect_port=_free_port())
     try:
         began = time.monotonic()
