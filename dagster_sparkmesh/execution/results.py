@@ -32,6 +32,9 @@ class ModelRunResult(Record):
     skipped: bool = False
     """True when the version's intervals were already complete: nothing was recomputed."""
     audits: tuple[AuditResult, ...] = ()
+    incomplete: tuple[Interval, ...] = ()
+    """Intervals computed but not recorded complete: a parent lacked data for them when this model read it
+    (``plan.coverage``). They stay missing, so the model is computed again once its parents have them."""
 
     @property
     def range(self) -> Interval | None:
