@@ -1,0 +1,134 @@
+"""Resolve ``import sqlmesh...`` to this package, but only while a project file is being imported.
+
+Why a scoped meta path finder rather than a ``sqlmesh`` package of our own on ``sys.path``: a real SQLMesh may be
+installed in the same environment (a team migrating runs both), and shadowing it globally would break it. So for
+the duration of ``project_imports(root)``:
+
+- every ``sqlmesh`` / ``sqlmesh.*`` entry already in ``sys.modules`` (a real SQLMesh imported by the host) is set
+  aside, and our finder, first on ``sys.meta_path``, answers for the names in ``MODULES``;
+- the project root is first on ``sys.path``, so project files import helpers as SQLMesh lets them
+  (``from helper import x``, ``from macros.utils import y``).
+
+On exit everything is put back: our ``sqlmesh`` modules and the project's helper modules leave ``sys.modules``
+(the next project may have its own ``helper.py``), and the real SQLMesh modules return. Loading therefore
+behaves the same whether or not SQLMesh is installed. Functions and classes the project obtained stay bound in
+its modules, so a model function keeps working after the import is over. A lock serializes project imports:
+``sys.modules`` is process-wide.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
+
+_PACKAGE = "dagster_sparkmesh.sqlmesh_api"
+
+MODULES: dict[str, str] = {
+    "sqlmesh": f"{_PACKAGE}.surface",
+    "sqlmesh.core": "",
+    "sqlmesh.core.model": f"{_PACKAGE}.kinds",
+    "sqlmesh.core.model.kind": f"{_PACKAGE}.kinds",
+    "sqlmesh.core.macros": f"{_PACKAGE}.macros",
+    "sqlmesh.core.signal": f"{_PACKAGE}.signals",
+    "sqlmesh.core.context": f"{_PACKAGE}.execution_context",
+    "sqlmesh.core.config": f"{_PACKAGE}.config_classes",
+    "sqlmesh.utils": "",
+    "sqlmesh.utils.date": f"{_PACKAGE}.dates",
+}
+"""``sqlmesh`` module name → the module of this package that stands for it ("": an empty package)."""
+
+_LOCK = threading.RLock()
+
+
+class _SqlmeshFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the names in ``MODULES``.
+
+    Each import gets a fresh module holding our module's public names: the import system writes ``__spec__``
+    and child-module attributes onto what it imports, which must not land on our own modules.
+    """
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname != "sqlmesh" and not fullname.startswith("sqlmesh."):
+            return None
+        if fullname not in MODULES:
+            # Refuse here, not with ModuleNotFoundError from the next finder: the message says what to do.
+            raise ImportError(
+                f"{fullname} is not part of the SQLMesh API that sparkmesh provides "
+                f"(supported: {', '.join(sorted(MODULES))})",
+                name=fullname,
+            )
+        is_package = any(other.startswith(fullname + ".") for other in MODULES)
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=is_package)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        module = ModuleType(spec.name)
+        if MODULES[spec.name]:
+            implementation = importlib.import_module(MODULES[spec.name])
+            module.__doc__ = implementation.__doc__
+            exported = getattr(implementation, "__all__", None) or [n for n in vars(implementation) if not n.startswith("_")]
+            module.__dict__.update({name: getattr(implementation, name) for name in exported})
+            if hasattr(implementation, "__getattr__"):
+                module.__dict__["__getattr__"] = implementation.__getattr__
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The implementation module is already executed; nothing to run."""
+
+
+_FINDER = _SqlmeshFinder()
+
+
+@contextmanager
+def project_imports(root: Path | None = None) -> Iterator[None]:
+    """Inside: ``import sqlmesh...`` gets this package and ``root`` is importable. Re-entrant."""
+    with _LOCK:
+        if _FINDER in sys.meta_path:  # nested (config.py importing a helper that imports sqlmesh)
+            yield
+            return
+        real = _set_aside("sqlmesh")
+        before = set(sys.modules)
+        root_text = str(root) if root is not None else None
+        if root_text is not None:
+            sys.path.insert(0, root_text)
+        sys.meta_path.insert(0, _FINDER)
+        try:
+            yield
+        finally:
+            sys.meta_path.remove(_FINDER)
+            if root_text is not None and root_text in sys.path:
+                sys.path.remove(root_text)
+            _forget_new_modules(before, root)
+            _set_aside("sqlmesh")
+            sys.modules.update(real)
+
+
+def _set_aside(top: str) -> dict[str, ModuleType]:
+    names = [name for name in sys.modules if name == top or name.startswith(top + ".")]
+    return {name: sys.modules.pop(name) for name in names}
+
+
+def _forget_new_modules(before: set[str], root: Path | None) -> None:
+    """Drop modules imported from the project folder: they belong to this load, not to the process."""
+    if root is None:
+        return
+    for name in set(sys.modules) - before:
+        file = getattr(sys.modules[name], "__file__", None)
+        if file and _is_within(Path(file), root):
+            del sys.modules[name]
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return False
+    return True

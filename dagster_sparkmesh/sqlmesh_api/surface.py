@@ -1,0 +1,24 @@
+"""The top-level ``sqlmesh`` module as project files see it: ``from sqlmesh import model, macro, signal, ...``."""
+
+from __future__ import annotations
+
+from dagster_sparkmesh.project.python_models import model
+from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext
+from dagster_sparkmesh.sqlmesh_api.macros import macro
+from dagster_sparkmesh.sqlmesh_api.signals import signal
+
+__all__ = ["model", "macro", "signal", "ExecutionContext", "__getattr__"]
+
+_REFUSED = {
+    "Context": "a project file runs inside sparkmesh; drive plans with the sparkmesh CLI or Dagster instead",
+    "CustomMaterialization": "custom materializations are not supported; use one of the built-in kinds",
+    "EngineAdapter": "sparkmesh runs on Spark without SQLMesh's engine adapters; use context.spark",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    # ImportError, not AttributeError: ``from sqlmesh import X`` would replace an AttributeError's message.
+    hint = _REFUSED.get(name, "supported names: model, macro, signal, ExecutionContext")
+    raise ImportError(f"sqlmesh.{name} is not available in sparkmesh: {hint}", name="sqlmesh")
