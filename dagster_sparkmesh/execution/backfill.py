@@ -87,6 +87,7 @@ def run_models(
             table_for=tables,
             should_stop=should_stop,
             time_column_checked=name in preflight.time_columns_checked,
+            versions=versions,
         )
         result = evaluate_model(ctx, target)
         if on_model_done:

@@ -22,6 +22,7 @@ from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.execution.scd2 import merge_history
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.plan.coverage import complete_part, input_gaps
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table
 from dagster_sparkmesh.snapshot.records import Interval
@@ -40,6 +41,10 @@ class ModelTarget:
     """Checked between interval batches: a requested stop ends the model after its last recorded batch."""
     time_column_checked: bool = False
     """The preflight verified the time column already; else it is verified before the model's first write."""
+    versions: Mapping[str, str] = field(default_factory=dict)
+    """Model name → the version the environment reads: where the parents' recorded intervals are looked up."""
+    rebuild: bool = False
+    """Replace the table instead of merging into it (unique-key and SCD type 2 models computed from their start)."""
 
     @property
     def table(self) -> str:
@@ -56,7 +61,8 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
     ctx.engine.create_schema(physical_schema(target.model.name))
     # Writers are idempotent per interval and record intervals after the data, so a transient failure can
     # simply run the writer again (intervals it already recorded are rewritten identically).
-    rows, audits = with_retries(lambda: writer(ctx, target), ctx.retry_policy)
+    incomplete: list[Interval] = []
+    rows, audits = with_retries(lambda: writer(ctx, target, incomplete), ctx.retry_policy)
     return ModelRunResult(
         model=target.model.name,
         version=target.version,
@@ -65,6 +71,7 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
         rows_written=rows,
         duration_seconds=round(time.monotonic() - began, 3),
         audits=tuple(audits),
+        incomplete=tuple(sorted(set(incomplete))),
     )
 
 
@@ -91,8 +98,13 @@ def _span(intervals: tuple[Interval, ...]) -> Interval:
     return Interval(start=min(i.start for i in intervals), end=max(i.end for i in intervals))
 
 
-def _commit(ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, ...]) -> list[AuditResult]:
-    """Audit the freshly written batch, then record it. A failing blocking audit leaves the batch unrecorded."""
+def _commit(
+    ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, ...], incomplete: list[Interval]
+) -> list[AuditResult]:
+    """Audit the freshly written batch, then record it. A failing blocking audit leaves the batch unrecorded.
+
+    Only the intervals whose inputs were complete are recorded (``plan.coverage``); the others go to
+    ``incomplete`` and stay missing, so the model is computed again once its parents have them."""
     audits = run_audits(ctx, target.model, target.table)
     failed = [audit for audit in audits if audit.blocking and not audit.passed]
     if failed:
@@ -103,7 +115,10 @@ def _commit(ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, .
             hint="fix the model or its data; the interval stays missing and the environment is not promoted",
         ) from _AuditResults(audits)
     crashpoint("before_record_interval")
-    ctx.state.add_intervals(target.model.name, target.version, list(batch))
+    gaps = input_gaps(ctx.project, target.model.name, target.versions.get, ctx.state, ctx.clock())
+    complete, lacking = complete_part(batch, gaps)
+    incomplete += lacking
+    ctx.state.add_intervals(target.model.name, target.version, complete)
     return audits
 
 
@@ -120,7 +135,9 @@ def audit_results_of(error: BaseException) -> list[AuditResult]:
     return cause.results if isinstance(cause, _AuditResults) else []
 
 
-def _write_full(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+def _write_full(
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+) -> tuple[int, list[AuditResult]]:
     """FULL (and Python FULL): recompute the whole table once for all missing intervals."""
     span = _span(target.intervals)
     query = _select_for(ctx, target, span)
@@ -129,24 +146,30 @@ def _write_full(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[A
         rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
     if rows is None:
         rows = ctx.engine.replace_full(target.table, query)
-    return rows, _commit(ctx, target, target.intervals)
+    return rows, _commit(ctx, target, target.intervals, incomplete)
 
 
-def _write_view(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+def _write_view(
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+) -> tuple[int, list[AuditResult]]:
     span = _span(target.intervals)
     ctx.engine.create_or_alter_view(target.table, _select_for(ctx, target, span))
-    return 0, _commit(ctx, target, target.intervals)
+    return 0, _commit(ctx, target, target.intervals, incomplete)
 
 
-def _write_seed(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+def _write_seed(
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+) -> tuple[int, list[AuditResult]]:
     from dagster_sparkmesh.project.seeds import read_seed
 
     seed = read_seed(_seed_path(target.model), target.model.columns)
     ctx.engine.load_seed(target.table, seed.columns, seed.rows)
-    return len(seed.rows), _commit(ctx, target, target.intervals)
+    return len(seed.rows), _commit(ctx, target, target.intervals, incomplete)
 
 
-def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+def _write_time_range(
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+) -> tuple[int, list[AuditResult]]:
     from dagster_sparkmesh.plan.intervals import batches
 
     kind = target.model.kind
@@ -167,11 +190,13 @@ def _write_time_range(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
         if not exists:  # the first batch creates the table empty; False: a concurrent run created it first
             exists, created = True, ctx.engine.create_interval_table(target.table, query, window)
         rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created)
-        audits = _commit(ctx, target, unit_intervals)
+        audits = _commit(ctx, target, unit_intervals, incomplete)
     return rows, audits
 
 
-def _write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+def _write_unique_key(
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+) -> tuple[int, list[AuditResult]]:
     span = _span(target.intervals)
     query = _select_for(ctx, target, span)
     rows = None
@@ -179,15 +204,17 @@ def _write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, 
         rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
     if rows is None:
         rows = ctx.engine.upsert_by_key(target.table, query, list(target.model.kind.unique_key))
-    return rows, _commit(ctx, target, target.intervals)
+    return rows, _commit(ctx, target, target.intervals, incomplete)
 
 
-def _write_scd_type_2(ctx: ExecutionContext, target: ModelTarget) -> tuple[int, list[AuditResult]]:
+def _write_scd_type_2(
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+) -> tuple[int, list[AuditResult]]:
     """SCD type 2: merge the query's current rows into the history once for all missing intervals."""
     query = _select_for(ctx, target, _span(target.intervals))
     partitioned_by = list(target.model.partitioned_by)
     rows = merge_history(ctx.engine, target.table, target.model, query, ctx.clock(), partitioned_by)
-    return rows, _commit(ctx, target, target.intervals)
+    return rows, _commit(ctx, target, target.intervals, incomplete)
 
 
 def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) -> str:
@@ -203,7 +230,8 @@ def _seed_path(model: Model):
     return (model.path.parent / model.kind.path).resolve()
 
 
-_WRITERS: dict[str, Callable[[ExecutionContext, ModelTarget], tuple[int, list[AuditResult]]]] = {
+_Writer = Callable[[ExecutionContext, ModelTarget, list[Interval]], tuple[int, list[AuditResult]]]
+_WRITERS: dict[str, _Writer] = {
     "FULL": _write_full,
     "VIEW": _write_view,
     "SEED": _write_seed,

@@ -189,8 +189,11 @@ def _previews(
         name: preview_range(decisions[name].model.cron, windows[name].start, windows[name].end, begin)
         for name in names
     }
+    # A preview table holds the preview range only, for rebuilt kinds too: they read previews of their parents.
     narrowed = {
-        name: dataclasses.replace(window, start=ranges[name].start) if name in ranges else window
+        name: dataclasses.replace(window, start=ranges[name].start, model_start=ranges[name].start)
+        if name in ranges
+        else window
         for name, window in windows.items()
     }
     versions = {name: preview_version(decisions[name].snapshot) for name in names}
@@ -421,12 +424,12 @@ def _missing(
 
 
 def _missing_for(model: Model, window: _Window, done: list[Interval]) -> list[Interval]:
-    rebuilt = model.kind.name in _REBUILT_KINDS
-    # A rebuilt table holds every interval of the model, whatever the plan's window.
-    expected = expected_intervals(model.cron, window.model_start if rebuilt else window.start, window.end)
+    expected = expected_intervals(model.cron, window.start, window.end)
     todo = subtract(expected, done)
-    if rebuilt and todo:
-        return expected
+    if model.kind.name in _REBUILT_KINDS:
+        # A rebuilt table holds every interval of the model, whatever the plan's window: rebuilding lists them all.
+        # Before the window nothing is asked: what its parents lacked there, the plan does not compute either.
+        return expected_intervals(model.cron, window.model_start, window.end) if todo else []
     lookback = getattr(model.kind, "lookback", 0)
     if todo and lookback:
         return with_lookback(todo, model.cron, lookback, expected[0].start)

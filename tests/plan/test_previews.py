@@ -58,7 +58,8 @@ def test_dev_previews_the_last_day_on_tables_prod_never_uses(world, shop):
         assert is_preview_version(plan.version_of(name))
     assert plan.version_of("s.raw") == prod.version_of("s.raw")
     assert plan.missing_intervals["s.orders"] == days(9, 9) and plan.missing_intervals["s.revenue"] == days(9, 9)
-    assert plan.missing_intervals["s.summary"] == days(1, 9)  # a FULL preview is rebuilt whole over the preview
+    # A FULL preview reads its parents' previews: it holds (and lists) the preview range only.
+    assert plan.missing_intervals["s.summary"] == days(9, 9)
     assert plan.environment_after.preview_start == dt(2024, 1, 9, 6, 30)
 
     world.state.apply(plan)
