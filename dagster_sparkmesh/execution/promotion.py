@@ -24,10 +24,11 @@ from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.results import PromotionResult, ViewChange
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.plan.coverage import lacking_inputs
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import format_plan
 from dagster_sparkmesh.snapshot.naming import physical_table, quote, view_name
-from dagster_sparkmesh.snapshot.records import Environment, EnvironmentSnapshot
+from dagster_sparkmesh.snapshot.records import Environment, EnvironmentSnapshot, Interval
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.state.records import PromotionLease
@@ -67,6 +68,7 @@ def _promote_holding(ctx: ExecutionContext, plan: Plan, lease: _HeldLease) -> li
     current = ctx.state.get_environment(ctx.environment)
     _check_not_superseded(ctx, plan, current)
     _verify_intervals_complete(ctx, plan)
+    _verify_inputs_complete(ctx, plan)
     listing = _catalog_listing(ctx, plan)
     _verify_physical_tables_exist(ctx, plan, listing)
     changes = _view_changes(ctx, plan, current, listing, repoint_all=lease.views_may_differ)
@@ -145,6 +147,38 @@ def _verify_intervals_complete(ctx: ExecutionContext, plan: Plan) -> None:
             hint="backfill them first (sparkmesh plan / run, or materialize the partitions in Dagster); no view was changed",
             missing=missing,
         )
+
+
+def _verify_inputs_complete(ctx: ExecutionContext, plan: Plan) -> None:
+    """No model may hold an interval (within the plan's window) that one of its parents lacks: it would have been
+    computed from incomplete data. Checked edge by edge, so it holds all the way up the DAG."""
+    versions = {s.name: s.version for s in plan.environment_after.snapshots}
+    window = Interval(start=plan.start, end=plan.end)
+    lacking = lacking_inputs(ctx.project, versions, window, _CachedIntervals(ctx.state), ctx.clock())
+    if not lacking:
+        return
+    lines = [f"{name}: {'; '.join(gap.describe() for gap in gaps[:3])}" for name, gaps in sorted(lacking.items())]
+    raise MissingIntervals(
+        f"cannot promote {ctx.environment}: {len(lacking)} model(s) hold intervals their parents lack",
+        snippet="\n".join(lines),
+        hint="plan again (or materialize the parents' partitions, then these models): they are recomputed from "
+        "complete inputs; no view was changed",
+        missing={name: [gap.describe() for gap in gaps] for name, gaps in lacking.items()},
+    )
+
+
+class _CachedIntervals:
+    """The state store's intervals, each (name, version) read once: the check visits every edge of the DAG."""
+
+    def __init__(self, state: StateStore) -> None:
+        self._state = state
+        self._read: dict[tuple[str, str], list[Interval]] = {}
+
+    def get_intervals(self, name: str, version: str) -> list[Interval]:
+        key = (name, version)
+        if key not in self._read:
+            self._read[key] = self._state.get_intervals(name, version)
+        return self._read[key]
 
 
 def _catalog_listing(ctx: ExecutionContext, plan: Plan) -> CatalogListing:

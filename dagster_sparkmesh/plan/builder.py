@@ -276,7 +276,12 @@ def _base_snapshots(state: StateReader, env: Environment | None) -> dict[str, Sn
             f"environment {env.name} refers to snapshots the state store does not hold: {', '.join(sorted(missing))}",
             hint="the state store is inconsistent; restore it or invalidate the environment",
         )
-    return {snapshot.name: snapshot for snapshot in found.values()}
+    promoted = {s.name: s.metadata_hash for s in env.snapshots if s.metadata_hash is not None}
+    # Compare with the metadata this environment was promoted with, not the latest pushed for the fingerprint.
+    return {
+        snapshot.name: snapshot.model_copy(update={"metadata_hash": promoted.get(snapshot.name, snapshot.metadata_hash)})
+        for snapshot in found.values()
+    }
 
 
 def _decide_all(
@@ -476,7 +481,11 @@ def _environment_after(
 ) -> Environment:
     snapshots = tuple(
         EnvironmentSnapshot(
-            name=s.name, fingerprint=s.fingerprint, version=versions.get(s.name, s.version), kind_name=s.kind_name
+            name=s.name,
+            fingerprint=s.fingerprint,
+            version=versions.get(s.name, s.version),
+            kind_name=s.kind_name,
+            metadata_hash=s.metadata_hash,
         )
         for s in [*(d.snapshot for d in decisions.values()), *kept]
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import Model
@@ -26,9 +27,12 @@ from dagster_sparkmesh.plan.dates import parse_datetime
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.state.intervals import merge, subtract
-from dagster_sparkmesh.state.reader import StateReader
 
 _EVERYTHING = Interval(start=datetime.min, end=datetime.max)
+
+
+class IntervalReader(Protocol):
+    def get_intervals(self, name: str, version: str) -> list[Interval]: ...
 
 
 @dataclass(frozen=True)
@@ -64,7 +68,7 @@ def input_gaps(
     project: Project,
     name: str,
     version_of: Callable[[str], str | None],
-    state: StateReader,
+    state: IntervalReader,
     now: datetime,
 ) -> list[InputGap]:
     """The time each parent of ``name`` lacks, for the parents' versions ``version_of`` gives."""
@@ -127,7 +131,7 @@ def lacking_inputs(
     project: Project,
     versions: Mapping[str, str],
     window: Interval,
-    state: StateReader,
+    state: IntervalReader,
     now: datetime,
 ) -> dict[str, list[InputGap]]:
     """Model → the gaps of its parents under the intervals it holds within ``window``; only models with some.

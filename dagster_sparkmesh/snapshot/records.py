@@ -69,6 +69,9 @@ class EnvironmentSnapshot(Record):
     fingerprint: str
     version: str
     kind_name: str
+    metadata_hash: str | None = None
+    """The metadata this environment was promoted with (None: recorded before environments kept it). The snapshot
+    record holds the latest metadata of its fingerprint, which another environment's plan may have changed."""
 
 
 class Environment(Record):

@@ -26,16 +26,21 @@ def _row(snapshot: Snapshot) -> dict:
     }
 
 
-def _insert_ignoring_existing(dialect_name: str):
-    # Another process may push the same snapshot at the same time; the first one wins, both succeed.
-    insert = postgresql.insert if dialect_name == "postgresql" else sqlite.insert
-    return insert(table).on_conflict_do_nothing(index_elements=["name", "fingerprint"])
+def _upsert(dialect_name: str):
+    # Another process may push the same snapshot at the same time: both succeed, the first one's version wins.
+    # A snapshot pushed again with the same version carries new metadata: the record keeps the latest metadata.
+    insert = (postgresql.insert if dialect_name == "postgresql" else sqlite.insert)(table)
+    return insert.on_conflict_do_update(
+        index_elements=["name", "fingerprint"],
+        set_={"snapshot_json": insert.excluded.snapshot_json},
+        where=table.c.version == insert.excluded.version,
+    )
 
 
 def push(connection: sa.Connection, snapshots: Iterable[Snapshot]) -> None:
     rows = [_row(snapshot) for snapshot in snapshots]
     for start in range(0, len(rows), _CHUNK):
-        connection.execute(_insert_ignoring_existing(connection.dialect.name), rows[start : start + _CHUNK])
+        connection.execute(_upsert(connection.dialect.name), rows[start : start + _CHUNK])
 
 
 def _chunks(ids: Iterable[SnapshotId]) -> Iterator[list[SnapshotId]]:

@@ -44,6 +44,14 @@ def test_push_is_idempotent_and_keeps_the_first_record(state_store):
     assert len(state_store.all_snapshots()) == 2
 
 
+def test_push_again_with_the_same_version_keeps_the_latest_metadata(state_store):
+    first = snapshot("db.a", "f1")
+    state_store.push_snapshots([first])
+    renamed = first.model_copy(update={"metadata_hash": "new metadata"})
+    state_store.push_snapshots([renamed])
+    assert state_store.get_snapshots([first.id])[first.id].metadata_hash == "new metadata"
+
+
 def test_get_snapshots_by_name_oldest_first(state_store):
     newest, oldest, middle = snapshot("db.a", "f3", 3), snapshot("db.a", "f1", 1), snapshot("db.a", "f2", 2)
     state_store.push_snapshots([newest, oldest, middle, snapshot("db.b", "f4", 1)])
