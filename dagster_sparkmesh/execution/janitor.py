@@ -26,7 +26,7 @@ from dagster_sparkmesh.snapshot.naming import (
     view_name,
     view_schema,
 )
-from dagster_sparkmesh.snapshot.records import Interval
+from dagster_sparkmesh.snapshot.records import Interval, Snapshot
 
 # (model name, version, kind name) of a preview table that may have lost its last reference.
 _PreviewTable = tuple[str, str, str]
@@ -94,6 +94,7 @@ def _drop_unreferenced_snapshots(
             referenced_ids.add((snapshot.name, snapshot.fingerprint))
             referenced_versions.add((snapshot.name, snapshot.version))
     stored = ctx.state.all_snapshots()
+    referenced_versions |= _read_by_live_views(stored, referenced_versions)
     expired = [s for s in stored if (s.name, s.fingerprint) not in referenced_ids and s.created_at < older_than]
     tables = []
     # Any snapshot past the TTL may have been previewed by a development environment that moved on since (or
@@ -115,6 +116,22 @@ def _drop_unreferenced_snapshots(
             tables.append(table)
     ctx.state.delete_snapshots([s.id for s in expired])
     return tables, len(expired), previews
+
+
+def _read_by_live_views(stored: list[Snapshot], live: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """(name, version) of every table a live physical view may read: never drop a table under a view.
+
+    A physical view is created by the first snapshot of its version; releases before views took a new version
+    with every parent change let later snapshots share it, so the parents of every snapshot of the version count."""
+    versions = {s.id: s.version for s in stored}
+    views = [s for s in stored if s.kind_name == "VIEW"]
+    read: set[tuple[str, str]] = set()
+    while True:  # a kept view's parent may be a view itself: until nothing new is kept
+        kept = live | read
+        found = {(p.name, versions[p]) for s in views if (s.name, s.version) in kept for p in s.parents if p in versions}
+        if found <= read:
+            return read
+        read |= found
 
 
 def _drop_unreferenced_previews(

@@ -10,7 +10,8 @@ The rules, in order, for a model of the project:
    only: other kinds have no history to keep), reusing the previous version; a destructive forward-only change
    is refused unless the kind allows it. Otherwise BREAKING or NON_BREAKING, both a new version.
 4. Only an ancestor changed (an indirect change): FORWARD_ONLY if forward-only as above; INDIRECT_BREAKING
-   (new version) when a changed parent is breaking; else INDIRECT_NON_BREAKING, reusing the previous version.
+   (new version) when a changed parent is breaking; else INDIRECT_NON_BREAKING, reusing the previous version
+   (a plain VIEW takes a new version: its physical view must read its parents' new tables).
    A breaking parent passes the breakage on through its INDIRECT_BREAKING category, so one breaking ancestor on
    any path makes every descendant INDIRECT_BREAKING.
 
@@ -119,9 +120,17 @@ def _indirect(
         category, version = ChangeCategory.FORWARD_ONLY, base.version
     elif any(_breaks_children(decided[p]) for p in model.depends_on if p in decided):
         category, version = ChangeCategory.INDIRECT_BREAKING, new_version(model.name, model.fingerprint)
+    elif _is_plain_view(model):
+        # A view's rows are its parents' tables read now: it must read the new ones, so it gets a view of its own
+        # (creating one costs nothing), and the old version keeps reading the tables its environments still use.
+        category, version = ChangeCategory.INDIRECT_NON_BREAKING, new_version(model.name, model.fingerprint)
     else:
         category, version = ChangeCategory.INDIRECT_NON_BREAKING, base.version
     return Decision(model, "indirect", _snapshot(model, version, category, base, decided, ctx), True, previous)
+
+
+def _is_plain_view(model: Model) -> bool:
+    return model.kind.name == "VIEW" and not getattr(model.kind, "materialized", False)
 
 
 def _breaks_children(parent: Decision) -> bool:
