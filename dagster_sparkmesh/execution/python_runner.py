@@ -1,15 +1,17 @@
-"""Run a Python model: call its function with a context and the interval, expose the DataFrame to SQL.
+"""Run a Python model: call its function with SQLMesh's contract, expose the result to SQL as a temp view.
 
-The DataFrame becomes a session temp view, so Python models are written by exactly the same code paths
-(interval overwrite, upsert, full replace) as SQL models.
+The function is called with keyword arguments (``context``, ``start``, ``end``, ``execution_time``, and each
+config variable that it names as a parameter, as SQLMesh passes them). It may return a Spark DataFrame, a pandas
+DataFrame or a generator of either (no items: no rows). pandas results become Spark DataFrames typed by the
+model's ``columns`` through Arrow. The DataFrame becomes a session temp view, so Python models are written by
+exactly the same code paths (interval overwrite, upsert, full replace) as SQL models.
 """
 
 from __future__ import annotations
 
+import inspect
 import uuid
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from dagster_sparkmesh.errors import ExecutionError
@@ -17,25 +19,12 @@ from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 from dagster_sparkmesh.snapshot.records import Interval
+from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext as ModelContext
 
+# Kept for code written against the first Python model API: the context's type.
+PythonModelContext = ModelContext
 
-@dataclass(frozen=True)
-class PythonModelContext:
-    """What a Python model's function receives as ``context``."""
-
-    spark: Any
-    start: datetime
-    end: datetime
-    execution_time: datetime
-    variables: Mapping[str, object]
-    _table_for: Callable[[str], str]
-
-    def table(self, model_name: str) -> str:
-        """The quoted physical table to read for a parent model (never an environment view)."""
-        return quote(self._table_for(model_name.lower()))
-
-    def var(self, name: str, default: object = None) -> object:
-        return self.variables.get(name, default)
+_RESERVED = frozenset({"context", "start", "end", "execution_time"})
 
 
 def python_model_select(
@@ -44,26 +33,109 @@ def python_model_select(
     from dagster_sparkmesh.project.python_models import resolve_python_entrypoint
 
     function = resolve_python_entrypoint(model.python_entrypoint or "")
-    context = PythonModelContext(
+    config = ctx.project.config
+    context = ModelContext(
         spark=ctx.engine.spark,
+        table_for=lambda name: quote(table_for(name)),
         start=interval.start,
         end=interval.end,
         execution_time=ctx.clock(),
-        variables=ctx.project.config.variables,
-        _table_for=table_for,
+        variables=dict(config.variables),
+        gateway=config.default_gateway,
     )
+    frames = _call(function, context, model)
+    frame = _one_frame(frames, context.spark, model)
+    view = f"sparkmesh_python_{uuid.uuid4().hex[:12]}"
+    frame.createOrReplaceTempView(view)
+    return f"SELECT * FROM {quote_identifier(view)}"
+
+
+def _call(function: Callable[..., Any], context: ModelContext, model: Model) -> list[Any]:
+    """The function's DataFrames, in order; a generator is run to its end (its post-statements run too)."""
+    arguments = dict(context=context, start=context.start, end=context.end, execution_time=context.execution_time)
+    arguments.update(_variable_arguments(function, context))
     try:
-        frame = function(context, interval.start, interval.end, context.execution_time)
+        result = function(**arguments)
+        frames = list(result) if inspect.isgenerator(result) or isinstance(result, Iterator) else [result]
+    except ExecutionError:
+        raise
     except Exception as error:  # the user's code: report it as their error, with the model's file
         raise ExecutionError(
             f"Python model {model.name} raised {type(error).__name__}: {error}", path=model.path
         ) from error
-    if frame is None or not hasattr(frame, "createOrReplaceTempView"):
+    for frame in frames:
+        if not (_is_spark(frame) or _is_pandas(frame)):
+            raise ExecutionError(
+                f"Python model {model.name} returned {type(frame).__name__}, not a Spark or pandas DataFrame",
+                path=model.path,
+                line=model.line,
+                hint="return (or yield) a DataFrame: context.spark.createDataFrame(...), context.fetch_pyspark_df(sql) or pandas",
+            )
+    return frames
+
+
+def _variable_arguments(function: Callable[..., Any], context: ModelContext) -> dict[str, object]:
+    """Config variables the function names as parameters (SQLMesh does not pass them through ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return {}
+    named = [name for name, p in parameters.items() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    return {name: context.var(name) for name in named if name not in _RESERVED and context.var(name) is not None}
+
+
+def _is_spark(frame: object) -> bool:
+    return hasattr(frame, "createOrReplaceTempView")
+
+
+def _is_pandas(frame: object) -> bool:
+    return type(frame).__module__.startswith("pandas") and hasattr(frame, "to_records")
+
+
+def _one_frame(frames: list[Any], spark: Any, model: Model) -> Any:
+    spark_frames = [frame if _is_spark(frame) else _from_pandas(frame, spark, model) for frame in frames]
+    if not spark_frames:
+        return spark.createDataFrame([], _schema(model))
+    result = spark_frames[0]
+    for frame in spark_frames[1:]:
+        result = result.unionByName(frame)
+    return result
+
+
+def _from_pandas(frame: Any, spark: Any, model: Model) -> Any:
+    if not model.columns:
+        return spark.createDataFrame(frame)
+    declared = [name for name, _ in model.columns]
+    lowered = {str(column).lower(): column for column in frame.columns}
+    missing = [name for name in declared if name not in lowered]
+    if missing:
         raise ExecutionError(
-            f"Python model {model.name} returned {type(frame).__name__}, not a Spark DataFrame",
+            f"Python model {model.name} returned a pandas DataFrame without the declared columns {missing}",
             path=model.path,
-            hint="return the DataFrame built from context.spark",
+            line=model.line,
+            hint=f"the DataFrame has {list(frame.columns)}; return every column declared in columns=",
         )
-    view = f"sparkmesh_python_{uuid.uuid4().hex[:12]}"
-    frame.createOrReplaceTempView(view)
-    return f"SELECT * FROM {quote_identifier(view)}"
+    ordered = frame[[lowered[name] for name in declared]]
+    ordered.columns = declared
+    # Arrow converts column by column to the declared types (the row path would infer, then fail on mixes).
+    spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
+    try:
+        return spark.createDataFrame(ordered, _schema(model))
+    except Exception as error:  # Arrow refuses values that don't fit the declared types
+        raise ExecutionError(
+            f"Python model {model.name}: the pandas DataFrame does not fit the declared columns: {error}",
+            path=model.path,
+            line=model.line,
+            hint="make the values match the types in columns= (e.g. datetime.date for DATE)",
+        ) from error
+
+
+def _schema(model: Model) -> str:
+    if not model.columns:
+        raise ExecutionError(
+            f"Python model {model.name} produced no DataFrame and declares no columns",
+            path=model.path,
+            line=model.line,
+            hint="declare columns= so that an empty result has a schema",
+        )
+    return ", ".join(f"{quote_identifier(name)} {kind}" for name, kind in model.columns)

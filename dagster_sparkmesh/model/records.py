@@ -60,7 +60,9 @@ class Model(Record):
     post_statements: tuple[str, ...] = ()
 
     python_source: str | None = None
-    """Python models: the decorated function's module source, normalized through the AST."""
+    """Python models: the decorated function's module source, normalized through the AST (what is hashed)."""
+    python_code: str | None = None
+    """Python models: the file as the user wrote it, for display (not hashed: comments don't re-version)."""
     python_entrypoint: str | None = None
     """Python models: ``path/to/file.py:function_name``."""
     seed_content_hash: str | None = None

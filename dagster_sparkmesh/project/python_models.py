@@ -21,65 +21,45 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pydantic import TypeAdapter, ValidationError
+import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind
 from dagster_sparkmesh.model.records import AuditCall, Model
+from dagster_sparkmesh.project import python_model_options
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.project.externals import normalize_table_name, spark_type
+from dagster_sparkmesh.project.externals import normalize_table_name
+from dagster_sparkmesh.project.python_dependencies import model_dependencies
+from dagster_sparkmesh.project.python_model_options import IGNORED_ARGUMENTS, SUPPORTED_ARGUMENTS, Where
+from dagster_sparkmesh.sqlmesh_api.importer import project_imports
 
 SPEC_ATTRIBUTE = "__sparkmesh_model__"
 _MODULE_PREFIX = "sparkmesh_python_model"
-_KIND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ModelKind)
 
 
 @dataclass(frozen=True)
 class PythonModelSpec:
-    """What ``@model(...)`` recorded, plus where it was written (for errors)."""
+    """What ``@model(...)`` recorded, plus where it was written (for errors); checked when the model loads."""
 
-    name: str
-    kind: dict[str, Any] | str
+    name: object
     line: int
-    columns: dict[str, str] | None = None
-    depends_on: list[str] | None = None
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def model(
-    name: str,
-    *,
-    kind: dict[str, Any] | str = "FULL",
-    columns: dict[str, str] | None = None,
-    depends_on: list[str] | None = None,
-    cron: str | None = None,
-    start: str | None = None,
-    end: str | None = None,
-    owner: str | None = None,
-    description: str | None = None,
-    tags: list[str] | None = None,
-    grains: list[str] | None = None,
-    partitioned_by: list[str] | None = None,
-    audits: list[str | tuple[str, dict[str, Any]]] | None = None,
-    enabled: bool = True,
-    **unknown: Any,
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def model(name: str | None = None, *, is_sql: bool = False, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Declare a Python model: ``def execute(context, start, end, execution_time, **kwargs) -> DataFrame``.
 
-    ``audits`` entries are SQL-style calls (``"not_null(columns := (id, ds))"``) or ``(name, {arg: value})`` where
-    a string value is SQL text (a column or expression: write ``"'shipped'"`` for a string literal).
+    The arguments are SQLMesh's (``kind``, ``columns``, ``depends_on``, ``cron``, ``start``, ``grains`` ...; see
+    ``python_model_options``). ``audits`` entries are SQL-style calls (``"not_null(columns := (id, ds))"``) or
+    ``(name, {arg: value})`` where a string value is SQL text (write ``"'shipped'"`` for a string literal).
     """
     caller = inspect.currentframe().f_back  # type: ignore[union-attr]
     line = caller.f_lineno if caller else 1
+    unknown = set(options) - SUPPORTED_ARGUMENTS - IGNORED_ARGUMENTS
     if unknown:
         _reject_unknown_arguments(unknown, caller, line)
-    options = dict(
-        cron=cron, start=start, end=end, owner=owner, description=description, tags=tags,
-        grains=grains, partitioned_by=partitioned_by, audits=audits, enabled=enabled,
-    )  # fmt: skip
-    spec = PythonModelSpec(name=name, kind=kind, line=line, columns=columns, depends_on=depends_on, options=options)
+    spec = PythonModelSpec(name=name, line=line, options={**options, "is_sql": is_sql})
 
     def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
         setattr(function, SPEC_ATTRIBUTE, spec)
@@ -88,8 +68,8 @@ def model(
     return decorate
 
 
-def _reject_unknown_arguments(unknown: dict[str, Any], caller: Any, line: int) -> None:
-    known = [name for name in inspect.signature(model).parameters if name != "unknown"]
+def _reject_unknown_arguments(unknown: set[str], caller: Any, line: int) -> None:
+    known = sorted(SUPPORTED_ARGUMENTS)
     first = sorted(unknown)[0]
     near = difflib.get_close_matches(first, known, n=1)
     raise ProjectError(
@@ -97,29 +77,76 @@ def _reject_unknown_arguments(unknown: dict[str, Any], caller: Any, line: int) -
         path=caller.f_code.co_filename if caller else None,
         line=line,
         snippet=linecache.getline(caller.f_code.co_filename, line) if caller else first,
-        hint=(f"did you mean {near[0]!r}? " if near else "") + f"known arguments: {', '.join(known)}",
+        hint=(f"did you mean {near[0]!r}? " if near else "") + f"known arguments: name, {', '.join(known)}",
     )
 
 
-def load_python_model(path: Path, defaults: ModelDefaults) -> Model:
+def load_python_model(path: Path, defaults: ModelDefaults, project_root: Path | None = None) -> Model:
     """Import ``path`` and build the Model record of its one ``@model``-decorated function."""
     path = path.resolve()
     source = _read_source(path)
-    module = _import_file(path, source)
+    module, helpers = _import_file(path, source, project_root)
     function, spec = _find_model_function(module, path)
+    where = Where(model=_model_name(spec, path), path=path, line=spec.line)
+    options = spec.options
+    dialect = _dialect(options.get("dialect"), defaults, where)
+    _refuse_unsupported(options, where)
+    tree = ast.parse(source, filename=str(path))
     return Model(
-        name=normalize_table_name(spec.name, path=path, line=spec.line),
-        kind=_build_kind(spec, path, defaults),
+        name=normalize_table_name(where.model, path=path, line=spec.line),
+        kind=_build_kind(options, where, defaults),
         source="python",
         path=path,
         line=spec.line,
-        python_source=ast.dump(ast.parse(source, filename=str(path))),
+        dialect=dialect,
+        python_source=_normalized_source(tree, helpers),
+        python_code=source,
         python_entrypoint=f"{path}:{function.__name__}",
-        columns=_columns(spec, path),
-        depends_on=frozenset(normalize_table_name(name, path=path, line=spec.line) for name in spec.depends_on or ()),
-        audits=tuple(_audit_call(entry, path, spec.line) for entry in spec.options["audits"] or ()),
-        **_scalar_options(spec, defaults),
+        columns=python_model_options.columns(options.get("columns"), where, dialect),
+        depends_on=model_dependencies(function, module, tree, options.get("depends_on"), path, spec.line),
+        audits=_audits(options.get("audits"), where),
+        pre_statements=python_model_options.statements("pre_statements", options.get("pre_statements"), where, dialect),
+        post_statements=python_model_options.statements("post_statements", options.get("post_statements"), where, dialect),
+        **_scalar_options(options, where, defaults),
     )
+
+
+def _model_name(spec: PythonModelSpec, path: Path) -> str:
+    if not isinstance(spec.name, str) or not spec.name.strip():
+        raise ProjectError(
+            f"@model needs the model's name as its first argument, not {spec.name!r}",
+            path=path,
+            line=spec.line,
+            hint='write @model("db.model_name", ...)',
+        )
+    return spec.name
+
+
+def _dialect(value: object, defaults: ModelDefaults, where: Where) -> str:
+    dialect = python_model_options.optional_text("dialect", value, where) or defaults.dialect
+    if sqlglot.Dialect.get(dialect.lower()) is None:
+        raise where.error("dialect", f"unknown dialect {dialect!r}", value, "use a sqlglot dialect name such as spark or duckdb")
+    return dialect.lower()
+
+
+def _refuse_unsupported(options: dict[str, Any], where: Where) -> None:
+    if options.get("is_sql"):
+        raise where.error("is_sql", "Python models that return a query are not supported yet", True,
+                          "write the model as a .sql file, or return a DataFrame from the function")
+    if options.get("blueprints") is not None:
+        raise where.error("blueprints", "blueprints are not supported yet", options["blueprints"],
+                          "write one model per blueprint")
+
+
+def _normalized_source(tree: ast.Module, helpers: list[Path]) -> str:
+    """What is hashed: the file's AST (comments and layout don't count) and that of each project module it imported.
+
+    A helper module's code is part of what the model computes, so an edit to it must change the fingerprint.
+    """
+    parts = [ast.dump(tree)]
+    for helper in helpers:
+        parts.append(f"# {helper.name}\n" + ast.dump(ast.parse(_read_source(helper), filename=str(helper))))
+    return "\n".join(parts)
 
 
 def resolve_python_entrypoint(entrypoint: str) -> Callable[..., Any]:
@@ -132,7 +159,7 @@ def resolve_python_entrypoint(entrypoint: str) -> Callable[..., Any]:
             path=path if file_name else None,
             hint="reload the project: the model file may have moved",
         )
-    module = _import_file(path, _read_source(path))
+    module, _ = _import_file(path, _read_source(path))
     function = getattr(module, function_name, None)
     if not callable(function):
         raise ProjectError(
@@ -153,11 +180,13 @@ def _module_name(path: Path) -> str:
     return f"{_MODULE_PREFIX}_{path.stem}_{digest}"
 
 
-def _import_file(path: Path, source: str) -> ModuleType:
+def _import_file(path: Path, source: str, project_root: Path | None = None) -> tuple[ModuleType, list[Path]]:
     """Execute the file as a fresh module; an exception becomes a ProjectError at the file's failing line.
 
     The source is compiled here rather than through an import loader so that loading a project never writes
-    ``__pycache__`` folders into it, and an edited file is always re-read.
+    ``__pycache__`` folders into it, and an edited file is always re-read. It runs inside ``project_imports``:
+    ``import sqlmesh`` gets our API and the project root is importable. Returns the module and the files of
+    the project modules it imported.
     """
     name = _module_name(path)
     module = ModuleType(name)
@@ -165,7 +194,8 @@ def _import_file(path: Path, source: str) -> ModuleType:
     # Registered under its unique name while it runs: dataclasses and pickling look modules up there.
     sys.modules[name] = module
     try:
-        exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - running the user's model file is the point
+        with project_imports(project_root or project_root_of(path)) as helpers:
+            exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - running the user's model file is the point
     except ProjectError:
         raise
     except SyntaxError as error:
@@ -179,7 +209,15 @@ def _import_file(path: Path, source: str) -> ModuleType:
         ) from error
     except Exception as error:
         raise _import_error(path, source, error) from error
-    return module
+    return module, [helper for helper in helpers if helper != path]
+
+
+def project_root_of(path: Path) -> Path:
+    """The folder holding the ``models/`` folder the file is in (the file's folder when it is not in one)."""
+    for parent in path.parents:
+        if parent.name == "models":
+            return parent.parent
+    return path.parent
 
 
 def _import_error(path: Path, source: str, error: Exception) -> ProjectError:
@@ -192,8 +230,15 @@ def _import_error(path: Path, source: str, error: Exception) -> ProjectError:
         path=path,
         line=line,
         snippet=snippet,
-        hint="model files run at load time: keep work that can fail inside the model function",
+        hint=_import_hint(error),
     )
+
+
+def _import_hint(error: Exception) -> str:
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        return (f"install {error.name.split('.')[0]!r} where sparkmesh runs, or put the module in the project folder "
+                "(project files import from the project root, as in SQLMesh)")
+    return "model files run at load time: keep work that can fail inside the model function"
 
 
 def _find_model_function(module: ModuleType, path: Path) -> tuple[Callable[..., Any], PythonModelSpec]:
@@ -213,27 +258,12 @@ def _find_model_function(module: ModuleType, path: Path) -> tuple[Callable[..., 
     return found[0]
 
 
-def _build_kind(spec: PythonModelSpec, path: Path, defaults: ModelDefaults) -> Any:
-    raw = {"name": spec.kind} if isinstance(spec.kind, str) else dict(spec.kind)
-    raw["name"] = str(raw.get("name", "")).upper()
-    raw["name"] = KIND_ALIASES.get(raw["name"], raw["name"])
-    if isinstance(raw.get("unique_key"), (str, list)):
-        raw["unique_key"] = (raw["unique_key"],) if isinstance(raw["unique_key"], str) else tuple(raw["unique_key"])
-    if defaults.batch_size is not None and raw["name"].startswith("INCREMENTAL") and "batch_size" not in raw:
-        raw["batch_size"] = defaults.batch_size
-    try:
-        kind = _KIND_ADAPTER.validate_python(raw)
-    except ValidationError as error:
-        problem = error.errors()[0]
-        where = ".".join(str(part) for part in problem["loc"])
-        raise ProjectError(
-            f"invalid kind for Python model {spec.name}: {where}: {problem['msg']}",
-            path=path,
-            line=spec.line,
-            snippet=repr(spec.kind),
-            hint="e.g. kind=dict(name=\"INCREMENTAL_BY_TIME_RANGE\", time_column=\"ds\") or kind=\"FULL\"",
-        ) from error
-    _refuse_odd_column_names(spec, path, _kind_columns(kind) + list(spec.options["partitioned_by"] or ()))
+def _build_kind(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> Any:
+    if "kind" in options and options["kind"] is None:
+        raise where.error("kind", "kind=None is not a kind", None, "leave kind out for FULL, or name a kind")
+    kind = python_model_options.build_kind(options.get("kind", "FULL"), where, defaults)
+    partitioned_by = python_model_options.names("partitioned_by", options.get("partitioned_by"), where)
+    _refuse_odd_column_names(where, _kind_columns(kind) + list(partitioned_by))
     return kind
 
 
@@ -249,44 +279,43 @@ def _kind_columns(kind: Any) -> list[str]:
     return names
 
 
-def _refuse_odd_column_names(spec: PythonModelSpec, path: Path, names: list[object]) -> None:
+def _refuse_odd_column_names(where: Where, names: list[object]) -> None:
     """The column names the writers put in generated SQL: plain identifiers only, as a SQL model's header demands."""
     for name in names:
         if not isinstance(name, str) or not _COLUMN_NAME.match(name):
             raise ProjectError(
-                f"invalid column name {name!r} in Python model {spec.name}",
-                path=path,
-                line=spec.line,
+                f"invalid column name {name!r} in Python model {where.model}",
+                path=where.path,
+                line=where.line,
                 snippet=repr(name),
                 hint="use letters, digits and underscores only, starting with a letter or underscore",
             )
 
 
-def _columns(spec: PythonModelSpec, path: Path) -> tuple[tuple[str, str], ...]:
-    return tuple(
-        (str(column).lower(), spark_type(kind, path=path, line=spec.line)) for column, kind in (spec.columns or {}).items()
-    )
-
-
-def _scalar_options(spec: PythonModelSpec, defaults: ModelDefaults) -> dict[str, Any]:
-    options = spec.options
+def _scalar_options(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> dict[str, Any]:
+    text = python_model_options.optional_text
+    names = python_model_options.names
+    grains = options.get("grains", options.get("grain"))
     return {
-        "cron": options["cron"] or defaults.cron,
-        "start": _iso(options["start"]) or defaults.start,
-        "end": _iso(options["end"]),
-        "owner": options["owner"] or defaults.owner,
-        "description": options["description"],
-        "tags": tuple(options["tags"] or ()),
-        "grains": tuple(str(grain).lower() for grain in options["grains"] or ()),
-        "partitioned_by": tuple(str(column).lower() for column in options["partitioned_by"] or ()),
-        "enabled": bool(options["enabled"]),
+        "cron": text("cron", options.get("cron"), where) or defaults.cron,
+        "start": python_model_options.time_text("start", options.get("start"), where) or defaults.start,
+        "end": python_model_options.time_text("end", options.get("end"), where),
+        "owner": text("owner", options.get("owner"), where) or defaults.owner,
+        "description": text("description", options.get("description"), where),
+        "tags": names("tags", options.get("tags"), where),
+        "grains": tuple(g.lower() for g in names("grains", grains, where, expressions=True)),
+        "partitioned_by": tuple(c.lower() for c in names("partitioned_by", options.get("partitioned_by"), where)),
+        "column_descriptions": python_model_options.text_map("column_descriptions", options.get("column_descriptions"), where),
+        "enabled": python_model_options.enabled(options.get("enabled", True), where),
     }
 
 
-def _iso(value: Any) -> str | None:
-    if value is None:
-        return None
-    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+def _audits(entries: object, where: Where) -> tuple[AuditCall, ...]:
+    if entries is None:
+        return ()
+    if not isinstance(entries, (list, tuple)):
+        raise where.error("audits", "expected a list of audits", entries, 'write audits=["not_null(columns := (id))"]')
+    return tuple(_audit_call(entry, where.path, where.line) for entry in entries)
 
 
 def _audit_call(entry: Any, path: Path, line: int) -> AuditCall:

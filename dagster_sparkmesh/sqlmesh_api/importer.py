@@ -88,11 +88,15 @@ _FINDER = _SqlmeshFinder()
 
 
 @contextmanager
-def project_imports(root: Path | None = None) -> Iterator[None]:
-    """Inside: ``import sqlmesh...`` gets this package and ``root`` is importable. Re-entrant."""
+def project_imports(root: Path | None = None) -> Iterator[list[Path]]:
+    """Inside: ``import sqlmesh...`` gets this package and ``root`` is importable. Re-entrant.
+
+    The list it yields is filled on exit with the files of the project modules imported inside (sorted).
+    """
+    imported: list[Path] = []
     with _LOCK:
         if _FINDER in sys.meta_path:  # nested (config.py importing a helper that imports sqlmesh)
-            yield
+            yield imported
             return
         real = _set_aside("sqlmesh")
         before = set(sys.modules)
@@ -101,12 +105,12 @@ def project_imports(root: Path | None = None) -> Iterator[None]:
             sys.path.insert(0, root_text)
         sys.meta_path.insert(0, _FINDER)
         try:
-            yield
+            yield imported
         finally:
             sys.meta_path.remove(_FINDER)
             if root_text is not None and root_text in sys.path:
                 sys.path.remove(root_text)
-            _forget_new_modules(before, root)
+            imported.extend(_forget_new_modules(before, root))
             _set_aside("sqlmesh")
             sys.modules.update(real)
 
@@ -116,14 +120,17 @@ def _set_aside(top: str) -> dict[str, ModuleType]:
     return {name: sys.modules.pop(name) for name in names}
 
 
-def _forget_new_modules(before: set[str], root: Path | None) -> None:
+def _forget_new_modules(before: set[str], root: Path | None) -> list[Path]:
     """Drop modules imported from the project folder: they belong to this load, not to the process."""
     if root is None:
-        return
+        return []
+    files = []
     for name in set(sys.modules) - before:
         file = getattr(sys.modules[name], "__file__", None)
         if file and _is_within(Path(file), root):
             del sys.modules[name]
+            files.append(Path(file).resolve())
+    return sorted(files)
 
 
 def _is_within(path: Path, root: Path) -> bool:

@@ -1,0 +1,103 @@
+"""@model arguments as SQLMesh documents them, and a clear error (file, line, argument) for each wrong type."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.kinds import FullKind, IncrementalByTimeRangeKind, IncrementalByUniqueKeyKind
+from dagster_sparkmesh.project.config import ModelDefaults
+from dagster_sparkmesh.project.python_models import load_python_model
+
+DEFAULTS = ModelDefaults(start="2024-01-01")
+HEADER = "from sqlmesh import model\nfrom sqlmesh.core.model.kind import *\nNAME = 'db.parent'\n\n"
+BODY = "def execute(context, start, end, execution_time, **kwargs):\n    {body}\n"
+
+
+def _load(tmp_path: Path, arguments: str, body: str = "return None"):
+    path = tmp_path / "models" / "m.py"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(HEADER + f'@model("db.m", {arguments})\n' + BODY.format(body=body))
+    return load_python_model(path, DEFAULTS)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "kind"),
+    [
+        ('kind="full"', FullKind()),
+        ("kind=FullKind()", FullKind()),
+        ("kind=dict(name=ModelKindName.INCREMENTAL_BY_TIME_RANGE, time_column='ds')", IncrementalByTimeRangeKind(time_column="ds")),
+        ("kind=IncrementalByTimeRangeKind(time_column='ds', auto_restatement_cron='@weekly')", IncrementalByTimeRangeKind(time_column="ds")),
+        ("kind=IncrementalByUniqueKeyKind(unique_key='id')", IncrementalByUniqueKeyKind(unique_key=("id",))),
+        ("kind={'name': 'INCREMENTAL_BY_UNIQUE_KEY', 'unique_key': ['a', 'b']}", IncrementalByUniqueKeyKind(unique_key=("a", "b"))),
+    ],
+)
+def test_kind_spellings(tmp_path: Path, arguments: str, kind: object) -> None:
+    assert _load(tmp_path, arguments).kind == kind
+
+
+def test_sqlmesh_arguments(tmp_path: Path) -> None:
+    loaded = _load(
+        tmp_path,
+        "grain='id AS order_id', tags=['a'], references=['x'], column_descriptions={'id': 'the id'}, enabled='true', "
+        "start='2024-02-03', end='2024-03-01 05:00:00', pre_statements=['SET x = 1'], session_properties={'a': 1}, "
+        "dialect='duckdb', columns={'id': 'text'}",
+    )
+    assert (loaded.grains, loaded.tags, loaded.enabled) == (("order_id",), ("a",), True)
+    assert loaded.column_descriptions == (("id", "the id"),)
+    assert (loaded.start, loaded.end) == ("2024-02-03", "2024-03-01 05:00:00")
+    assert loaded.pre_statements == ("SET x = 1",) and loaded.columns == (("id", "STRING"),)
+
+
+def test_relative_start_is_read(tmp_path: Path) -> None:
+    assert _load(tmp_path, "start='1 week ago'").start is not None
+
+
+def test_dependencies_are_inferred_from_the_context(tmp_path: Path) -> None:
+    body = "context.resolve_table('db.a')\n    context.table(NAME)\n    context.table(f'{NAME}_2')\n    return None"
+    assert _load(tmp_path, "kind='FULL'", body).depends_on == frozenset({"db.a", "db.parent", "db.parent_2"})
+
+
+def test_declared_dependencies_take_precedence_as_in_sqlmesh(tmp_path: Path) -> None:
+    body = "context.table(kwargs['x'])\n    return None"
+    assert _load(tmp_path, "depends_on=['db.declared']", body).depends_on == frozenset({"db.declared"})
+
+
+def test_description_shows_the_users_source(tmp_path: Path) -> None:
+    loaded = _load(tmp_path, "kind='FULL'")
+    assert loaded.python_code.startswith("from sqlmesh import model") and "Module(" not in loaded.python_code
+    assert loaded.python_source.startswith("Module(")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "body", "message"),
+    [
+        ("kind=None", "return None", "@model kind of db.m: kind=None is not a kind"),
+        ("kind=['FULL']", "return None", "expected a kind name, a dict or a kind object, not list"),
+        ("kind=dict(time_column='ds')", "return None", "the kind has no name"),
+        ("kind='INCREMENTAL_BY_PARTITION'", "return None", "@model kind of db.m"),
+        ("columns=['id']", "return None", "@model columns of db.m: expected a dict"),
+        ("columns={'id': 'no_such_type'}", "return None", "column type 'no_such_type'"),
+        ("tags='a,b'.split(',') + [1]", "return None", "@model tags of db.m: expected a list of strings"),
+        ("enabled='maybe'", "return None", "@model enabled of db.m"),
+        ("column_descriptions=['id']", "return None", "@model column_descriptions of db.m: expected a dict"),
+        ("depends_on='db.a'", "return None", "depends_on must be a list of table names"),
+        ("start='next blue moon'", "return None", "@model start of db.m"),
+        ("owner=1", "return None", "@model owner of db.m: expected a string"),
+        ("is_sql=True", "return None", "return a query are not supported yet"),
+        ("blueprints=[{'a': 1}]", "return None", "blueprints are not supported yet"),
+        ("kind='FULL'", "for name in ['db.a']:\n        context.table(name)", "cannot tell which table"),
+    ],
+)
+def test_wrong_arguments_are_clear_errors(tmp_path: Path, arguments: str, body: str, message: str) -> None:
+    with pytest.raises(ProjectError) as error:
+        _load(tmp_path, arguments, body)
+    assert message in str(error.value)
+    assert error.value.path == tmp_path / "models" / "m.py" and error.value.line is not None
+
+
+def test_missing_module_hint_names_the_project_root(tmp_path: Path) -> None:
+    with pytest.raises(ProjectError, match="put the module in the project folder"):
+        _load(tmp_path, "kind='FULL'", "return None\nimport no_such_helper_module")
