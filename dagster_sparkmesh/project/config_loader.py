@@ -1,8 +1,9 @@
-"""``config.yaml`` → ProjectConfig, reading SQLMesh's keys where they apply.
+"""``config.yaml`` / ``config.py`` → ProjectConfig, reading SQLMesh's keys where they apply.
 
 YAML is composed into nodes first so that every error names its line. SQLMesh keys that have no meaning here
 give a warning (an existing SQLMesh project must load unchanged); any other unknown key is most likely a typo
-and is an error. ``{{ env_var('NAME'[, 'default']) }}`` is substituted first, as SQLMesh does.
+and is an error. ``{{ env_var('NAME'[, 'default']) }}`` is substituted first, as SQLMesh does. A ``config.py``
+is turned into the same data by ``project.config_python`` and read by the same reader.
 """
 
 from __future__ import annotations
@@ -28,10 +29,12 @@ from dagster_sparkmesh.project.config import (
     SparkConnection,
     StateConnection,
 )
+from dagster_sparkmesh.project.config_python import read_python_config
 from dagster_sparkmesh.project.connection_overrides import apply_connection_overrides
 from dagster_sparkmesh.records import Record
 
 CONFIG_FILES = ("config.yaml", "config.yml")
+PYTHON_CONFIG = "config.py"
 _ENV_VAR = re.compile(r"""\{\{\s*env_var\(\s*(['"])(\w+)\1\s*(?:,\s*(['"])(.*?)\3\s*)?\)\s*\}\}""")
 _CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly", "@annually", "@midnight"})
 
@@ -68,29 +71,48 @@ def load_config(project_path: Path) -> LoadedConfig:
 
 def _load_config_file(project_path: Path) -> LoadedConfig:
     path = next((project_path / name for name in CONFIG_FILES if (project_path / name).is_file()), None)
+    if (project_path / PYTHON_CONFIG).is_file():
+        return _load_python_config(project_path / PYTHON_CONFIG, path)
     if path is None:
-        warnings = ()
-        if (project_path / "config.py").is_file():
-            warnings = ("config.py: Python configuration is not supported; write config.yaml (defaults are used)",)
-        return LoadedConfig(config=ProjectConfig(), warnings=warnings)
+        return LoadedConfig(config=ProjectConfig())
+    reader = _ConfigReader(path, _read_text(path))
+    return LoadedConfig(config=reader.read(), warnings=tuple(reader.warnings))
+
+
+def _read_text(path: Path) -> str:
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise ConfigError(
             f"{path.name} is not valid UTF-8 (byte {error.object[error.start]:#04x} at offset {error.start})",
             path=path,
             hint="save the file as UTF-8 text",
         ) from None
-    reader = _ConfigReader(path, text)
-    return LoadedConfig(config=reader.read(), warnings=tuple(reader.warnings))
+
+
+def _load_python_config(path: Path, yaml_path: Path | None) -> LoadedConfig:
+    """``config.py`` through the YAML reader (one set of checks); with a config.yaml too, config.py's keys win."""
+    loaded = read_python_config(path)
+    data, warnings = dict(loaded.data), list(loaded.warnings)
+    if yaml_path is not None:
+        base = yaml.safe_load(_substitute_env_vars(_read_text(yaml_path), yaml_path)) or {}
+        if not isinstance(base, dict):
+            raise ConfigError(f"{yaml_path.name} must be a mapping", path=yaml_path, hint="write key: value pairs")
+        data = {**base, **data}
+        warnings.append(f"{yaml_path.name} and {path.name} both exist: {path.name}'s settings override")
+    reader = _ConfigReader(path, yaml.safe_dump(data, sort_keys=False), line=loaded.line)
+    config = reader.read()
+    return LoadedConfig(config=config, warnings=tuple(warnings + reader.warnings))
 
 
 class _ConfigReader:
     """Walks the composed YAML tree; holds the file path and the warnings collected on the way."""
 
-    def __init__(self, path: Path, text: str) -> None:
+    def __init__(self, path: Path, text: str, *, line: int | None = None) -> None:
         self.path = path
-        self.text = _substitute_env_vars(text, path)
+        # config.py: the text is generated, so every message names the line of its Config(...) call instead.
+        self.fixed_line = line
+        self.text = _substitute_env_vars(text, path) if line is None else text
         self.warnings: list[str] = []
         self._constructor = yaml.constructor.SafeConstructor()
 
@@ -143,6 +165,8 @@ class _ConfigReader:
         return str(value)
 
     def _error(self, node: yaml.Node, message: str, hint: str) -> ConfigError:
+        if self.fixed_line is not None:
+            return ConfigError(message, path=self.path, line=self.fixed_line, hint=hint)
         line = node.start_mark.line + 1
         lines = self.text.splitlines()
         snippet = lines[line - 1] if line <= len(lines) else None
@@ -154,7 +178,8 @@ class _ConfigReader:
         return self._error(node, f"unknown key {key!r} in {where}", hint)
 
     def _warn(self, node: yaml.Node, message: str) -> None:
-        self.warnings.append(f"{self.path.name}:{node.start_mark.line + 1}: {message}")
+        line = self.fixed_line if self.fixed_line is not None else node.start_mark.line + 1
+        self.warnings.append(f"{self.path.name}:{line}: {message}")
 
     def _build(self, record: type[Record], fields: dict[str, object], node: yaml.Node) -> Record:
         try:

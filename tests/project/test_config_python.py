@@ -1,0 +1,80 @@
+"""config.py written for SQLMesh, read into the same typed config as config.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ConfigError
+from dagster_sparkmesh.project.config_loader import load_config
+
+FIXTURE = Path(__file__).parent / "fixtures" / "sqlmesh_python"
+IMPORTS = "from sqlmesh.core.config import *\n"
+
+
+def _project(tmp_path: Path, config_py: str, config_yaml: str | None = None) -> Path:
+    (tmp_path / "config.py").write_text(IMPORTS + config_py)
+    if config_yaml is not None:
+        (tmp_path / "config.yaml").write_text(config_yaml)
+    return tmp_path
+
+
+def test_fixture_config_maps_to_the_typed_config() -> None:
+    loaded = load_config(FIXTURE)
+    config = loaded.config
+
+    assert (config.model_defaults.dialect, config.model_defaults.start) == ("duckdb", "2024-01-01")
+    assert list(config.gateways) == ["spark"] and config.default_gateway == "spark"
+    assert config.connection.config == {"spark.sql.shuffle.partitions": "2"}
+    assert config.variables == {"discount": 0.5}
+    assert any("gateway 'duck' connects to duckdb" in warning for warning in loaded.warnings)
+    assert any("'linter' is a SQLMesh setting" in warning for warning in loaded.warnings)
+
+
+def test_only_non_spark_gateways_fall_back_to_local_spark(tmp_path: Path) -> None:
+    project = _project(tmp_path, "from sqlmesh.core.config import SnowflakeConnectionConfig\nconfig = Config(gateways={'sf': GatewayConfig(connection=SnowflakeConnectionConfig(user='u'),"
+                                 " state_connection=PostgresConnectionConfig(host='db', database='state')),"
+                                 " 'duck': GatewayConfig(connection=DuckDBConnectionConfig())})\n")
+    loaded = load_config(project)
+
+    assert loaded.config.connection.mode == "local"
+    assert any("no gateway connects to Spark" in warning for warning in loaded.warnings)
+
+
+def test_state_connection_and_model_defaults(tmp_path: Path) -> None:
+    project = _project(tmp_path, "config = Config(model_defaults=ModelDefaultsConfig(dialect='spark', kind='FULL', batch_size=3),\n"
+                                 "    state_connection=PostgresConnectionConfig(host='db', port=5432, user='u', password='p', database='s'),\n"
+                                 "    environment_ttl='in 2 weeks', before_all=['SELECT 1'])\n")
+    config = load_config(project).config
+
+    assert config.model_defaults.batch_size == 3
+    assert config.state.type == "postgres" and config.state.url == "postgresql+psycopg2://u:p@db:5432/s"
+    assert config.environment_ttl == "in 2 weeks"
+
+
+def test_config_py_overrides_config_yaml(tmp_path: Path) -> None:
+    project = _project(tmp_path, "config = Config(variables={'a': 2})\n", "variables:\n  a: 1\n  b: 1\nmodel_defaults:\n  dialect: duckdb\n")
+    loaded = load_config(project)
+
+    assert loaded.config.variables == {"a": 2} and loaded.config.model_defaults.dialect == "duckdb"
+    assert any("config.py's settings override" in warning for warning in loaded.warnings)
+
+
+@pytest.mark.parametrize(
+    ("config_py", "line", "message"),
+    [
+        ("x = 1\n", None, "config.py must bind 'config' to a Config(...) object"),
+        ("config = {'gateways': {}}\n", None, "not dict"),
+        ("\n\nconfig = Config(model_defaults=ModelDefaultsConfig(cron='every day'))\n", 4, "invalid cron 'every day'"),
+        ("config = Config(modle_defaults=ModelDefaultsConfig())\n", 2, "unknown key 'modle_defaults'"),
+        ("import os\nconfig = Config(variables={'a': os.environ['NO_SUCH_VARIABLE_13']})\n", 3, "raised KeyError"),
+        ("config = Config(\n", 2, "syntax error"),
+        ("from sqlmesh.core.engine_adapter import X\n", 2, "not part of the SQLMesh API"),
+    ],
+)
+def test_bad_config_py_is_a_clear_error(tmp_path: Path, config_py: str, line: int | None, message: str) -> None:
+    with pytest.raises(ConfigError) as error:
+        load_config(_project(tmp_path, config_py))
+    assert message in str(error.value)
+    assert error.value.path == tmp_path / "config.py" and error.value.line == line
