@@ -51,6 +51,12 @@ _IGNORED_MODEL_DEFAULTS = frozenset(
     on_additive_change audits optimize_query allow_partials enabled interval_unit table_format formatting
     validate_query pre_statements post_statements""".split()
 )
+# The other engines SQLMesh connects to: a gateway of theirs is left out with a warning, so the project loads
+# unchanged; any other connection type is most likely a typo of "spark" and stays an error.
+OTHER_ENGINES = frozenset(
+    """athena azuresql bigquery clickhouse databricks duckdb fabric gcp_postgres motherduck mssql mysql postgres
+    redshift risingwave snowflake trino""".split()
+)
 _IGNORED_GATEWAY_KEYS = frozenset({"test_connection", "scheduler", "state_schema", "variables"})
 _IGNORED_SPARK_KEYS = frozenset(
     {"config_dir", "catalog", "concurrent_tasks", "register_comments", "pre_ping", "pretty_sql"}
@@ -93,7 +99,7 @@ def _read_text(path: Path) -> str:
 def _load_python_config(path: Path, yaml_path: Path | None) -> LoadedConfig:
     """``config.py`` through the YAML reader (one set of checks); with a config.yaml too, config.py's keys win."""
     loaded = read_python_config(path)
-    data, warnings = dict(loaded.data), list(loaded.warnings)
+    data, warnings = dict(loaded.data), []
     if yaml_path is not None:
         base = yaml.safe_load(_substitute_env_vars(_read_text(yaml_path), yaml_path)) or {}
         if not isinstance(base, dict):
@@ -114,6 +120,7 @@ class _ConfigReader:
         self.fixed_line = line
         self.text = _substitute_env_vars(text, path) if line is None else text
         self.warnings: list[str] = []
+        self.skipped_gateways: set[str] = set()
         self._constructor = yaml.constructor.SafeConstructor()
 
     def read(self) -> ProjectConfig:
@@ -139,11 +146,26 @@ class _ConfigReader:
                 raise self._unknown(key, key_node, list(_SECTIONS), "config.yaml")
         gateways = fields.get("gateways")
         if isinstance(gateways, dict):
+            self._without_skipped_gateways(fields, root)
+        if isinstance(fields.get("gateways"), dict):
+            gateways = fields["gateways"]
             fields.setdefault("default_gateway", next(iter(gateways), "local"))
             if fields["default_gateway"] not in gateways:
                 raise self._error(root, f"default_gateway {fields['default_gateway']!r} is not among the gateways",
                                   f"use one of: {', '.join(gateways)}")
         return self._build(ProjectConfig, fields, root)  # type: ignore[return-value]
+
+    def _without_skipped_gateways(self, fields: dict[str, object], root: yaml.Node) -> None:
+        """A project's non-Spark gateways are left out (warned about in ``_gateway``); fall back to what is left."""
+        if not fields["gateways"]:
+            del fields["gateways"]
+            fields.pop("default_gateway", None)
+            self._warn(root, "no gateway connects to Spark; the local Spark session is used "
+                             "(add a Spark gateway here, in ~/.sqlmesh/config.yaml or with SQLMESH__GATEWAYS__...)")
+        elif fields.get("default_gateway") in self.skipped_gateways:
+            first = next(iter(fields["gateways"]))  # type: ignore[call-overload]
+            self._warn(root, f"default_gateway {fields['default_gateway']!r} is not a Spark gateway; {first!r} is used")
+            fields["default_gateway"] = first
 
     # -- helpers --------------------------------------------------------------------------------------------
 
@@ -216,13 +238,18 @@ class _ConfigReader:
                 raise self._error(node, f"invalid start date {value!r}", "write an ISO date like 2024-01-31") from None
 
     def gateways(self, node: yaml.Node) -> dict[str, GatewayConfig]:
-        return {name: self._gateway(name, value_node) for name, _, value_node in self._items(node, "gateways")}
+        gateways = {name: self._gateway(name, value_node) for name, _, value_node in self._items(node, "gateways")}
+        return {name: gateway for name, gateway in gateways.items() if gateway is not None}
 
-    def _gateway(self, name: str, node: yaml.Node) -> GatewayConfig:
+    def _gateway(self, name: str, node: yaml.Node) -> GatewayConfig | None:
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, f"gateway {name!r}"):
             if key in _IGNORED_GATEWAY_KEYS:
                 self._warn(key_node, f"gateways.{name}.{key} is not used by sparkmesh; ignored")
+            elif key == "connection" and self._engine_of(value_node) in OTHER_ENGINES:
+                self._warn(key_node, f"gateway {name!r} connects to {self._engine_of(value_node)}, not Spark; left out")
+                self.skipped_gateways.add(name)
+                return None
             elif key == "connection":
                 fields["connection"] = self._spark_connection(value_node)
             elif key == "state_connection":
@@ -230,6 +257,10 @@ class _ConfigReader:
             else:
                 raise self._unknown(key, key_node, ["connection", "state_connection"], f"gateway {name!r}")
         return self._build(GatewayConfig, fields, node)  # type: ignore[return-value]
+
+    def _engine_of(self, connection: yaml.Node) -> str:
+        types = [value for key, _, value in self._items(connection, "connection") if key == "type"]
+        return str(self._value(types[0])).lower() if types else "spark"
 
     def _spark_connection(self, node: yaml.Node) -> SparkConnection:
         known = ("type", "mode", "remote", "master", "connect_port", "config")

@@ -3,8 +3,7 @@
 The file runs inside ``project_imports`` (so ``from sqlmesh.core.config import Config, ...`` works without
 SQLMesh) and must bind ``config`` to a ``Config(...)``. The object tree is turned into plain data with YAML's
 shape (connection classes become ``type:`` keys) and handed to the YAML reader, so both files share every check,
-default and warning. Gateways whose connection is not Spark (a project's DuckDB or Snowflake gateway) are left
-out with a warning: sparkmesh runs every model on Spark, and the project still loads unchanged.
+default and warning (a gateway whose connection is not Spark is left out there, with a warning).
 """
 
 from __future__ import annotations
@@ -23,16 +22,14 @@ from dagster_sparkmesh.sqlmesh_api.importer import project_imports
 
 CONFIG_VARIABLE = "config"
 _CONNECTION_TYPE = re.compile(r"^(\w+?)ConnectionConfig$")
-_STATE_TYPES = {"sqlite": "sqlite", "postgres": "postgres"}
 
 
 @dataclass(frozen=True)
 class PythonConfig:
-    """``config.py`` as YAML-shaped data, with the line of its ``Config(...)`` call and what was left out."""
+    """``config.py`` as YAML-shaped data, with the line of its ``Config(...)`` call."""
 
     data: dict[str, Any]
     line: int
-    warnings: tuple[str, ...]
 
 
 def read_python_config(path: Path) -> PythonConfig:
@@ -45,12 +42,10 @@ def read_python_config(path: Path) -> PythonConfig:
             path=path,
             hint="write: from sqlmesh.core.config import Config\nconfig = Config(model_defaults=ModelDefaultsConfig(dialect=\"spark\"))",
         )
-    warnings: list[str] = []
     data = {key: _plain(value) for key, value in config.fields.items()}
     if "gateways" in data:
-        data["gateways"] = _spark_gateways(config.fields["gateways"], path, warnings)
-        _fix_default_gateway(data, path, config.line, warnings)
-    return PythonConfig(data=data, line=config.line, warnings=tuple(warnings))
+        data["gateways"] = _gateways(config.fields["gateways"], path)
+    return PythonConfig(data=data, line=config.line)
 
 
 def _run(path: Path) -> ModuleType:
@@ -61,20 +56,26 @@ def _run(path: Path) -> ModuleType:
         with project_imports(path.parent):
             exec(compile(source, str(path), "exec"), module.__dict__)  # noqa: S102 - the project's own config
     except SyntaxError as error:
+        if Path(error.filename or "") != path:  # a module config.py imports: reported as what config.py raised
+            raise _raised(path, error) from error
         raise ConfigError(f"syntax error: {error.msg}", path=path, line=error.lineno, snippet=error.text,
                           hint="fix the Python syntax") from None
     except ConfigError:
         raise
     except Exception as error:
-        frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path]
-        raise ConfigError(
-            f"running config.py raised {type(error).__name__}: {error}",
-            path=path,
-            line=frames[-1].lineno if frames else None,
-            snippet=frames[-1].line if frames else None,
-            hint="config.py runs when the project loads; see the SQLMesh configuration classes sparkmesh provides",
-        ) from error
+        raise _raised(path, error) from error
     return module
+
+
+def _raised(path: Path, error: Exception) -> ConfigError:
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if Path(f.filename) == path]
+    return ConfigError(
+        f"running config.py raised {type(error).__name__}: {error}",
+        path=path,
+        line=frames[-1].lineno if frames else None,
+        snippet=frames[-1].line if frames else None,
+        hint="config.py runs when the project loads; see the SQLMesh configuration classes sparkmesh provides",
+    )
 
 
 def _plain(value: Any) -> Any:
@@ -101,41 +102,10 @@ def _connection_type(section: ConfigSection) -> str | None:
     return match.group(1).lower() if match else None
 
 
-def _spark_gateways(gateways: Any, path: Path, warnings: list[str]) -> dict[str, Any]:
+def _gateways(gateways: Any, path: Path) -> dict[str, Any]:
     if isinstance(gateways, ConfigSection):  # SQLMesh accepts one gateway without a name
         gateways = {"default": gateways}
     if not isinstance(gateways, dict):
         raise ConfigError("config.py: gateways must be a dict of name to GatewayConfig(...)", path=path,
                           hint='write gateways={"spark": GatewayConfig(connection=SparkConnectionConfig())}')
-    kept: dict[str, Any] = {}
-    for name, gateway in gateways.items():
-        connection = gateway.fields.get("connection") if isinstance(gateway, ConfigSection) else None
-        kind = _connection_type(connection) if isinstance(connection, ConfigSection) else "spark"
-        if kind != "spark":
-            line = connection.line if isinstance(connection, ConfigSection) else ""
-            warnings.append(f"{path.name}:{line}: gateway {name!r} connects to {kind}, not Spark; sparkmesh leaves it out")
-            continue
-        kept[str(name)] = _gateway_data(gateway)
-    return kept
-
-
-def _gateway_data(gateway: Any) -> dict[str, Any]:
-    data = _plain(gateway)
-    state = data.get("state_connection")
-    if isinstance(state, dict) and state.get("type") not in _STATE_TYPES:
-        data["state_connection"] = {"type": state.get("type") or "unknown"}  # the reader warns and uses the default
-    return data
-
-
-def _fix_default_gateway(data: dict[str, Any], path: Path, line: int, warnings: list[str]) -> None:
-    gateways = data["gateways"]
-    default = data.get("default_gateway")
-    if not gateways:
-        data.pop("gateways")
-        data.pop("default_gateway", None)
-        warnings.append(f"{path.name}:{line}: no gateway connects to Spark; the local Spark session is used "
-                        "(select a Spark gateway with SPARKMESH_* settings or add one)")
-    elif default is not None and default not in gateways:
-        data["default_gateway"] = next(iter(gateways))
-        warnings.append(f"{path.name}:{line}: default gateway {default!r} is not a Spark gateway; "
-                        f"{data['default_gateway']!r} is used")
+    return {str(name): _plain(gateway) for name, gateway in gateways.items()}

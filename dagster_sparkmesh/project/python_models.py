@@ -199,6 +199,8 @@ def _import_file(path: Path, source: str, project_root: Path | None = None) -> t
     except ProjectError:
         raise
     except SyntaxError as error:
+        if Path(error.filename or "") != path:  # in a module the file imports
+            raise _import_error(path, source, error) from error
         raise ProjectError(
             f"syntax error in Python model: {error.msg}",
             path=path,

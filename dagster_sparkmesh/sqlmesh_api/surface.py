@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dagster_sparkmesh.project.python_models import model
 from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext
-from dagster_sparkmesh.sqlmesh_api.macros import macro
 from dagster_sparkmesh.sqlmesh_api.signals import signal
 
-__all__ = ["model", "macro", "signal", "ExecutionContext", "__getattr__"]
+__all__ = ["model", "signal", "ExecutionContext", "__getattr__"]
 
 _REFUSED = {
     "Context": "a project file runs inside sparkmesh; drive plans with the sparkmesh CLI or Dagster instead",
@@ -19,6 +18,10 @@ _REFUSED = {
 def __getattr__(name: str) -> object:
     if name.startswith("__"):
         raise AttributeError(name)
+    if name == "macro":  # on first use only: a model file that does not use macros never loads the macro language
+        from dagster_sparkmesh.macros import macro
+
+        return macro
     # ImportError, not AttributeError: ``from sqlmesh import X`` would replace an AttributeError's message.
     hint = _REFUSED.get(name, "supported names: model, macro, signal, ExecutionContext")
     raise ImportError(f"sqlmesh.{name} is not available in sparkmesh: {hint}", name="sqlmesh")

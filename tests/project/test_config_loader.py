@@ -128,7 +128,7 @@ def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
         ("model_defaults:\n  dialect: spark\n  crn: '@daily'\n", 3, "unknown key 'crn' in model_defaults", "did you mean cron"),
         ("model_defaults:\n  dialect: sparky\n", 2, "unknown dialect 'sparky'", "dialect"),
         ("model_defaults:\n  cron: 'every day'\n", 2, "invalid cron", "@daily"),
-        ("gateways:\n  local:\n    connection:\n      type: duckdb\n", 4, "connection type 'duckdb' is not supported", "type: spark"),
+        ("gateways:\n  local:\n    connection:\n      type: sprak\n", 4, "connection type 'sprak' is not supported", "type: spark"),
         ("gateways:\n  local:\n    connecton: {}\n", 3, "unknown key 'connecton'", "did you mean connection"),
         ("variables:\n  a: [1, 2]\n", 2, "variable 'a' must be a single value", "string"),
         ("model_defaults: [1\n", 2, "invalid YAML", "indentation"),
@@ -149,3 +149,15 @@ def test_config_errors_name_the_line(tmp_path, text, line, fragment, hint):
 def test_preview_days_is_read(tmp_path):
     assert ProjectConfig().preview_days == 1
     assert load_config(write(tmp_path, "preview_days: 3\n")).config.preview_days == 3
+
+
+def test_gateways_of_other_engines_are_left_out_with_a_warning(tmp_path):
+    text = ("gateways:\n  duck:\n    connection:\n      type: duckdb\n  spark:\n    connection:\n      type: spark\n"
+            "      master: local[1]\ndefault_gateway: duck\n")
+    loaded = load_config(write(tmp_path, text))
+
+    assert list(loaded.config.gateways) == ["spark"] and loaded.config.connection.master == "local[1]"
+    assert loaded.warnings == (
+        "config.yaml:3: gateway 'duck' connects to duckdb, not Spark; left out",
+        "config.yaml:1: default_gateway 'duck' is not a Spark gateway; 'spark' is used",
+    )

@@ -78,3 +78,10 @@ def test_bad_config_py_is_a_clear_error(tmp_path: Path, config_py: str, line: in
         load_config(_project(tmp_path, config_py))
     assert message in str(error.value)
     assert error.value.path == tmp_path / "config.py" and error.value.line == line
+
+
+def test_a_syntax_error_in_an_imported_helper_is_reported_at_the_import(tmp_path: Path) -> None:
+    (tmp_path / "settings_helper_13.py").write_text("def broken(:\n")
+    with pytest.raises(ConfigError) as error:
+        load_config(_project(tmp_path, "import settings_helper_13\n"))
+    assert "running config.py raised SyntaxError" in str(error.value) and error.value.line == 2
