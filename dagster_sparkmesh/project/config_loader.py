@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import difflib
 import os
-import re
 from collections.abc import Callable, Iterator
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import sqlglot
 import yaml
 from croniter import croniter
 from pydantic import ValidationError
-from sqlalchemy.engine import URL
 
 from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.project.config import (
@@ -30,12 +29,15 @@ from dagster_sparkmesh.project.config import (
     StateConnection,
 )
 from dagster_sparkmesh.project.config_python import read_python_config
+from dagster_sparkmesh.project.config_values import postgres_url as _postgres_url
+from dagster_sparkmesh.project.config_values import spark_conf_text as _spark_conf_text
+from dagster_sparkmesh.project.config_values import substitute_env_vars as _substitute_env_vars
 from dagster_sparkmesh.project.connection_overrides import apply_connection_overrides
+from dagster_sparkmesh.project.sqlmesh_overrides import Overrides, deep_merge, read_overrides
 from dagster_sparkmesh.records import Record
 
 CONFIG_FILES = ("config.yaml", "config.yml")
 PYTHON_CONFIG = "config.py"
-_ENV_VAR = re.compile(r"""\{\{\s*env_var\(\s*(['"])(\w+)\1\s*(?:,\s*(['"])(.*?)\3\s*)?\)\s*\}\}""")
 _CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly", "@annually", "@midnight"})
 
 # SQLMesh settings that do not apply to sparkmesh: accepted with a warning.
@@ -68,21 +70,32 @@ class LoadedConfig(Record):
     warnings: tuple[str, ...] = ()
 
 
-def load_config(project_path: Path) -> LoadedConfig:
-    """``config.yaml`` (defaults without one), then the ``SPARKMESH_SPARK_*`` environment overrides."""
-    loaded = _load_config_file(project_path)
+def load_config(project_path: Path, *, gateway: str | None = None) -> LoadedConfig:
+    """The project's config (``config.py`` and/or ``config.yaml``), SQLMesh's personal overlay and ``SQLMESH__``
+    variables over it, ``gateway`` selected (as ``sqlmesh --gateway``), then the ``SPARKMESH_SPARK_*`` overrides."""
+    loaded = _load_config_file(project_path, read_overrides(os.environ))
+    if gateway is not None:
+        loaded = loaded.model_copy(update={"config": _select_gateway(loaded.config, gateway, project_path)})
     config = apply_connection_overrides(loaded.config, os.environ)
     return loaded if config is loaded.config else loaded.model_copy(update={"config": config})
 
 
-def _load_config_file(project_path: Path) -> LoadedConfig:
+def _select_gateway(config: ProjectConfig, gateway: str, project_path: Path) -> ProjectConfig:
+    if gateway not in config.gateways:
+        raise ConfigError(f"gateway {gateway!r} is not among the Spark gateways ({', '.join(config.gateways)})",
+                          path=project_path, hint="name a gateway of the project, of ~/.sqlmesh/config.yaml or of SQLMESH__GATEWAYS__...")
+    return config.model_copy(update={"default_gateway": gateway})
+
+
+def _load_config_file(project_path: Path, overrides: Overrides) -> LoadedConfig:
     path = next((project_path / name for name in CONFIG_FILES if (project_path / name).is_file()), None)
-    if (project_path / PYTHON_CONFIG).is_file():
-        return _load_python_config(project_path / PYTHON_CONFIG, path)
-    if path is None:
-        return LoadedConfig(config=ProjectConfig())
-    reader = _ConfigReader(path, _read_text(path))
-    return LoadedConfig(config=reader.read(), warnings=tuple(reader.warnings))
+    python_path = project_path / PYTHON_CONFIG
+    if not python_path.is_file() and not overrides.data:
+        if path is None:
+            return LoadedConfig(config=ProjectConfig())
+        reader = _ConfigReader(path, _read_text(path))
+        return LoadedConfig(config=reader.read(), warnings=tuple(reader.warnings))
+    return _load_layers(python_path if python_path.is_file() else None, path, overrides, project_path)
 
 
 def _read_text(path: Path) -> str:
@@ -96,19 +109,44 @@ def _read_text(path: Path) -> str:
         ) from None
 
 
-def _load_python_config(path: Path, yaml_path: Path | None) -> LoadedConfig:
-    """``config.py`` through the YAML reader (one set of checks); with a config.yaml too, config.py's keys win."""
-    loaded = read_python_config(path)
-    data, warnings = dict(loaded.data), []
+def _load_layers(python_path: Path | None, yaml_path: Path | None, overrides: Overrides, project_path: Path) -> LoadedConfig:
+    """config.yaml, config.py over it, then SQLMesh's overrides, read as one by the YAML reader (one set of checks).
+
+    The text the reader sees is generated, so its messages name the file and the line of config.py's
+    ``Config(...)`` (line 1 of config.yaml), and say which overrides took part.
+    """
+    data: dict[str, Any] = {}
+    warnings: list[str] = []
+    line = 1
     if yaml_path is not None:
-        base = yaml.safe_load(_substitute_env_vars(_read_text(yaml_path), yaml_path)) or {}
-        if not isinstance(base, dict):
-            raise ConfigError(f"{yaml_path.name} must be a mapping", path=yaml_path, hint="write key: value pairs")
-        data = {**base, **data}
-        warnings.append(f"{yaml_path.name} and {path.name} both exist: {path.name}'s settings override")
-    reader = _ConfigReader(path, yaml.safe_dump(data, sort_keys=False), line=loaded.line)
-    config = reader.read()
+        data = _yaml_data(yaml_path)
+    if python_path is not None:
+        loaded = read_python_config(python_path)
+        if yaml_path is not None:
+            warnings.append(f"{yaml_path.name} and {python_path.name} both exist: {python_path.name}'s settings override")
+        data, line = {**data, **loaded.data}, loaded.line
+    data = deep_merge(data, overrides.data)
+    source = python_path or yaml_path or project_path / CONFIG_FILES[0]
+    reader = _ConfigReader(source, yaml.safe_dump(data, sort_keys=False), line=line)
+    try:
+        config = reader.read()
+    except ConfigError as error:
+        if overrides.sources:
+            error.message += f" (with the overrides of {', '.join(overrides.sources)})"
+        raise
     return LoadedConfig(config=config, warnings=tuple(warnings + reader.warnings))
+
+
+def _yaml_data(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(_substitute_env_vars(_read_text(path), path)) or {}
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        raise ConfigError(f"invalid YAML: {error}", path=path, line=mark.line + 1 if mark else None,
+                          hint="check indentation and quoting") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path.name} must be a mapping", path=path, hint="write key: value pairs")
+    return {str(key).lower(): value for key, value in data.items()}
 
 
 class _ConfigReader:
@@ -304,45 +342,6 @@ class _ConfigReader:
                 raise self._error(value_node, f"variable {key!r} must be a single value", "use a string, number or boolean")
             result[key] = value
         return result
-
-
-def _postgres_url(values: dict[str, object]) -> str:
-    url = URL.create(
-        "postgresql+psycopg2",
-        username=_optional_text(values.get("user")),
-        password=_optional_text(values.get("password")),
-        host=_optional_text(values.get("host")) or "localhost",
-        port=int(values["port"]) if values.get("port") is not None else None,  # type: ignore[call-overload]
-        database=_optional_text(values.get("database")),
-    )
-    return url.render_as_string(hide_password=False)
-
-
-def _optional_text(value: object) -> str | None:
-    return None if value is None else str(value)
-
-
-def _spark_conf_text(value: object) -> str:
-    # Spark configuration values are strings; YAML turns true/1 into bool/int.
-    return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def _substitute_env_vars(text: str, path: Path) -> str:
-    def replace(match: re.Match[str]) -> str:
-        name, default = match.group(2), match.group(4)
-        value = os.environ.get(name, default)
-        if value is None:
-            line = text.count("\n", 0, match.start()) + 1
-            raise ConfigError(
-                f"environment variable {name} is not set",
-                path=path,
-                line=line,
-                snippet=match.group(),
-                hint=f"set {name} or give a default: env_var('{name}', 'value')",
-            )
-        return value
-
-    return _ENV_VAR.sub(replace, text) if "env_var" in text else text
 
 
 def _ttl(reader: _ConfigReader, node: yaml.Node) -> str:

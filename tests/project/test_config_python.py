@@ -14,6 +14,7 @@ IMPORTS = "from sqlmesh.core.config import *\n"
 
 
 def _project(tmp_path: Path, config_py: str, config_yaml: str | None = None) -> Path:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "config.py").write_text(IMPORTS + config_py)
     if config_yaml is not None:
         (tmp_path / "config.yaml").write_text(config_yaml)
@@ -85,3 +86,47 @@ def test_a_syntax_error_in_an_imported_helper_is_reported_at_the_import(tmp_path
     with pytest.raises(ConfigError) as error:
         load_config(_project(tmp_path, "import settings_helper_13\n"))
     assert "running config.py raised SyntaxError" in str(error.value) and error.value.line == 2
+
+
+def _overlay(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(text)
+
+
+def test_a_spark_gateway_from_the_personal_overlay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SQLMESH_HOME", str(tmp_path / "home"))
+    _overlay(tmp_path / "home", "gateways:\n  cluster:\n    connection:\n      type: spark\n      master: local[1]\n"
+                                "default_gateway: cluster\n")
+    project = _project(tmp_path / "p", "config = Config(gateways={'duck': GatewayConfig(connection=DuckDBConnectionConfig())},"
+                                       " default_gateway='duck')\n")
+    loaded = load_config(project)
+
+    assert loaded.config.default_gateway == "cluster" and loaded.config.connection.master == "local[1]"
+    assert any("gateway 'duck' connects to duckdb" in warning for warning in loaded.warnings)
+
+
+def test_sqlmesh_environment_variables_set_nested_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SQLMESH_HOME", str(tmp_path / "no_home"))
+    monkeypatch.setenv("SQLMESH__GATEWAYS__SPARK__CONNECTION__TYPE", "spark")
+    monkeypatch.setenv("SQLMESH__GATEWAYS__SPARK__CONNECTION__CONNECT_PORT", "15099")
+    monkeypatch.setenv("SQLMESH__VARIABLES__LIMIT", "3")
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "config.yaml").write_text("gateways:\n  duck:\n    connection:\n      type: duckdb\nvariables:\n  a: 1\n")
+    loaded = load_config(tmp_path / "p", gateway="spark")
+
+    assert loaded.config.connection.connect_port == 15099 and loaded.config.default_gateway == "spark"
+    assert loaded.config.variables == {"a": 1, "limit": 3}
+
+
+def test_an_error_names_the_overrides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SQLMESH_HOME", str(tmp_path / "no_home"))
+    monkeypatch.setenv("SQLMESH__MODEL_DEFAULTS__CRON", "every day")
+    (tmp_path / "p").mkdir()
+    with pytest.raises(ConfigError, match="with the overrides of SQLMESH__MODEL_DEFAULTS__CRON"):
+        load_config(tmp_path / "p")
+
+
+def test_an_unknown_gateway_selection_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text("model_defaults:\n  dialect: spark\n")
+    with pytest.raises(ConfigError, match="gateway 'nope' is not among the Spark gateways"):
+        load_config(tmp_path, gateway="nope")

@@ -1,0 +1,52 @@
+"""Value conversions of the config reader: ``env_var`` substitution, PostgreSQL URLs, Spark configuration text."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from sqlalchemy.engine import URL
+
+from dagster_sparkmesh.errors import ConfigError
+
+_ENV_VAR = re.compile(r"""\{\{\s*env_var\(\s*(['"])(\w+)\1\s*(?:,\s*(['"])(.*?)\3\s*)?\)\s*\}\}""")
+
+
+def postgres_url(values: dict[str, object]) -> str:
+    url = URL.create(
+        "postgresql+psycopg2",
+        username=_optional_text(values.get("user")),
+        password=_optional_text(values.get("password")),
+        host=_optional_text(values.get("host")) or "localhost",
+        port=int(values["port"]) if values.get("port") is not None else None,  # type: ignore[call-overload]
+        database=_optional_text(values.get("database")),
+    )
+    return url.render_as_string(hide_password=False)
+
+
+def _optional_text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def spark_conf_text(value: object) -> str:
+    # Spark configuration values are strings; YAML turns true/1 into bool/int.
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def substitute_env_vars(text: str, path: Path) -> str:
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(2), match.group(4)
+        value = os.environ.get(name, default)
+        if value is None:
+            line = text.count("\n", 0, match.start()) + 1
+            raise ConfigError(
+                f"environment variable {name} is not set",
+                path=path,
+                line=line,
+                snippet=match.group(),
+                hint=f"set {name} or give a default: env_var('{name}', 'value')",
+            )
+        return value
+
+    return _ENV_VAR.sub(replace, text) if "env_var" in text else text
