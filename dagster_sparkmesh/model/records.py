@@ -32,6 +32,14 @@ class AuditCall(Record):
         return self.name.removesuffix("_non_blocking")
 
 
+class SignalCall(Record):
+    """A signal gating a model's intervals: ``one_week_ago()`` or ``random_signal(threshold := 0.5)``."""
+
+    name: str
+    args: tuple[tuple[str, str], ...] = ()
+    """(argument name, value as JSON text) pairs, in the order written."""
+
+
 class AuditDefinition(Record):
     """A custom audit from ``audits/*.sql``: a query returning the offending rows."""
 
@@ -81,6 +89,8 @@ class Model(Record):
     """Declared (column, Spark type) pairs, in order."""
     column_descriptions: tuple[tuple[str, str], ...] = ()
     audits: tuple[AuditCall, ...] = ()
+    signals: tuple[SignalCall, ...] = ()
+    """Signals that say which intervals are ready to compute (``signals/``); metadata, not data."""
     enabled: bool = True
 
     depends_on: frozenset[str] = frozenset()

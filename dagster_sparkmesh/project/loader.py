@@ -20,6 +20,7 @@ from dagster_sparkmesh.project.cache import RecordCache, cache_dir, cache_salt
 from dagster_sparkmesh.project.config import ProjectConfig
 from dagster_sparkmesh.project.config_loader import load_config
 from dagster_sparkmesh.project.records import Project
+from dagster_sparkmesh.project.signals import check_signal_names
 from dagster_sparkmesh.project.sql_model import ParsedSqlModel, TableReference, parse_sql_model
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 
@@ -39,6 +40,7 @@ def load_project(path: Path | str, *, use_cache: bool = True) -> Project:
     models = {name: _with_seed(model) for name, model in models.items()}
     externals = _optional("externals", "load_external_models", project_path, default={})
     models = dag.drop_disabled(models, references)
+    check_signal_names(project_path, models.values())
     dag.check_references(models, references, externals)
     ordered = {name: models[name] for name in dag.topological_order(models)}
     unit_tests = _optional("unit_tests", "load_unit_tests", project_path, default=())

@@ -24,12 +24,12 @@ from dagster_sparkmesh.project.externals import spark_type
 
 SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
-    column_descriptions dialect pre_statements post_statements references is_sql blueprints""".split()
+    column_descriptions dialect pre_statements post_statements references is_sql blueprints signals""".split()
 )
 IGNORED_ARGUMENTS = frozenset(
     """stamp interval_unit physical_properties virtual_properties storage_format table_format clustered_by
     allow_partials optimize_query validate_query formatting gateway cron_tz ignored_rules on_virtual_update
-    session_properties signals retention lookback physical_version""".split()
+    session_properties retention lookback physical_version""".split()
 )
 """Accepted for SQLMesh projects, without effect here (see the README's table of SQLMesh APIs)."""
 

@@ -32,6 +32,7 @@ from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.externals import normalize_table_name
 from dagster_sparkmesh.project.python_dependencies import model_dependencies
 from dagster_sparkmesh.project.python_model_options import IGNORED_ARGUMENTS, SUPPORTED_ARGUMENTS, Where
+from dagster_sparkmesh.project.signals import signal_calls
 from dagster_sparkmesh.sqlmesh_api.importer import project_imports
 
 SPEC_ATTRIBUTE = "__sparkmesh_model__"
@@ -105,6 +106,7 @@ def load_python_model(path: Path, defaults: ModelDefaults, project_root: Path | 
         columns=python_model_options.columns(options.get("columns"), where, dialect),
         depends_on=model_dependencies(function, module, tree, options.get("depends_on"), path, spec.line),
         audits=_audits(options.get("audits"), where),
+        signals=signal_calls(options.get("signals"), path=path, line=spec.line),
         pre_statements=python_model_options.statements("pre_statements", options.get("pre_statements"), where, dialect),
         post_statements=python_model_options.statements("post_statements", options.get("post_statements"), where, dialect),
         **_scalar_options(options, where, defaults),

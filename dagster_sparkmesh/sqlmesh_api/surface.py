@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dagster_sparkmesh.project.python_models import model
 from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext
-from dagster_sparkmesh.sqlmesh_api.signals import signal
+from dagster_sparkmesh.sqlmesh_api.signals import DatetimeRanges, signal
 
-__all__ = ["model", "signal", "ExecutionContext", "__getattr__"]
+__all__ = ["model", "signal", "DatetimeRanges", "ExecutionContext", "__getattr__"]
 
 _REFUSED = {
     "Context": "a project file runs inside sparkmesh; drive plans with the sparkmesh CLI or Dagster instead",
