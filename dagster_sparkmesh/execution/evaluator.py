@@ -43,8 +43,6 @@ class ModelTarget:
     """The preflight verified the time column already; else it is verified before the model's first write."""
     versions: Mapping[str, str] = field(default_factory=dict)
     """Model name → the version the environment reads: where the parents' recorded intervals are looked up."""
-    rebuild: bool = False
-    """Replace the table instead of merging into it (unique-key and SCD type 2 models computed from their start)."""
 
     @property
     def table(self) -> str:
@@ -202,6 +200,9 @@ def _write_unique_key(
     rows = None
     if not ctx.engine.table_exists(target.table):  # a new table: the upsert is all the rows
         rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
+    if rows is None and not ctx.state.get_intervals(target.model.name, target.version):
+        # Nothing of the table counts (restated whole, or written from incomplete inputs): build it as new.
+        rows = ctx.engine.replace_full(target.table, query)
     if rows is None:
         rows = ctx.engine.upsert_by_key(target.table, query, list(target.model.kind.unique_key))
     return rows, _commit(ctx, target, target.intervals, incomplete)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
 from dagster_sparkmesh.errors import PlanError, SparkMeshError
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS, SCD_TYPE_2_KINDS
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.dates import parse_datetime, parse_ttl
 from dagster_sparkmesh.plan.definition import DirectChange, Plan
@@ -38,6 +38,8 @@ from dagster_sparkmesh.plan.intervals import (
     subtract,
     with_lookback,
 )
+from dagster_sparkmesh.plan.restatements import RestatementInputs, effective_from_ranges, restated_by_user, union
+from dagster_sparkmesh.plan.restatements import restatements as restatement_ranges
 from dagster_sparkmesh.plan.previews import preview_from, preview_range, preview_version, previewed_models
 from dagster_sparkmesh.plan.versions import Decision, VersionContext, decide
 from dagster_sparkmesh.project.records import Project
@@ -53,8 +55,6 @@ from dagster_sparkmesh.snapshot.records import (
 from dagster_sparkmesh.state.reader import StateReader
 
 DateLike = str | date | datetime
-# Kinds that cannot rewrite a time range: restating them restates the whole table.
-_WHOLE_TABLE_KINDS = frozenset({"FULL", "VIEW", "SEED", "INCREMENTAL_BY_UNIQUE_KEY"}) | SCD_TYPE_2_KINDS
 # Kinds computed as a whole: when one interval is missing, the plan lists every interval of the model.
 _REBUILT_KINDS = frozenset({"FULL", "VIEW", "SEED"})
 
@@ -123,9 +123,13 @@ def build_plan(
     previews, windows = _previews(state, environment, decisions, windows, held_back, begin)
     versions = {name: previews.versions.get(name, d.snapshot.version) for name, d in decisions.items()}
     recorded = _recorded(state, decisions, versions)
-    restatements, notes = _restatements(project, models, decisions, windows, recorded, restate_models)
+    spans = {name: Interval(start=w.start, end=w.end) for name, w in windows.items()}
+    seeds = restated_by_user(models, spans, restate_models)
     if effective_from is not None:
-        restatements.update(_effective_from(decisions, windows, effective_from, environment, execution_time))
+        start_at = parse_datetime(effective_from, now=execution_time)
+        seeds = union(seeds, effective_from_ranges(decisions, spans, start_at, environment, effective_from))
+    inputs = RestatementInputs(models, spans, recorded, _shared_with_prod(state, environment, versions))
+    restatements, notes = restatement_ranges(inputs, seeds)
     missing = _missing(models, windows, recorded, restatements)
     if held_back:
         missing, unselected_notes = _without_held_back(missing, held_back)
@@ -227,36 +231,6 @@ def _without_held_back(
         for name in sorted(held_back & missing.keys())
     ]
     return {n: i for n, i in missing.items() if n not in held_back}, notes
-
-
-def _effective_from(
-    decisions: dict[str, Decision],
-    windows: dict[str, _Window],
-    effective_from: DateLike,
-    environment: str,
-    now: datetime,
-) -> dict[str, Interval]:
-    """Forward-only models restate ``[effective_from, end)`` in prod; elsewhere their table is shared, so nothing."""
-    forward_only = [
-        name
-        for name, d in decisions.items()
-        if d.status in ("direct", "indirect") and d.snapshot.change_category == ChangeCategory.FORWARD_ONLY
-    ]
-    if not forward_only:
-        raise PlanError(
-            "--effective-from applies to forward-only changes, and this plan has none",
-            snippet=f"--effective-from {effective_from}",
-            hint="plan with --forward-only, or drop --effective-from",
-        )
-    start = parse_datetime(effective_from, now=now)
-    if environment != PROD:
-        return {}
-    return {
-        name: Interval(start=max(start, windows[name].start), end=windows[name].end)
-        for name in forward_only
-        if name in windows and max(start, windows[name].start) < windows[name].end
-        and decisions[name].model.kind.name in MATERIALIZED_KINDS
-    }
 
 
 def _identifier(text: str, what: str) -> str:
@@ -374,41 +348,12 @@ def _recorded(
     }
 
 
-def _restatements(
-    project: Project,
-    models: dict[str, Model],
-    decisions: dict[str, Decision],
-    windows: dict[str, _Window],
-    recorded: dict[str, list[Interval]],
-    names: Iterable[str],
-) -> tuple[dict[str, Interval], list[str]]:
-    targets = _restatement_targets(project, models, names)
-    restatements: dict[str, Interval] = {}
-    notes: list[str] = []
-    for name in (n for n in models if n in targets and n in recorded):
-        model = models[name]
-        if getattr(model.kind, "disable_restatement", False):
-            notes.append(f"{name} not restated: its kind sets disable_restatement")
-            continue
-        expected = expected_intervals(model.cron, windows[name].start, windows[name].end)
-        whole = model.kind.name in _WHOLE_TABLE_KINDS
-        span = merge(expected + recorded[name]) if whole else merge(expected)
-        if span:
-            restatements[name] = Interval(start=span[0].start, end=span[-1].end)
-    return restatements, notes
-
-
-def _restatement_targets(project: Project, models: dict[str, Model], names: Iterable[str]) -> set[str]:
-    targets: set[str] = set()
-    for name in names:
-        if name not in models:
-            raise PlanError(
-                f"cannot restate unknown model {name!r}",
-                snippet=name,
-                hint=f"restate one of the project's models ({', '.join(sorted(models)[:10])}...)",
-            )
-        targets |= {name} | project.descendants(name)
-    return targets
+def _shared_with_prod(state: StateReader, environment: str, versions: dict[str, str]) -> frozenset[str]:
+    if environment == PROD:
+        return frozenset()
+    prod = state.get_environment(PROD)
+    prod_versions = {(s.name, s.version) for s in prod.snapshots} if prod else set()
+    return frozenset(name for name, version in versions.items() if (name, version) in prod_versions)
 
 
 def _missing(
@@ -419,10 +364,13 @@ def _missing(
 ) -> dict[str, tuple[Interval, ...]]:
     missing: dict[str, tuple[Interval, ...]] = {}
     for name in (n for n in models if n in recorded):
-        done = recorded[name]
+        done, window = recorded[name], windows[name]
         if name in restatements:
-            done = remove_range(done, restatements[name])
-        todo = _missing_for(models[name], windows[name], done)
+            restated = restatements[name]
+            done = remove_range(done, restated)
+            # What is restated is computed again, also where it reaches past the plan's window (a lookback child).
+            window = dataclasses.replace(window, start=min(window.start, restated.start), end=max(window.end, restated.end))
+        todo = _missing_for(models[name], window, done)
         if todo:
             missing[name] = tuple(todo)
     return missing

@@ -120,7 +120,7 @@ def _indirect(
         category, version = ChangeCategory.FORWARD_ONLY, base.version
     elif any(_breaks_children(decided[p]) for p in model.depends_on if p in decided):
         category, version = ChangeCategory.INDIRECT_BREAKING, new_version(model.name, model.fingerprint)
-    elif _is_plain_view(model):
+    elif _is_plain_view(model) and _parent_tables_changed(model, decided, ctx):
         # A view's rows are its parents' tables read now: it must read the new ones, so it gets a view of its own
         # (creating one costs nothing), and the old version keeps reading the tables its environments still use.
         category, version = ChangeCategory.INDIRECT_NON_BREAKING, new_version(model.name, model.fingerprint)
@@ -131,6 +131,14 @@ def _indirect(
 
 def _is_plain_view(model: Model) -> bool:
     return model.kind.name == "VIEW" and not getattr(model.kind, "materialized", False)
+
+
+def _parent_tables_changed(model: Model, decided: dict[str, Decision], ctx: VersionContext) -> bool:
+    """Whether a parent gets another table than the base environment's (a forward-only parent keeps its own)."""
+    return any(
+        p in decided and (p not in ctx.base or decided[p].snapshot.version != ctx.base[p].version)
+        for p in model.depends_on
+    )
 
 
 def _breaks_children(parent: Decision) -> bool:
