@@ -10,13 +10,12 @@ from __future__ import annotations
 import getpass
 import json
 import socket
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import datetime
 
 import dagster as dg
 
-from dagster_sparkmesh.dagster.events import check_results, materialize_result
-from dagster_sparkmesh.dagster.lineage import column_lineage
+from dagster_sparkmesh.dagster.events import check_results
 from dagster_sparkmesh.dagster.partitions import to_interval
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
 from dagster_sparkmesh.dagster.specs import (
@@ -24,12 +23,13 @@ from dagster_sparkmesh.dagster.specs import (
     SpecGroup,
     build_sparkmesh_specs,
 )
+from dagster_sparkmesh.dagster.step_report import StepReport
+from dagster_sparkmesh.dagster.run_log import step_started
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.execution.abort import ApplyAborted, run_until_stopped
 from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
 from dagster_sparkmesh.execution.evaluator import audit_results_of
-from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.project.records import Project
 
 
@@ -88,27 +88,30 @@ def run_group(
     model_by_key = specs.model_by_key
     names = [model_by_key[key] for key in context.selected_asset_keys if key in model_by_key]
     start, end = _window(context)
+    partitions = list(context.partition_keys) if start is not None else []
     ctx = sparkmesh.open_context(specs.environment, project)
+    report = StepReport(context, ctx, project, specs, translator, partitions)
     try:
-        context.log.info(f"sparkmesh: {len(names)} model(s) over [{start}, {end}) in {specs.environment}")
+        context.log.info(step_started(names, specs.environment, partitions))
         results = run_until_stopped(
-            lambda stop: run_models(ctx, names, start, end, on_model_done=lambda r: _log_done(context, r), should_stop=stop),
+            lambda stop: run_models(ctx, names, start, end, on_model_done=report.log_done, should_stop=stop),
             interrupts=(dg.DagsterExecutionInterruptedError, KeyboardInterrupt),
             on_stop=lambda: context.log.warning("sparkmesh: run terminated; stopping after the models in progress"),
         )
+        # Events while Spark is still open: row counts per partition and re-evaluated checks read the tables.
+        yield from report.events(results)
     except ApplyAborted as aborted:
-        yield from _events(context, project, specs, translator, aborted.results)
+        yield from report.events(aborted.results)
         _record_aborted(context, ctx, aborted)
         raise dg.DagsterExecutionInterruptedError(str(aborted)) from aborted
     except BackfillFailed as failure:
-        yield from _events(context, project, specs, translator, failure.results)
+        yield from report.events(failure.results)
         yield from _failed_checks(context, specs, failure)
         raise _step_failure(failure) from failure
     except SparkMeshError as error:
         raise dg.Failure(description=str(error), metadata={"error": type(error).__name__}) from error
     finally:
         ctx.close()
-    yield from _events(context, project, specs, translator, results)
 
 
 def _record_aborted(context: dg.AssetExecutionContext, ctx, aborted: ApplyAborted) -> None:
@@ -131,52 +134,6 @@ def _window(context: dg.AssetExecutionContext) -> tuple[datetime | None, datetim
         return None, None
     interval = to_interval(context.partition_time_window)
     return interval.start, interval.end
-
-
-def _log_done(context: dg.AssetExecutionContext, result: ModelRunResult) -> None:
-    if result.skipped:
-        context.log.info(f"{result.model}: up to date (version {result.version})")
-    else:
-        context.log.info(
-            f"{result.model}: {len(result.intervals)} interval(s), {result.rows_written} row(s) in {result.duration_seconds}s"
-        )
-
-
-def _events(
-    context: dg.AssetExecutionContext,
-    project: Project,
-    specs: SparkMeshSpecs,
-    translator: SparkMeshTranslator,
-    results: Sequence[ModelRunResult],
-) -> Iterator[dg.MaterializeResult | dg.AssetCheckResult]:
-    selected_checks = set(context.selected_asset_check_keys)
-    for result in results:
-        if result.failed_blocking_audits:
-            continue
-        key = specs.key_by_model[result.model]
-        yield materialize_result(result, key, _lineage(project, specs, translator, result.model))
-        yield from check_results(result.audits, specs.check_keys.get(result.model, ()), selected_checks)
-
-
-def _lineage(
-    project: Project, specs: SparkMeshSpecs, translator: SparkMeshTranslator, name: str
-) -> dg.TableColumnLineage | None:
-    model = project.models[name]
-    if model.source != "sql":
-        return None
-    parents = {
-        parent: (project.models.get(parent) or project.external_models[parent]).columns
-        for parent in model.depends_on
-        if parent in project.models or parent in project.external_models
-    }
-    externals = project.external_models
-
-    def key_for(table: str) -> dg.AssetKey | None:
-        if table in externals:
-            return translator.get_asset_key(externals[table])
-        return specs.key_by_model.get(table)
-
-    return column_lineage(model.query, parents, key_for)
 
 
 def _failed_checks(

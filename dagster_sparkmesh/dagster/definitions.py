@@ -14,10 +14,10 @@ from pathlib import Path
 import dagster as dg
 
 from dagster_sparkmesh.dagster.assets import sparkmesh_assets
-from dagster_sparkmesh.dagster.promotion import promotion_asset
+from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_key
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
 from dagster_sparkmesh.dagster.sensor import ReloadTarget, plan_with_state, sparkmesh_git_sensor
-from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs, dagster_name
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.project.records import Project
 
@@ -66,11 +66,15 @@ def build_sparkmesh_definitions(
     reload: ReloadTarget | None = None,
     sensor_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED,
     promotion_condition: dg.AutomationCondition | None = None,
+    automation_sensor_status: dg.DefaultSensorStatus | None = dg.DefaultSensorStatus.RUNNING,
 ) -> dg.Definitions:
     """Everything Dagster needs to run ``project_dir`` into ``environment``.
 
     ``reload``: the webserver and code location name the git sensor asks to reload after a new commit.
     ``retry_policy``: Dagster's retry policy for the model assets' steps (none by default).
+    ``automation_sensor_status``: the automation sensor that evaluates the promotion asset's condition (and any
+    model's, from ``SparkMeshTranslator.get_automation_condition``) starts running by default, so the promotion
+    happens without a setting to find in the UI; None ships no sensor (when yours already targets these assets).
     """
     sm_project = project_dir if isinstance(project_dir, SparkMeshProject) else SparkMeshProject(project_dir)
     project = sm_project.project
@@ -85,8 +89,22 @@ def build_sparkmesh_definitions(
         *specs.external_specs,
         promotion_asset(project, specs, automation_condition=promotion_condition),
     ]
-    sensors = [_sensor(sm_project, environment, translator, resource, reload, sensor_status)] if sensor else []
+    sensors: list[dg.SensorDefinition] = [_sensor(sm_project, environment, translator, resource, reload, sensor_status)] if sensor else []
+    if automation_sensor_status is not None:
+        sensors.append(automation_sensor(specs, automation_sensor_status))
     return dg.Definitions(assets=assets, sensors=sensors, resources={RESOURCE_KEY: resource})
+
+
+def automation_sensor(specs: SparkMeshSpecs, status: dg.DefaultSensorStatus) -> dg.AutomationConditionSensorDefinition:
+    """Dagster evaluates automation conditions only in an automation sensor; this one covers sparkmesh's assets."""
+    conditioned = [spec.key for spec in specs.model_specs if spec.automation_condition is not None]
+    return dg.AutomationConditionSensorDefinition(
+        name=f"sparkmesh_{dagster_name(specs.environment)}_automation",
+        target=dg.AssetSelection.assets(promotion_key(specs.environment), *conditioned),
+        default_status=status,
+        description=f"Promotes `{specs.environment}` once every upstream partition is materialized "
+        "(the promotion asset's automation condition).",
+    )
 
 
 def _sensor(

@@ -12,17 +12,23 @@ from dagster_sparkmesh.snapshot.naming import physical_table
 
 
 def materialize_result(
-    result: ModelRunResult, key: dg.AssetKey, lineage: dg.TableColumnLineage | None = None
+    result: ModelRunResult,
+    key: dg.AssetKey,
+    lineage: dg.TableColumnLineage | None = None,
+    *,
+    row_count: int | None = None,
 ) -> dg.MaterializeResult:
+    """The event of a computed model. In a ranged run Dagster copies it onto every partition of the range, so it
+    holds only what is true of each: rows per partition and the range's total are added per partition
+    (``StepReport``). ``row_count``: the rows of an unpartitioned table."""
     metadata: dict[str, Any] = {
         "sparkmesh/version": result.version,
         "sparkmesh/physical_table": result.physical_table or physical_table(result.model, result.version),
-        "sparkmesh/skipped": result.skipped,
         "sparkmesh/duration_seconds": result.duration_seconds,
         "sparkmesh/intervals": len(result.intervals),
     }
-    if not result.skipped:
-        metadata["sparkmesh/rows_written"] = result.rows_written
+    if row_count is not None:
+        metadata["dagster/row_count"] = row_count
     interval = result.range
     if interval is not None:
         metadata["sparkmesh/range"] = f"[{interval.start.isoformat()}, {interval.end.isoformat()})"
@@ -42,8 +48,10 @@ def check_results(
             yield check_result(audit, key)
 
 
-def check_result(audit: AuditResult, key: dg.AssetCheckKey) -> dg.AssetCheckResult:
+def check_result(audit: AuditResult, key: dg.AssetCheckKey, note: str | None = None) -> dg.AssetCheckResult:
     metadata: dict[str, Any] = {"failing_rows": audit.failing_rows, "query": dg.MetadataValue.md(f"```sql\n{audit.query}\n```")}
+    if note:
+        metadata["sparkmesh/evaluated_on"] = note
     if audit.sample:
         metadata["sample"] = dg.MetadataValue.md(_rows_as_markdown(audit.sample))
     return dg.AssetCheckResult(

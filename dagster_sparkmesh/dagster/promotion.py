@@ -59,18 +59,29 @@ def promotion_asset(
         try:
             result = promote(ctx)
         except MissingIntervals as missing:
-            raise dg.Failure(
-                description=str(missing),
-                metadata={"missing_intervals": dg.MetadataValue.json(missing.missing)},
-            ) from missing
+            # A refusal is an answer, not a crash: `from None` keeps the core's stack out of the run log.
+            raise refusal(missing) from None
         except SparkMeshError as error:
-            raise dg.Failure(description=str(error)) from error
+            raise dg.Failure(description=str(error), metadata={"error": type(error).__name__}) from None
         finally:
             ctx.close()
         context.log.info(f"promoted {environment}: {len(result.views)} view(s) changed")
         return dg.MaterializeResult(metadata=promotion_metadata(result))
 
     return _promote
+
+
+def refusal(missing: MissingIntervals) -> dg.Failure:
+    """The step failure of an early promotion: which models, which gap, what to do; no view was changed."""
+    return dg.Failure(
+        description=str(missing),
+        metadata={
+            "models": dg.MetadataValue.json(sorted(missing.missing)),
+            "missing_intervals": dg.MetadataValue.json(missing.missing),
+            "what_to_do": missing.hint or "",
+        },
+        allow_retries=False,
+    )
 
 
 def promotion_metadata(result: PromotionResult) -> dict[str, object]:

@@ -7,13 +7,14 @@ run assets of one partitions definition in a single run, and within it our sched
 
 from __future__ import annotations
 
-import hashlib
 import re
+from collections import Counter
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import dagster as dg
 
+from dagster_sparkmesh.dagster.column_schema import Columns, derive_column_schemas
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import AuditCall, AuditDefinition, Model
@@ -42,6 +43,8 @@ class SparkMeshSpecs:
     """Model name → asset key, for every model asset."""
     check_keys: Mapping[str, tuple[dg.AssetCheckKey, ...]] = field(default_factory=dict)
     """Model name → the check key of each of its audits, in the order of ``Model.audits``."""
+    derived_columns: Mapping[str, Columns] = field(default_factory=dict)
+    """SQL models without declared columns → the columns sqlglot derived for them (``column_schema``)."""
 
     @property
     def model_by_key(self) -> dict[dg.AssetKey, str]:
@@ -76,19 +79,21 @@ def build_sparkmesh_specs(
     models = {name: model for name, model in project.models.items() if model.kind_name in MATERIALIZED_KINDS}
     default_start = project.config.model_defaults.start
     grouped: dict[tuple[object, int | None], list[tuple[dg.AssetSpec, list[dg.AssetCheckSpec]]]] = {}
+    derived = derive_column_schemas(project)
     key_by_model: dict[str, dg.AssetKey] = {}
     check_keys: dict[str, tuple[dg.AssetCheckKey, ...]] = {}
     for name, model in models.items():
         partitions_def = translator.get_partitions_def(model, default_start)
-        spec = _model_spec(project, model, translator, environment, partitions_def)
+        spec = _model_spec(project, model, translator, environment, partitions_def, derived.get(name, ()))
         checks = _check_specs(model, spec.key, translator, project.audits)
         key_by_model[name] = spec.key
         check_keys[name] = tuple(check.key for check in checks)
         batch_size = getattr(model.kind, "batch_size", None) if partitions_def is not None else None
         grouped.setdefault((partitions_def, batch_size), []).append((spec, checks))
+    names = op_names(environment, list(grouped))
     groups = tuple(
         SpecGroup(
-            name=_group_name(environment, partitions_def, batch_size),
+            name=names[(partitions_def, batch_size)],
             partitions_def=partitions_def,
             backfill_policy=dg.BackfillPolicy.multi_run(batch_size) if batch_size else dg.BackfillPolicy.single_run(),
             specs=tuple(spec for spec, _ in members),
@@ -101,7 +106,7 @@ def build_sparkmesh_specs(
         for spec in (_external_spec(external, translator, environment) for external in project.external_models.values())
         if spec.key not in set(skip_external_keys)
     )
-    return SparkMeshSpecs(environment, groups, external_specs, key_by_model, check_keys)
+    return SparkMeshSpecs(environment, groups, external_specs, key_by_model, check_keys, derived)
 
 
 def _model_spec(
@@ -110,12 +115,16 @@ def _model_spec(
     translator: SparkMeshTranslator,
     environment: str,
     partitions_def: dg.PartitionsDefinition | None,
+    derived_columns: Columns = (),
 ) -> dg.AssetSpec:
+    metadata = translator.get_metadata(model, environment)
+    if derived_columns and "dagster/column_schema" not in metadata:
+        metadata["dagster/column_schema"] = table_schema(derived_columns, dict(model.column_descriptions))
     return dg.AssetSpec(
         key=translator.get_asset_key(model),
         deps=[_dep_key(project, parent, translator) for parent in sorted(_asset_parents(project, model))],
         description=translator.get_description(model),
-        metadata=translator.get_metadata(model, environment),
+        metadata=metadata,
         skippable=True,
         group_name=translator.get_group_name(model),
         code_version=translator.get_code_version(model),
@@ -190,18 +199,39 @@ def _describe(call: AuditCall) -> str:
     return f"audit {call.name}({args})"
 
 
-def _group_name(environment: str, partitions_def: dg.PartitionsDefinition | None, batch_size: int | None) -> str:
-    """A stable op name per group, readable for the common cases."""
+def op_names(environment: str, keys: list[tuple[dg.PartitionsDefinition | None, int | None]]) -> dict:
+    """A readable, stable op (step) name per group, from what it runs: ``sparkmesh_prod_daily``,
+    ``sparkmesh_prod_hourly_batch24``, ``sparkmesh_prod_unpartitioned``. Groups whose cadence is the same are told
+    apart by their first partition (then their last), never by a hash a reader cannot decode."""
+    env = dagster_name(environment)
+
+    def name(key, detail: int) -> str:
+        return f"sparkmesh_{env}_{_label(key[0], detail)}" + (f"_batch{key[1]}" if key[1] else "")
+
+    names = {key: name(key, 0) for key in keys}
+    for detail in (1, 2):
+        taken = Counter(names.values())
+        names = {key: name(key, detail) if taken[names[key]] > 1 else names[key] for key in keys}
+    taken = Counter(names.values())
+    return {key: f"{names[key]}_{index}" if taken[names[key]] > 1 else names[key] for index, key in enumerate(keys, 1)}
+
+
+def dagster_name(text: str) -> str:
+    """``text`` as a valid piece of a Dagster op or sensor name (lower case letters, digits, underscores)."""
+    return _OP_NAME_CHARS.sub("_", text.lower())
+
+
+def _label(partitions_def: dg.PartitionsDefinition | None, detail: int) -> str:
+    """The cadence; with more ``detail``, the first partition, then the last one."""
     if partitions_def is None:
-        return f"sparkmesh_{environment}_unpartitioned"
+        return "unpartitioned"
+    parts = [_cadence(partitions_def)]
     if isinstance(partitions_def, dg.TimeWindowPartitionsDefinition):
-        label = f"{partitions_def.cron_schedule}_{partitions_def.start:%Y%m%d%H%M}"
-    else:
-        label = str(partitions_def)
-    digest = hashlib.sha256(label.encode()).hexdigest()[:8]
-    readable = _OP_NAME_CHARS.sub("_", _cadence(partitions_def))
-    suffix = f"_batch{batch_size}" if batch_size else ""
-    return f"sparkmesh_{environment}_{readable}_{digest}{suffix}"
+        if detail >= 1:
+            parts.append(f"from_{partitions_def.start:%Y%m%d%H%M}".removesuffix("0000"))
+        if detail >= 2 and partitions_def.end is not None:
+            parts.append(f"to_{partitions_def.end:%Y%m%d%H%M}".removesuffix("0000"))
+    return "_".join(parts)
 
 
 def _cadence(partitions_def: dg.PartitionsDefinition) -> str:
@@ -211,4 +241,17 @@ def _cadence(partitions_def: dg.PartitionsDefinition) -> str:
         dg.WeeklyPartitionsDefinition: "weekly",
         dg.MonthlyPartitionsDefinition: "monthly",
     }
-    return names.get(type(partitions_def), "cron")
+    if type(partitions_def) in names:
+        return names[type(partitions_def)]
+    cron = getattr(partitions_def, "cron_schedule", "")
+    return "yearly" if cron == "0 0 1 1 *" else "cron_" + _OP_NAME_CHARS.sub("_", cron.replace("*", "x"))
+
+
+def table_schema(columns: Columns, descriptions: Mapping[str, str]) -> dg.TableSchema:
+    """Derived columns as Dagster's schema; a type sqlglot could not infer shows as ``unknown``."""
+    return dg.TableSchema(
+        columns=[
+            dg.TableColumn(name=name, type=type_ or "unknown", description=descriptions.get(name))
+            for name, type_ in columns
+        ]
+    )

@@ -14,10 +14,11 @@ from typing import Any
 import dagster as dg
 
 from dagster_sparkmesh.dagster.partitions import time_window_partitions
-from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.errors import ProjectError, SparkMeshError
 from dagster_sparkmesh.model.kinds import INCREMENTAL_KINDS
 from dagster_sparkmesh.model.records import ExternalModel, Model
 from dagster_sparkmesh.plan.dates import parse_datetime
+from dagster_sparkmesh.project.sql_header import split_model_file
 from dagster_sparkmesh.snapshot.naming import view_name
 
 _TAG_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
@@ -31,6 +32,21 @@ def _end_bound(end: str | None, now: datetime) -> datetime | None:
         return None
     value = parse_datetime(end, now=now)
     return value + timedelta(days=1) if len(end.strip()) == 10 else value
+
+
+def code_as_written(model: Model) -> str | None:
+    """A SQL model's file after its MODEL header, a Python model's source; the canonical query as a fallback.
+
+    The canonical text (one line, comments dropped) is what is hashed, not what a reader wants to see."""
+    if model.source == "python":
+        return getattr(model, "python_code", None) or model.python_source
+    if model.source != "sql" or model.query is None:
+        return None
+    try:
+        body = split_model_file(model.path.read_text(encoding="utf-8"), model.path).body
+    except (OSError, UnicodeDecodeError, SparkMeshError):
+        return model.query  # the file moved or changed since the project was loaded
+    return body.strip() or model.query
 
 
 class SparkMeshTranslator:
@@ -96,10 +112,11 @@ class SparkMeshTranslator:
         )
 
     def get_description(self, model: Model | ExternalModel) -> str | None:
+        """The model's description, then its code as the author wrote it (formatting and comments kept)."""
         text = model.description or ""
-        code = getattr(model, "query", None) or getattr(model, "python_source", None)
+        code = code_as_written(model) if isinstance(model, Model) else None
         if code:
-            language = "sql" if getattr(model, "source", "sql") == "sql" else "python"
+            language = "python" if model.source == "python" else "sql"
             text = f"{text}\n\n```{language}\n{code}\n```".strip()
         return text or None
 

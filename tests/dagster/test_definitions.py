@@ -35,8 +35,20 @@ def test_definitions_resolve_with_models_externals_checks_promotion_sensor_and_r
     assert {k.to_user_string() for k in promote.parent_keys} == {"raw/orders", "staging/orders", "shop/daily"}
     assert promote.automation_condition is not None
     assert {c.name for c in graph.asset_check_keys} == {"not_null", "not_null_non_blocking", "assert_positive"}
-    assert [s.name for s in defs.sensors] == ["sparkmesh_prod_git_sensor"]
+    assert [s.name for s in defs.sensors] == ["sparkmesh_prod_git_sensor", "sparkmesh_prod_automation"]
     assert "sparkmesh" in defs.resources
+
+
+def test_an_automation_sensor_runs_by_default_for_the_promotion_condition():
+    defs = _definitions(specs_tests._project())
+    sensor = defs.get_sensor_def("sparkmesh_prod_automation")
+    assert isinstance(sensor, dg.AutomationConditionSensorDefinition)
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+    graph = defs.resolve_asset_graph()
+    assert sensor.asset_selection.resolve(graph) == {promotion_key("prod")}
+
+    without = _definitions(specs_tests._project(), automation_sensor_status=None)
+    assert [s.name for s in without.sensors] == ["sparkmesh_prod_git_sensor"]
 
 
 def test_promotion_depends_on_all_partitions_of_partitioned_models():

@@ -72,8 +72,14 @@ def test_range_run_materializes_each_partition_and_records_the_interval(spark, p
         daily = [event.materialization for event in result.get_asset_materialization_events()]
         daily_partitions = sorted(m.partition for m in daily if m.asset_key == DAILY)
         assert daily_partitions == ["2024-01-01", "2024-01-02", "2024-01-03"]
-        metadata = next(m for m in daily if m.asset_key == DAILY).metadata
-        assert metadata["sparkmesh/rows_written"].value == 3
+        by_partition = {m.partition: m.metadata for m in daily if m.asset_key == DAILY}
+        metadata = by_partition["2024-01-01"]
+        assert {p: m["dagster/partition_row_count"].value for p, m in by_partition.items()} == {
+            "2024-01-01": 1, "2024-01-02": 1, "2024-01-03": 1
+        }
+        # The range's total is said once, on its last partition, not repeated on every day.
+        assert [p for p, m in by_partition.items() if "sparkmesh/range_rows_written" in m] == ["2024-01-03"]
+        assert by_partition["2024-01-03"]["sparkmesh/range_rows_written"].value == 3
         assert metadata["sparkmesh/range"].value == "[2024-01-01T00:00:00, 2024-01-04T00:00:00)"
         checks = result.get_asset_check_evaluations()
         assert [(c.check_name, c.passed) for c in checks] == [("not_null", True)]
@@ -89,8 +95,12 @@ def test_promotion_waits_for_every_interval_then_points_the_views(spark, project
 
         refused = _materialize(project_dir, resource, instance, [promotion_key("prod")])
         assert not refused.success
-        failure = next(e for e in refused.all_events if e.is_step_failure).step_failure_data.user_failure_data
+        step_failure = next(e for e in refused.all_events if e.is_step_failure).step_failure_data
+        failure = step_failure.user_failure_data
         assert "shop.daily" in failure.metadata["missing_intervals"].value
+        assert "shop.daily" in failure.metadata["models"].value
+        # A refusal, not a crash: no chained exception from the core in the run log.
+        assert step_failure.error.cause is None and "MissingIntervals" not in step_failure.error.to_string()
         assert not spark.catalog.databaseExists("shop")
 
         assert _materialize(project_dir, resource, instance, [DAILY, FLAGS], ("2024-01-04", "2024-01-05")).success
@@ -117,3 +127,31 @@ def test_failing_blocking_audit_stops_descendants_in_the_same_step(spark, projec
         assert failure.metadata["not_run_downstream"].value == ["shop.daily_flags"]
         with open_state_store(None, project_dir) as state:
             assert all(not state.get_intervals("shop.daily", s.version) for s in state.get_snapshots_by_name(["shop.daily"]))
+
+
+def test_unpartitioned_run_logs_in_words_and_reports_the_table_rows(project_dir, resource):
+    with dg.instance_for_test() as instance:
+        result = _materialize(project_dir, resource, instance, [EVENTS])
+        assert result.success
+        [event] = result.get_asset_materialization_events()
+        assert event.materialization.metadata["dagster/row_count"].value == 15
+        messages = [entry.user_message for entry in instance.all_logs(result.run_id)]
+        assert "building 1 model in environment `prod`: raw.events" in messages
+        assert any(m.startswith("raw.events: rebuilt the table, 15 rows written in ") for m in messages)
+        assert not any("None" in m or "interval" in m for m in messages if m.startswith(("building", "raw.events")))
+
+
+def test_an_up_to_date_model_reports_no_new_materialization_and_checks_evaluated_again(project_dir, resource):
+    events = project_dir / "models" / "events.sql"
+    events.write_text(events.read_text().replace("kind FULL", "kind FULL,\n  audits (not_null(columns := (id)))"))
+    with dg.instance_for_test() as instance:
+        assert _materialize(project_dir, resource, instance, [EVENTS]).success
+        again = _materialize(project_dir, resource, instance, [EVENTS])
+        assert again.success
+        assert again.get_asset_materialization_events() == []
+        [observation] = [e.asset_observation_data.asset_observation for e in again.all_events if e.is_asset_observation]
+        assert observation.asset_key == EVENTS and observation.metadata["sparkmesh/up_to_date"].value is True
+        [check] = again.get_asset_check_evaluations()
+        assert (check.check_name, check.passed) == ("not_null", True)
+        assert "up to date" in check.metadata["sparkmesh/evaluated_on"].value
+        assert instance.get_latest_materialization_event(EVENTS).run_id != again.run_id

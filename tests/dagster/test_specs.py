@@ -131,6 +131,8 @@ def test_full_view_and_seed_models_are_unpartitioned_and_incremental_ones_groupe
     assert _spec(specs, "staging/orders").partitions_def is None
     by_group = {group.name: {spec.key.to_user_string() for spec in group.specs} for group in specs.groups}
     assert by_group["sparkmesh_prod_unpartitioned"] == {"raw/orders", "staging/orders"}
+    assert by_group["sparkmesh_prod_daily"] == {"shop/daily"}
+    assert by_group["sparkmesh_prod_hourly"] == {"shop/hourly"}
     assert sorted(by_group.values(), key=len)[:2] == [{"shop/daily"}, {"shop/hourly"}]
     assert all(group.backfill_policy == dg.BackfillPolicy.single_run() for group in specs.groups)
 
@@ -190,3 +192,64 @@ def test_translator_subclass_without_super_init_overrides_keys():
     specs = build_sparkmesh_specs(_project(), Prefixed("lake"))
     assert specs.key_by_model["shop.daily"] == dg.AssetKey(["lake", "shop", "daily"])
     assert dg.AssetKey(["lake", "staging", "orders"]) in {d.asset_key for d in _spec(specs, "lake/shop/daily").deps}
+
+
+def test_op_names_say_what_the_step_runs_and_tell_equal_cadences_apart_by_their_dates():
+    models = (
+        _model("shop.late", "SELECT 1 AS ds", kind=INCREMENTAL, start="2024-03-01"),
+        _model("shop.batched", "SELECT 1 AS ds", kind={**INCREMENTAL, "batch_size": 7}),
+        _model("shop.six", "SELECT 1 AS ds", kind=INCREMENTAL, cron="0 6 * * *"),
+    )
+    names = {group.name for group in build_sparkmesh_specs(_project(*models), environment="Dev_1").groups}
+    assert names == {
+        "sparkmesh_dev_1_unpartitioned",
+        "sparkmesh_dev_1_daily_from_20240101",
+        "sparkmesh_dev_1_daily_from_20240301",
+        "sparkmesh_dev_1_daily_batch7",
+        "sparkmesh_dev_1_cron_0_6_x_x_x",
+    }
+    assert names == {group.name for group in build_sparkmesh_specs(_project(*models), environment="Dev_1").groups}
+
+
+def test_sql_description_is_the_file_as_written_in_a_code_block(tmp_path):
+    path = tmp_path / "daily.sql"
+    body = "-- one row per day\nSELECT\n  id,   -- the order\n  ds\nFROM staging.orders"
+    path.write_text(f"MODEL (\n  name shop.daily,\n  kind FULL\n);\n\n{body}\n")
+    model = _model("shop.daily", "SELECT id, ds FROM staging.orders", description="Daily.").model_copy(update={"path": path})
+    assert SparkMeshTranslator().get_description(model) == f"Daily.\n\n```sql\n{body}\n```"
+
+
+def test_python_description_is_the_source_never_an_ast_dump():
+    source = "def execute(context):\n    # comment\n    return None\n"
+    model = _model("shop.py", None, source="python", python_source=source)
+    description = SparkMeshTranslator().get_description(model)
+    assert description == f"```python\n{source}\n```" and "Module(" not in description
+
+
+def test_sql_models_without_columns_get_a_derived_column_schema_through_their_parents():
+    seed = _model("raw.items", None, kind={"name": "SEED", "path": "i.csv"}, source="seed",
+                  columns=(("id", "INT"), ("price", "DECIMAL(10,2)"), ("day", "DATE")))
+    view = _model("staging.items", "SELECT * FROM raw.items", ("raw.items",), kind={"name": "VIEW"})
+    total = _model(
+        "shop.totals",
+        "SELECT i.day AS ds, SUM(i.price) AS revenue, COUNT(*) AS n, e.ts FROM staging.items AS i "
+        "JOIN raw.events AS e ON i.id = e.id GROUP BY i.day, e.ts",
+        ("staging.items", "raw.events"),
+        column_descriptions=(("revenue", "gross"),),
+    )
+    undeclared = _model("raw.py", None, source="python", python_source="def execute(context): ...")
+    unknown = _model("shop.opaque", "SELECT x, y + 1 AS y1 FROM raw.py", ("raw.py",))
+    star = _model("shop.star", "SELECT * FROM raw.py", ("raw.py",))
+    specs = build_sparkmesh_specs(_project(seed, view, total, undeclared, unknown, star))
+
+    def schema(key):
+        columns = _spec(specs, key).metadata.get("dagster/column_schema")
+        return columns and [(c.name, c.type, c.description) for c in columns.columns]
+
+    assert schema("staging/items") == [("id", "INT", None), ("price", "DECIMAL(10, 2)", None), ("day", "DATE", None)]
+    assert schema("shop/totals") == [
+        ("ds", "DATE", None), ("revenue", "DECIMAL(10, 2)", "gross"), ("n", "BIGINT", None), ("ts", "TIMESTAMP", None)
+    ]
+    assert schema("shop/opaque") == [("x", "unknown", None), ("y1", "unknown", None)]
+    assert schema("shop/star") is None
+    assert schema("shop/daily") == [("id", "INT", "the order"), ("ds", "DATE", None)]  # declared ones win

@@ -1,0 +1,117 @@
+"""What a model step reports to Dagster: its log lines, and per model a materialization or, when the model was
+already up to date, an observation that says so.
+
+A model found up to date was not recomputed, so it gets no new materialization (the UI would show a fresh
+build that never happened). Its audits are evaluated again on the current table instead, so its checks show
+real results rather than "skipped". Row counts: per partition where a grouped count over the range can tell
+them (``dagster/partition_row_count``), the range's total once (on its last partition), and
+``dagster/row_count`` for unpartitioned tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import dagster as dg
+
+from dagster_sparkmesh.dagster.events import check_result, check_results, materialize_result
+from dagster_sparkmesh.dagster.lineage import column_lineage
+from dagster_sparkmesh.dagster.row_counts import partition_row_counts, table_row_count
+from dagster_sparkmesh.dagster.run_log import model_done
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs
+from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
+from dagster_sparkmesh.errors import SparkMeshError
+from dagster_sparkmesh.execution.audits import run_audits
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.results import ModelRunResult
+from dagster_sparkmesh.project.records import Project
+from dagster_sparkmesh.snapshot.naming import physical_table
+
+StepEvent = dg.MaterializeResult | dg.AssetCheckResult | dg.AssetObservation
+
+
+@dataclass
+class StepReport:
+    context: dg.AssetExecutionContext
+    ctx: ExecutionContext
+    project: Project
+    specs: SparkMeshSpecs
+    translator: SparkMeshTranslator
+    partitions: Sequence[str]
+    """The run's partition keys, in order; empty for an unpartitioned step."""
+
+    def log_done(self, result: ModelRunResult) -> None:
+        self.context.log.info(model_done(result, self.project.models.get(result.model), bool(self.partitions)))
+
+    def events(self, results: Sequence[ModelRunResult]) -> Iterator[StepEvent]:
+        selected = set(self.context.selected_asset_check_keys)
+        for result in results:
+            if result.failed_blocking_audits:
+                continue
+            if result.skipped:
+                yield from self._up_to_date(result, selected)
+                continue
+            key = self.specs.key_by_model[result.model]
+            row_count = self._add_row_counts(result, key)
+            yield materialize_result(result, key, self._lineage(result.model), row_count=row_count)
+            yield from check_results(result.audits, self.specs.check_keys.get(result.model, ()), selected)
+
+    def _up_to_date(self, result: ModelRunResult, selected: set[dg.AssetCheckKey]) -> Iterator[StepEvent]:
+        key = self.specs.key_by_model[result.model]
+        table = result.physical_table or physical_table(result.model, result.version)
+        yield dg.AssetObservation(
+            asset_key=key,
+            description="up to date: not recomputed in this run",
+            metadata={"sparkmesh/up_to_date": True, "sparkmesh/version": result.version, "sparkmesh/physical_table": table},
+        )
+        check_keys = [k for k in self.specs.check_keys.get(result.model, ()) if k in selected]
+        if not check_keys:
+            return
+        try:
+            audits = run_audits(self.ctx, self.project.models[result.model], table)
+        except SparkMeshError as error:
+            self.context.log.warning(f"{result.model}: could not evaluate its audits again: {error}")
+            return
+        for audit, check_key in zip(audits, self.specs.check_keys[result.model]):
+            if check_key in selected:
+                yield check_result(audit, check_key, note="the current table: the model was up to date, not recomputed")
+
+    def _add_row_counts(self, result: ModelRunResult, key: dg.AssetKey) -> int | None:
+        """Per-partition counts go straight onto each partition's event; returns an unpartitioned table's count."""
+        model = self.project.models[result.model]
+        table = result.physical_table or physical_table(result.model, result.version)
+        try:
+            if not self.partitions:
+                return table_row_count(self.ctx.engine, model, table, result.rows_written)
+            partitions_def = self.specs.group_of(result.model).partitions_def
+            counts = partition_row_counts(self.ctx.engine, model, table, partitions_def, self.partitions)
+        except SparkMeshError as error:
+            self.context.log.warning(f"{result.model}: rows not counted: {error}")
+            return None
+        for partition, count in (counts or {}).items():
+            self.context.add_asset_metadata({"dagster/partition_row_count": count}, asset_key=key, partition_key=partition)
+        range_total = {"sparkmesh/range_rows_written": result.rows_written, "sparkmesh/range_partitions": len(self.partitions)}
+        self.context.add_asset_metadata(range_total, asset_key=key, partition_key=self.partitions[-1])
+        return None
+
+    def _lineage(self, name: str) -> dg.TableColumnLineage | None:
+        model = self.project.models[name]
+        if model.source != "sql":
+            return None
+        parents = {parent: self._columns(parent) for parent in model.depends_on}
+        externals = self.project.external_models
+
+        def key_for(table: str) -> dg.AssetKey | None:
+            if table in externals:
+                return self.translator.get_asset_key(externals[table])
+            return self.specs.key_by_model.get(table)
+
+        return column_lineage(model.query, parents, key_for)
+
+    def _columns(self, name: str) -> tuple[tuple[str, str], ...]:
+        """Declared columns, else the derived ones (lineage needs only the names)."""
+        declared = (self.project.models.get(name) or self.project.external_models.get(name))
+        if declared is not None and declared.columns:
+            return tuple(declared.columns)
+        return tuple((column, type_ or "UNKNOWN") for column, type_ in self.specs.derived_columns.get(name, ()))
