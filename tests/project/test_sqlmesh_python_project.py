@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -42,6 +43,28 @@ def test_loads_with_the_dag_sqlmesh_documents(project: Path) -> None:
     assert orders.python_code == (project / "models" / "raw_orders.py").read_text()
     assert loaded.models["smpy_raw.customers"].kind.name == "FULL"
     assert loaded.models["smpy_shop.order_totals"].columns[0] == ("name", "STRING")  # duckdb's text
+
+
+def test_loads_the_same_with_an_installed_sqlmesh(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real SQLMesh in the environment (imported by the host, even) changes nothing and is left in place."""
+    site = tmp_path / "site" / "sqlmesh"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("def model(*args, **kwargs):\n    raise AssertionError('the real sqlmesh was used')\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    import sqlmesh
+
+    try:
+        loaded = load_project(project, use_cache=False)
+        assert {name: set(model.depends_on) for name, model in loaded.models.items()} == EXPECTED_DAG
+        assert sys.modules["sqlmesh"] is sqlmesh
+    finally:
+        sys.modules.pop("sqlmesh", None)
+
+
+def test_native_spelling(tmp_path: Path) -> None:
+    from dagster_sparkmesh import macro, model, signal
+
+    assert callable(macro) and callable(model) and callable(signal)
 
 
 def test_an_edited_helper_module_changes_the_fingerprint_of_its_users(project: Path) -> None:
