@@ -8,6 +8,7 @@ failed migration leaves the previous version intact.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import datetime
 from importlib import metadata as package_metadata
@@ -108,7 +109,43 @@ def _v3_promotion_leases(connection: sa.Connection) -> None:
     meta.create_all(connection)
 
 
-MIGRATIONS: tuple[Migration, ...] = (_v1_initial_tables, _v2_plan_application_log, _v3_promotion_leases)
+# Kinds computed whole from their parents' tables as they were at that moment.
+_COMPUTED_WHOLE = ("FULL", "VIEW", "INCREMENTAL_BY_UNIQUE_KEY", "SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN")
+_READABLE_PARENTS = _COMPUTED_WHOLE + ("INCREMENTAL_BY_TIME_RANGE", "SEED")
+
+
+def _v4_forget_intervals_computed_from_partial_parents(connection: sa.Connection) -> None:
+    """Releases before v4 recorded a FULL (view, unique-key, SCD type 2) model complete for every interval, even
+    when its parents covered only a few: nobody knows now what they read. Such models with a parent of their own
+    project lose their intervals, so the next plan (or Dagster run) computes them from complete parents, and no
+    promotion goes ahead before. Views are recreated then, over their parents' current tables."""
+    snapshots = sa.table(
+        "snapshots", sa.column("name"), sa.column("fingerprint"), sa.column("version"),
+        sa.column("kind_name"), sa.column("snapshot_json"),
+    )
+    intervals = sa.table("intervals", sa.column("name"), sa.column("version"))
+    rows = connection.execute(sa.select(snapshots)).all()
+    kinds = {(row.name, row.fingerprint): row.kind_name for row in rows}
+    stale = {
+        (row.name, row.version)
+        for row in rows
+        if row.kind_name in _COMPUTED_WHOLE and _reads_project_model(row.snapshot_json, kinds)
+    }
+    for name, version in sorted(stale):
+        connection.execute(sa.delete(intervals).where(intervals.c.name == name, intervals.c.version == version))
+
+
+def _reads_project_model(snapshot_json: str, kinds: dict[tuple[str, str], str]) -> bool:
+    parents = json.loads(snapshot_json).get("parents") or []
+    return any(kinds.get((p["name"], p["fingerprint"])) in _READABLE_PARENTS for p in parents)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _v1_initial_tables,
+    _v2_plan_application_log,
+    _v3_promotion_leases,
+    _v4_forget_intervals_computed_from_partial_parents,
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -124,3 +124,49 @@ def test_the_default_store_is_a_sqlite_file_in_the_project(tmp_path):
             assert connection.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
     finally:
         store.close()
+
+
+def _snapshot_row(name: str, fingerprint: str, kind: str, parents: list[tuple[str, str]]) -> str:
+    parent_json = ", ".join(f'{{"name": "{n}", "fingerprint": "{f}"}}' for n, f in parents)
+    return (
+        "INSERT INTO snapshots (name, fingerprint, version, kind_name, created_at, snapshot_json) VALUES "
+        f"('{name}', '{fingerprint}', 'v{fingerprint}', '{kind}', '2024-01-01T00:00:00.000000', "
+        f"'{{\"parents\": [{parent_json}]}}')"
+    )
+
+
+def test_v4_forgets_the_intervals_of_whole_tables_computed_from_project_models(state_location):
+    """A v3 store may hold a FULL model complete for days its parents lacked when it ran: that cannot be known
+    any more, so it is computed again; models reading only external tables, and incremental ones, keep theirs."""
+    engine = _engine(state_location)
+    with write_transaction(engine) as connection:
+        ensure_schema(connection, state_location.schema)
+        for migration in migrations.MIGRATIONS[:3]:
+            migration(connection)
+        connection.exec_driver_sql(
+            "INSERT INTO _versions (id, schema_version, sqlglot_version, package_version, updated_at) "
+            f"VALUES (1, 3, '{sqlglot.__version__}', '0.1.0', '2024-01-01T00:00:00.000000')"
+        )
+        rows = [
+            _snapshot_row("raw.src", "e", "EXTERNAL", []),
+            _snapshot_row("db.daily", "d", "INCREMENTAL_BY_TIME_RANGE", [("raw.src", "e")]),
+            _snapshot_row("db.total", "t", "FULL", [("db.daily", "d")]),
+            _snapshot_row("db.copy", "c", "FULL", [("raw.src", "e")]),
+        ]
+        for row in rows:
+            connection.exec_driver_sql(row)
+        for name, version in [("db.daily", "vd"), ("db.total", "vt"), ("db.copy", "vc")]:
+            connection.exec_driver_sql(
+                "INSERT INTO intervals (name, version, start_ts, end_ts, created_at) VALUES "
+                f"('{name}', '{version}', '2024-01-01T00:00:00.000000', '2024-01-03T00:00:00.000000', "
+                "'2024-01-03T00:00:00.000000')"
+            )
+    engine.dispose()
+    store = state_location.open()
+    try:
+        days = [Interval(start=datetime(2024, 1, 1), end=datetime(2024, 1, 3))]
+        assert store.get_intervals("db.total", "vt") == []
+        assert store.get_intervals("db.daily", "vd") == days
+        assert store.get_intervals("db.copy", "vc") == days
+    finally:
+        store.close()
