@@ -10,6 +10,7 @@ exactly the same code paths (interval overwrite, upsert, full replace) as SQL mo
 from __future__ import annotations
 
 import inspect
+import json
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -41,6 +42,7 @@ def python_model_select(
         end=interval.end,
         execution_time=ctx.clock(),
         variables=dict(config.variables),
+        blueprint_variables={name: json.loads(value) for name, value in model.blueprint_variables},
         gateway=config.default_gateway,
     )
     frames = _call(function, context, model)

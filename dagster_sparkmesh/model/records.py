@@ -73,6 +73,8 @@ class Model(Record):
     """Python models: the file as the user wrote it, for display (not hashed: comments don't re-version)."""
     python_entrypoint: str | None = None
     """Python models: ``path/to/file.py:function_name``."""
+    blueprint_variables: tuple[tuple[str, str], ...] = ()
+    """Python models made from a blueprint: (variable, value as JSON text), for ``context.blueprint_var``."""
     seed_content_hash: str | None = None
     """Seeds: sha256 of the CSV bytes."""
 

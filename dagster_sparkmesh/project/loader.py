@@ -91,13 +91,12 @@ def _load_sql_file(file: Path, config: ProjectConfig, cache: RecordCache[ParsedS
 
 
 def _python_models(project_path: Path, config: ProjectConfig) -> list[ParsedSqlModel]:
-    load_python_model = _optional("python_models", "load_python_model", None, default=None, call=False)
-    if load_python_model is None:
+    load_python_models = _optional("python_models", "load_python_models", None, default=None, call=False)
+    if load_python_models is None:
         return []
     result = []
     for file in _files(project_path / "models", "*.py"):
-        model = load_python_model(file, config.model_defaults)
-        if model is not None:
+        for model in load_python_models(file, config.model_defaults, project_path):
             references = tuple(TableReference(name=name, line=model.line) for name in sorted(model.depends_on))
             result.append(ParsedSqlModel(model=model, references=references))
     return result

@@ -22,14 +22,14 @@ from types import ModuleType
 from typing import Any
 
 import sqlglot
-from sqlglot import exp
-from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.records import AuditCall, Model
+from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project import python_model_options
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.externals import normalize_table_name
+from dagster_sparkmesh.project.python_audits import audits
+from dagster_sparkmesh.project.python_blueprints import Blueprint, expand
 from dagster_sparkmesh.project.python_dependencies import model_dependencies
 from dagster_sparkmesh.project.python_model_options import IGNORED_ARGUMENTS, SUPPORTED_ARGUMENTS, Where
 from dagster_sparkmesh.project.signals import signal_calls
@@ -83,16 +83,57 @@ def _reject_unknown_arguments(unknown: set[str], caller: Any, line: int) -> None
 
 
 def load_python_model(path: Path, defaults: ModelDefaults, project_root: Path | None = None) -> Model:
-    """Import ``path`` and build the Model record of its one ``@model``-decorated function."""
+    """The Model record of the file's one ``@model`` function (several, or blueprints: ``load_python_models``)."""
+    loaded = _load(path, project_root)
+    function, spec = _only_model_function(loaded.functions, path)
+    models = _models_of(loaded, function, spec, defaults)
+    if len(models) != 1:
+        raise ProjectError(f"{path.name} declares {len(models)} models (blueprints)", path=path,
+                           hint="load it with load_python_models")
+    return models[0]
+
+
+def load_python_models(path: Path, defaults: ModelDefaults, project_root: Path | None = None) -> list[Model]:
+    """Import ``path`` and build the Model records of its ``@model`` functions (one per blueprint).
+
+    As in SQLMesh, a file under ``models/`` may declare several models, or none (a helper module).
+    """
+    loaded = _load(path, project_root)
+    return [model for function, spec in loaded.functions for model in _models_of(loaded, function, spec, defaults)]
+
+
+def _load(path: Path, project_root: Path | None) -> _Loaded:
     path = path.resolve()
     source = _read_source(path)
     module, helpers = _import_file(path, source, project_root)
-    function, spec = _find_model_function(module, path)
-    where = Where(model=_model_name(spec, path), path=path, line=spec.line)
-    options = spec.options
+    tree = ast.parse(source, filename=str(path))
+    return _Loaded(path=path, source=source, tree=tree, module=module, helpers=helpers, functions=_model_functions(module))
+
+
+def _models_of(loaded: _Loaded, function: Callable[..., Any], spec: PythonModelSpec, defaults: ModelDefaults) -> list[Model]:
+    first = Where(model=str(spec.name), path=loaded.path, line=spec.line)
+    return [_build_model(loaded, function, spec, blueprint, defaults) for blueprint in expand(spec.name, spec.options, first)]
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """An imported model file: what every model it declares is built from."""
+
+    path: Path
+    source: str
+    tree: ast.Module
+    module: ModuleType
+    helpers: list[Path]
+    functions: list[tuple[Callable[..., Any], PythonModelSpec]]
+
+
+def _build_model(
+    loaded: _Loaded, function: Callable[..., Any], spec: PythonModelSpec, blueprint: Blueprint, defaults: ModelDefaults
+) -> Model:
+    path, options = loaded.path, blueprint.options
+    where = Where(model=_model_name(blueprint.name, spec.line, path), path=path, line=spec.line)
     dialect = _dialect(options.get("dialect"), defaults, where)
     _refuse_unsupported(options, where)
-    tree = ast.parse(source, filename=str(path))
     return Model(
         name=normalize_table_name(where.model, path=path, line=spec.line),
         kind=_build_kind(options, where, defaults),
@@ -100,12 +141,13 @@ def load_python_model(path: Path, defaults: ModelDefaults, project_root: Path | 
         path=path,
         line=spec.line,
         dialect=dialect,
-        python_source=_normalized_source(tree, helpers),
-        python_code=source,
+        python_source=_normalized_source(loaded.tree, loaded.helpers, blueprint.variables),
+        python_code=loaded.source,
         python_entrypoint=f"{path}:{function.__name__}",
+        blueprint_variables=blueprint.variables,
         columns=python_model_options.columns(options.get("columns"), where, dialect),
-        depends_on=model_dependencies(function, module, tree, options.get("depends_on"), path, spec.line),
-        audits=_audits(options.get("audits"), where),
+        depends_on=model_dependencies(function, loaded.module, loaded.tree, options.get("depends_on"), path, spec.line),
+        audits=audits(options.get("audits"), where),
         signals=signal_calls(options.get("signals"), path=path, line=spec.line),
         pre_statements=python_model_options.statements("pre_statements", options.get("pre_statements"), where, dialect),
         post_statements=python_model_options.statements("post_statements", options.get("post_statements"), where, dialect),
@@ -113,15 +155,15 @@ def load_python_model(path: Path, defaults: ModelDefaults, project_root: Path | 
     )
 
 
-def _model_name(spec: PythonModelSpec, path: Path) -> str:
-    if not isinstance(spec.name, str) or not spec.name.strip():
+def _model_name(name: object, line: int, path: Path) -> str:
+    if not isinstance(name, str) or not name.strip():
         raise ProjectError(
-            f"@model needs the model's name as its first argument, not {spec.name!r}",
+            f"@model needs the model's name as its first argument, not {name!r}",
             path=path,
-            line=spec.line,
+            line=line,
             hint='write @model("db.model_name", ...)',
         )
-    return spec.name
+    return name
 
 
 def _dialect(value: object, defaults: ModelDefaults, where: Where) -> str:
@@ -135,17 +177,13 @@ def _refuse_unsupported(options: dict[str, Any], where: Where) -> None:
     if options.get("is_sql"):
         raise where.error("is_sql", "Python models that return a query are not supported yet", True,
                           "write the model as a .sql file, or return a DataFrame from the function")
-    if options.get("blueprints") is not None:
-        raise where.error("blueprints", "blueprints are not supported yet", options["blueprints"],
-                          "write one model per blueprint")
 
 
-def _normalized_source(tree: ast.Module, helpers: list[Path]) -> str:
-    """What is hashed: the file's AST (comments and layout don't count) and that of each project module it imported.
-
-    A helper module's code is part of what the model computes, so an edit to it must change the fingerprint.
+def _normalized_source(tree: ast.Module, helpers: list[Path], blueprint: tuple[tuple[str, str], ...] = ()) -> str:
+    """What is hashed: the file's AST (comments and layout don't count), that of each project module it imported
+    and the blueprint's variables: each is part of what the model computes, so an edit must change the fingerprint.
     """
-    parts = [ast.dump(tree)]
+    parts = [ast.dump(tree)] + ([f"# blueprint {list(blueprint)}"] if blueprint else [])
     for helper in helpers:
         parts.append(f"# {helper.name}\n" + ast.dump(ast.parse(_read_source(helper), filename=str(helper))))
     return "\n".join(parts)
@@ -245,19 +283,26 @@ def _import_hint(error: Exception) -> str:
     return "model files run at load time: keep work that can fail inside the model function"
 
 
-def _find_model_function(module: ModuleType, path: Path) -> tuple[Callable[..., Any], PythonModelSpec]:
+def _model_functions(module: ModuleType) -> list[tuple[Callable[..., Any], PythonModelSpec]]:
+    """The module's own ``@model`` functions (not ones it imported), in the order written."""
     found = [
         (value, getattr(value, SPEC_ATTRIBUTE))
         for value in vars(module).values()
         if callable(value) and hasattr(value, SPEC_ATTRIBUTE) and getattr(value, "__module__", None) == module.__name__
     ]
+    return sorted(found, key=lambda pair: pair[1].line)
+
+
+def _only_model_function(
+    found: list[tuple[Callable[..., Any], PythonModelSpec]], path: Path
+) -> tuple[Callable[..., Any], PythonModelSpec]:
     if len(found) != 1:
         names = ", ".join(function.__name__ for function, _ in found)
         raise ProjectError(
             f"a Python model file must define exactly one @model function, found {len(found)}" + (f" ({names})" if names else ""),
             path=path,
             line=found[1][1].line if len(found) > 1 else None,
-            hint="put each Python model in its own file under models/",
+            hint="load the file with load_python_models, which takes any number",
         )
     return found[0]
 
@@ -312,61 +357,3 @@ def _scalar_options(options: dict[str, Any], where: Where, defaults: ModelDefaul
         "column_descriptions": python_model_options.text_map("column_descriptions", options.get("column_descriptions"), where),
         "enabled": python_model_options.enabled(options.get("enabled", True), where),
     }
-
-
-def _audits(entries: object, where: Where) -> tuple[AuditCall, ...]:
-    if entries is None:
-        return ()
-    if not isinstance(entries, (list, tuple)):
-        raise where.error("audits", "expected a list of audits", entries, 'write audits=["not_null(columns := (id))"]')
-    return tuple(_audit_call(entry, where.path, where.line) for entry in entries)
-
-
-def _audit_call(entry: Any, path: Path, line: int) -> AuditCall:
-    if isinstance(entry, str):
-        return parse_audit_call(entry, path=path, line=line)
-    if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], dict):
-        return AuditCall(name=entry[0].lower(), args=tuple((str(k).lower(), _sql_value(v)) for k, v in entry[1].items()))
-    raise ProjectError(
-        f"invalid audit {entry!r}",
-        path=path,
-        line=line,
-        hint="write audits as \"not_null(columns := (id))\" or (\"not_null\", {\"columns\": [\"id\"]})",
-    )
-
-
-def parse_audit_call(text: str, *, path: Path, line: int | None = None) -> AuditCall:
-    """``name`` or ``name(arg := value, ...)`` (SQL syntax, as in a MODEL block) → AuditCall."""
-    try:
-        call = exp.maybe_parse(text.strip(), dialect="spark")
-    except ParseError as error:
-        raise ProjectError(f"cannot parse audit {text!r}: {error}", path=path, line=line, snippet=text) from error
-    if isinstance(call, exp.Column) and not call.table:
-        return AuditCall(name=call.name.lower())
-    if not isinstance(call, exp.Func):
-        raise ProjectError(f"audit {text!r} is not a call", path=path, line=line, snippet=text, hint="write name(arg := value)")
-    args = []
-    for argument in _call_arguments(call):
-        if not isinstance(argument, (exp.PropertyEQ, exp.EQ)) or not isinstance(argument.this, (exp.Column, exp.Identifier)):
-            raise ProjectError(
-                f"audit arguments must be named: {text!r}", path=path, line=line, snippet=text, hint="write arg := value"
-            )
-        args.append((argument.this.name.lower(), argument.expression.sql(dialect="spark")))
-    name = call.name if isinstance(call, exp.Anonymous) else call.sql_name()
-    return AuditCall(name=name.lower(), args=tuple(args))
-
-
-def _call_arguments(call: exp.Func) -> list[exp.Expression]:
-    if isinstance(call, exp.Anonymous):
-        return list(call.expressions)
-    # An audit named like a Spark function (e.g. ``count``) parses as that function: flatten its arguments.
-    values = [value if isinstance(value, list) else [value] for value in call.args.values()]
-    return [value for group in values for value in group if isinstance(value, exp.Expression)]
-
-
-def _sql_value(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (list, tuple)):
-        return "(" + ", ".join(_sql_value(item) for item in value) + ")"
-    return exp.convert(value).sql(dialect="spark")

@@ -87,7 +87,6 @@ def test_description_shows_the_users_source(tmp_path: Path) -> None:
         ("start='next blue moon'", "return None", "@model start of db.m"),
         ("owner=1", "return None", "@model owner of db.m: expected a string"),
         ("is_sql=True", "return None", "return a query are not supported yet"),
-        ("blueprints=[{'a': 1}]", "return None", "blueprints are not supported yet"),
         ("kind='FULL'", "for name in ['db.a']:\n        context.table(name)", "cannot tell which table"),
     ],
 )
@@ -101,3 +100,35 @@ def test_wrong_arguments_are_clear_errors(tmp_path: Path, arguments: str, body: 
 def test_missing_module_hint_names_the_project_root(tmp_path: Path) -> None:
     with pytest.raises(ProjectError, match="put the module in the project folder"):
         _load(tmp_path, "kind='FULL'", "return None\nimport no_such_helper_module")
+
+
+def test_blueprints_make_one_model_each(tmp_path: Path) -> None:
+    from dagster_sparkmesh.project.python_models import load_python_models
+
+    path = tmp_path / "models" / "m.py"
+    path.parent.mkdir()
+    path.write_text(HEADER + '@model("@{customer}.orders", kind="FULL", description="for @customer",\n'
+                    '       blueprints=[{"customer": "acme", "limit": 1}, {"Customer": "globex", "limit": 2}])\n'
+                    + BODY.format(body="return None"))
+    first, second = load_python_models(path, DEFAULTS)
+
+    assert (first.name, second.name) == ("acme.orders", "globex.orders")
+    assert first.description == "for acme" and first.blueprint_variables == (("customer", '"acme"'), ("limit", "1"))
+    assert first.python_source != second.python_source  # a blueprint's values are part of its model's hash
+
+
+def test_a_models_file_may_declare_none_or_several(tmp_path: Path) -> None:
+    from dagster_sparkmesh.project.python_models import load_python_models
+
+    path = tmp_path / "models" / "m.py"
+    path.parent.mkdir()
+    path.write_text(HEADER + "X = 1\n")
+    assert load_python_models(path, DEFAULTS) == []
+    path.write_text(HEADER + '@model("db.a")\n' + BODY.format(body="return None") + '@model("db.b")\n' + BODY.replace("execute", "other").format(body="return None"))
+    assert [model.name for model in load_python_models(path, DEFAULTS)] == ["db.a", "db.b"]
+
+
+@pytest.mark.parametrize("value", ["acme", [], ["acme"], [{1: "a"}]])
+def test_wrong_blueprints_are_clear_errors(tmp_path: Path, value: object) -> None:
+    with pytest.raises(ProjectError, match="@model blueprints of"):
+        _load(tmp_path, f"blueprints={value!r}")

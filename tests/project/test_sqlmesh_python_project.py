@@ -25,6 +25,8 @@ EXPECTED_DAG = {
     "smpy_shop.nothing": set(),
     "smpy_shop.order_totals": {"smpy_raw.customers", "smpy_raw.orders"},
     "smpy_shop.daily": {"smpy_shop.order_totals"},
+    "smpy_shop.orders_ada": {"smpy_raw.orders"},
+    "smpy_shop.orders_grace": {"smpy_raw.orders"},
 }
 
 
@@ -92,3 +94,4 @@ def test_plans_and_applies_on_spark(project: Path, spark, engine, clean_catalog)
     assert rows("SELECT name, total FROM smpy_shop.daily") == [("ada", 10.0), ("grace", 10.0)]  # 2 days x 10 x 0.5
     assert rows("SELECT COUNT(*) FROM smpy_raw.orders") == [(4,)]
     assert rows("SELECT COUNT(*) FROM smpy_shop.nothing") == [(0,)]
+    assert rows("SELECT n FROM smpy_shop.orders_grace") == [(2,)]  # a blueprint's variable, one order a day
