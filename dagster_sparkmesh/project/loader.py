@@ -27,11 +27,12 @@ from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 _PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text)
 
 
-def load_project(path: Path | str, *, use_cache: bool = True) -> Project:
+def load_project(path: Path | str, *, use_cache: bool = True, gateway: str | None = None) -> Project:
+    """``gateway`` selects one of the configured Spark gateways, as ``sqlmesh --gateway`` does."""
     project_path = Path(path).resolve()
     if not project_path.is_dir():
         raise ProjectError(f"project folder {path} does not exist", path=project_path, hint="pass the folder that holds config.yaml and models/")
-    loaded = load_config(project_path)
+    loaded = load_config(project_path, gateway=gateway)
     config = loaded.config
     cache = _sql_cache(project_path, config) if use_cache else None
     parsed = [_load_sql_file(file, config, cache) for file in _files(project_path / "models", "*.sql")]

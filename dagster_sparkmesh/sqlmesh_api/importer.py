@@ -33,7 +33,7 @@ _PACKAGE = "dagster_sparkmesh.sqlmesh_api"
 MODULES: dict[str, str] = {
     "sqlmesh": f"{_PACKAGE}.surface",
     "sqlmesh.core": "",
-    "sqlmesh.core.model": f"{_PACKAGE}.kinds",
+    "sqlmesh.core.model": f"{_PACKAGE}.model_package",
     "sqlmesh.core.model.kind": f"{_PACKAGE}.kinds",
     "sqlmesh.core.macros": f"{_PACKAGE}.macros",
     "sqlmesh.core.signal": f"{_PACKAGE}.signals",

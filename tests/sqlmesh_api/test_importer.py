@@ -27,6 +27,14 @@ def test_sqlmesh_names_resolve_only_inside() -> None:
         import sqlmesh  # noqa: F401
 
 
+def test_sqlmesh_core_model_exports_the_decorator_and_kinds() -> None:
+    with project_imports():
+        from sqlmesh.core.model import FullKind, ModelKindName, model
+        from sqlmesh.core.model.kind import ModelKindName as same
+
+        assert callable(model) and FullKind().as_dict() == {"name": "FULL"} and ModelKindName is same
+
+
 def test_unsupported_names_say_so() -> None:
     with project_imports():
         with pytest.raises(ImportError, match="sqlmesh.Context is not available"):
