@@ -25,7 +25,7 @@ _TABLE_METHODS = frozenset({"resolve_table", "table"})
 class TableCall:
     line: int
     text: str
-    """The argument as written (for messages)."""
+    """The call as written (for messages): ``context.table(name)``."""
     name: str | None
     """The table name, when it could be worked out."""
 
@@ -40,7 +40,7 @@ def model_dependencies(
     unknown = [call for call in calls if call.name is None]
     if unknown:
         raise ProjectError(
-            f"cannot tell which table context.{'resolve_table'}({unknown[0].text}) reads without running the model",
+            f"cannot tell which table {unknown[0].text} reads without running the model",
             path=path,
             line=unknown[0].line,
             snippet=unknown[0].text,
@@ -70,7 +70,7 @@ def table_calls(function: Callable[..., Any], module: ModuleType, tree: ast.Modu
     for node in ast.walk(definition):
         argument = _table_argument(node, context_name)
         if argument is not None:
-            calls.append(TableCall(line=node.lineno, text=ast.unparse(argument), name=_evaluate(argument, module)))
+            calls.append(TableCall(line=node.lineno, text=ast.unparse(node), name=_evaluate(argument, module)))
     return sorted(calls, key=lambda call: call.line)
 
 

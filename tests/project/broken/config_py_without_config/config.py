@@ -1,0 +1,3 @@
+from sqlmesh.core.config import Config
+
+settings = Config()

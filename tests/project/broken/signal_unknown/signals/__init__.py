@@ -1,0 +1,6 @@
+from sqlmesh import signal
+
+
+@signal()
+def on_time(batch):
+    return True

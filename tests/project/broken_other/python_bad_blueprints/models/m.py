@@ -1,0 +1,5 @@
+from sqlmesh import model
+
+@model("@{customer}.orders", blueprints=["acme"])
+def execute(context, start, end, execution_time, **kwargs):
+    return None
