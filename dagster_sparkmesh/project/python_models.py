@@ -231,7 +231,9 @@ def _import_file(path: Path, source: str, project_root: Path | None = None) -> t
     name = _module_name(path)
     module = ModuleType(name)
     module.__file__ = str(path)
-    # Registered under its unique name while it runs: dataclasses and pickling look modules up there.
+    # Registered under its unique name only while it runs (dataclasses look their module up there). Afterwards it
+    # is not, like the project's helper modules: Spark's pickler then ships a UDF defined in the file by value, as
+    # Spark's Python workers could never import the module by name.
     sys.modules[name] = module
     try:
         with project_imports(project_root or project_root_of(path)) as helpers:
@@ -251,6 +253,8 @@ def _import_file(path: Path, source: str, project_root: Path | None = None) -> t
         ) from error
     except Exception as error:
         raise _import_error(path, source, error) from error
+    finally:
+        sys.modules.pop(name, None)
     return module, [helper for helper in helpers if helper != path]
 
 

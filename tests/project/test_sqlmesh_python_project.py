@@ -95,3 +95,25 @@ def test_plans_and_applies_on_spark(project: Path, spark, engine, clean_catalog)
     assert rows("SELECT COUNT(*) FROM smpy_raw.orders") == [(4,)]
     assert rows("SELECT COUNT(*) FROM smpy_shop.nothing") == [(0,)]
     assert rows("SELECT n FROM smpy_shop.orders_grace") == [(2,)]  # a blueprint's variable, one order a day
+
+
+@pytest.mark.slow
+def test_a_udf_defined_in_a_model_file_runs_on_spark(tmp_path: Path, spark) -> None:
+    """Spark's Python workers cannot import the model file by name: its functions must travel by value."""
+    from dagster_sparkmesh.project.config import ModelDefaults
+    from dagster_sparkmesh.project.python_models import load_python_model, resolve_python_entrypoint
+    from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext as ModelContext
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "helper.py").write_text("def plus_one(x):\n    return x + 1\n")
+    path = tmp_path / "models" / "m.py"
+    path.write_text(
+        "from sqlmesh import model\nfrom helper import plus_one\n\n\ndef twice(x):\n    return plus_one(x) * 2\n\n\n"
+        "@model('db.m', columns={'x': 'int'})\ndef execute(context, start, end, execution_time, **kwargs):\n"
+        "    from pyspark.sql import functions as F\n\n"
+        "    return context.spark.range(3).select(F.udf(twice, 'int')(F.col('id').cast('int')).alias('x'))\n"
+    )
+    function = resolve_python_entrypoint(load_python_model(path, ModelDefaults()).python_entrypoint or "")
+    frame = function(context=ModelContext(spark=spark, table_for=str), start=START, end=END, execution_time=END)
+
+    assert sorted(row.x for row in frame.collect()) == [2, 4, 6]
