@@ -3,8 +3,9 @@
 A model names its signals (``@model(signals=[("one_week_ago", {})])`` or ``signals [one_week_ago()]`` in a MODEL
 header); ``ready_intervals`` asks each of them, SQLMesh's way, which of the model's candidate intervals are
 ready: a signal receives the batch as a list of ``(start, end)`` UTC datetimes plus its arguments (and
-``context`` if it takes one) and returns True, False or the ready subset. Planning and running call it before
-computing a model's intervals; an interval any signal holds back is reported as not ready, with that signal's name.
+``context`` if it takes one) and returns True, False or the ready subset. Planning and running are meant to call
+``check_missing_intervals`` before computing a model's intervals: an interval any signal holds back is reported
+as not ready, with that signal's name.
 """
 
 from __future__ import annotations
@@ -138,6 +139,20 @@ def check_signal_names(project_root: Path, models: Iterable[Model]) -> None:
                 line=model.line,
                 hint=f"define it in signals/ (known: {', '.join(sorted(known)) or 'none'})",
             )
+
+
+def check_missing_intervals(
+    project_root: Path, models: Mapping[str, Model], missing: Mapping[str, Iterable[Interval]], context: object = None
+) -> dict[str, SignalCheck]:
+    """For planning and running: each model's missing intervals split into ready and held back by its signals.
+
+    Models without signals are all ready, and the signal files are imported only when some model has signals.
+    """
+    signals = load_signals(project_root) if any(models[name].signals for name in missing if name in models) else {}
+    return {
+        name: ready_intervals(models[name], intervals, signals, context) if name in models else SignalCheck(tuple(intervals))
+        for name, intervals in missing.items()
+    }
 
 
 def ready_intervals(

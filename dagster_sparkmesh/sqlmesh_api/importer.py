@@ -95,7 +95,7 @@ def project_imports(root: Path | None = None) -> Iterator[list[Path]]:
     """
     imported: list[Path] = []
     with _LOCK:
-        if _FINDER in sys.meta_path:  # nested (config.py importing a helper that imports sqlmesh)
+        if _FINDER in sys.meta_path:  # nested: the outer scope has set everything up and will undo it
             yield imported
             return
         real = _set_aside("sqlmesh")

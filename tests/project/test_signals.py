@@ -71,3 +71,16 @@ def test_a_bad_answer_names_the_signal(project: Path, tmp_path: Path) -> None:
         ready_intervals(model, DAYS, {"odd": lambda batch: "yes"})
     with pytest.raises(ExecutionError, match="raised ZeroDivisionError"):
         ready_intervals(model, DAYS, {"odd": lambda batch: 1 / 0})
+
+
+def test_missing_intervals_of_a_project_are_checked_per_model(project: Path) -> None:
+    from dagster_sparkmesh.project.signals import check_missing_intervals
+
+    model_file = project / "models" / "raw_orders.py"
+    model_file.write_text(model_file.read_text().replace('"2030-01-01"', '"2024-01-02"'))
+    loaded = load_project(project, use_cache=False)
+    checks = check_missing_intervals(project, loaded.models, {"smpy_raw.orders": DAYS, "smpy_raw.customers": DAYS[:1]})
+
+    assert checks["smpy_raw.orders"].ready == (DAYS[0],)
+    assert checks["smpy_raw.orders"].not_ready == ((DAYS[1], "not_after"), (DAYS[2], "not_after"))
+    assert checks["smpy_raw.customers"].ready == (DAYS[0],) and not checks["smpy_raw.customers"].not_ready
