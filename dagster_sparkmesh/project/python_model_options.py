@@ -34,6 +34,9 @@ IGNORED_ARGUMENTS = frozenset(
 """Accepted for SQLMesh projects, without effect here (see the README's table of SQLMesh APIs)."""
 
 _KIND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ModelKind)
+# A view or an embedded model is SQL that readers inline or query: a DataFrame cannot be either. Seeds and
+# external models have no function to run.
+_NOT_FOR_PYTHON = frozenset({"VIEW", "EMBEDDED", "SEED", "EXTERNAL"})
 _KIND_NAMES = frozenset(member.model_fields["name"].default for member in get_args(get_args(ModelKind)[0]))
 _KIND_HINT = 'e.g. kind="FULL", kind=dict(name=ModelKindName.INCREMENTAL_BY_TIME_RANGE, time_column="ds") or FullKind()'
 # SQLMesh kind fields that only tune SQLMesh's own execution: accepted, without effect here.
@@ -72,9 +75,10 @@ def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults) -> Any:
         raw["batch_size"] = defaults.batch_size
     for ignored in _IGNORED_KIND_FIELDS & raw.keys():
         del raw[ignored]
-    if raw["name"] not in _KIND_NAMES:
-        raise where.error("kind", f"kind {raw['name']} is not supported by sparkmesh", raw_kind,
-                          f"use one of: {', '.join(sorted(_KIND_NAMES))}")
+    if raw["name"] not in _KIND_NAMES - _NOT_FOR_PYTHON:
+        what = "a Python model" if raw["name"] in _NOT_FOR_PYTHON else "sparkmesh"
+        raise where.error("kind", f"kind {raw['name']} is not supported by {what}", raw_kind,
+                          f"use one of: {', '.join(sorted(_KIND_NAMES - _NOT_FOR_PYTHON))}")
     try:
         return _KIND_ADAPTER.validate_python(raw)
     except ValidationError as error:
