@@ -63,7 +63,7 @@ def _call(function: Callable[..., Any], context: ModelContext, model: Model) -> 
         raise
     except Exception as error:  # the user's code: report it as their error, with the model's file
         raise ExecutionError(
-            f"Python model {model.name} raised {type(error).__name__}: {error}", path=model.path
+            f"Python model {model.name} raised {type(error).__name__}: {error}", path=model.path, hint=_hint(error)
         ) from error
     for frame in frames:
         if not (_is_spark(frame) or _is_pandas(frame)):
@@ -74,6 +74,13 @@ def _call(function: Callable[..., Any], context: ModelContext, model: Model) -> 
                 hint="return (or yield) a DataFrame: context.spark.createDataFrame(...), context.fetch_pyspark_df(sql) or pandas",
             )
     return frames
+
+
+def _hint(error: Exception) -> str | None:
+    if isinstance(error, ModuleNotFoundError):
+        # sqlmesh and the project's own modules resolve while the file is imported, not while the model runs.
+        return "import sqlmesh names and project helper modules at the top of the model file, not inside the function"
+    return None
 
 
 def _variable_arguments(function: Callable[..., Any], context: ModelContext) -> dict[str, object]:
