@@ -2,7 +2,7 @@
 already up to date, an observation that says so.
 
 A model found up to date was not recomputed, so it gets no new materialization (the UI would show a fresh
-build that never happened). Its audits are evaluated again on the current table instead, so its checks show
+build that never happened), unless Dagster has none of its current code version (it was built by the CLI). Its audits are evaluated again on the current table instead, so its checks show
 real results rather than "skipped". Row counts: per partition where a grouped count over the range can tell
 them (``dagster/partition_row_count``), the range's total once (on its last partition), and
 ``dagster/row_count`` for unpartitioned tables.
@@ -60,11 +60,13 @@ class StepReport:
     def _up_to_date(self, result: ModelRunResult, selected: set[dg.AssetCheckKey]) -> Iterator[StepEvent]:
         key = self.specs.key_by_model[result.model]
         table = result.physical_table or physical_table(result.model, result.version)
-        yield dg.AssetObservation(
-            asset_key=key,
-            description="up to date: not recomputed in this run",
-            metadata={"sparkmesh/up_to_date": True, "sparkmesh/version": result.version, "sparkmesh/physical_table": table},
-        )
+        metadata = {"sparkmesh/up_to_date": True, "sparkmesh/version": result.version, "sparkmesh/physical_table": table}
+        if not self.partitions and not self._dagster_has_current(key, result.model):
+            # Built outside Dagster (the CLI, another instance) at this code version: Dagster learns of the data
+            # once, marked as not recomputed, so that gates on "materialized" (the promotion) can see it.
+            yield dg.MaterializeResult(asset_key=key, metadata=metadata)
+        else:
+            yield dg.AssetObservation(asset_key=key, description="up to date: not recomputed in this run", metadata=metadata)
         check_keys = [k for k in self.specs.check_keys.get(result.model, ()) if k in selected]
         if not check_keys:
             return
@@ -76,6 +78,14 @@ class StepReport:
         for audit, check_key in zip(audits, self.specs.check_keys[result.model]):
             if check_key in selected:
                 yield check_result(audit, check_key, note="the current table: the model was up to date, not recomputed")
+
+    def _dagster_has_current(self, key: dg.AssetKey, model: str) -> bool:
+        """Whether Dagster's latest materialization of ``key`` is of the model's current code version."""
+        event = self.context.instance.get_latest_materialization_event(key)
+        if event is None or event.asset_materialization is None:
+            return False
+        code_version = self.translator.get_code_version(self.project.models[model])
+        return event.asset_materialization.tags.get("dagster/code_version") == code_version
 
     def _add_row_counts(self, result: ModelRunResult, key: dg.AssetKey) -> int | None:
         """Per-partition counts go straight onto each partition's event; returns an unpartitioned table's count."""

@@ -155,3 +155,7 @@ def test_an_up_to_date_model_reports_no_new_materialization_and_checks_evaluated
         assert (check.check_name, check.passed) == ("not_null", True)
         assert "up to date" in check.metadata["sparkmesh/evaluated_on"].value
         assert instance.get_latest_materialization_event(EVENTS).run_id != again.run_id
+    with dg.instance_for_test() as unaware:  # the data was built outside this Dagster instance: it learns of it once
+        [event] = _materialize(project_dir, resource, unaware, [EVENTS]).get_asset_materialization_events()
+        assert event.materialization.metadata["sparkmesh/up_to_date"].value is True
+        assert _materialize(project_dir, resource, unaware, [EVENTS]).get_asset_materialization_events() == []

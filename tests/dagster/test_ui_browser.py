@@ -115,6 +115,25 @@ def test_materialize_and_backfill_from_the_ui(browser, dagster_dev, example):
     assert _intervals(example, "shop.fct_orders") == [(datetime(2024, 1, 1), datetime(2024, 1, 4))]
 
 
+def test_asset_pages_show_a_derived_column_schema_and_the_python_source(browser, dagster_dev):
+    """Definitions only (no run, no Spark): what a reader sees about a model before materializing anything."""
+    url = dagster_dev.url
+    browser.open(f"{url}/assets/shop/customers")
+    # shop.customers declares no columns: Dagster shows the ones derived from its query, typed, described.
+    browser.wait_for("document.body.innerText.includes('DECIMAL(12, 2)')", "the derived columns of shop.customers")
+    text = browser.text()
+    assert "sum of the amounts of order lines not returned" in text, "the column description is missing"
+    assert "LEFT JOIN lifetime AS l" in text, "the SQL is not shown as written"
+    browser.screenshot("0-sql-model-columns")
+
+    browser.open(f"{url}/assets/shop/customer_segments")
+    browser.wait_for("document.body.innerText.includes('Marketing segment per customer')", "the Python model's page")
+    text = browser.text()
+    assert "Module(" not in text, "the Python model's description is an AST dump"
+    assert "def execute(context" in text, "the Python model's source is not shown"
+    browser.screenshot("0-python-model-description")
+
+
 def _materialize_group(browser: Browser, url: str, group: str, count: int, step: int) -> None:
     """Click "Materialize all" on a group's graph and wait until every node says it was materialized."""
     browser.open(f"{url}/locations/__repository__@{LOCATION}/asset-groups/{group}")
