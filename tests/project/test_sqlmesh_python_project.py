@@ -45,6 +45,7 @@ def test_loads_with_the_dag_sqlmesh_documents(project: Path) -> None:
     assert orders.python_code == (project / "models" / "raw_orders.py").read_text()
     assert loaded.models["smpy_raw.customers"].kind.name == "FULL"
     assert loaded.models["smpy_shop.order_totals"].columns[0] == ("name", "STRING")  # duckdb's text
+    assert "SUM(total) / 2" in (loaded.models["smpy_shop.daily"].query or "")  # a Python macro, used from SQL
 
 
 def test_loads_the_same_with_an_installed_sqlmesh(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,7 +92,8 @@ def test_plans_and_applies_on_spark(project: Path, spark, engine, clean_catalog)
         store.close()
 
     rows = lambda sql: sorted(tuple(row) for row in spark.sql(sql).collect())  # noqa: E731
-    assert rows("SELECT name, total FROM smpy_shop.daily") == [("ada", 10.0), ("grace", 10.0)]  # 2 days x 10 x 0.5
+    # 2 days x 10 x 0.5 (the discount variable), halved by the Python macro @halve
+    assert rows("SELECT name, total FROM smpy_shop.daily") == [("ada", 5.0), ("grace", 5.0)]
     assert rows("SELECT COUNT(*) FROM smpy_raw.orders") == [(4,)]
     assert rows("SELECT COUNT(*) FROM smpy_shop.nothing") == [(0,)]
     assert rows("SELECT n FROM smpy_shop.orders_grace") == [(2,)]  # a blueprint's variable, one order a day
