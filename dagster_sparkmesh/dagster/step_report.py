@@ -1,8 +1,10 @@
 """What a model step reports to Dagster: its log lines, and per model a materialization or, when the model was
 already up to date, an observation that says so.
 
-A model found up to date was not recomputed, so it gets no new materialization (the UI would show a fresh
-build that never happened), unless Dagster has none of its current code version (it was built by the CLI). Its audits are evaluated again on the current table instead, so its checks show
+A model found up to date was not recomputed. Reporting nothing is not an option in Dagster: a step output that is
+not yielded makes Dagster skip every later step that depends on it (the promotion of a "Materialize all" run),
+so it is reported as what it is, a materialization marked ``sparkmesh/up_to_date`` whose data version is the one
+Dagster already holds for the asset: unchanged data, and nothing downstream turns stale. Its audits are evaluated again on the current table instead, so its checks show
 real results rather than "skipped". Row counts: per partition where a grouped count over the range can tell
 them (``dagster/partition_row_count``), the range's total once (on its last partition), and
 ``dagster/row_count`` for unpartitioned tables.
@@ -28,7 +30,7 @@ from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.naming import physical_table
 
-StepEvent = dg.MaterializeResult | dg.AssetCheckResult | dg.AssetObservation
+StepEvent = dg.MaterializeResult | dg.AssetCheckResult
 
 
 @dataclass
@@ -60,13 +62,13 @@ class StepReport:
     def _up_to_date(self, result: ModelRunResult, selected: set[dg.AssetCheckKey]) -> Iterator[StepEvent]:
         key = self.specs.key_by_model[result.model]
         table = result.physical_table or physical_table(result.model, result.version)
-        metadata = {"sparkmesh/up_to_date": True, "sparkmesh/version": result.version, "sparkmesh/physical_table": table}
-        if not self.partitions and not self._dagster_has_current(key, result.model):
-            # Built outside Dagster (the CLI, another instance) at this code version: Dagster learns of the data
-            # once, marked as not recomputed, so that gates on "materialized" (the promotion) can see it.
-            yield dg.MaterializeResult(asset_key=key, metadata=metadata)
-        else:
-            yield dg.AssetObservation(asset_key=key, description="up to date: not recomputed in this run", metadata=metadata)
+        metadata = {
+            "sparkmesh/up_to_date": True,
+            "sparkmesh/recomputed": dg.MetadataValue.text("no: the data was already complete for this version"),
+            "sparkmesh/version": result.version,
+            "sparkmesh/physical_table": table,
+        }
+        yield dg.MaterializeResult(asset_key=key, metadata=metadata, data_version=self._data_version(key, result.model))
         check_keys = [k for k in self.specs.check_keys.get(result.model, ()) if k in selected]
         if not check_keys:
             return
@@ -79,13 +81,17 @@ class StepReport:
             if check_key in selected:
                 yield check_result(audit, check_key, note="the current table: the model was up to date, not recomputed")
 
-    def _dagster_has_current(self, key: dg.AssetKey, model: str) -> bool:
-        """Whether Dagster's latest materialization of ``key`` is of the model's current code version."""
+    def _data_version(self, key: dg.AssetKey, model: str) -> dg.DataVersion | None:
+        """The data version of Dagster's latest materialization of an unpartitioned ``key`` at the model's current
+        code version: the data is that one, unchanged. None (Dagster derives one) when there is no such event."""
+        if self.partitions:
+            return None
         event = self.context.instance.get_latest_materialization_event(key)
-        if event is None or event.asset_materialization is None:
-            return False
-        code_version = self.translator.get_code_version(self.project.models[model])
-        return event.asset_materialization.tags.get("dagster/code_version") == code_version
+        tags = event.asset_materialization.tags if event is not None and event.asset_materialization else None
+        if not tags or tags.get("dagster/code_version") != self.translator.get_code_version(self.project.models[model]):
+            return None
+        version = tags.get("dagster/data_version")
+        return dg.DataVersion(version) if version else None
 
     def _add_row_counts(self, result: ModelRunResult, key: dg.AssetKey) -> int | None:
         """Per-partition counts go straight onto each partition's event; returns an unpartitioned table's count."""

@@ -77,8 +77,9 @@ def test_prod_after_a_short_range_then_every_partition_counts_every_fact_row(spa
         run([promotion_key("prod")])  # step 3
 
     # The FULL models read the daily ones' new days: rebuilt, not "up to date".
-    materialized = {event.materialization.asset_key for event in rebuilt.get_asset_materialization_events()}
-    assert materialized == set(FULL_SHOP)
+    materialized = {event.materialization.asset_key: event.materialization for event in rebuilt.get_asset_materialization_events()}
+    assert set(materialized) == set(FULL_SHOP)
+    assert not [key for key, event in materialized.items() if "sparkmesh/up_to_date" in event.metadata]
     # Step 4: prod equals what the files compute from every day.
     fact_rows, fact_units = spark.sql("SELECT COUNT(*), SUM(quantity) FROM shop.fct_orders").collect()[0]
     assert fact_rows > 0

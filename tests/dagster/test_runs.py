@@ -141,21 +141,23 @@ def test_unpartitioned_run_logs_in_words_and_reports_the_table_rows(project_dir,
         assert not any("None" in m or "interval" in m for m in messages if m.startswith(("building", "raw.events")))
 
 
-def test_an_up_to_date_model_reports_no_new_materialization_and_checks_evaluated_again(project_dir, resource):
+def test_an_up_to_date_model_is_reported_unchanged_and_its_checks_evaluated_again(project_dir, resource):
     events = project_dir / "models" / "events.sql"
     events.write_text(events.read_text().replace("kind FULL", "kind FULL,\n  audits (not_null(columns := (id)))"))
     with dg.instance_for_test() as instance:
-        assert _materialize(project_dir, resource, instance, [EVENTS]).success
-        again = _materialize(project_dir, resource, instance, [EVENTS])
-        assert again.success
-        assert again.get_asset_materialization_events() == []
-        [observation] = [e.asset_observation_data.asset_observation for e in again.all_events if e.is_asset_observation]
-        assert observation.asset_key == EVENTS and observation.metadata["sparkmesh/up_to_date"].value is True
+        first = _materialize(project_dir, resource, instance, [EVENTS])
+        # With the promotion in the same run: an up-to-date model must not make Dagster skip the steps after it.
+        again = _materialize(project_dir, resource, instance, [EVENTS, promotion_key("prod")])
+        assert not [e.step_key for e in again.all_events if e.event_type_value == "STEP_SKIPPED"]
+        assert [e.step_key for e in again.all_events if e.is_step_failure] == ["sparkmesh__promote_prod"]  # refused
+
+        [before] = [e.materialization for e in first.get_asset_materialization_events() if e.asset_key == EVENTS]
+        [after] = [e.materialization for e in again.get_asset_materialization_events() if e.asset_key == EVENTS]
+        assert "sparkmesh/up_to_date" not in before.metadata
+        assert after.metadata["sparkmesh/up_to_date"].value is True
+        assert after.tags["dagster/data_version"] == before.tags["dagster/data_version"]  # unchanged data
         [check] = again.get_asset_check_evaluations()
         assert (check.check_name, check.passed) == ("not_null", True)
         assert "up to date" in check.metadata["sparkmesh/evaluated_on"].value
-        assert instance.get_latest_materialization_event(EVENTS).run_id != again.run_id
-    with dg.instance_for_test() as unaware:  # the data was built outside this Dagster instance: it learns of it once
-        [event] = _materialize(project_dir, resource, unaware, [EVENTS]).get_asset_materialization_events()
-        assert event.materialization.metadata["sparkmesh/up_to_date"].value is True
-        assert _materialize(project_dir, resource, unaware, [EVENTS]).get_asset_materialization_events() == []
+        messages = [entry.user_message for entry in instance.all_logs(again.run_id)]
+        assert any(m.startswith("raw.events: already up to date") for m in messages)
