@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import json
 import hashlib
 import inspect
 import linecache
@@ -31,6 +32,7 @@ from dagster_sparkmesh.project.externals import normalize_table_name
 from dagster_sparkmesh.project.python_audits import audits
 from dagster_sparkmesh.project.python_blueprints import Blueprint, expand
 from dagster_sparkmesh.project.python_dependencies import model_dependencies
+from dagster_sparkmesh.project.python_sql_models import project_variables, query_of
 from dagster_sparkmesh.project.python_model_options import IGNORED_ARGUMENTS, SUPPORTED_ARGUMENTS, Where
 from dagster_sparkmesh.project.signals import signal_calls
 from dagster_sparkmesh.sqlmesh_api.importer import project_imports
@@ -107,7 +109,9 @@ def _load(path: Path, project_root: Path | None) -> _Loaded:
     source = _read_source(path)
     module, helpers = _import_file(path, source, project_root)
     tree = ast.parse(source, filename=str(path))
-    return _Loaded(path=path, source=source, tree=tree, module=module, helpers=helpers, functions=_model_functions(module))
+    root = project_root or project_root_of(path)
+    return _Loaded(path=path, root=root, source=source, tree=tree, module=module, helpers=helpers,
+                   functions=_model_functions(module))
 
 
 def _models_of(loaded: _Loaded, function: Callable[..., Any], spec: PythonModelSpec, defaults: ModelDefaults) -> list[Model]:
@@ -120,6 +124,7 @@ class _Loaded:
     """An imported model file: what every model it declares is built from."""
 
     path: Path
+    root: Path
     source: str
     tree: ast.Module
     module: ModuleType
@@ -133,26 +138,58 @@ def _build_model(
     path, options = loaded.path, blueprint.options
     where = Where(model=_model_name(blueprint.name, spec.line, path), path=path, line=spec.line)
     dialect = _dialect(options.get("dialect"), defaults, where)
-    _refuse_unsupported(options, where)
+    code = _query_fields if options.get("is_sql") else _function_fields
     return Model(
         name=normalize_table_name(where.model, path=path, line=spec.line),
         kind=_build_kind(options, where, defaults),
-        source="python",
         path=path,
         line=spec.line,
         dialect=dialect,
-        python_source=_normalized_source(loaded.tree, loaded.helpers, blueprint.variables),
         python_code=loaded.source,
-        python_entrypoint=f"{path}:{function.__name__}",
-        blueprint_variables=blueprint.variables,
         columns=python_model_options.columns(options.get("columns"), where, dialect),
-        depends_on=model_dependencies(function, loaded.module, loaded.tree, options.get("depends_on"), path, spec.line),
         audits=audits(options.get("audits"), where),
         signals=signal_calls(options.get("signals"), path=path, line=spec.line),
-        pre_statements=python_model_options.statements("pre_statements", options.get("pre_statements"), where, dialect),
-        post_statements=python_model_options.statements("post_statements", options.get("post_statements"), where, dialect),
+        **code(loaded, function, blueprint, where, dialect, defaults),
         **_scalar_options(options, where, defaults),
     )
+
+
+def _function_fields(
+    loaded: _Loaded, function: Callable[..., Any], blueprint: Blueprint, where: Where, dialect: str, defaults: ModelDefaults
+) -> dict[str, Any]:
+    """A model computed by its function at run time."""
+    options = blueprint.options
+    return {
+        "source": "python",
+        "python_source": _normalized_source(loaded.tree, loaded.helpers, blueprint.variables),
+        "python_entrypoint": f"{where.path}:{function.__name__}",
+        "blueprint_variables": blueprint.variables,
+        "depends_on": model_dependencies(function, loaded.module, loaded.tree, options.get("depends_on"), where.path, where.line),
+        "pre_statements": python_model_options.statements("pre_statements", options.get("pre_statements"), where, dialect),
+        "post_statements": python_model_options.statements("post_statements", options.get("post_statements"), where, dialect),
+    }
+
+
+def _query_fields(
+    loaded: _Loaded, function: Callable[..., Any], blueprint: Blueprint, where: Where, dialect: str, defaults: ModelDefaults
+) -> dict[str, Any]:
+    """``is_sql=True``: a SQL model whose query the function wrote, once, at load time."""
+    options = blueprint.options
+    variables = project_variables(loaded.root)
+    parts = query_of(function, where, dialect, defaults, variables, {k: json.loads(v) for k, v in blueprint.variables})
+    declared = options.get("depends_on")
+    declared_names = frozenset()
+    if declared is not None:  # SQL models read their query's tables plus the declared ones
+        declared_names = model_dependencies(function, loaded.module, loaded.tree, declared, where.path, where.line)
+    return {
+        "source": "sql",
+        "query": parts.query,
+        "depends_on": parts.references | declared_names,
+        "pre_statements": python_model_options.statements("pre_statements", options.get("pre_statements"), where, dialect)
+        + parts.pre_statements,
+        "post_statements": parts.post_statements
+        + python_model_options.statements("post_statements", options.get("post_statements"), where, dialect),
+    }
 
 
 def _model_name(name: object, line: int, path: Path) -> str:
@@ -171,12 +208,6 @@ def _dialect(value: object, defaults: ModelDefaults, where: Where) -> str:
     if sqlglot.Dialect.get(dialect.lower()) is None:
         raise where.error("dialect", f"unknown dialect {dialect!r}", value, "use a sqlglot dialect name such as spark or duckdb")
     return dialect.lower()
-
-
-def _refuse_unsupported(options: dict[str, Any], where: Where) -> None:
-    if options.get("is_sql"):
-        raise where.error("is_sql", "Python models that return a query are not supported yet", True,
-                          "write the model as a .sql file, or return a DataFrame from the function")
 
 
 def _normalized_source(tree: ast.Module, helpers: list[Path], blueprint: tuple[tuple[str, str], ...] = ()) -> str:

@@ -87,7 +87,6 @@ def test_description_shows_the_users_source(tmp_path: Path) -> None:
         ("depends_on='db.a'", "return None", "depends_on must be a list of table names"),
         ("start='next blue moon'", "return None", "@model start of db.m"),
         ("owner=1", "return None", "@model owner of db.m: expected a string"),
-        ("is_sql=True", "return None", "return a query are not supported yet"),
         ("kind='FULL'", "for name in ['db.a']:\n        context.table(name)", "cannot tell which table"),
     ],
 )
@@ -133,3 +132,41 @@ def test_a_models_file_may_declare_none_or_several(tmp_path: Path) -> None:
 def test_wrong_blueprints_are_clear_errors(tmp_path: Path, value: object) -> None:
     with pytest.raises(ProjectError, match="@model blueprints of"):
         _load(tmp_path, f"blueprints={value!r}")
+
+
+def test_is_sql_models_are_sql_models_whose_query_a_function_wrote(tmp_path: Path) -> None:
+    from dagster_sparkmesh.project.python_models import load_python_models
+
+    (tmp_path / "config.yaml").write_text("variables:\n  min_id: 3\n")
+    path = tmp_path / "models" / "m.py"
+    path.parent.mkdir()
+    path.write_text(
+        "from sqlglot import exp\nfrom sqlmesh import model\nfrom sqlmesh.core.macros import MacroEvaluator\n\n\n"
+        "@model('db.@{part}', is_sql=True, kind='FULL', depends_on=['db.extra'], blueprints=[{'part': 'a'}])\n"
+        "def entrypoint(evaluator: MacroEvaluator) -> str:\n"
+        "    return f\"SELECT id FROM db.src_{evaluator.blueprint_var('part')} WHERE id > {evaluator.var('min_id')}"
+        " AND ds BETWEEN @start_ds AND @end_ds\"\n"
+    )
+    (loaded,) = load_python_models(path, DEFAULTS, tmp_path)
+
+    assert loaded.source == "sql" and loaded.name == "db.a" and loaded.python_entrypoint is None
+    assert loaded.query is not None and "FROM db.src_a WHERE id > 3" in loaded.query and "@start_ds" in loaded.query
+    assert loaded.depends_on == frozenset({"db.src_a", "db.extra"})
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("return 1", "must return SQL text or a sqlglot expression, not int"),
+        ("return evaluator.columns_to_types('x')", "evaluator.columns_to_types is not available"),
+        ("return 'SELEC oops FROM'", "m.py"),
+    ],
+)
+def test_is_sql_errors_name_the_model(tmp_path: Path, body: str, message: str) -> None:
+    with pytest.raises(ProjectError, match=message):
+        path = tmp_path / "models" / "m.py"
+        path.parent.mkdir()
+        path.write_text(f"from sqlmesh import model\n\n\n@model('db.m', is_sql=True)\ndef entrypoint(evaluator):\n    {body}\n")
+        from dagster_sparkmesh.project.python_models import load_python_models
+
+        load_python_models(path, DEFAULTS, tmp_path)

@@ -27,6 +27,7 @@ EXPECTED_DAG = {
     "smpy_shop.daily": {"smpy_shop.order_totals"},
     "smpy_shop.orders_ada": {"smpy_raw.orders"},
     "smpy_shop.orders_grace": {"smpy_raw.orders"},
+    "smpy_shop.customer_count": {"smpy_raw.customers"},
 }
 
 
@@ -97,6 +98,7 @@ def test_plans_and_applies_on_spark(project: Path, spark, engine, clean_catalog)
     assert rows("SELECT COUNT(*) FROM smpy_raw.orders") == [(4,)]
     assert rows("SELECT COUNT(*) FROM smpy_shop.nothing") == [(0,)]
     assert rows("SELECT n FROM smpy_shop.orders_grace") == [(2,)]  # a blueprint's variable, one order a day
+    assert rows("SELECT n FROM smpy_shop.customer_count") == [(2,)]  # is_sql: the function wrote the query
 
 
 @pytest.mark.slow
