@@ -59,7 +59,7 @@ def format_command(context: CliContext, check: bool) -> None:
 @pass_cli_context
 def check_intervals(context: CliContext, environment: str, execution_time: str | None) -> None:
     """Missing intervals of each model of ENVIRONMENT, as the environment is (not as the files are)."""
-    from dagster_sparkmesh.plan.environment_intervals import environment_check_plan
+    from dagster_sparkmesh.plan.environment_intervals import environment_check_plan, environment_input_gaps
 
     project = context.project()
     now = parse_time(execution_time, "--execution-time") if execution_time else _utc_now()
@@ -67,9 +67,12 @@ def check_intervals(context: CliContext, environment: str, execution_time: str |
         plan = environment_check_plan(
             state, environment, config=project.config, project_path=project.path, execution_time=now
         )
+        lacking = environment_input_gaps(state, plan, config=project.config, project_path=project.path)
     for note in plan.notes:
         click.echo(f"note: {note}")
-    if not plan.missing_intervals:
+    for name, gaps in sorted(lacking.items()):
+        click.echo(f"{name}: computed from incomplete parents ({'; '.join(g.describe() for g in gaps[:3])})")
+    if not plan.missing_intervals and not lacking:
         click.echo(f"{plan.environment}: every interval is complete")
         return
     for name, intervals in plan.missing_intervals.items():

@@ -14,11 +14,12 @@ from pathlib import Path
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.builder import build_plan
+from dagster_sparkmesh.plan.coverage import InputGap, lacking_inputs
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.project.config import ProjectConfig
 from dagster_sparkmesh.project.dag import topological_order
 from dagster_sparkmesh.project.records import Project
-from dagster_sparkmesh.snapshot.records import Environment, SnapshotId
+from dagster_sparkmesh.snapshot.records import Environment, Interval, SnapshotId
 from dagster_sparkmesh.state.reader import StateReader
 
 
@@ -33,9 +34,7 @@ def environment_check_plan(
             snippet=environment,
             hint="`sparkmesh environments` lists them; `sparkmesh plan ENV` creates one",
         )
-    models = _environment_models(state, env)
-    ordered = {name: models[name] for name in topological_order(models)}
-    project = Project(path=project_path, config=config, models=ordered)
+    project = _environment_project(state, env, config, project_path)
     return build_plan(
         project,
         state,
@@ -46,6 +45,25 @@ def environment_check_plan(
         plan_id=env.plan_id,
         preview_start=env.preview_start,
     )
+
+
+def environment_input_gaps(
+    state: StateReader, plan: Plan, *, config: ProjectConfig, project_path: Path
+) -> dict[str, list[InputGap]]:
+    """Models of the checked environment holding intervals (in its window) that their parents lack."""
+    env = state.get_environment(plan.environment)
+    if env is None:
+        return {}
+    project = _environment_project(state, env, config, project_path)
+    versions = {s.name: s.version for s in plan.environment_after.snapshots}
+    window = Interval(start=plan.start, end=plan.end)
+    return lacking_inputs(project, versions, window, state, plan.execution_time)
+
+
+def _environment_project(state: StateReader, env: Environment, config: ProjectConfig, path: Path) -> Project:
+    models = _environment_models(state, env)
+    ordered = {name: models[name] for name in topological_order(models)}
+    return Project(path=path, config=config, models=ordered)
 
 
 def _environment_models(state: StateReader, env: Environment) -> dict[str, Model]:
