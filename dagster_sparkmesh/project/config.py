@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, JsonValue
 
 from dagster_sparkmesh.records import Record
 
@@ -61,7 +61,8 @@ class ProjectConfig(Record):
     preview_days: int = Field(default=1, ge=1)
     """A forward-only change planned in a development environment without ``--start`` is previewed over the
     last ``preview_days`` days before the plan's end (at least the model's last complete interval)."""
-    variables: dict[str, str | int | float | bool] = Field(default_factory=dict)
+    variables: dict[str, JsonValue] = Field(default_factory=dict)
+    """Config variables: any JSON-like value, as in SQLMesh (``@VAR``, ``@EACH``, ``context.var``)."""
 
     @property
     def gateway(self) -> GatewayConfig:

@@ -335,13 +335,33 @@ class _ConfigReader:
         return StateConnection(type=kind, url=str(url) if url is not None else None)  # type: ignore[arg-type]
 
     def variables(self, node: yaml.Node) -> dict[str, object]:
+        """As in SQLMesh, a variable is any YAML value: lists and mappings too (``@EACH`` and Python read them)."""
         result: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "variables"):
-            value = self._value(value_node)
-            if not isinstance(value, (str, int, float, bool)):
-                raise self._error(value_node, f"variable {key!r} must be a single value", "use a string, number or boolean")
+            value = _json_value(self._value(value_node))
+            if value is _NOT_JSON:
+                raise self._error(value_node, f"variable {key!r} must be a string, number, boolean, list or mapping",
+                                  "write a plain YAML value")
             result[key] = value
         return result
+
+
+_NOT_JSON = object()
+
+
+def _json_value(value: object) -> object:
+    """``value`` with dates as ISO text; ``_NOT_JSON`` when it holds something else (a set, binary data)."""
+    if isinstance(value, date):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, list):
+        items = [_json_value(item) for item in value]
+        return _NOT_JSON if any(item is _NOT_JSON for item in items) else items
+    if isinstance(value, dict):
+        pairs = {str(k): _json_value(v) for k, v in value.items()}
+        return _NOT_JSON if any(item is _NOT_JSON for item in pairs.values()) else pairs
+    return _NOT_JSON
 
 
 def _ttl(reader: _ConfigReader, node: yaml.Node) -> str:

@@ -130,7 +130,7 @@ def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
         ("model_defaults:\n  cron: 'every day'\n", 2, "invalid cron", "@daily"),
         ("gateways:\n  local:\n    connection:\n      type: sprak\n", 4, "connection type 'sprak' is not supported", "type: spark"),
         ("gateways:\n  local:\n    connecton: {}\n", 3, "unknown key 'connecton'", "did you mean connection"),
-        ("variables:\n  a: [1, 2]\n", 2, "variable 'a' must be a single value", "string"),
+        ("variables:\n  a: !!set {x}\n", 2, "variable 'a' must be a string, number, boolean, list or mapping", "plain"),
         ("model_defaults: [1\n", 2, "invalid YAML", "indentation"),
         ("environment_ttl: {{ env_var('SM_SURELY_UNSET') }}\n", 1, "SM_SURELY_UNSET is not set", "default"),
         ("environment_ttl: in 1 week\npreview_days: 0\n", 2, "preview_days must be a whole number", "preview_days: 3"),
@@ -161,3 +161,10 @@ def test_gateways_of_other_engines_are_left_out_with_a_warning(tmp_path):
         "config.yaml:3: gateway 'duck' connects to duckdb, not Spark; left out",
         "config.yaml:1: default_gateway 'duck' is not a Spark gateway; 'spark' is used",
     )
+
+
+def test_variables_may_be_lists_and_mappings(tmp_path):
+    text = "variables:\n  regions: [eu, us]\n  limits: {eu: 1, us: 2}\n  day: 2024-01-31\n"
+    assert load_config(write(tmp_path, text)).config.variables == {
+        "regions": ["eu", "us"], "limits": {"eu": 1, "us": 2}, "day": "2024-01-31",
+    }  # fmt: skip
