@@ -113,9 +113,14 @@ def columns(value: object, where: Where, dialect: str) -> tuple[tuple[str, str],
         raise where.error("columns", f"expected a dict of column name to type, not {type(value).__name__}", value,
                           'write columns={"id": "int", "ds": "date"}')
     return tuple(
-        (str(column).lower(), spark_type(kind, path=where.path, line=where.line, dialect=dialect))
+        (str(column).lower(), spark_type(_type_text(kind, dialect), path=where.path, line=where.line, dialect=dialect))
         for column, kind in value.items()
     )
+
+
+def _type_text(kind: object, dialect: str) -> object:
+    # SQLMesh also takes sqlglot types: columns={"id": exp.DataType.build("int")}.
+    return kind.sql(dialect=dialect) if isinstance(kind, exp.DataType) else kind
 
 
 def names(argument: str, value: object, where: Where, *, expressions: bool = False) -> tuple[str, ...]:

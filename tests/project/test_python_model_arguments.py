@@ -51,6 +51,11 @@ def test_sqlmesh_arguments(tmp_path: Path) -> None:
     assert loaded.pre_statements == ("SET x = 1",) and loaded.columns == (("id", "STRING"),)
 
 
+def test_columns_may_be_sqlglot_types(tmp_path: Path) -> None:
+    loaded = _load(tmp_path, "columns={'id': __import__('sqlglot').exp.DataType.build('bigint'), 'd': 'decimal(10, 2)'}")
+    assert loaded.columns == (("id", "BIGINT"), ("d", "DECIMAL(10, 2)"))
+
+
 def test_relative_start_is_read(tmp_path: Path) -> None:
     assert _load(tmp_path, "start='1 week ago'").start is not None
 
