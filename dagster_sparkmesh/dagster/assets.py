@@ -101,7 +101,7 @@ def run_group(
         # Events while Spark is still open: row counts per partition and re-evaluated checks read the tables.
         yield from report.events(results)
     except ApplyAborted as aborted:
-        yield from report.events(aborted.results)
+        yield from report.events(aborted.results, recheck=False)
         _record_aborted(context, ctx, aborted)
         raise dg.DagsterExecutionInterruptedError(str(aborted)) from aborted
     except BackfillFailed as failure:

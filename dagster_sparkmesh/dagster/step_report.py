@@ -46,13 +46,14 @@ class StepReport:
     def log_done(self, result: ModelRunResult) -> None:
         self.context.log.info(model_done(result, self.project.models.get(result.model), bool(self.partitions)))
 
-    def events(self, results: Sequence[ModelRunResult]) -> Iterator[StepEvent]:
+    def events(self, results: Sequence[ModelRunResult], *, recheck: bool = True) -> Iterator[StepEvent]:
+        """``recheck``: evaluate the audits of up-to-date models again (not while a terminated run winds down)."""
         selected = set(self.context.selected_asset_check_keys)
         for result in results:
             if result.failed_blocking_audits:
                 continue
             if result.skipped:
-                yield from self._up_to_date(result, selected)
+                yield from self._up_to_date(result, selected if recheck else set())
                 continue
             key = self.specs.key_by_model[result.model]
             row_count = self._add_row_counts(result, key)
