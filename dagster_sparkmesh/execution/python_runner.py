@@ -15,10 +15,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
+from dagster_sparkmesh.snapshot.naming import quote_identifier
 from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext as ModelContext
 
@@ -26,6 +29,7 @@ from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext as 
 PythonModelContext = ModelContext
 
 _RESERVED = frozenset({"context", "start", "end", "execution_time"})
+_KEYWORDS = frozenset(word.lower() for word in Spark.tokenizer_class.KEYWORDS if word.replace("_", "").isalpha())
 
 
 def python_model_select(
@@ -37,7 +41,7 @@ def python_model_select(
     config = ctx.project.config
     context = ModelContext(
         spark=ctx.engine.spark,
-        table_for=lambda name: quote(table_for(name)),
+        table_for=lambda name: table_reference(table_for(name)),
         start=interval.start,
         end=interval.end,
         execution_time=ctx.clock(),
@@ -50,6 +54,16 @@ def python_model_select(
     view = f"sparkmesh_python_{uuid.uuid4().hex[:12]}"
     frame.createOrReplaceTempView(view)
     return f"SELECT * FROM {quote_identifier(view)}"
+
+
+def table_reference(qualified_name: str) -> str:
+    """A table name for the model's own SQL: quoted only where needed, so that it also reads back in sqlglot's
+    default dialect (SQLMesh models build queries with ``exp.select("*").from_(context.table(...))``)."""
+    return ".".join(part if _plain(part) else quote_identifier(part) for part in qualified_name.split("."))
+
+
+def _plain(part: str) -> bool:
+    return exp.SAFE_IDENTIFIER_RE.match(part) is not None and part.lower() not in _KEYWORDS
 
 
 def _call(function: Callable[..., Any], context: ModelContext, model: Model) -> list[Any]:

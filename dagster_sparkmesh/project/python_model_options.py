@@ -64,7 +64,8 @@ class Where:
         )
 
 
-def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults) -> Any:
+def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults, *, computed: bool = True) -> Any:
+    """``computed``: the model's function computes its rows (not ``is_sql``), so it must be materialized."""
     raw = _kind_dict(raw_kind, where)
     raw["name"] = KIND_ALIASES.get(raw["name"], raw["name"])
     for field_name in ("unique_key", "columns"):
@@ -75,10 +76,11 @@ def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults) -> Any:
         raw["batch_size"] = defaults.batch_size
     for ignored in _IGNORED_KIND_FIELDS & raw.keys():
         del raw[ignored]
-    if raw["name"] not in _KIND_NAMES - _NOT_FOR_PYTHON:
-        what = "a Python model" if raw["name"] in _NOT_FOR_PYTHON else "sparkmesh"
+    allowed = _KIND_NAMES - _NOT_FOR_PYTHON if computed else _KIND_NAMES
+    if raw["name"] not in allowed:
+        what = "a Python model that returns DataFrames" if raw["name"] in _KIND_NAMES else "sparkmesh"
         raise where.error("kind", f"kind {raw['name']} is not supported by {what}", raw_kind,
-                          f"use one of: {', '.join(sorted(_KIND_NAMES - _NOT_FOR_PYTHON))}")
+                          f"use one of: {', '.join(sorted(allowed))}")
     try:
         return _KIND_ADAPTER.validate_python(raw)
     except ValidationError as error:

@@ -345,7 +345,7 @@ def _only_model_function(
 def _build_kind(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> Any:
     if "kind" in options and options["kind"] is None:
         raise where.error("kind", "kind=None is not a kind", None, "leave kind out for FULL, or name a kind")
-    kind = python_model_options.build_kind(options.get("kind", "FULL"), where, defaults)
+    kind = python_model_options.build_kind(options.get("kind", "FULL"), where, defaults, computed=not options.get("is_sql"))
     partitioned_by = python_model_options.names("partitioned_by", options.get("partitioned_by"), where)
     _refuse_odd_column_names(where, _kind_columns(kind) + list(partitioned_by))
     return kind

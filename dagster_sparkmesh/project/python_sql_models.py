@@ -33,6 +33,8 @@ class QueryParts:
 class LoadTimeEvaluator:
     """What an ``is_sql`` function receives as ``evaluator`` while its model loads."""
 
+    runtime_stage = "loading"
+
     def __init__(self, dialect: str, variables: Mapping[str, object], blueprint: Mapping[str, object]) -> None:
         self.dialect = dialect
         self.locals: dict[str, object] = {}

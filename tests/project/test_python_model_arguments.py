@@ -83,7 +83,7 @@ def test_description_shows_the_users_source(tmp_path: Path) -> None:
         ("kind=['FULL']", "return None", "expected a kind name, a dict or a kind object, not list"),
         ("kind=dict(time_column='ds')", "return None", "the kind has no name"),
         ("kind='INCREMENTAL_BY_PARTITION'", "return None", "kind INCREMENTAL_BY_PARTITION is not supported by sparkmesh"),
-        ("kind=ViewKind()", "return None", "kind VIEW is not supported by a Python model"),
+        ("kind=ViewKind()", "return None", "kind VIEW is not supported by a Python model that returns DataFrames"),
         ("columns=['id']", "return None", "@model columns of db.m: expected a dict"),
         ("columns={'id': 'no_such_type'}", "return None", "column type 'no_such_type'"),
         ("tags='a,b'.split(',') + [1]", "return None", "@model tags of db.m: expected a list of strings"),
@@ -157,6 +157,15 @@ def test_is_sql_models_are_sql_models_whose_query_a_function_wrote(tmp_path: Pat
     assert loaded.source == "sql" and loaded.name == "db.a" and loaded.python_entrypoint is None
     assert loaded.query is not None and "FROM db.src_a WHERE id > 3" in loaded.query and "@start_ds" in loaded.query
     assert loaded.depends_on == frozenset({"db.src_a", "db.extra"})
+
+
+def test_an_is_sql_model_may_be_embedded_or_a_view(tmp_path: Path) -> None:
+    path = tmp_path / "models" / "m.py"
+    path.parent.mkdir()
+    path.write_text("from sqlmesh import model\nfrom sqlmesh.core.model import EmbeddedKind\n\n\n"
+                    "@model('db.m', is_sql=True, kind=EmbeddedKind())\ndef entrypoint(evaluator):\n"
+                    "    assert evaluator.runtime_stage == 'loading'\n    return 'SELECT 1 AS x'\n")
+    assert load_python_model(path, DEFAULTS, tmp_path).kind.name == "EMBEDDED"
 
 
 @pytest.mark.parametrize(

@@ -121,3 +121,13 @@ def test_a_udf_defined_in_a_model_file_runs_on_spark(tmp_path: Path, spark) -> N
     frame = function(context=ModelContext(spark=spark, table_for=str), start=START, end=END, execution_time=END)
 
     assert sorted(row.x for row in frame.collect()) == [2, 4, 6]
+
+
+def test_resolved_table_names_read_back_in_sqlglots_default_dialect() -> None:
+    from sqlglot import exp
+
+    from dagster_sparkmesh.execution.python_runner import table_reference
+
+    assert table_reference("sparkmesh__shop.orders__1a2b") == "sparkmesh__shop.orders__1a2b"
+    assert table_reference("shop.select") == "shop.`select`" and table_reference("a.1x") == "a.`1x`"
+    assert exp.select("*").from_(table_reference("sparkmesh__shop.orders__1a2b")).sql("spark").endswith("orders__1a2b")
