@@ -30,7 +30,7 @@ def _audit_call(entry: Any, path: Path, line: int) -> AuditCall:
         f"invalid audit {entry!r}",
         path=path,
         line=line,
-        hint="write audits as \"not_null(columns := (id))\" or (\"not_null\", {\"columns\": [\"id\"]})",
+        hint="write audits as \"not_null(columns := (id))\" or (\"not_null\", {\"columns\": [exp.column(\"id\")]})",
     )
 
 
@@ -64,8 +64,10 @@ def _call_arguments(call: exp.Func) -> list[exp.Expression]:
 
 
 def _sql_value(value: Any) -> str:
-    if isinstance(value, str):
-        return value
+    """SQLMesh's conversion: a sqlglot expression is SQL (``exp.column("id")``), any other value a literal
+    (a string is a string literal, a list a tuple of literals)."""
+    if isinstance(value, exp.Expression):
+        return value.sql(dialect="spark")
     if isinstance(value, (list, tuple)):
         return "(" + ", ".join(_sql_value(item) for item in value) + ")"
     return exp.convert(value).sql(dialect="spark")

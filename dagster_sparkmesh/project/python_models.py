@@ -55,7 +55,8 @@ def model(name: str | None = None, *, is_sql: bool = False, **options: Any) -> C
 
     The arguments are SQLMesh's (``kind``, ``columns``, ``depends_on``, ``cron``, ``start``, ``grains`` ...; see
     ``python_model_options``). ``audits`` entries are SQL-style calls (``"not_null(columns := (id, ds))"``) or
-    ``(name, {arg: value})`` where a string value is SQL text (write ``"'shipped'"`` for a string literal).
+    ``(name, {arg: value})`` where, as in SQLMesh, a sqlglot expression is SQL (``exp.column("id")``) and any other
+    value a literal (``"shipped"`` is the string 'shipped').
     """
     caller = inspect.currentframe().f_back  # type: ignore[union-attr]
     line = caller.f_lineno if caller else 1

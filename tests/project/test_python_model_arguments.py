@@ -82,7 +82,7 @@ def test_description_shows_the_users_source(tmp_path: Path) -> None:
         ("kind=None", "return None", "@model kind of db.m: kind=None is not a kind"),
         ("kind=['FULL']", "return None", "expected a kind name, a dict or a kind object, not list"),
         ("kind=dict(time_column='ds')", "return None", "the kind has no name"),
-        ("kind='INCREMENTAL_BY_PARTITION'", "return None", "kind INCREMENTAL_BY_PARTITION is not supported by sparkmesh"),
+        ("kind='MANAGED'", "return None", "kind MANAGED is not supported by sparkmesh"),
         ("kind=ViewKind()", "return None", "kind VIEW is not supported by a Python model that returns DataFrames"),
         ("columns=['id']", "return None", "@model columns of db.m: expected a dict"),
         ("columns={'id': 'no_such_type'}", "return None", "column type 'no_such_type'"),
@@ -184,3 +184,13 @@ def test_is_sql_errors_name_the_model(tmp_path: Path, body: str, message: str) -
         from dagster_sparkmesh.project.python_models import load_python_models
 
         load_python_models(path, DEFAULTS, tmp_path)
+
+
+def test_audit_arguments_convert_as_in_sqlmesh(tmp_path: Path) -> None:
+    loaded = _load(tmp_path, "audits=[('accepted_values', {'column': __import__('sqlglot').exp.column('name'), "
+                             "'is_in': ['Hamachi Toro', 'Uni']}), ('number_of_rows', {'threshold': 1}), 'not_null(columns := (id))']")
+    assert [(call.name, call.args) for call in loaded.audits] == [
+        ("accepted_values", (("column", "name"), ("is_in", "('Hamachi Toro', 'Uni')"))),
+        ("number_of_rows", (("threshold", "1"),)),
+        ("not_null", (("columns", "(id)"),)),
+    ]

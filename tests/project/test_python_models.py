@@ -41,7 +41,7 @@ def test_builds_the_model_record() -> None:
         AuditCall(name="not_null", args=(("columns", "(item_id, ds)"),)),
         AuditCall(name="accepted_range", args=(("column", "score"), ("min_v", "0"))),
     )
-    assert model.line == 9  # the @model line
+    assert model.line == 11  # the @model line
     assert model.path == FIXTURE.resolve()
 
 
