@@ -10,7 +10,7 @@ from __future__ import annotations
 import dagster as dg
 
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
-from dagster_sparkmesh.dagster.specs import SparkMeshSpecs
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, dagster_name
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.execution.promotion import MissingIntervals, promote
 from dagster_sparkmesh.execution.results import PromotionResult
@@ -49,7 +49,11 @@ def promotion_asset(
         deps=deps,
         group_name="sparkmesh",
         kinds={"spark"},
-        description=f"Point the `{environment}` views at the physical tables of the current project (virtual update).",
+        description=(
+            f"Point the `{environment}` views at the physical tables of the current project (virtual update). "
+            "Launched automatically once every upstream partition is materialized: its automation condition runs in "
+            f"the `sparkmesh_{dagster_name(environment)}_automation` sensor that `build_sparkmesh_definitions` ships."
+        ),
         automation_condition=automation_condition or promotion_condition(),
         required_resource_keys={RESOURCE_KEY},
     )

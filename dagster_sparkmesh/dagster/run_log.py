@@ -28,7 +28,7 @@ def model_done(result: ModelRunResult, model: Model | None, partitioned: bool) -
     if result.skipped:
         return (
             f"{result.model}: already up to date (version {result.version}), not recomputed; "
-            "no new materialization is reported"
+            "its materialization is marked up to date, with its data unchanged"
         )
     seconds = f"{result.duration_seconds:.1f} s"
     if partitioned:

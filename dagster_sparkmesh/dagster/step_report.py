@@ -68,6 +68,7 @@ class StepReport:
             "sparkmesh/recomputed": dg.MetadataValue.text("no: the data was already complete for this version"),
             "sparkmesh/version": result.version,
             "sparkmesh/physical_table": table,
+            "sparkmesh/intervals": 0,
         }
         yield dg.MaterializeResult(asset_key=key, metadata=metadata, data_version=self._data_version(key, result.model))
         check_keys = [k for k in self.specs.check_keys.get(result.model, ()) if k in selected]
