@@ -22,9 +22,9 @@ from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.execution.scd2 import merge_history
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.coverage import complete_part, input_gaps
+from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps
 from dagster_sparkmesh.project.rendering import render_query
-from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table
+from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table, quote_identifier
 from dagster_sparkmesh.snapshot.records import Interval
 
 
@@ -176,7 +176,14 @@ def _write_time_range(
     # concurrent run writes there only if its range overlaps this one, and then it writes the same rows).
     created = False
     exists = ctx.engine.table_exists(target.table)
-    for number, batch in enumerate(batches(list(target.intervals), kind.batch_size)):
+    # A model that reads itself reads its earlier intervals: one interval at a time, in order, from a table that
+    # exists (empty, with the declared columns) before its first query is even analyzed.
+    batch_size = 1 if target.model.depends_on_self else kind.batch_size
+    if target.model.depends_on_self and not exists:
+        first = min(target.intervals)
+        window = TimeWindow(kind.time_column, first.start, first.end, kind.time_column_format)
+        exists, created = True, ctx.engine.create_interval_table(target.table, _empty_select(target.model), window)
+    for number, batch in enumerate(batches(list(target.intervals), batch_size)):
         if number and target.should_stop():
             raise StopRequested(target.model.name)
         unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
@@ -218,6 +225,55 @@ def _write_scd_type_2(
     return rows, _commit(ctx, target, target.intervals, incomplete)
 
 
+def _write_by_partition(
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+) -> tuple[int, list[AuditResult]]:
+    """INCREMENTAL_BY_PARTITION: the query's rows replace exactly the partitions they hold, once for all missing
+    intervals; the table's other partitions keep their rows."""
+    query = _select_for(ctx, target, _span(target.intervals))
+    rows = _first_write(ctx, target, query)
+    if rows is None:
+        rows = ctx.engine.overwrite_partitions(target.table, query, list(target.model.partitioned_by))
+    return rows, _commit(ctx, target, target.intervals, incomplete)
+
+
+def _write_unmanaged(
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+) -> tuple[int, list[AuditResult]]:
+    """INCREMENTAL_UNMANAGED: append the query's rows (``insert_overwrite``: replace the partitions they hold).
+
+    An appended interval must never be computed twice, so only the intervals before the first one whose inputs
+    are incomplete are computed (the others wait, missing). A crash between the append and the record of its
+    intervals appends them again next time, as in SQLMesh."""
+    complete, lacking = complete_part(target.intervals, _input_gaps(ctx, target))
+    ready = tuple(i for i in sorted(complete) if not lacking or i.start < min(lacking).start)
+    incomplete += [i for i in target.intervals if i not in ready]
+    if not ready:
+        return 0, []
+    query = _select_for(ctx, target, _span(ready))
+    rows = _first_write(ctx, target, query)
+    if rows is None and target.model.kind.insert_overwrite:
+        rows = ctx.engine.overwrite_partitions(target.table, query, list(target.model.partitioned_by))
+    elif rows is None:
+        rows = ctx.engine.append_rows(target.table, query)
+    return rows, _commit(ctx, target, ready, incomplete)
+
+
+def _first_write(ctx: ExecutionContext, target: ModelTarget, query: str) -> int | None:
+    """SQLMesh's first insert: the table becomes the query's rows when none of it counts yet (no table, or no
+    interval recorded: new, restated whole, or computed from incomplete inputs). None: add to the table."""
+    rows = None
+    if not ctx.engine.table_exists(target.table):
+        rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
+    if rows is None and not ctx.state.get_intervals(target.model.name, target.version):
+        rows = ctx.engine.replace_full(target.table, query)
+    return rows
+
+
+def _input_gaps(ctx: ExecutionContext, target: ModelTarget) -> list[InputGap]:
+    return input_gaps(ctx.project, target.model.name, target.versions.get, ctx.state, ctx.clock())
+
+
 def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) -> str:
     """The SELECT that produces the model's rows for the interval (SQL models) or a temp view over a DataFrame."""
     if target.model.source != "python":
@@ -225,6 +281,12 @@ def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) 
     from dagster_sparkmesh.execution.python_runner import python_model_select
 
     return python_model_select(ctx, target.model, interval, _table_lookup(target))
+
+
+def _empty_select(model: Model) -> str:
+    """No rows, the model's declared columns: the table a self-referencing model's first interval reads."""
+    columns = ", ".join(f"CAST(NULL AS {data_type}) AS {quote_identifier(name)}" for name, data_type in model.columns)
+    return f"SELECT {columns} WHERE 1 = 0"
 
 
 def _seed_path(model: Model):
@@ -240,5 +302,7 @@ _WRITERS: dict[str, _Writer] = {
     "INCREMENTAL_BY_UNIQUE_KEY": _write_unique_key,
     "SCD_TYPE_2_BY_TIME": _write_scd_type_2,
     "SCD_TYPE_2_BY_COLUMN": _write_scd_type_2,
+    "INCREMENTAL_BY_PARTITION": _write_by_partition,
+    "INCREMENTAL_UNMANAGED": _write_unmanaged,
 }
 

@@ -246,7 +246,7 @@ class _Inputs:
         if None in reads.values():
             return None
         own = self.tables.get(model.name)
-        if _THIS_MODEL.search(model.query or ""):
+        if model.depends_on_self or _THIS_MODEL.search(model.query or ""):
             if own is None or not self._exists(own):
                 return None  # reads its own table, which this plan creates
             reads[model.name] = own

@@ -10,6 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from pydantic import model_validator
+
+from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import ModelKind
 from dagster_sparkmesh.records import Record
 
@@ -97,12 +100,27 @@ class Model(Record):
 
     depends_on: frozenset[str] = frozenset()
     """Names of the models and external models this one reads (from the query, plus ``depends_on``)."""
+    depends_on_self: bool = False
+    """The query reads the model's own table (its earlier intervals): computed interval by interval, in order."""
 
     data_hash: str = ""
     """sha256 of the data-affecting definition alone (see ``snapshot.fingerprint``)."""
     metadata_hash: str = ""
     fingerprint: str = ""
     """sha256 over ``data_hash`` and the parents' fingerprints (Merkle); the Dagster code version."""
+
+    @model_validator(mode="after")
+    def _partitioned_kind_has_partitions(self) -> Model:
+        """SQLMesh's rule, checked here so SQL and Python models both meet it. A ProjectError, not a ValueError:
+        pydantic passes it through unchanged, with the file and line."""
+        if self.kind.name == "INCREMENTAL_BY_PARTITION" and not self.partitioned_by:
+            raise ProjectError(
+                f"model {self.name} is INCREMENTAL_BY_PARTITION but has no partitioned_by",
+                path=self.path,
+                line=self.line,
+                hint="name the partition key columns: partitioned_by region or partitioned_by (region, department)",
+            )
+        return self
 
     @property
     def schema_name(self) -> str:

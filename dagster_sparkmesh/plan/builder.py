@@ -383,6 +383,8 @@ def _missing_for(model: Model, window: _Window, done: list[Interval]) -> list[In
         # A rebuilt table holds every interval of the model, whatever the plan's window: rebuilding lists them all.
         # Before the window nothing is asked: what its parents lacked there, the plan does not compute either.
         return expected_intervals(model.cron, window.model_start, window.end) if todo else []
+    if todo and model.depends_on_self:  # every later interval read the missing one, directly or not
+        return [interval for interval in expected if interval.start >= todo[0].start]
     lookback = getattr(model.kind, "lookback", 0)
     if todo and lookback:
         return with_lookback(todo, model.cron, lookback, expected[0].start)

@@ -6,8 +6,9 @@ restated model is restated too, over what it read of it:
 
 - a model with ``lookback N`` reads N intervals back, so its next N intervals after the restated range read
   restated data: its range is the parent's, extended N units forward;
-- kinds that cannot rewrite a time range (FULL, VIEW, SEED, unique-key, SCD type 2) are restated whole, from
-  their first recorded interval to their last, so they are rebuilt as a fresh build would build them.
+- kinds that cannot rewrite a time range (FULL, VIEW, SEED, unique-key, SCD type 2, by-partition, unmanaged) are
+  restated whole, from their first recorded interval to their last, so they are rebuilt as a fresh build would
+  build them (unmanaged ones only if their kind clears ``disable_restatement``, which SQLMesh sets for them).
 
 Ranges never reach past what a model has recorded or the plan's window: restating never computes new time.
 In a development environment a table shared with prod is never restated (DESIGN invariant 6): a note says so.
@@ -21,7 +22,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.errors import PlanError
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS, SCD_TYPE_2_KINDS
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS, SCD_TYPE_2_KINDS, UNTIMED_INCREMENTAL_KINDS
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.intervals import Schedule, expected_intervals
 from dagster_sparkmesh.snapshot.naming import PROD
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
     from dagster_sparkmesh.plan.versions import Decision
 
 # Kinds that cannot rewrite a time range: restating them restates the whole table.
-WHOLE_TABLE_KINDS = frozenset({"FULL", "VIEW", "SEED", "INCREMENTAL_BY_UNIQUE_KEY"}) | SCD_TYPE_2_KINDS
+WHOLE_TABLE_KINDS = (
+    frozenset({"FULL", "VIEW", "SEED", "INCREMENTAL_BY_UNIQUE_KEY"}) | SCD_TYPE_2_KINDS | UNTIMED_INCREMENTAL_KINDS
+)
 
 
 @dataclass(frozen=True)
@@ -145,7 +148,8 @@ def _restated_span(model: Model, wanted: Interval, window: Interval, recorded: l
         span = merge(expected_intervals(model.cron, window.start, window.end) + recorded)
         return Interval(start=span[0].start, end=span[-1].end) if span else None
     last = max([window.end] + [i.end for i in recorded])
-    start, end = wanted.start, min(wanted.end, last)
+    # A model reading itself carries every restated interval into all the later ones.
+    start, end = wanted.start, last if model.depends_on_self else min(wanted.end, last)
     return Interval(start=start, end=end) if start < end else None
 
 

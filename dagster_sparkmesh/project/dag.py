@@ -41,17 +41,33 @@ def check_references(models: Mapping[str, Model], references: References, extern
     for name, model in models.items():
         for reference in references.get(name, ()):
             if reference.name == name:
-                raise ProjectError(
-                    f"{name} reads itself",
-                    path=model.path,
-                    line=reference.line or None,
-                    snippet=reference.snippet or None,
-                    hint="an incremental model reads its own earlier data through @this_model",
-                )
+                continue  # a self-reference (``with_self_references``)
             if reference.name not in models and reference.name not in externals:
                 unknown.append((model, reference))
     if unknown:
         raise _unknown_error(unknown)
+
+
+def with_self_references(models: Mapping[str, Model]) -> dict[str, Model]:
+    """A model that reads its own name reads its own table's earlier data, as in SQLMesh: not a dependency.
+
+    Its first interval reads an empty table, which is created from its declared ``columns`` before any query runs:
+    without them, nothing says what the empty table holds, so they are required."""
+    result: dict[str, Model] = {}
+    for name, model in models.items():
+        if name not in model.depends_on:
+            result[name] = model
+            continue
+        if not model.columns:
+            raise ProjectError(
+                f"{name} reads itself but declares no columns",
+                path=model.path,
+                line=model.line,
+                hint="a self-referencing model's first interval reads its own empty table: declare its "
+                "columns (name type, ...) in the MODEL header",
+            )
+        result[name] = model.model_copy(update={"depends_on": model.depends_on - {name}, "depends_on_self": True})
+    return result
 
 
 def _unknown_error(unknown: list[tuple[Model, TableReference]]) -> ProjectError:

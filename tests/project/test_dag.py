@@ -65,11 +65,16 @@ def test_external_models_resolve_references():
     dag.check_references(models, refs(models), externals={"raw.source": object()})
 
 
-def test_a_self_reference_points_to_this_model():
-    models = graph(model("a.x", "a.x"))
-    with pytest.raises(ProjectError, match="reads itself") as caught:
-        dag.check_references(models, refs(models), externals={})
-    assert "@this_model" in caught.value.hint
+def test_a_self_reference_reads_the_models_own_table_and_is_no_dependency():
+    models = graph(model("a.x", "a.x", "raw.s"))
+    dag.check_references(models, refs(models), externals={"raw.s": object()})
+    with pytest.raises(ProjectError, match="a.x reads itself but declares no columns") as caught:
+        dag.with_self_references(models)
+    assert "declare its columns" in caught.value.hint
+    declared = {"a.x": models["a.x"].model_copy(update={"columns": (("id", "INT"),)})}
+    resolved = dag.with_self_references(declared)["a.x"]
+    assert resolved.depends_on == {"raw.s"} and resolved.depends_on_self
+    assert dag.topological_order(dag.with_self_references(declared)) == ["a.x"]
 
 
 def test_disabled_models_are_dropped_and_reading_one_is_an_error():
