@@ -31,9 +31,19 @@ class TableCall:
 
 
 def model_dependencies(
+    function: Callable[..., Any], module: ModuleType, tree: ast.Module, declared: object, path: Path, line: int,
+    own_name: str | None = None,
+) -> frozenset[str]:
+    """``depends_on`` when declared, else the tables the function's body resolves through its context.
+
+    The model's own name is never a parent: a model may read its previous rows (SQLMesh's self-referencing models).
+    """
+    return _dependencies(function, module, tree, declared, path, line) - {own_name}
+
+
+def _dependencies(
     function: Callable[..., Any], module: ModuleType, tree: ast.Module, declared: object, path: Path, line: int
 ) -> frozenset[str]:
-    """``depends_on`` when declared, else the tables the function's body resolves through its context."""
     if declared is not None:
         return frozenset(normalize_table_name(name, path=path, line=line) for name in _declared_names(declared, path, line))
     calls = table_calls(function, module, tree)

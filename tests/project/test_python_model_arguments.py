@@ -65,6 +65,11 @@ def test_dependencies_are_inferred_from_the_context(tmp_path: Path) -> None:
     assert _load(tmp_path, "kind='FULL'", body).depends_on == frozenset({"db.a", "db.parent", "db.parent_2"})
 
 
+def test_a_model_reading_itself_is_not_its_own_parent(tmp_path: Path) -> None:
+    body = "context.table('db.m')\n    context.table('db.a')\n    return None"
+    assert _load(tmp_path, "kind='FULL'", body).depends_on == frozenset({"db.a"})
+
+
 def test_declared_dependencies_take_precedence_as_in_sqlmesh(tmp_path: Path) -> None:
     body = "context.table(kwargs['x'])\n    return None"
     assert _load(tmp_path, "depends_on=['db.declared']", body).depends_on == frozenset({"db.declared"})
