@@ -43,6 +43,7 @@ def load_project(path: Path | str, *, use_cache: bool = True, gateway: str | Non
     models = dag.drop_disabled(models, references)
     check_signal_names(project_path, models.values())
     dag.check_references(models, references, externals)
+    models = dag.with_self_references(models)
     ordered = {name: models[name] for name in dag.topological_order(models)}
     unit_tests = _optional("unit_tests", "load_unit_tests", project_path, default=())
     _validate_unit_tests(unit_tests, ordered, externals)
