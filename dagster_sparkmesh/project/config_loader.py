@@ -46,7 +46,8 @@ IGNORED_KEYS = frozenset(
     default_scheduler physical_schema_override cicd_bot before_all after_all model_naming
     default_target_environment ignore_patterns cache_dir env_vars physical_schema_mapping
     environment_suffix_target log_limit janitor migration environment_catalog_mapping gateway_managed_virtual_layer
-    infer_python_dependencies disable_anonymized_analytics""".split()
+    infer_python_dependencies disable_anonymized_analytics auto_categorize_changes time_column_format
+    pinned_environments loader loader_kwargs username feature_flags dbt virtual_environment_mode""".split()
 )
 _IGNORED_MODEL_DEFAULTS = frozenset(
     """kind storage_format session_properties physical_properties virtual_properties on_destructive_change

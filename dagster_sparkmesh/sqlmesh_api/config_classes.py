@@ -3,7 +3,8 @@
 Each class only records its keyword arguments and the line that built it; ``project.config_python`` turns the
 tree into the typed ``ProjectConfig`` (reporting what it ignores, naming that line). Any other ``*Config`` class
 of SQLMesh (other engines' connections, notification targets, linter, users ...) is provided on demand by
-``__getattr__`` so that a ``config.py`` importing it loads; it is reported as ignored where it is used.
+``__getattr__`` so that a ``config.py`` importing it loads; it is reported as ignored where it is used. The same
+module stands for ``sqlmesh.core.notification_target`` and ``sqlmesh.core.user`` (``User``, ``UserRole``, targets).
 """
 
 from __future__ import annotations
@@ -41,8 +42,17 @@ class ConfigSection:
     model_copy = copy
 
 
+class _SectionType(type):
+    """Enum-like members on any configuration class: ``UserRole.REQUIRED_APPROVER`` is ``"required_approver"``."""
+
+    def __getattr__(cls, name: str) -> str:
+        if name.isupper():
+            return name.lower()
+        raise AttributeError(name)
+
+
 def _section(name: str) -> type[ConfigSection]:
-    return type(name, (ConfigSection,), {"__module__": __name__})
+    return _SectionType(name, (ConfigSection,), {"__module__": __name__})
 
 
 Config = _section("Config")

@@ -39,6 +39,8 @@ MODULES: dict[str, str] = {
     "sqlmesh.core.signal": f"{_PACKAGE}.signals",
     "sqlmesh.core.context": f"{_PACKAGE}.execution_context",
     "sqlmesh.core.config": f"{_PACKAGE}.config_classes",
+    "sqlmesh.core.notification_target": f"{_PACKAGE}.config_classes",
+    "sqlmesh.core.user": f"{_PACKAGE}.config_classes",
     "sqlmesh.utils": "",
     "sqlmesh.utils.date": f"{_PACKAGE}.dates",
 }

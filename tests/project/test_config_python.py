@@ -130,3 +130,24 @@ def test_an_unknown_gateway_selection_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "config.yaml").write_text("model_defaults:\n  dialect: spark\n")
     with pytest.raises(ConfigError, match="gateway 'nope' is not among the Spark gateways"):
         load_config(tmp_path, gateway="nope")
+
+
+def test_sqlmesh_settings_without_use_here_are_reported_as_ignored(tmp_path: Path) -> None:
+    project = _project(tmp_path, (
+        "from sqlmesh.core.config import AirflowSchedulerConfig, CategorizerConfig\n"
+        "from sqlmesh.core.notification_target import SlackWebhookNotificationTarget\n"
+        "from sqlmesh.core.user import User, UserRole\n"
+        "config = Config(default_connection=DuckDBConnectionConfig(),\n"
+        "    auto_categorize_changes=CategorizerConfig(sql=AutoCategorizationMode.SEMI),\n"
+        "    default_scheduler=AirflowSchedulerConfig(),\n"
+        "    gateways=GatewayConfig(connection=SparkConnectionConfig(config_dir='conf', config={'spark.a': 'b'})),\n"
+        "    users=[User(username='admin', roles=[UserRole.REQUIRED_APPROVER])],\n"
+        "    notification_targets=[SlackWebhookNotificationTarget(notify_on=['apply_start'], url=None)])\n"
+    ))  # fmt: skip
+    loaded = load_config(project)
+
+    assert loaded.config.connection.config == {"spark.a": "b"}  # the one unnamed gateway
+    ignored = " ".join(loaded.warnings)
+    for key in ("default_connection", "auto_categorize_changes", "default_scheduler", "users", "notification_targets",
+                "connection.config_dir"):
+        assert key in ignored
