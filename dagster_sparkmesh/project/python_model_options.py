@@ -8,6 +8,7 @@ listed in ``IGNORED_ARGUMENTS``: a SQLMesh project loads unchanged, and the READ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import Enum
 from pathlib import Path
 from typing import Any, get_args
@@ -177,9 +178,21 @@ def time_text(argument: str, value: object, where: Where) -> str | None:
         moment = to_datetime(value)  # type: ignore[arg-type]
     except ValueError as error:
         raise where.error(argument, str(error), value, "write an ISO date like 2024-01-31 or '1 week ago'") from None
-    if moment.time() == moment.time().min:
+    # A relative phrase ("1 week ago") counts in whole days: the model's start then moves once a day, not with
+    # every load (it is part of the metadata hash).
+    if moment.time() == moment.time().min or _is_relative(value):
         return moment.date().isoformat()
     return moment.replace(tzinfo=None).isoformat(sep=" ")
+
+
+def _is_relative(value: object) -> bool:
+    if not isinstance(value, str) or value.strip().isdigit():
+        return False
+    try:
+        datetime.fromisoformat(value.strip())
+    except ValueError:
+        return True
+    return False
 
 
 def statements(argument: str, value: object, where: Where, dialect: str) -> tuple[str, ...]:

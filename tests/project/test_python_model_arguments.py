@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -56,8 +57,11 @@ def test_columns_may_be_sqlglot_types(tmp_path: Path) -> None:
     assert loaded.columns == (("id", "BIGINT"), ("d", "DECIMAL(10, 2)"))
 
 
-def test_relative_start_is_read(tmp_path: Path) -> None:
-    assert _load(tmp_path, "start='1 week ago'").start is not None
+def test_relative_start_is_read_as_a_day(tmp_path: Path) -> None:
+    from datetime import date, timedelta
+
+    assert _load(tmp_path, "start='1 week ago'").start == (datetime.now(timezone.utc).date() - timedelta(days=7)).isoformat()
+    assert date.fromisoformat(_load(tmp_path, "start='yesterday'").start or "")
 
 
 def test_dependencies_are_inferred_from_the_context(tmp_path: Path) -> None:
