@@ -1,17 +1,21 @@
-"""Python models: a function decorated with ``@model(...)`` in ``models/*.py`` that returns a Spark DataFrame.
+"""Python models: functions decorated with ``@model(...)`` in ``models/**/*.py``, with SQLMesh's contract.
 
-Loading imports the file under a module name derived from its absolute path, so two ``orders.py`` in different
-folders never collide and a model file never shadows an installed module. The decorator only attaches a spec to
-the function; the Model record is built here, at load time. Pyspark is never imported by this module.
+A function returns (or yields) Spark or pandas DataFrames at run time, or, with ``is_sql=True``, the model's
+query at load time (``python_sql_models``). One decorator may declare several models (``python_blueprints``).
+Loading imports the file inside ``project_imports`` (``import sqlmesh`` gets our API, the project root is
+importable) under a module name derived from its absolute path, so two ``orders.py`` in different folders never
+collide and a model file never shadows an installed module. The decorator only attaches a spec to the function;
+the Model records are built here, at load time, checking every argument (``python_model_options``). Pyspark is
+never imported by this module.
 """
 
 from __future__ import annotations
 
 import ast
 import difflib
-import json
 import hashlib
 import inspect
+import json
 import linecache
 import re
 import sys
@@ -32,8 +36,8 @@ from dagster_sparkmesh.project.externals import normalize_table_name
 from dagster_sparkmesh.project.python_audits import audits
 from dagster_sparkmesh.project.python_blueprints import Blueprint, expand
 from dagster_sparkmesh.project.python_dependencies import model_dependencies
-from dagster_sparkmesh.project.python_sql_models import project_variables, query_of
 from dagster_sparkmesh.project.python_model_options import IGNORED_ARGUMENTS, SUPPORTED_ARGUMENTS, Where
+from dagster_sparkmesh.project.python_sql_models import project_variables, query_of
 from dagster_sparkmesh.project.signals import signal_calls
 from dagster_sparkmesh.sqlmesh_api.importer import project_imports
 
