@@ -8,6 +8,7 @@ lives in ``dagster_sparkmesh.dagster`` so that the core imports without Dagster 
 from __future__ import annotations
 
 from dagster_sparkmesh.errors import SparkMeshError
+from dagster_sparkmesh.macros import MacroEvaluator, macro
 from dagster_sparkmesh.project.loader import load_project
 
 # Bound last on purpose: the name ``model`` is the decorator, shadowing the ``dagster_sparkmesh.model``

@@ -15,6 +15,15 @@ from typing import Any
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.macros import builtins as macro_builtins
+from dagster_sparkmesh.macros import clauses as macro_clauses
+from dagster_sparkmesh.macros import evaluation as macro_evaluation
+from dagster_sparkmesh.macros import evaluator as macro_evaluator
+from dagster_sparkmesh.macros import expansion as macro_expansion
+from dagster_sparkmesh.macros import header as macro_header
+from dagster_sparkmesh.macros import syntax as macro_syntax
+from dagster_sparkmesh.macros import values as macro_values
+from dagster_sparkmesh.macros.registry import UserMacros, load_user_macros
 from dagster_sparkmesh.project import dag, header_kind, header_values, macros, sql_header, sql_model, sql_text
 from dagster_sparkmesh.project.cache import RecordCache, cache_dir, cache_salt
 from dagster_sparkmesh.project.config import ProjectConfig
@@ -24,7 +33,9 @@ from dagster_sparkmesh.project.signals import check_signal_names
 from dagster_sparkmesh.project.sql_model import ParsedSqlModel, TableReference, parse_sql_model
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 
-_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text)
+_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, macro_builtins, macro_clauses,
+                   macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_syntax, macro_values,
+                   *macro_builtins.MODULES)
 
 
 def load_project(path: Path | str, *, use_cache: bool = True, gateway: str | None = None) -> Project:
@@ -34,8 +45,9 @@ def load_project(path: Path | str, *, use_cache: bool = True, gateway: str | Non
         raise ProjectError(f"project folder {path} does not exist", path=project_path, hint="pass the folder that holds config.yaml and models/")
     loaded = load_config(project_path, gateway=gateway)
     config = loaded.config
-    cache = _sql_cache(project_path, config) if use_cache else None
-    parsed = [_load_sql_file(file, config, cache) for file in _files(project_path / "models", "*.sql")]
+    user_macros = load_user_macros(project_path)
+    cache = _sql_cache(project_path, config, user_macros) if use_cache else None
+    parsed = [_load_sql_file(file, config, cache, user_macros) for file in _files(project_path / "models", "*.sql")]
     parsed += _python_models(project_path, config)
     models, references = _collect(parsed)
     models = {name: _with_seed(model) for name, model in models.items()}
@@ -71,12 +83,16 @@ def _files(folder: Path, pattern: str) -> list[Path]:
     return sorted(folder.rglob(pattern)) if folder.is_dir() else []
 
 
-def _sql_cache(project_path: Path, config: ProjectConfig) -> RecordCache[ParsedSqlModel]:
-    settings = (config.model_defaults.model_dump_json(), repr(sorted(config.variables.items())))
+def _sql_cache(project_path: Path, config: ProjectConfig, user_macros: UserMacros) -> RecordCache[ParsedSqlModel]:
+    # The macro files' digest: a model's expansion depends on them as much as on its own text.
+    settings = (config.model_defaults.model_dump_json(), repr(sorted(config.variables.items())), user_macros.digest,
+                config.default_gateway)
     return RecordCache(cache_dir(project_path, "sql_models"), cache_salt(settings, _PARSER_MODULES), ParsedSqlModel)
 
 
-def _load_sql_file(file: Path, config: ProjectConfig, cache: RecordCache[ParsedSqlModel] | None) -> ParsedSqlModel:
+def _load_sql_file(
+    file: Path, config: ProjectConfig, cache: RecordCache[ParsedSqlModel] | None, user_macros: UserMacros
+) -> ParsedSqlModel:
     content = file.read_bytes()
     key = cache.key(file, content) if cache is not None else ""
     cached = cache.get(key) if cache is not None else None
@@ -86,7 +102,8 @@ def _load_sql_file(file: Path, config: ProjectConfig, cache: RecordCache[ParsedS
         text = content.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ProjectError("the model file is not UTF-8 text", path=file, hint=str(error)) from None
-    parsed = parse_sql_model(file, text, config.model_defaults, config.variables)
+    parsed = parse_sql_model(file, text, config.model_defaults, config.variables, user_macros,
+                             gateway=config.default_gateway)
     if cache is not None:
         cache.put(key, parsed)
     return parsed

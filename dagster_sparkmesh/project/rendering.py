@@ -19,6 +19,9 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.macros import expansion, syntax
+from dagster_sparkmesh.macros.evaluator import MacroEvaluator
+from dagster_sparkmesh.macros.project_macros import user_macros_for
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project import macros
 from dagster_sparkmesh.snapshot.naming import physical_table
@@ -140,6 +143,7 @@ class _Context:
     resolve: Callable[[str], str | None]
     models: Mapping[str, Model]
     variables: Variables
+    user_macros: Mapping[str, Callable[..., object]] | None = None
 
     @classmethod
     def build(
@@ -173,17 +177,18 @@ def _render_model(model: Model, context: _Context, stack: tuple[str, ...]) -> ex
 
 
 def _render_sql(text: str, model: Model, context: _Context, stack: tuple[str, ...]) -> exp.Expression:
-    expression = _parse(text, model, context.variables)
+    expression = _parse(text, model, context)
     # Tables first: ``@this_model`` turns into a physical table that must not be resolved again.
     expression = _replace_tables(expression, model, context, stack)
     return _substitute_macros(expression, model, context)
 
 
-def _parse(text: str, model: Model, variables: Variables) -> exp.Expression:
-    # The loader's own macro handling, so that raw SQLMesh text (``@VAR('x')``, ``@name``) renders too.
-    prepared = macros.replace_macros(text, path=model.path, variables=variables)
+def _parse(text: str, model: Model, context: _Context) -> exp.Expression:
+    """The stored text parsed, with the macros that waited for an interval expanded now (``@this_model`` is left
+    to ``_substitute_macros``: it must become a physical table after the other tables are replaced)."""
+    evaluator = _render_evaluator(model, context, text)
     try:
-        expression = sqlglot.parse_one(prepared, dialect="spark")
+        statements = expansion.expand(expansion.parse(text, "spark", evaluator.source), evaluator)
     except ParseError as error:
         detail = error.errors[0] if error.errors else {}
         raise ProjectError(
@@ -193,17 +198,52 @@ def _parse(text: str, model: Model, variables: Variables) -> exp.Expression:
             snippet=text,
             hint="the stored query should be canonical Spark SQL; run `sparkmesh clean` and reload the project",
         ) from error
-    macros.restore_macros(expression, path=model.path, variables=variables)
-    return expression
+    if len(statements) != 1:
+        raise ProjectError(
+            f"a statement of model {model.name} expanded to {len(statements)} statements",
+            path=model.path,
+            line=model.line,
+            snippet=text,
+            hint="a macro at the top of a query or statement must produce exactly one statement",
+        )
+    return statements[0]
+
+
+def _render_evaluator(model: Model, context: _Context, text: str) -> MacroEvaluator:
+    values = {name: _python_value(value) for name, value in context.macro_values.items()}
+    this_table = context.resolve(model.name) if model.kind_name not in ("EMBEDDED",) else None
+    user_macros = context.user_macros
+    if user_macros is None and syntax.DEFERRED_CALL.search(text):
+        user_macros = user_macros_for(model.path)  # a user macro waited for the interval: its project's macros
+    return MacroEvaluator(
+        dialect="spark",
+        variables=context.variables,
+        locals={**values, "runtime_stage": "evaluating"},
+        macros=user_macros or {},
+        deferred=frozenset({"this_model"}),
+        source=syntax.Source(model.path, 1),
+        this_model=this_table,
+        runtime_stage="evaluating",
+        columns_to_types=lambda name: _columns(context.models, name),
+    )
+
+
+def _python_value(value: exp.Expression) -> object:
+    """Time values as SQLMesh gives them to macros: strings and numbers; typed ones (``_date``, ``_dt``) as SQL."""
+    if isinstance(value, exp.Literal):
+        return value.this if value.is_string else (int(value.this) if value.this.lstrip("-").isdigit() else float(value.this))
+    return value
+
+
+def _columns(models: Mapping[str, Model], name: str) -> dict[str, str] | None:
+    model = models.get(name.lower())
+    return dict(model.columns) if model is not None and model.columns else None
 
 
 def _macro_name(node: exp.Expression) -> str | None:
-    """``@name`` placeholders: the loader's ``Var('@name')``, a sentinel the loader could not restore (it only
-    looks at identifiers, ``SET k = @start_ds`` parses to a var), or Spark's own ``${name}`` parameter."""
+    """``@name`` placeholders the macro evaluator leaves (``@this_model``) or Spark's own ``${name}`` parameter."""
     if isinstance(node, exp.Var) and node.name.startswith("@"):
         return node.name[1:].lower()
-    if isinstance(node, exp.Var) and node.name.startswith(macros.SENTINEL_PREFIX):
-        return node.name[len(macros.SENTINEL_PREFIX) :].lower()
     if isinstance(node, exp.Parameter):
         return node.name.lower()
     return None
@@ -318,7 +358,7 @@ def _unqualify_columns(expression: exp.Expression, replaced: set[tuple[str, str]
 def _generate(expression: exp.Expression, text: str, model: Model) -> str:
     """Spark SQL of the rendered tree; a macro sqlglot kept as raw text (a ``Command``) is refused, not guessed."""
     sql = expression.sql(dialect="spark")
-    if macros.SENTINEL_PREFIX in sql:
+    if syntax.LEFTOVER.search(sql):
         raise ProjectError(
             f"cannot substitute the macro variables of a statement of model {model.name}",
             path=model.path,

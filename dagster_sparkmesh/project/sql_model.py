@@ -12,6 +12,7 @@ result is cached per file.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import sqlglot
@@ -24,8 +25,14 @@ from dagster_sparkmesh.model.kinds import INCREMENTAL_KINDS, ModelKind, ViewKind
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project import sql_text
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.project.macros import replace_macros, restore_macros
-from dagster_sparkmesh.project.sql_header import ModelHeader, read_header, split_model_file
+from dagster_sparkmesh.macros import expansion
+from dagster_sparkmesh.macros.evaluator import MacroEvaluator
+from dagster_sparkmesh.macros.header import expand_value
+from dagster_sparkmesh.macros.registry import UserMacros
+from dagster_sparkmesh.macros.syntax import Source
+from dagster_sparkmesh.project.header_values import Value
+from dagster_sparkmesh.project.macros import refuse_jinja
+from dagster_sparkmesh.project.sql_header import ModelFile, ModelHeader, read_header, split_model_file
 from dagster_sparkmesh.records import Record
 
 _QUERYLESS_KINDS = frozenset({"SEED", "EXTERNAL"})
@@ -51,10 +58,18 @@ class ParsedSqlModel(Record):
 
 
 def parse_sql_model(
-    path: Path, text: str, defaults: ModelDefaults, variables: Mapping[str, str | int | float | bool]
+    path: Path,
+    text: str,
+    defaults: ModelDefaults,
+    variables: Mapping[str, object],
+    macros: UserMacros | None = None,
+    *,
+    gateway: str | None = None,
 ) -> ParsedSqlModel:
+    refuse_jinja(text, path)
     model_file = split_model_file(text, path)
-    header = read_header(model_file, defaults.dialect)
+    evaluator = load_evaluator(path, defaults.dialect, variables, macros, gateway, text)
+    header = read_header(_expand_header(model_file, evaluator), defaults.dialect)
     if header.name is None:
         raise ProjectError(
             "the MODEL header has no name",
@@ -65,7 +80,8 @@ def parse_sql_model(
         )
     kind = _kind_with_defaults(header, defaults)
     dialect = header.dialect or defaults.dialect
-    statements = _parse_statements(model_file.body, path, dialect, variables)
+    evaluator.dialect = dialect
+    statements = _parse_statements(model_file.body, path, evaluator)
     pre, query, post = _split_statements(statements, kind.name, path, model_file.body, model_file.line)
     references = _references(query, model_file.body) if query is not None else []
     references += [TableReference(name=name, line=line) for name, line in header.depends_on]
@@ -103,14 +119,44 @@ def _kind_with_defaults(header: ModelHeader, defaults: ModelDefaults) -> ModelKi
     return kind
 
 
-def _parse_statements(
-    body: str, path: Path, dialect: str, variables: Mapping[str, str | int | float | bool]
-) -> list[exp.Expression]:
-    prepared = replace_macros(body, path=path, variables=variables)
-    if not prepared.strip(" \t\r\n;"):
+def load_evaluator(
+    path: Path,
+    dialect: str,
+    variables: Mapping[str, object],
+    macros: UserMacros | None,
+    gateway: str | None,
+    text: str | None = None,
+) -> MacroEvaluator:
+    """The evaluator of one model file at load time: interval values are unknown, so macros reading them wait."""
+    return MacroEvaluator(
+        dialect=dialect,
+        variables=variables,
+        locals={"gateway": gateway} if gateway else {},
+        macros=macros.functions if macros else {},
+        deferred=expansion.RENDER_TIME,
+        source=Source(path, 1, text),
+        gateway=gateway,
+    )
+
+
+def _expand_header(model_file: ModelFile, evaluator: MacroEvaluator) -> ModelFile:
+    properties = []
+    for prop in model_file.properties:
+        value = prop.value
+        expanded = expand_value(prop.key, value.text, evaluator)
+        if expanded != value.text:
+            # The value's source is patched too: a Value's text is always a slice of its source.
+            source = value.source[: value.offset] + expanded + value.source[value.offset + len(value.text) :]
+            prop = replace(prop, value=Value(expanded, value.offset, source, value.path))
+        properties.append(prop)
+    return replace(model_file, properties=tuple(properties))
+
+
+def _parse_statements(body: str, path: Path, evaluator: MacroEvaluator) -> list[exp.Expression]:
+    if not sql_text.strip_comments(body).strip(" \t\r\n;"):
         return []
     try:
-        parsed = sqlglot.parse(prepared, dialect=dialect)
+        parsed = expansion.parse(body, evaluator.dialect, evaluator.source)
     except ParseError as error:
         raise _syntax_error(error, body, path) from None
     except SqlglotError as error:
@@ -120,10 +166,9 @@ def _parse_statements(
         raise ProjectError(
             "SQL nested too deeply to parse", path=path, hint="flatten the expression (fewer nested brackets)"
         ) from None
-    statements = [statement for statement in parsed if statement is not None]
-    for statement in statements:
-        restore_macros(statement, path=path, variables=variables)
-    return statements
+    if "@" not in body:  # no macro syntax at all: nothing to expand (most files of a large project)
+        return parsed
+    return expansion.expand(parsed, evaluator)
 
 
 def _syntax_error(error: ParseError, body: str, path: Path) -> ProjectError:

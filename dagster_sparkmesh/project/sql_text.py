@@ -60,13 +60,18 @@ def matching_close(text: str, open_offset: int) -> int | None:
     """Offset of the bracket closing the one at ``open_offset``, or None when it is never closed."""
     depth = 0
     for token in tokens(text, open_offset):
-        if token.kind == "open":
+        if opens(token):
             depth += 1
         elif token.kind == "close":
             depth -= 1
             if depth == 0:
                 return token.start
     return None
+
+
+def opens(token: Token) -> bool:
+    """A bracket opens here: ``(`` / ``[``, or a macro call ``@name(`` whose token includes its bracket."""
+    return token.kind == "open" or (token.kind == "macro" and token.text.endswith("("))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +88,7 @@ def split_top_level(text: str, start: int, end: int) -> list[Piece]:
     depth = 0
     item_start = start
     for token in tokens(text, start, end):
-        if token.kind == "open":
+        if opens(token):
             depth += 1
         elif token.kind == "close":
             depth -= 1

@@ -1,0 +1,468 @@
+"""The macro evaluator: walks a parsed statement and replaces every macro with the SQL it stands for.
+
+Arguments are expanded before a macro runs (lambdas are not: they are applied by the operator), a macro's result
+is expanded again (a macro may return macros), and a list result is spliced into the list that held the call
+(``SELECT @EACH(...)``). A macro that needs a value only an interval has (``@start_ds``, ``@this_model``) raises
+``Deferred``: the call is kept, as ``@NAME(...)``, with its arguments expanded, and runs again at render time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.macros import clauses, syntax, values
+from dagster_sparkmesh.macros.evaluation import evaluate
+from dagster_sparkmesh.macros.syntax import Source
+
+MAX_DEPTH = 64
+"""Nested macro calls deeper than this are a macro that keeps returning itself."""
+
+
+class Deferred(Exception):
+    """The macro reads a value that only rendering for an interval provides."""
+
+
+class _Locals(dict):
+    """``evaluator.locals``: reading a deferred name (``start_ds`` while loading) defers the macro."""
+
+    def __init__(self, values_: Mapping[str, Any], deferred: frozenset[str]) -> None:
+        super().__init__(values_)
+        self.deferred = deferred
+
+    def __missing__(self, key: str) -> Any:
+        if key.lower() in self.deferred:
+            raise Deferred(key)
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        if key.lower() in self.deferred:
+            raise Deferred(key)
+        return default
+
+
+class MacroEvaluator:
+    """What a macro function receives as its first argument (SQLMesh's ``evaluator``)."""
+
+    def __init__(
+        self,
+        *,
+        dialect: str = "spark",
+        variables: Mapping[str, Any] | None = None,
+        locals: Mapping[str, Any] | None = None,  # noqa: A002 - SQLMesh's name for it
+        macros: Mapping[str, Callable[..., Any]] | None = None,
+        deferred: frozenset[str] = frozenset(),
+        source: Source | None = None,
+        this_model: str | None = None,
+        gateway: str | None = None,
+        blueprint_variables: Mapping[str, Any] | None = None,
+        runtime_stage: str | None = None,
+        columns_to_types: Callable[[str], Mapping[str, Any] | None] | None = None,
+    ) -> None:
+        from dagster_sparkmesh.macros.builtins import BUILTINS
+
+        self.dialect = dialect
+        self.variables = {key.lower(): value for key, value in (variables or {}).items()}
+        self.deferred = deferred
+        self.locals = _Locals({key.lower(): value for key, value in (locals or {}).items()}, deferred)
+        self.macros = {**BUILTINS, **{name.lower(): fn for name, fn in (macros or {}).items()}}
+        self.source = source or Source(None)
+        self._this_model = this_model
+        self.gateway = gateway
+        self.blueprint_variables = {k.lower(): v for k, v in (blueprint_variables or {}).items()}
+        self._runtime_stage = runtime_stage
+        self._columns_to_types = columns_to_types
+        self._depth = 0
+
+    # -- the API user macros see (SQLMesh's names) --------------------------------------------------------------
+
+    @property
+    def this_model(self) -> str:
+        if self._this_model is None:
+            raise Deferred("this_model")
+        return self._this_model
+
+    @property
+    def runtime_stage(self) -> str:
+        if self._runtime_stage is None:
+            raise Deferred("runtime_stage")
+        return self._runtime_stage
+
+    def var(self, name: str, default: Any = None) -> Any:
+        return self.variables.get(str(name).lower(), default)
+
+    def blueprint_var(self, name: str, default: Any = None) -> Any:
+        return self.blueprint_variables.get(str(name).lower(), default)
+
+    def columns_to_types(self, name: str) -> Mapping[str, Any]:
+        columns = self._columns_to_types(str(name)) if self._columns_to_types else None
+        if columns is None:
+            raise Deferred(f"columns of {name}")
+        return columns
+
+    def parse_one(self, sql: str, **kwargs: Any) -> exp.Expression:
+        return sqlglot.parse_one(syntax.prepare(sql, self.source), dialect=self.dialect, **kwargs)
+
+    def eval_expression(self, node: Any) -> Any:
+        """A literal-valued expression as its Python value (``@EVAL``'s engine)."""
+        if not isinstance(node, exp.Expression):
+            return node
+        return values.python_value(evaluate(self._single(self.expand(node.copy()), node)))
+
+    def transform(self, expression: exp.Expression) -> exp.Expression | list[exp.Expression] | None:
+        return self.expand(expression)
+
+    def evaluate(self, node: exp.Expression) -> Any:
+        return self.expand(node)
+
+    # -- expansion ------------------------------------------------------------------------------------------------
+
+    def expand(self, node: exp.Expression) -> values.Returned:
+        """``node`` with its macros replaced, in place where possible; a list or None when a macro says so."""
+        if isinstance(node, exp.Anonymous) and isinstance(node.this, str):
+            name = syntax.name_of(node.this, syntax.CALL)
+            if name is not None:
+                return self._call(node, name)
+        variable = _variable_name(node)
+        if variable is not None:
+            return self._variable(node, variable)
+        if isinstance(node, exp.Lambda):
+            return node  # applied by the operator that receives it, never expanded on its own
+        self._expand_children(node)
+        if isinstance(node, exp.Identifier) and syntax.INTERPOLATION.search(node.name):
+            return self._interpolate(node)
+        return clauses.resolve(self, node)
+
+    def _expand_children(self, node: exp.Expression) -> None:
+        # ``node.set`` only where something changed: it re-links parents, and most nodes hold no macro.
+        for key, value in list(node.args.items()):
+            if isinstance(value, list):
+                expanded: list[Any] = []
+                changed = False
+                for child in value:
+                    if isinstance(child, exp.Expression):
+                        result = self.expand(child)
+                        changed = changed or result is not child
+                        expanded.extend(_as_list(result))
+                    else:
+                        expanded.append(child)
+                if changed:
+                    node.set(key, expanded)
+            elif isinstance(value, exp.Expression):
+                result = self.expand(value)
+                if isinstance(result, list):
+                    result = _join_list(result, value)
+                if result is not value:
+                    node.set(key, result)
+
+    def _variable(self, node: exp.Expression, name: str) -> values.Returned:
+        value = self._value_of(name)
+        if value is None:
+            if name in self.deferred:
+                return _placeholder(node, name)
+            raise self.error(f"unknown macro variable @{name}", node,
+                             f"define it with @DEF({name}, ...), under 'variables' in config.yaml, or use @VAR('{name}', default)",
+                             macro=name)
+        if isinstance(node, exp.Table):
+            return _as_table(value, node)
+        if isinstance(node, exp.Identifier):
+            return exp.to_identifier(_text_of(value), quoted=node.args.get("quoted"))
+        return value.copy() if isinstance(value, exp.Expression) else value
+
+    def _value_of(self, name: str) -> exp.Expression | list[exp.Expression] | None:
+        if name in self.locals:
+            value = self.locals[name]
+        elif name in self.variables:
+            value = self.variables[name]
+        elif name in self.blueprint_variables:
+            value = self.blueprint_variables[name]
+        else:
+            return None
+        if isinstance(value, list) and value and all(isinstance(item, exp.Expression) for item in value):
+            return exp.Array(expressions=[item.copy() for item in value])
+        return values.literal(value)
+
+    def _interpolate(self, identifier: exp.Identifier) -> exp.Expression:
+        def replace(match: Any) -> str:
+            name = match.group(1).lower()
+            value = self._value_of(name)
+            if value is None:
+                if name in self.deferred:
+                    return match.group(0)  # stays a sentinel until rendering
+                raise self.error(f"unknown macro variable @{{{name}}}", identifier, f"define {name} with @DEF or in 'variables'")
+            return _text_of(value)
+
+        text = syntax.INTERPOLATION.sub(replace, identifier.name)
+        return exp.to_identifier(text, quoted=identifier.args.get("quoted"))
+
+    def _call(self, node: exp.Anonymous, name: str) -> values.Returned:
+        if name == "def":
+            return self._define(node)
+        if node.this.lower() == syntax.ALIAS:
+            body, alias = (_as_array(self._argument(arg)) for arg in node.expressions)
+            return exp.alias_(body, exp.to_identifier(_text_of(alias)))
+        args, kwargs = self._arguments(node)
+        if any(_is_deferred(arg) for arg in [*args, *kwargs.values()] if not isinstance(arg, exp.Lambda)):
+            return _deferred_call(node, args, kwargs)
+        local = self.locals.get(name) if name not in self.deferred else None
+        if isinstance(local, exp.Lambda):
+            return self.apply(local, *(_as_array(arg) for arg in args))
+        function = self.macros.get(name)
+        if function is None:
+            raise self.error(f"unknown macro @{name}", node,
+                             "define it with @macro() in a file under macros/, or with @DEF for a lambda", macro=name)
+        with self._nested(node, name):
+            try:
+                result = _call_function(self, function, args, kwargs)
+            except Deferred:
+                return _deferred_call(node, args, kwargs)
+            except ProjectError:
+                raise
+            except Exception as error:  # a user macro's bug is the user's to fix: say which macro and where
+                raise self.error(f"macro @{name} raised {type(error).__name__}: {error}", node,
+                                 f"fix the macro @{name} or the arguments it is called with", macro=name) from error
+            try:
+                expanded = values.returned(result, self.parse_one)
+            except (values.NotSql, sqlglot.errors.ParseError) as error:
+                raise self.error(f"macro @{name} returned {result!r}, which is not SQL ({error})", node,
+                                 "return a sqlglot expression, a SQL string, a number, a list of those, or None",
+                                 macro=name) from None
+            return self._expand_result(expanded)
+
+    def _expand_result(self, result: values.Returned) -> values.Returned:
+        if result is None:
+            return None
+        if isinstance(result, list):
+            return [item for part in result for item in _as_list(self.expand(part))]
+        return self.expand(result)
+
+    def _arguments(self, node: exp.Anonymous) -> tuple[list[Any], dict[str, Any]]:
+        args: list[Any] = []
+        kwargs: dict[str, Any] = {}
+        for arg in node.expressions:
+            if isinstance(arg, (exp.PropertyEQ, exp.Kwarg)) and not isinstance(arg.expression, exp.Lambda):
+                kwargs[arg.this.name.lower()] = self._argument(arg.expression)
+            else:
+                args.append(self._argument(arg))
+        return args, kwargs
+
+    def _argument(self, arg: exp.Expression) -> Any:
+        if isinstance(arg, exp.Lambda):
+            return arg
+        result = self.expand(arg)
+        # A list stays a list (``@IF(c, @EACH(...))`` splices it); user macros get it as an array.
+        return exp.Null() if result is None else result
+
+    def _define(self, node: exp.Anonymous) -> None:
+        if len(node.expressions) != 2:
+            raise self.error("@DEF takes a name and a value", node, "write @DEF(name, value);")
+        target, value = node.expressions
+        name = target.name.lower()
+        self.locals[name] = value if isinstance(value, exp.Lambda) else self._argument(value)
+        return None
+
+    def apply(self, function: exp.Expression, *args: Any) -> values.Returned:
+        """Apply a lambda (``x -> x + 1``) or a macro-valued expression to arguments."""
+        if not isinstance(function, exp.Lambda):
+            raise self.error(f"{function.sql()} is not a lambda", function, "pass a lambda such as x -> x + 1")
+        params = [param.name.lower() for param in function.expressions]
+        if len(params) != len(args):
+            raise self.error(f"the lambda {function.sql()} takes {len(params)} argument(s), got {len(args)}", function,
+                             "pass as many arguments as the lambda names")
+        bound = dict(zip(params, args))
+        body = function.this.copy()
+        body = body.transform(lambda n: _bound(n, bound), copy=False)
+        with self._scope(bound):
+            return self.expand(body)
+
+    @contextmanager
+    def _scope(self, bound: Mapping[str, Any]) -> Iterator[None]:
+        saved = {name: self.locals[name] for name in bound if name in self.locals}
+        self.locals.update(bound)
+        try:
+            yield
+        finally:
+            for name in bound:
+                self.locals.pop(name, None)
+            self.locals.update(saved)
+
+    @contextmanager
+    def _nested(self, node: exp.Expression, name: str) -> Iterator[None]:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise self.error(f"macro @{name} nests deeper than {MAX_DEPTH} calls", node,
+                                 "a macro that returns a call to itself never ends: make it stop", macro=name)
+            yield
+        finally:
+            self._depth -= 1
+
+    def _single(self, result: values.Returned, node: exp.Expression) -> exp.Expression:
+        if isinstance(result, exp.Expression):
+            return result
+        raise self.error(f"{node.sql()} did not expand to one expression", node, "use a macro that returns one value")
+
+    def error(self, message: str, node: exp.Expression, hint: str, *, macro: str | None = None) -> ProjectError:
+        """A ProjectError at the macro's place in the file: the line sqlglot recorded for the node (or one of its
+        children), the column of ``@macro`` on it when the source text is known."""
+        line = _line_of(node)
+        col = _col_of(node)
+        snippet = _readable(node)
+        if line and self.source.text is not None:
+            line, col, snippet = _locate(self.source.text, line, col, macro)
+        return ProjectError(
+            message,
+            path=self.source.path,
+            line=line + self.source.first_line - 1 if line else self.source.first_line,
+            col=col,
+            snippet=snippet,
+            hint=hint,
+        )
+
+
+def _call_function(evaluator: MacroEvaluator, function: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
+    if getattr(function, "__sparkmesh_builtin__", False):
+        return function(evaluator, *args, **kwargs)
+    args = [_as_array(arg) for arg in args]
+    kwargs = {name: _as_array(value) for name, value in kwargs.items()}
+    args, kwargs = values.typed_arguments(function, args, kwargs)
+    return function(evaluator, *args, **kwargs)
+
+
+def _as_array(value: Any) -> Any:
+    return exp.Array(expressions=value) if isinstance(value, list) else value
+
+
+def _variable_name(node: exp.Expression) -> str | None:
+    if isinstance(node, exp.Column) and not node.args.get("table") and isinstance(node.this, exp.Identifier):
+        return syntax.name_of(node.this.name, syntax.VARIABLE)
+    if isinstance(node, exp.Table) and not node.args.get("db") and isinstance(node.this, exp.Identifier):
+        return syntax.name_of(node.this.name, syntax.VARIABLE)
+    if isinstance(node, (exp.Identifier, exp.Var)):
+        return syntax.name_of(node.name, syntax.VARIABLE)
+    return None
+
+
+def _placeholder(node: exp.Expression, name: str) -> exp.Expression:
+    """A deferred variable, printed ``@name`` in the canonical query and expanded again at render time."""
+    placeholder = exp.Var(this=f"@{name}")
+    if isinstance(node, exp.Table):
+        node.set("this", placeholder)
+        return node
+    return placeholder
+
+
+def _deferred_call(node: exp.Anonymous, args: list[Any], kwargs: dict[str, Any]) -> exp.Expression:
+    name = syntax.name_of(node.this, syntax.CALL) or ""
+    arguments = [_as_array(arg) for arg in args]
+    arguments += [exp.PropertyEQ(this=exp.to_identifier(k), expression=_as_array(v)) for k, v in kwargs.items()]
+    return exp.Anonymous(this=f"@{name.upper()}", expressions=arguments)
+
+
+def _is_deferred(value: Any) -> bool:
+    if isinstance(value, list):
+        return any(_is_deferred(item) for item in value)
+    if not isinstance(value, exp.Expression):
+        return False
+    for node in value.walk():
+        if isinstance(node, exp.Var) and node.name.startswith("@"):
+            return True
+        if isinstance(node, exp.Anonymous) and isinstance(node.this, str) and node.this.startswith("@"):
+            return True
+        if isinstance(node, exp.Identifier) and syntax.INTERPOLATION.search(node.name):
+            return True
+    return False
+
+
+def _bound(node: exp.Expression, bound: Mapping[str, Any]) -> exp.Expression:
+    """Lambda parameters written bare (``x -> x + 1``) are replaced by the argument. sqlglot's parser already
+    turned them into bare identifiers; in a name position (``AS x``) the argument's text becomes the name."""
+    if isinstance(node, exp.Column) and not node.args.get("table") and node.name.lower() in bound:
+        return _argument_copy(bound[node.name.lower()])
+    if isinstance(node, exp.Identifier) and node.name.lower() in bound:
+        parent = node.parent
+        if isinstance(parent, exp.Column) and parent.args.get("table") is not None:
+            return node
+        if isinstance(parent, (exp.Alias, exp.TableAlias)) or (isinstance(parent, exp.Column) and parent.this is node):
+            return exp.to_identifier(_text_of(bound[node.name.lower()]))
+        return _argument_copy(bound[node.name.lower()])
+    return node
+
+
+def _argument_copy(value: Any) -> exp.Expression:
+    return value.copy() if isinstance(value, exp.Expression) else values.literal(value)
+
+
+def _as_table(value: exp.Expression | Any, node: exp.Table) -> exp.Expression:
+    table = value.copy() if isinstance(value, exp.Table) else exp.to_table(_text_of(value))
+    if node.args.get("alias") is not None:
+        table.set("alias", node.args["alias"])
+    return table
+
+
+def _text_of(value: Any) -> str:
+    """A value as text inside an identifier: a string's content, a column's name, otherwise its SQL."""
+    if isinstance(value, exp.Literal):
+        return str(value.this)
+    if isinstance(value, (exp.Identifier, exp.Var)) or (isinstance(value, exp.Column) and not value.table):
+        return value.name
+    if isinstance(value, exp.Expression):
+        return value.sql()
+    return str(value)
+
+
+def _as_list(result: values.Returned) -> list[exp.Expression]:
+    if result is None:
+        return []
+    return result if isinstance(result, list) else [result]
+
+
+def _join_list(items: list[exp.Expression], original: exp.Expression) -> exp.Expression | None:
+    """A list where one expression belongs (``WHERE @EACH(...)``): one item, or a tuple of them."""
+    if not items:
+        return None
+    if len(items) == 1:
+        return items[0]
+    return exp.Tuple(expressions=items)
+
+
+def _line_of(node: exp.Expression) -> int | None:
+    for child in node.walk():
+        line = child.meta.get("line") if hasattr(child, "meta") else None
+        if line:
+            return line
+    return None
+
+
+def _col_of(node: exp.Expression) -> int | None:
+    for child in node.walk():
+        col = child.meta.get("col") if hasattr(child, "meta") else None
+        if col:
+            return col
+    return None
+
+
+def _locate(text: str, line: int, col: int | None, macro: str | None) -> tuple[int, int | None, str]:
+    """The line (and column) of ``@macro`` at or before ``line`` (arguments may sit on later lines than the call)."""
+    lines = text.splitlines()
+    if macro:
+        needle = "@" + macro.lower()
+        for number in range(min(line, len(lines)), max(0, line - 20), -1):
+            found = lines[number - 1].lower().rfind(needle)
+            if found >= 0:
+                return number, found + 1, lines[number - 1]
+    return line, col, lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def _readable(node: exp.Expression) -> str:
+    """The node's SQL with sentinels shown as the macros the user wrote."""
+    text = node.sql(dialect="spark")
+    text = text.replace(syntax.CALL.upper(), "@").replace(syntax.CALL, "@").replace(syntax.VARIABLE, "@")
+    return syntax.INTERPOLATION.sub(lambda m: "@{" + m.group(1) + "}", text)

@@ -1,0 +1,6 @@
+from sqlmesh import macro
+
+
+@macro()
+def print_text(evaluator):
+    return "'text'"

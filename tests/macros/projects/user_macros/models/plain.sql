@@ -1,0 +1,3 @@
+MODEL (name shop.plain, kind FULL);
+
+SELECT id FROM shop.orders
