@@ -16,7 +16,7 @@ import sqlglot
 from sqlglot import exp
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.macros import clauses, syntax, values
+from dagster_sparkmesh.macros import clauses, nodes, syntax, values
 from dagster_sparkmesh.macros.evaluation import evaluate
 from dagster_sparkmesh.macros.syntax import Source
 
@@ -130,7 +130,7 @@ class MacroEvaluator:
             name = syntax.name_of(node.this, syntax.CALL)
             if name is not None:
                 return self._call(node, name)
-        variable = _variable_name(node)
+        variable = nodes.variable_name(node)
         if variable is not None:
             return self._variable(node, variable)
         if isinstance(node, exp.Lambda):
@@ -150,7 +150,7 @@ class MacroEvaluator:
                     if isinstance(child, exp.Expression):
                         result = self.expand(child)
                         changed = changed or result is not child
-                        expanded.extend(_as_list(result))
+                        expanded.extend(nodes.as_list(result))
                     else:
                         expanded.append(child)
                 if changed:
@@ -158,7 +158,7 @@ class MacroEvaluator:
             elif isinstance(value, exp.Expression):
                 result = self.expand(value)
                 if isinstance(result, list):
-                    result = _join_list(result, value)
+                    result = nodes.join_list(result, value)
                 if result is not value:
                     node.set(key, result)
 
@@ -166,14 +166,14 @@ class MacroEvaluator:
         value = self._value_of(name)
         if value is None:
             if name in self.deferred:
-                return _placeholder(node, name)
+                return nodes.placeholder(node, name)
             raise self.error(f"unknown macro variable @{name}", node,
                              f"define it with @DEF({name}, ...), under 'variables' in config.yaml, or use @VAR('{name}', default)",
                              macro=name)
         if isinstance(node, exp.Table):
-            return _as_table(value, node)
+            return nodes.as_table(value, node)
         if isinstance(node, exp.Identifier):
-            return exp.to_identifier(_text_of(value), quoted=node.args.get("quoted"))
+            return exp.to_identifier(nodes.text_of(value), quoted=node.args.get("quoted"))
         return value.copy() if isinstance(value, exp.Expression) else value
 
     def _value_of(self, name: str) -> exp.Expression | list[exp.Expression] | None:
@@ -197,7 +197,7 @@ class MacroEvaluator:
                 if name in self.deferred:
                     return match.group(0)  # stays a sentinel until rendering
                 raise self.error(f"unknown macro variable @{{{name}}}", identifier, f"define {name} with @DEF or in 'variables'")
-            return _text_of(value)
+            return nodes.text_of(value)
 
         text = syntax.INTERPOLATION.sub(replace, identifier.name)
         return exp.to_identifier(text, quoted=identifier.args.get("quoted"))
@@ -206,14 +206,14 @@ class MacroEvaluator:
         if name == "def":
             return self._define(node)
         if node.this.lower() == syntax.ALIAS:
-            body, alias = (_as_array(self._argument(arg)) for arg in node.expressions)
-            return exp.alias_(body, exp.to_identifier(_text_of(alias)))
+            body, alias = (nodes.as_array(self._argument(arg)) for arg in node.expressions)
+            return exp.alias_(body, exp.to_identifier(nodes.text_of(alias)))
         args, kwargs = self._arguments(node)
-        if any(_is_deferred(arg) for arg in [*args, *kwargs.values()] if not isinstance(arg, exp.Lambda)):
-            return _deferred_call(node, args, kwargs)
+        if any(nodes.is_deferred(arg) for arg in [*args, *kwargs.values()] if not isinstance(arg, exp.Lambda)):
+            return nodes.deferred_call(node, args, kwargs)
         local = self.locals.get(name) if name not in self.deferred else None
         if isinstance(local, exp.Lambda):
-            return self.apply(local, *(_as_array(arg) for arg in args))
+            return self.apply(local, *(nodes.as_array(arg) for arg in args))
         function = self.macros.get(name)
         if function is None:
             raise self.error(f"unknown macro @{name}", node,
@@ -222,7 +222,7 @@ class MacroEvaluator:
             try:
                 result = _call_function(self, function, args, kwargs)
             except Deferred:
-                return _deferred_call(node, args, kwargs)
+                return nodes.deferred_call(node, args, kwargs)
             except ProjectError:
                 raise
             except Exception as error:  # a user macro's bug is the user's to fix: say which macro and where
@@ -240,7 +240,7 @@ class MacroEvaluator:
         if result is None:
             return None
         if isinstance(result, list):
-            return [item for part in result for item in _as_list(self.expand(part))]
+            return [item for part in result for item in nodes.as_list(self.expand(part))]
         return self.expand(result)
 
     def _arguments(self, node: exp.Anonymous) -> tuple[list[Any], dict[str, Any]]:
@@ -278,7 +278,7 @@ class MacroEvaluator:
                              "pass as many arguments as the lambda names")
         bound = dict(zip(params, args))
         body = function.this.copy()
-        body = body.transform(lambda n: _bound(n, bound), copy=False)
+        body = body.transform(lambda n: nodes.bound(n, bound), copy=False)
         with self._scope(bound):
             return self.expand(body)
 
@@ -312,11 +312,11 @@ class MacroEvaluator:
     def error(self, message: str, node: exp.Expression, hint: str, *, macro: str | None = None) -> ProjectError:
         """A ProjectError at the macro's place in the file: the line sqlglot recorded for the node (or one of its
         children), the column of ``@macro`` on it when the source text is known."""
-        line = _line_of(node)
-        col = _col_of(node)
-        snippet = _readable(node)
+        line = nodes.line_of(node)
+        col = nodes.col_of(node)
+        snippet = nodes.readable(node)
         if line and self.source.text is not None:
-            line, col, snippet = _locate(self.source.text, line, col, macro)
+            line, col, snippet = nodes.locate(self.source.text, line, col, macro)
         return ProjectError(
             message,
             path=self.source.path,
@@ -330,139 +330,9 @@ class MacroEvaluator:
 def _call_function(evaluator: MacroEvaluator, function: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> Any:
     if getattr(function, "__sparkmesh_builtin__", False):
         return function(evaluator, *args, **kwargs)
-    args = [_as_array(arg) for arg in args]
-    kwargs = {name: _as_array(value) for name, value in kwargs.items()}
+    args = [nodes.as_array(arg) for arg in args]
+    kwargs = {name: nodes.as_array(value) for name, value in kwargs.items()}
     args, kwargs = values.typed_arguments(function, args, kwargs)
     return function(evaluator, *args, **kwargs)
 
 
-def _as_array(value: Any) -> Any:
-    return exp.Array(expressions=value) if isinstance(value, list) else value
-
-
-def _variable_name(node: exp.Expression) -> str | None:
-    if isinstance(node, exp.Column) and not node.args.get("table") and isinstance(node.this, exp.Identifier):
-        return syntax.name_of(node.this.name, syntax.VARIABLE)
-    if isinstance(node, exp.Table) and not node.args.get("db") and isinstance(node.this, exp.Identifier):
-        return syntax.name_of(node.this.name, syntax.VARIABLE)
-    if isinstance(node, (exp.Identifier, exp.Var)):
-        return syntax.name_of(node.name, syntax.VARIABLE)
-    return None
-
-
-def _placeholder(node: exp.Expression, name: str) -> exp.Expression:
-    """A deferred variable, printed ``@name`` in the canonical query and expanded again at render time."""
-    placeholder = exp.Var(this=f"@{name}")
-    if isinstance(node, exp.Table):
-        node.set("this", placeholder)
-        return node
-    return placeholder
-
-
-def _deferred_call(node: exp.Anonymous, args: list[Any], kwargs: dict[str, Any]) -> exp.Expression:
-    name = syntax.name_of(node.this, syntax.CALL) or ""
-    arguments = [_as_array(arg) for arg in args]
-    arguments += [exp.PropertyEQ(this=exp.to_identifier(k), expression=_as_array(v)) for k, v in kwargs.items()]
-    return exp.Anonymous(this=f"@{name.upper()}", expressions=arguments)
-
-
-def _is_deferred(value: Any) -> bool:
-    if isinstance(value, list):
-        return any(_is_deferred(item) for item in value)
-    if not isinstance(value, exp.Expression):
-        return False
-    for node in value.walk():
-        if isinstance(node, exp.Var) and node.name.startswith("@"):
-            return True
-        if isinstance(node, exp.Anonymous) and isinstance(node.this, str) and node.this.startswith("@"):
-            return True
-        if isinstance(node, exp.Identifier) and syntax.INTERPOLATION.search(node.name):
-            return True
-    return False
-
-
-def _bound(node: exp.Expression, bound: Mapping[str, Any]) -> exp.Expression:
-    """Lambda parameters written bare (``x -> x + 1``) are replaced by the argument. sqlglot's parser already
-    turned them into bare identifiers; in a name position (``AS x``) the argument's text becomes the name."""
-    if isinstance(node, exp.Column) and not node.args.get("table") and node.name.lower() in bound:
-        return _argument_copy(bound[node.name.lower()])
-    if isinstance(node, exp.Identifier) and node.name.lower() in bound:
-        parent = node.parent
-        if isinstance(parent, exp.Column) and parent.args.get("table") is not None:
-            return node
-        if isinstance(parent, (exp.Alias, exp.TableAlias)) or (isinstance(parent, exp.Column) and parent.this is node):
-            return exp.to_identifier(_text_of(bound[node.name.lower()]))
-        return _argument_copy(bound[node.name.lower()])
-    return node
-
-
-def _argument_copy(value: Any) -> exp.Expression:
-    return value.copy() if isinstance(value, exp.Expression) else values.literal(value)
-
-
-def _as_table(value: exp.Expression | Any, node: exp.Table) -> exp.Expression:
-    table = value.copy() if isinstance(value, exp.Table) else exp.to_table(_text_of(value))
-    if node.args.get("alias") is not None:
-        table.set("alias", node.args["alias"])
-    return table
-
-
-def _text_of(value: Any) -> str:
-    """A value as text inside an identifier: a string's content, a column's name, otherwise its SQL."""
-    if isinstance(value, exp.Literal):
-        return str(value.this)
-    if isinstance(value, (exp.Identifier, exp.Var)) or (isinstance(value, exp.Column) and not value.table):
-        return value.name
-    if isinstance(value, exp.Expression):
-        return value.sql()
-    return str(value)
-
-
-def _as_list(result: values.Returned) -> list[exp.Expression]:
-    if result is None:
-        return []
-    return result if isinstance(result, list) else [result]
-
-
-def _join_list(items: list[exp.Expression], original: exp.Expression) -> exp.Expression | None:
-    """A list where one expression belongs (``WHERE @EACH(...)``): one item, or a tuple of them."""
-    if not items:
-        return None
-    if len(items) == 1:
-        return items[0]
-    return exp.Tuple(expressions=items)
-
-
-def _line_of(node: exp.Expression) -> int | None:
-    for child in node.walk():
-        line = child.meta.get("line") if hasattr(child, "meta") else None
-        if line:
-            return line
-    return None
-
-
-def _col_of(node: exp.Expression) -> int | None:
-    for child in node.walk():
-        col = child.meta.get("col") if hasattr(child, "meta") else None
-        if col:
-            return col
-    return None
-
-
-def _locate(text: str, line: int, col: int | None, macro: str | None) -> tuple[int, int | None, str]:
-    """The line (and column) of ``@macro`` at or before ``line`` (arguments may sit on later lines than the call)."""
-    lines = text.splitlines()
-    if macro:
-        needle = "@" + macro.lower()
-        for number in range(min(line, len(lines)), max(0, line - 20), -1):
-            found = lines[number - 1].lower().rfind(needle)
-            if found >= 0:
-                return number, found + 1, lines[number - 1]
-    return line, col, lines[line - 1] if 0 < line <= len(lines) else ""
-
-
-def _readable(node: exp.Expression) -> str:
-    """The node's SQL with sentinels shown as the macros the user wrote."""
-    text = node.sql(dialect="spark")
-    text = text.replace(syntax.CALL.upper(), "@").replace(syntax.CALL, "@").replace(syntax.VARIABLE, "@")
-    return syntax.INTERPOLATION.sub(lambda m: "@{" + m.group(1) + "}", text)
