@@ -333,9 +333,18 @@ def _replacement(
                 hint=f"{name} is a {referenced.kind_name} model; its table must be known to render this query",
             )
         return None
-    physical = _quoted_table(target)
-    physical.set("alias", alias)
-    return physical
+    return _renamed(table, target, alias)
+
+
+def _renamed(table: exp.Table, qualified_name: str, alias: exp.Expression | None) -> exp.Table:
+    """``table`` with its name parts replaced and every other arg kept: pivots, samples, time travel, hints and
+    the like are part of what the query means (rendering replaces names, nothing else)."""
+    renamed = table.copy()
+    physical = _quoted_table(qualified_name)
+    for part in ("this", "db", "catalog"):
+        renamed.set(part, physical.args.get(part))
+    renamed.set("alias", alias)
+    return renamed
 
 
 def _quoted_table(qualified_name: str) -> exp.Table:

@@ -226,14 +226,16 @@ def _audit_arg(arg: Value, dialect: str) -> tuple[str, str]:
 def _read_columns(header: ModelHeader, value: Value, dialect: str) -> None:
     columns: list[tuple[str, str]] = []
     for item in value.items():
-        match = re.match(r'[`"]?([A-Za-z_][A-Za-z0-9_ ]*?)[`"]?\s+(\S.*)$', item.text, re.DOTALL)
+        # A quoted name may hold spaces (`first name`); a bare one is a plain identifier.
+        match = re.match(r'(?:[`"]([^`"]+)[`"]|([A-Za-z_][A-Za-z0-9_]*))\s+(\S.*)$', item.text, re.DOTALL)
         if not match:
             raise item.error(f"malformed column {item.text!r}", "write columns (name TYPE, ...)")
+        name, type_text = match.group(1) or match.group(2), match.group(3)
         try:
-            spark_type = exp.DataType.build(match.group(2), dialect=dialect).sql(dialect="spark")
+            spark_type = exp.DataType.build(type_text, dialect=dialect).sql(dialect="spark")
         except (SqlglotError, ValueError):
-            raise item.error(f"unknown column type {match.group(2)!r}", "use a SQL type such as INT, STRING, DATE, DECIMAL(10, 2)") from None
-        columns.append((match.group(1).lower(), spark_type))
+            raise item.error(f"unknown column type {type_text!r}", "use a SQL type such as INT, STRING, DATE, DECIMAL(10, 2)") from None
+        columns.append((name.lower(), spark_type))
     header.columns = tuple(columns)
 
 

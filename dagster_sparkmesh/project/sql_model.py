@@ -235,7 +235,8 @@ def _references(query: exp.Expression, body: str) -> list[TableReference]:
     lines = body.splitlines()
     references = []
     for table in query.find_all(exp.Table):
-        if not isinstance(table.this, exp.Identifier):
+        # Hints name tables by their alias in the query (``/*+ BROADCAST(t) */``): not a read of its own.
+        if not isinstance(table.this, exp.Identifier) or table.find_ancestor(exp.Hint) is not None:
             continue
         name = table.name.lower()
         schema = table.db.lower()
