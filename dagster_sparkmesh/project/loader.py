@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,7 +53,7 @@ def load_project(path: Path | str, *, use_cache: bool = True, gateway: str | Non
     parsed = [_load_sql_file(file, config, cache, user_macros) for file in _files(project_path / "models", "*.sql")]
     parsed += _python_models(project_path, config)
     models, references = _collect(parsed)
-    models = {name: _with_seed(model) for name, model in models.items()}
+    models = {name: _with_seed(_seed_from_root(model, project_path)) for name, model in models.items()}
     externals = _optional("externals", "load_external_models", project_path, default={})
     models = dag.drop_disabled(models, references)
     check_signal_names(project_path, models.values())
@@ -139,6 +140,17 @@ def _collect(parsed: list[ParsedSqlModel]) -> tuple[dict[str, Model], dict[str, 
         models[model.name] = model
         references[model.name] = item.references
     return models, references
+
+
+def _seed_from_root(model: Model, project_path: Path) -> Model:
+    """``path '$root/seeds/x.csv'``: SQLMesh's project-root prefix, rewritten relative to the model's folder (the
+    form every reader of the path expects; relative, so the fingerprint does not depend on where the project is)."""
+    path = getattr(model.kind, "path", None)
+    if model.kind.name != "SEED" or not isinstance(path, str) or not path.startswith("$root"):
+        return model
+    target = project_path / path[len("$root") :].lstrip("/\\")
+    relative = os.path.relpath(target, model.path.parent).replace(os.sep, "/")
+    return model.model_copy(update={"kind": model.kind.model_copy(update={"path": relative})})
 
 
 def _with_seed(model: Model) -> Model:
