@@ -293,6 +293,32 @@ class SparkEngine:
             return written
         return int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)} WHERE {partition_window}")[0][0])
 
+    def overwrite_partitions(self, table: str, query_sql: str, partitioned_by: Sequence[str]) -> int:
+        """INCREMENTAL_BY_PARTITION (and unmanaged ``insert_overwrite``): the query's rows replace exactly the
+        partitions they fall in (dynamic overwrite); partitions they have no row for keep theirs, as SQLMesh defines
+        the kind. No ``partitioned_by``: the whole table is replaced. Returns the rows written."""
+        if not partitioned_by:
+            return self.replace_full(table, query_sql)
+        catalog = self._catalog_columns(table)
+        partitions = [column.name for column in catalog if column.isPartition]
+        if partitions != list(partitioned_by):  # else the overwrite would replace other partitions, or all
+            raise EngineError(
+                f"{table} is partitioned by ({', '.join(partitions)}), "
+                f"not by the model's partitioned_by ({', '.join(partitioned_by)})",
+                hint="a forward-only model keeps its table: restore partitioned_by, or rename the model",
+            )
+        columns = [column.name for column in catalog]
+        with self._staged(f"SELECT {column_list(columns)} FROM ({query_sql}) AS source") as (view, rows):
+            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
+        return rows
+
+    def append_rows(self, table: str, query_sql: str) -> int:
+        """INCREMENTAL_UNMANAGED: add the query's rows to the table. Returns the rows written."""
+        columns = self._column_names(table)
+        with self._staged(f"SELECT {column_list(columns)} FROM ({query_sql}) AS source") as (view, rows):
+            self.execute(f"INSERT INTO TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
+        return rows
+
     def upsert_by_key(self, table: str, query_sql: str, unique_key: Sequence[str]) -> int:
         """INCREMENTAL_BY_UNIQUE_KEY without MERGE: (old rows whose key is not new) UNION ALL (new rows).
 

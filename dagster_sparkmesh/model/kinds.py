@@ -47,6 +47,29 @@ class IncrementalByUniqueKeyKind(Record):
     on_destructive_change: OnDestructiveChange = "error"
 
 
+class IncrementalByPartitionKind(Record):
+    """Each run replaces exactly the partitions (the model's ``partitioned_by`` values, required) its rows hold.
+
+    Always forward-only, as in SQLMesh; restating it rebuilds the whole table (no time range to rewrite)."""
+
+    name: Literal["INCREMENTAL_BY_PARTITION"] = "INCREMENTAL_BY_PARTITION"
+    forward_only: Literal[True] = True
+    disable_restatement: bool = False
+    on_destructive_change: OnDestructiveChange = "error"
+
+
+class IncrementalUnmanagedKind(Record):
+    """Each run appends the query's rows (``insert_overwrite``: replaces the partitions they hold instead).
+
+    Forward-only and never restated by default, as in SQLMesh: appended history cannot be recomputed."""
+
+    name: Literal["INCREMENTAL_UNMANAGED"] = "INCREMENTAL_UNMANAGED"
+    insert_overwrite: bool = False
+    forward_only: bool = True
+    disable_restatement: bool = True
+    on_destructive_change: OnDestructiveChange = "error"
+
+
 class _ScdType2Fields(Record):
     """What both SCD type 2 kinds share: the table keeps every version of a key, open ones with valid_to NULL."""
 
@@ -93,6 +116,8 @@ ModelKind = Annotated[
         ViewKind,
         IncrementalByTimeRangeKind,
         IncrementalByUniqueKeyKind,
+        IncrementalByPartitionKind,
+        IncrementalUnmanagedKind,
         ScdType2ByTimeKind,
         ScdType2ByColumnKind,
         SeedKind,
@@ -106,9 +131,13 @@ KIND_ALIASES = {"SCD_TYPE_2": "SCD_TYPE_2_BY_TIME"}
 """Other names SQLMesh accepts for a kind (``SCD_TYPE_2`` is its older name of ``SCD_TYPE_2_BY_TIME``)."""
 
 INCREMENTAL_KINDS = frozenset({"INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY"})
+# Incremental kinds not tied to time: no Dagster time partitions, no time batches (one write per run).
+UNTIMED_INCREMENTAL_KINDS = frozenset({"INCREMENTAL_BY_PARTITION", "INCREMENTAL_UNMANAGED"})
 # History kinds: each run merges the query's current rows into the kept history (unpartitioned, never by time).
 SCD_TYPE_2_KINDS = frozenset({"SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN"})
 # Kinds whose physical layer is a table that we write (EMBEDDED and EXTERNAL have no physical layer).
 MATERIALIZED_KINDS = frozenset(
-    {"FULL", "VIEW", "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY", "SEED"} | SCD_TYPE_2_KINDS
+    {"FULL", "VIEW", "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY", "SEED"}
+    | SCD_TYPE_2_KINDS
+    | UNTIMED_INCREMENTAL_KINDS
 )

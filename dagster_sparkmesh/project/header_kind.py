@@ -11,8 +11,10 @@ from dagster_sparkmesh.model.kinds import (
     EmbeddedKind,
     ExternalKind,
     FullKind,
+    IncrementalByPartitionKind,
     IncrementalByTimeRangeKind,
     IncrementalByUniqueKeyKind,
+    IncrementalUnmanagedKind,
     ScdType2ByColumnKind,
     ScdType2ByTimeKind,
     SeedKind,
@@ -90,6 +92,13 @@ def _tracked_columns(value: Value) -> Fields:
     return {"columns": columns}
 
 
+def _always_forward_only(value: Value) -> Fields:
+    """SQLMesh accepts only ``forward_only true`` on INCREMENTAL_BY_PARTITION (the kind always is)."""
+    if not value.boolean():
+        raise value.error("INCREMENTAL_BY_PARTITION models are always forward-only", "remove forward_only")
+    return {}
+
+
 _SCD_TYPE_2_COMMON: dict[str, PropertyReader] = {
     "unique_key": _field("unique_key", _key),
     "valid_from_name": _field("valid_from_name", _name),
@@ -124,10 +133,39 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
         {"columns": _tracked_columns, **_SCD_TYPE_2_COMMON},
         ("unique_key", "columns"),
     ),
+    "INCREMENTAL_BY_PARTITION": (
+        IncrementalByPartitionKind,
+        {
+            "forward_only": _always_forward_only,
+            "disable_restatement": _field("disable_restatement", Value.boolean),
+            "on_destructive_change": _destructive,
+        },
+        (),
+    ),
+    "INCREMENTAL_UNMANAGED": (
+        IncrementalUnmanagedKind,
+        {
+            "insert_overwrite": _field("insert_overwrite", Value.boolean),
+            "forward_only": _field("forward_only", Value.boolean),
+            "disable_restatement": _field("disable_restatement", Value.boolean),
+            "on_destructive_change": _destructive,
+        },
+        (),
+    ),
     "SEED": (SeedKind, {"path": _field("path", Value.scalar)}, ("path",)),
     "EMBEDDED": (EmbeddedKind, {}, ()),
     "EXTERNAL": (ExternalKind, {}, ()),
 }
+
+# SQLMesh kinds that cannot be built here: kind → what to use instead.
+_REFUSED_KINDS = {
+    "CUSTOM": "custom materialization classes drive SQLMesh's own engine adapters, which sparkmesh does not run; "
+    "use INCREMENTAL_BY_PARTITION, INCREMENTAL_UNMANAGED, INCREMENTAL_BY_TIME_RANGE or FULL, or compute the rows "
+    "in a Python model",
+    "MANAGED": "managed tables (Snowflake dynamic tables, Databricks materialized views) do not exist on Spark; "
+    "use FULL or an incremental kind",
+}
+_MODEL_NAME = re.compile(r"[(,]\s*name\s+([A-Za-z0-9_.`\"]+)", re.IGNORECASE)
 
 
 def read_kind(value: Value) -> tuple[Record, bool]:
@@ -137,6 +175,8 @@ def read_kind(value: Value) -> tuple[Record, bool]:
         raise value.error(f"malformed kind {value.text!r}", "write kind NAME or kind NAME (property value, ...)")
     name = match.group(1).upper()
     name = KIND_ALIASES.get(name, name)
+    if name in _REFUSED_KINDS:
+        raise value.error(f"{_model_of(value)} has kind {name}, which sparkmesh does not support", _REFUSED_KINDS[name])
     if name not in _KINDS:
         close = difflib.get_close_matches(name, [*_KINDS, *KIND_ALIASES], n=2)
         hint = f"did you mean {' or '.join(close)}? " if close else ""
@@ -150,6 +190,12 @@ def read_kind(value: Value) -> tuple[Record, bool]:
     if missing:
         raise value.error(f"kind {name} needs {missing[0]}", f"write kind {name} ({missing[0]} <value>)")
     return record(**fields), "batch_size" in fields
+
+
+def _model_of(value: Value) -> str:
+    """``model db.x`` from the header's ``name`` property, which may come after ``kind``."""
+    found = _MODEL_NAME.search(value.source)  # the header opens the file, and comments are blanked
+    return "model " + found.group(1).strip('`"').lower() if found else "this model"
 
 
 def _kind_property(kind: str, item: Value, readers: dict[str, PropertyReader]) -> Fields:

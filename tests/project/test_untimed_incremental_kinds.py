@@ -1,0 +1,52 @@
+"""INCREMENTAL_BY_PARTITION / INCREMENTAL_UNMANAGED headers as SQLMesh writes them; CUSTOM refused by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model import IncrementalByPartitionKind, IncrementalUnmanagedKind
+from dagster_sparkmesh.project.config import ModelDefaults
+from dagster_sparkmesh.project.sql_model import parse_sql_model
+
+
+def _model(header: str, defaults: ModelDefaults | None = None):
+    text = f"MODEL (\n  name db.m,\n  {header}\n);\nSELECT 'eu' AS region, 'x' AS department, 1 AS n"
+    return parse_sql_model(Path("m.sql"), text, defaults or ModelDefaults(), {}).model
+
+
+def test_by_partition_with_a_compound_key():
+    model = _model("kind INCREMENTAL_BY_PARTITION,\n  partitioned_by (region, department)")
+    assert model.kind == IncrementalByPartitionKind()
+    assert model.partitioned_by == ("region", "department")
+
+
+def test_by_partition_accepts_forward_only_true_and_restatement_settings():
+    model = _model("kind INCREMENTAL_BY_PARTITION (forward_only true, disable_restatement true),\n  partitioned_by region")
+    assert model.kind == IncrementalByPartitionKind(disable_restatement=True)
+
+
+def test_by_partition_is_never_made_not_forward_only():
+    with pytest.raises(ProjectError, match="always forward-only") as caught:
+        _model("kind INCREMENTAL_BY_PARTITION (forward_only false),\n  partitioned_by region")
+    assert caught.value.line == 3
+
+
+def test_unmanaged_defaults_and_insert_overwrite():
+    assert _model("kind INCREMENTAL_UNMANAGED").kind == IncrementalUnmanagedKind()
+    kind = _model("kind INCREMENTAL_UNMANAGED (insert_overwrite true, disable_restatement false)").kind
+    assert kind == IncrementalUnmanagedKind(insert_overwrite=True, disable_restatement=False)
+    assert kind.forward_only and not IncrementalUnmanagedKind().insert_overwrite
+
+
+def test_a_project_batch_size_default_does_not_reach_the_untimed_kinds():
+    model = _model("kind INCREMENTAL_UNMANAGED", ModelDefaults(batch_size=7))
+    assert "batch_size" not in model.kind.model_dump()
+
+
+@pytest.mark.parametrize("kind", ["CUSTOM (materialization 'my_mat')", "custom", "MANAGED"])
+def test_kinds_sparkmesh_cannot_build_are_refused_with_the_model_name(kind):
+    with pytest.raises(ProjectError, match=r"model db\.m has kind (CUSTOM|MANAGED), which sparkmesh does not support"):
+        _model(f"kind {kind}")
