@@ -15,11 +15,12 @@ from dagster_sparkmesh.macros.registry import load_user_macros, macro_files
 _CACHE: dict[tuple[Path, tuple[tuple[str, int, int], ...]], dict[str, Callable[..., Any]]] = {}
 
 
-def project_root(model_path: Path) -> Path:
-    for parent in model_path.parents:
-        if parent.name == "models":
+def project_root(file: Path) -> Path:
+    """The project folder of a model or audit file: the parent of its ``models/`` or ``audits/`` folder."""
+    for parent in file.parents:
+        if parent.name in ("models", "audits"):
             return parent.parent
-    return model_path.parent
+    return file.parent
 
 
 def user_macros_for(model_path: Path | None) -> dict[str, Callable[..., Any]]:

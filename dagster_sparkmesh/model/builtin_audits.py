@@ -183,7 +183,7 @@ def _arguments(call: AuditCall, params: tuple[str, ...]) -> _Arguments:
 def _render_custom(call: AuditCall, definition: AuditDefinition, table: exp.Expression) -> str:
     values = {name: _parse(text, what=f"default {name} of audit {definition.name}") for name, text in definition.defaults}
     values.update({name: _parse(text, what=f"argument {name} of audit {call.name}") for name, text in call.args})
-    query = _parse(definition.query, what=f"query of audit {definition.name}", path=definition)
+    query = _expand_macros(definition, values) or _parse(definition.query, what=f"query of audit {definition.name}", path=definition)
 
     def substitute(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Table) and isinstance(node.this, exp.Parameter) and node.this.name == THIS_MODEL:
@@ -200,6 +200,25 @@ def _render_custom(call: AuditCall, definition: AuditDefinition, table: exp.Expr
         return node
 
     return query.transform(substitute).sql(dialect="spark")
+
+
+def _expand_macros(definition: AuditDefinition, values: Mapping[str, exp.Expression]) -> exp.Expression | None:
+    """An audit query using macro calls (``@EACH(@columns, c -> ...)``), expanded with the call's arguments as
+    macro variables; None when it uses none (plain ``@param`` placeholders are substituted below)."""
+    from dagster_sparkmesh.macros import expansion, syntax
+    from dagster_sparkmesh.macros.evaluator import MacroEvaluator
+    from dagster_sparkmesh.macros.project_macros import user_macros_for
+
+    if not syntax.DEFERRED_CALL.search(definition.query) and "@{" not in definition.query:
+        return None
+    source = syntax.Source(definition.path, 1, definition.query)
+    evaluator = MacroEvaluator(dialect="spark", locals=values, macros=user_macros_for(definition.path),
+                               deferred=frozenset({THIS_MODEL}), source=source)
+    (query,) = expansion.expand(expansion.parse(definition.query, "spark", source), evaluator)
+    # ``@this_model`` stays a placeholder: the parameter form the substitution below replaces by the table.
+    return query.transform(
+        lambda node: exp.Parameter(this=exp.Var(this=node.name[1:])) if isinstance(node, exp.Var) and node.name.startswith("@") else node
+    )
 
 
 def _value(

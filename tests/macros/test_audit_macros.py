@@ -1,0 +1,35 @@
+"""Macros in custom audits (the call's arguments are macro variables) and in MODEL headers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster_sparkmesh.model.builtin_audits import render_audit_query
+from dagster_sparkmesh.model.records import AuditCall
+from dagster_sparkmesh.project.audits import load_audits
+from dagster_sparkmesh.project.config import ModelDefaults
+from dagster_sparkmesh.project.sql_model import parse_sql_model
+
+
+def test_a_custom_audit_with_each_over_its_argument(tmp_path: Path):
+    (tmp_path / "audits").mkdir()
+    (tmp_path / "audits" / "nulls.sql").write_text(
+        "AUDIT (name no_nulls);\n"
+        "SELECT * FROM @this_model WHERE @REDUCE(@EACH(@columns, c -> c IS NULL), (a, b) -> a OR b)\n"
+    )
+    audits = load_audits(tmp_path)
+    call = AuditCall(name="no_nulls", args=(("columns", "(id, ds)"),))
+    assert render_audit_query(call, "`db`.`t`", audits) == "SELECT * FROM `db`.`t` WHERE id IS NULL OR ds IS NULL"
+
+
+def test_macros_in_header_properties():
+    text = (
+        "MODEL (name db.m, kind FULL, owner @VAR('owner', 'me'), description @VAR('what'),\n"
+        "  audits (not_null(columns := @cols)), cron '@daily');\n"
+        "SELECT 1 AS id"
+    )
+    model = parse_sql_model(Path("m.sql"), text, ModelDefaults(), {"what": "a table", "cols": ["id"]}).model
+    assert model.owner == "me"
+    assert model.description == "a table"
+    assert model.audits[0].args == (("columns", "('id')"),)  # config strings are values, as in SQLMesh
+    assert model.cron == "@daily"
