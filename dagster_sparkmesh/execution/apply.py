@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 
 from dagster_sparkmesh.execution.abort import ApplyAborted
-from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models, to_compute
+from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.preflight import run_preflight
 from dagster_sparkmesh.execution.promotion import promote
@@ -51,7 +51,7 @@ def apply_plan(
     """
     began = time.monotonic()
     # Before the plan-log row: a plan refused on its inputs leaves the state store exactly as it was.
-    checked = run_preflight(ctx, plan, to_compute(plan))
+    checked = run_preflight(ctx, plan, plan.models_to_compute())
     _record_start(ctx, plan)
     outcome = "failed"
     models: list[ModelRunResult] = []

@@ -13,25 +13,14 @@ from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
 from dagster_sparkmesh.execution.preflight import PreflightReport, run_preflight
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.plan.definition import Plan
-from dagster_sparkmesh.snapshot.naming import physical_table
 
 
 def plan_for(ctx: ExecutionContext, start: datetime | None = None, end: datetime | None = None, **options) -> Plan:
     return build_plan(
         ctx.project, ctx.state, ctx.environment, start=start, end=end, execution_time=ctx.clock(), **options
     )
-
-
-def physical_tables(ctx: ExecutionContext, plan: Plan) -> dict[str, str]:
-    """Name → the table a reader should use: physical tables for models, the real table for external ones."""
-    tables = {name: name for name in ctx.project.external_models}
-    for snapshot in plan.environment_after.snapshots:
-        if snapshot.kind_name in MATERIALIZED_KINDS:
-            tables[snapshot.name] = physical_table(snapshot.name, snapshot.version)
-    return tables
 
 
 def push_snapshots(ctx: ExecutionContext, plan: Plan) -> None:
@@ -41,12 +30,6 @@ def push_snapshots(ctx: ExecutionContext, plan: Plan) -> None:
     versions = {s.name: s.version for s in plan.environment_after.snapshots}
     for name, interval in plan.restatements.items():
         ctx.state.remove_intervals(name, versions[name], interval)
-
-
-def to_compute(plan: Plan, selected: Iterable[str] | None = None) -> set[str]:
-    """The models of ``selected`` (default: all) that have intervals to compute in ``plan``."""
-    names = {name for name, intervals in plan.missing_intervals.items() if intervals}
-    return names if selected is None else names & set(selected)
 
 
 def run_models(
@@ -73,9 +56,9 @@ def run_models(
     # A plan of selected models (``--select-model``) leaves new unselected models out of the environment.
     selected = (set(model_names) if model_names is not None else set(ctx.project.models)) & versions.keys()
     if preflight is None:
-        preflight = run_preflight(ctx, plan, to_compute(plan, selected))
+        preflight = run_preflight(ctx, plan, plan.models_to_compute(selected))
     push_snapshots(ctx, plan)
-    tables = physical_tables(ctx, plan)
+    tables = plan.tables(ctx.project.external_models)
     order = [name for name in ctx.project.models if name in selected]
     parents = {name: ctx.project.models[name].depends_on & selected for name in order}
 

@@ -218,11 +218,9 @@ class _Inputs:
     """What the analyzed queries read: externals, existing physical tables, and temp views of new parents."""
 
     def __init__(self, ctx: ExecutionContext, plan: Plan) -> None:
-        from dagster_sparkmesh.execution.backfill import physical_tables
-
         self.ctx = ctx
         self.plan = plan
-        self.tables = physical_tables(ctx, plan)
+        self.tables = plan.tables(ctx.project.external_models)
         self._listings: dict[str, set[str] | None] = {}
         self._sources: dict[str, str | None] = {}
         self._columns: dict[str, dict[str, str] | None] = {}

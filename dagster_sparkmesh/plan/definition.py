@@ -11,10 +11,13 @@ the executor rebuilds the whole table once, then records every listed interval.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.plan.categorize import ColumnChange
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.snapshot.naming import physical_table
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Environment, Interval, Snapshot
 
 
@@ -84,6 +87,20 @@ class Plan(Record):
     def is_noop(self) -> bool:
         """Nothing to push, compute, restate or promote."""
         return not (self.has_changes or self.missing_intervals or self.restatements or self.new_snapshots)
+
+    def models_to_compute(self, selected: Iterable[str] | None = None) -> set[str]:
+        """The models of ``selected`` (default: all) that have intervals to compute."""
+        names = {name for name, intervals in self.missing_intervals.items() if intervals}
+        return names if selected is None else names & set(selected)
+
+    def tables(self, external_models: Iterable[str]) -> dict[str, str]:
+        """Name → the table a reader uses: the physical tables of the environment's models (never views), and
+        external models' own tables. The one place where a plan's names meet physical tables."""
+        tables = {name: name for name in external_models}
+        for snapshot in self.environment_after.snapshots:
+            if snapshot.kind_name in MATERIALIZED_KINDS:
+                tables[snapshot.name] = physical_table(snapshot.name, snapshot.version)
+        return tables
 
     def version_of(self, model_name: str) -> str | None:
         snapshot = self.environment_after.snapshot_for(model_name)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import BackfillFailed, plan_for, to_compute
+from dagster_sparkmesh.execution.backfill import BackfillFailed, plan_for
 from dagster_sparkmesh.execution.preflight import (
     BadTimeColumn,
     MissingExternalTable,
@@ -176,7 +176,7 @@ def test_a_model_reading_a_new_python_model_is_checked_before_its_own_first_writ
     })  # fmt: skip
     ctx = make_context(project)
     plan = plan_for(ctx, START, END)
-    assert run_preflight(ctx, plan, to_compute(plan)).time_columns_checked == frozenset(), "known only at run time"
+    assert run_preflight(ctx, plan, plan.models_to_compute()).time_columns_checked == frozenset(), "known only at run time"
 
     with pytest.raises(BackfillFailed) as failed:
         apply_plan(ctx, plan)
@@ -209,7 +209,7 @@ def test_a_valid_plan_passes_and_reports_what_it_checked(tmp_path, spark, schema
     ctx = make_context(project)
     plan = plan_for(ctx, START, END)
 
-    report = run_preflight(ctx, plan, to_compute(plan))
+    report = run_preflight(ctx, plan, plan.models_to_compute())
 
     assert report.externals_checked == {f"{schema}.events"}
     assert report.time_columns_checked == {f"{schema}_shop.daily"}
