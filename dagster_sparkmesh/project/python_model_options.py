@@ -19,7 +19,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind
+from dagster_sparkmesh.model.kinds import INCREMENTAL_KINDS, KIND_ALIASES, ModelKind
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.externals import spark_type
 
@@ -73,7 +73,7 @@ def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults, *, compu
         if isinstance(raw.get(field_name), (str, list)):
             value = raw[field_name]
             raw[field_name] = (value,) if isinstance(value, str) else tuple(value)
-    if defaults.batch_size is not None and raw["name"].startswith("INCREMENTAL") and "batch_size" not in raw:
+    if defaults.batch_size is not None and raw["name"] in INCREMENTAL_KINDS and "batch_size" not in raw:
         raw["batch_size"] = defaults.batch_size
     for ignored in _IGNORED_KIND_FIELDS & raw.keys():
         del raw[ignored]

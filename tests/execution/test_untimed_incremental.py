@@ -1,4 +1,4 @@
-"""INCREMENTAL_BY_PARTITION and INCREMENTAL_UNMANAGED on Spark: which rows each run leaves, which intervals it records."""
+"""INCREMENTAL_BY_PARTITION and INCREMENTAL_UNMANAGED on Spark: the rows each run leaves, the intervals it records."""
 
 from datetime import date, datetime
 

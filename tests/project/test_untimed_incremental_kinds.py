@@ -24,7 +24,8 @@ def test_by_partition_with_a_compound_key():
 
 
 def test_by_partition_accepts_forward_only_true_and_restatement_settings():
-    model = _model("kind INCREMENTAL_BY_PARTITION (forward_only true, disable_restatement true),\n  partitioned_by region")
+    header = "kind INCREMENTAL_BY_PARTITION (forward_only true, disable_restatement true),\n  partitioned_by region"
+    model = _model(header)
     assert model.kind == IncrementalByPartitionKind(disable_restatement=True)
 
 
@@ -50,3 +51,14 @@ def test_a_project_batch_size_default_does_not_reach_the_untimed_kinds():
 def test_kinds_sparkmesh_cannot_build_are_refused_with_the_model_name(kind):
     with pytest.raises(ProjectError, match=r"model db\.m has kind (CUSTOM|MANAGED), which sparkmesh does not support"):
         _model(f"kind {kind}")
+
+
+def test_python_models_take_both_kinds_and_ignore_a_project_batch_size():
+    from dagster_sparkmesh.project.python_model_options import Where, build_kind
+    from dagster_sparkmesh.sqlmesh_api.kinds import IncrementalByPartitionKind as SqlmeshByPartition
+    from dagster_sparkmesh.sqlmesh_api.kinds import IncrementalUnmanagedKind as SqlmeshUnmanaged
+
+    where, defaults = Where("db.m", Path("m.py"), 3), ModelDefaults(batch_size=7)
+    assert build_kind(SqlmeshByPartition(), where, defaults) == IncrementalByPartitionKind()
+    kind = build_kind(SqlmeshUnmanaged(insert_overwrite=True), where, defaults)
+    assert kind == IncrementalUnmanagedKind(insert_overwrite=True)
