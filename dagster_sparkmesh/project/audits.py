@@ -55,11 +55,20 @@ def load_audits(project_path: Path) -> dict[str, AuditDefinition]:
     return result
 
 
+def read_inline_audits(path: Path, text: str) -> tuple[AuditDefinition, ...]:
+    """The ``AUDIT (...); query`` blocks of a model file (``text``: the file with everything else blanked)."""
+    return tuple(audit for audit, _, _ in _read_source(_Source(path, text)))
+
+
 def _read_file(path: Path) -> list[tuple[AuditDefinition, int, _Source]]:
     try:
         source = _Source(path, path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as error:
         raise ProjectError("audit file is not valid UTF-8", path=path, hint="save the file as UTF-8") from error
+    return _read_source(source)
+
+
+def _read_source(source: _Source) -> list[tuple[AuditDefinition, int, _Source]]:
     statements = _statements(source)
     audits = []
     index = 0

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.model.records import AuditDefinition, Model
 from dagster_sparkmesh.macros import builtins as macro_builtins
 from dagster_sparkmesh.macros import clauses as macro_clauses
 from dagster_sparkmesh.macros import evaluation as macro_evaluation
@@ -27,6 +27,7 @@ from dagster_sparkmesh.macros import syntax as macro_syntax
 from dagster_sparkmesh.macros import values as macro_values
 from dagster_sparkmesh.macros.registry import UserMacros, load_user_macros
 from dagster_sparkmesh.project import dag, header_kind, header_values, macros, sql_header, sql_model, sql_text
+from dagster_sparkmesh.project import audits as audit_files
 from dagster_sparkmesh.project.cache import RecordCache, cache_dir, cache_salt
 from dagster_sparkmesh.project.config import ProjectConfig
 from dagster_sparkmesh.project.config_loader import load_config
@@ -35,7 +36,7 @@ from dagster_sparkmesh.project.signals import check_signal_names
 from dagster_sparkmesh.project.sql_model import ParsedSqlModel, TableReference, parse_sql_model
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 
-_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, macro_builtins, macro_clauses,
+_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, macro_clauses,
                    macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_nodes, macro_syntax,
                    macro_values,
                    *macro_builtins.MODULES)
@@ -69,7 +70,7 @@ def load_project(path: Path | str, *, use_cache: bool = True, gateway: str | Non
         config=config,
         models=chain_fingerprints(ordered, externals),
         external_models=externals,
-        audits=_optional("audits", "load_audits", project_path, default={}),
+        audits=_with_inline_audits(_optional("audits", "load_audits", project_path, default={}), parsed),
         unit_tests=unit_tests,
         warnings=loaded.warnings,
     )
@@ -151,6 +152,18 @@ def _seed_from_root(model: Model, project_path: Path) -> Model:
     target = project_path / path[len("$root") :].lstrip("/\\")
     relative = os.path.relpath(target, model.path.parent).replace(os.sep, "/")
     return model.model_copy(update={"kind": model.kind.model_copy(update={"path": relative})})
+
+
+def _with_inline_audits(audits: dict[str, AuditDefinition], parsed: list[ParsedSqlModel]) -> dict[str, AuditDefinition]:
+    """Audits written inside model files join those of ``audits/``; a name is defined once in the project."""
+    merged = dict(audits)
+    for item in parsed:
+        for audit in item.audits:
+            if audit.name in merged:
+                raise ProjectError(f"audit {audit.name} is defined twice: in {merged[audit.name].path} and in {audit.path}",
+                                   path=audit.path, hint="rename one of them")
+            merged[audit.name] = audit
+    return merged
 
 
 def _with_seed(model: Model) -> Model:

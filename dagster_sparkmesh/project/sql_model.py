@@ -11,6 +11,7 @@ result is cached per file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +23,8 @@ from sqlglot.errors import ParseError, SqlglotError
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import INCREMENTAL_KINDS, ModelKind, ViewKind
-from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.model.records import AuditDefinition, Model
+from dagster_sparkmesh.project.audits import read_inline_audits
 from dagster_sparkmesh.project import sql_text
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.macros import expansion
@@ -55,6 +57,8 @@ class ParsedSqlModel(Record):
 
     model: Model
     references: tuple[TableReference, ...] = ()
+    audits: tuple[AuditDefinition, ...] = ()
+    """``AUDIT (...)`` blocks written in the model file after its query."""
 
 
 def parse_sql_model(
@@ -81,8 +85,9 @@ def parse_sql_model(
     kind = _kind_with_defaults(header, defaults)
     dialect = header.dialect or defaults.dialect
     evaluator.dialect = dialect
-    statements = _parse_statements(model_file.body, path, evaluator)
-    pre, query, post = _split_statements(statements, kind.name, path, model_file.body, model_file.line)
+    body, audits_text = _split_inline_audits(model_file.body)
+    statements = _parse_statements(body, path, evaluator)
+    pre, query, post = _split_statements(statements, kind.name, path, body, model_file.line)
     references = _references(query, model_file.body) if query is not None else []
     references += [TableReference(name=name, line=line) for name, line in header.depends_on]
     model = Model(
@@ -109,7 +114,29 @@ def parse_sql_model(
         enabled=header.enabled,
         depends_on=frozenset(reference.name for reference in references),
     )
-    return ParsedSqlModel(model=model, references=_unique(references))
+    audits = read_inline_audits(path, audits_text) if audits_text is not None else ()
+    return ParsedSqlModel(model=model, references=_unique(references), audits=audits)
+
+
+_INLINE_AUDIT = re.compile(r"\s*AUDIT\s*\(", re.IGNORECASE)
+
+
+def _split_inline_audits(body: str) -> tuple[str, str | None]:
+    """The model's statements and, when the file has ``AUDIT (...)`` blocks, the text from the first one on.
+    Each part keeps the other blanked, so line numbers stay those of the file."""
+    if "audit" not in body.lower():
+        return body, None
+    clean = sql_text.strip_comments(body)
+    start = 0
+    for token in sql_text.tokens(clean):
+        if token.kind == "semicolon":
+            if _INLINE_AUDIT.match(clean, token.end):
+                start = token.end
+                break
+    else:
+        if not _INLINE_AUDIT.match(clean, 0):
+            return body, None
+    return body[:start] + sql_text.blank(body[start:]), sql_text.blank(body[:start]) + body[start:]
 
 
 def _kind_with_defaults(header: ModelHeader, defaults: ModelDefaults) -> ModelKind:

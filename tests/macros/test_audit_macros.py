@@ -33,3 +33,26 @@ def test_macros_in_header_properties():
     assert model.description == "a table"
     assert model.audits[0].args == (("columns", "('id')"),)  # config strings are values, as in SQLMesh
     assert model.cron == "@daily"
+
+
+def test_inline_audits_in_a_model_file(tmp_path: Path):
+    from dagster_sparkmesh import load_project
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "config.yaml").write_text("model_defaults:\n  dialect: spark\n")
+    (tmp_path / "models" / "items.sql").write_text(
+        "MODEL (name db.items, kind FULL, audits (does_not_exceed(column := id, threshold := 1000), price_set));\n"
+        "SELECT 1 AS id, 2 AS price;\n"
+        "\n"
+        "AUDIT (name does_not_exceed);\n"
+        "SELECT * FROM @this_model WHERE @column >= @threshold;\n"
+        "\n"
+        "AUDIT (name price_set, blocking false);\n"
+        "SELECT * FROM @this_model WHERE price IS NULL;\n"
+    )
+    project = load_project(tmp_path, use_cache=False)
+    assert project.models["db.items"].query == "SELECT 1 AS id, 2 AS price"
+    assert set(project.audits) == {"does_not_exceed", "price_set"}
+    assert project.audits["price_set"].blocking is False
+    call = project.models["db.items"].audits[0]
+    assert render_audit_query(call, "`db`.`t`", project.audits) == "SELECT * FROM `db`.`t` WHERE id >= 1000"
