@@ -198,6 +198,7 @@ def _parse(text: str, model: Model, context: _Context) -> exp.Expression:
             snippet=text,
             hint="the stored query should be canonical Spark SQL; run `sparkmesh clean` and reload the project",
         ) from error
+    _refuse_unexpanded(statements, model, text)
     if len(statements) != 1:
         raise ProjectError(
             f"a statement of model {model.name} expanded to {len(statements)} statements",
@@ -207,6 +208,21 @@ def _parse(text: str, model: Model, context: _Context) -> exp.Expression:
             hint="a macro at the top of a query or statement must produce exactly one statement",
         )
     return statements[0]
+
+
+def _refuse_unexpanded(statements: list[exp.Expression], model: Model, text: str) -> None:
+    """A macro still waiting after rendering had every value (``@STAR`` of a relation without declared columns)
+    would reach Spark as text: say which and why instead."""
+    for statement in statements:
+        for call in statement.find_all(exp.Anonymous):
+            if isinstance(call.this, str) and call.this.startswith("@"):
+                raise ProjectError(
+                    f"macro {call.this} of model {model.name} cannot be evaluated: {call.sql(dialect='spark')}",
+                    path=model.path,
+                    line=model.line,
+                    snippet=text,
+                    hint="@STAR and @UNION need the relation's columns: declare columns (...) in its MODEL header",
+                )
 
 
 def _render_evaluator(model: Model, context: _Context, text: str) -> MacroEvaluator:

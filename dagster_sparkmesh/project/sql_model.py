@@ -272,6 +272,24 @@ def _references(query: exp.Expression, body: str) -> list[TableReference]:
         line = table.this.meta.get("line") or 0
         snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         references.append(TableReference(name=f"{schema}.{name}" if schema else name, line=line, snippet=snippet))
+    return references + _macro_relations(query, lines)
+
+
+_RELATION_MACROS = frozenset({"@STAR", "@UNION", "@DEDUPLICATE"})
+
+
+def _macro_relations(query: exp.Expression, lines: list[str]) -> list[TableReference]:
+    """Tables named as arguments of a relation macro that waits for schemas (``@UNION('all', db.a, db.b)``): the
+    query will read them once rendered, so they are dependencies now."""
+    references = []
+    for call in query.find_all(exp.Anonymous):
+        if not isinstance(call.this, str) or call.this.upper() not in _RELATION_MACROS:
+            continue
+        for arg in call.expressions:
+            if isinstance(arg, exp.Column) and arg.table and not arg.args.get("catalog"):
+                line = arg.this.meta.get("line") or 0
+                snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                references.append(TableReference(name=f"{arg.table}.{arg.name}".lower(), line=line, snippet=snippet))
     return references
 
 

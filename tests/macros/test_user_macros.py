@@ -105,3 +105,24 @@ def test_a_broken_macro_file_is_a_project_error(project):
     with pytest.raises(ProjectError) as caught:
         load_project(project, use_cache=False)
     assert caught.value.path.name == "bad.py"
+
+
+def test_star_and_union_use_declared_columns_at_render_time(project):
+    (project / "models" / "typed.sql").write_text(
+        "MODEL (name shop.typed, kind FULL, columns (id INT, vehicle STRING, amount INT));\n"
+        "SELECT id, vehicle, amount FROM shop.orders\n"
+    )
+    (project / "models" / "starred.sql").write_text(
+        "MODEL (name shop.starred, kind FULL);\nSELECT @STAR(shop.typed, t, [amount], 'x_') FROM shop.typed AS t\n"
+    )
+    (project / "models" / "unioned.sql").write_text(
+        "MODEL (name shop.unioned, kind FULL);\nSELECT * FROM (@UNION('all', shop.typed, shop.typed)) AS u\n"
+    )
+    loaded = load_project(project, use_cache=False)
+    assert loaded.models["shop.unioned"].depends_on == frozenset({"shop.typed"})
+    arguments = dict(start=datetime(2024, 1, 1), end=datetime(2024, 1, 2), execution_time=datetime(2024, 1, 2),
+                     table_for=lambda name: name.replace("shop.", "p.shop__"), models=loaded.models)
+    starred = render_query(loaded.models["shop.starred"], **arguments)
+    assert starred == "SELECT CAST(`t`.`id` AS INT) AS `x_id`, CAST(`t`.`vehicle` AS STRING) AS `x_vehicle` FROM `p`.`shop__typed` AS t"
+    unioned = render_query(loaded.models["shop.unioned"], **arguments)
+    assert unioned.count("FROM `p`.`shop__typed` AS typed") == 2 and " UNION ALL " in unioned

@@ -19,4 +19,10 @@ def deduplicate(evaluator: Any, relation: Any, partition_by: Any, order_by: Any)
                               "write @DEDUPLICATE(table, [key], ['updated_at DESC'])")
     source = relation.sql(dialect="spark")
     window = f"ROW_NUMBER() OVER (PARTITION BY {partitions} ORDER BY {orders})"
-    return sqlglot.parse_one(f"SELECT * FROM {source} QUALIFY {window} = 1", dialect="spark")
+    # Not ``QUALIFY``: sqlglot writes it for Spark as a subquery whose ``SELECT *`` leaks the rank column. The
+    # row travels as one struct and is unpacked, so exactly the relation's columns come out.
+    text = (
+        f"SELECT _sparkmesh_row.* FROM (SELECT STRUCT(*) AS _sparkmesh_row, {window} AS _sparkmesh_rank "
+        f"FROM {source}) AS _sparkmesh_dedup WHERE _sparkmesh_rank = 1"
+    )
+    return sqlglot.parse_one(text, dialect="spark")

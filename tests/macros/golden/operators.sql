@@ -360,3 +360,18 @@ SET spark.sm.key = @k;
 SELECT 1 AS a
 -- =>
 SET spark.sm.key = 'v'; SELECT 1 AS a
+
+-- # deduplicate: one row per key, the latest first
+@DEDUPLICATE(raw.events, [id, CAST(ds AS DATE)], ['updated_at DESC', 'status ASC'])
+-- =>
+SELECT _sparkmesh_row.* FROM (SELECT STRUCT(*) AS _sparkmesh_row, ROW_NUMBER() OVER (PARTITION BY id, CAST(ds AS DATE) ORDER BY updated_at DESC, status ASC) AS _sparkmesh_rank FROM raw.events) AS _sparkmesh_dedup WHERE _sparkmesh_rank = 1
+
+-- # union of two tables waits for their schemas
+SELECT * FROM (@UNION('distinct', db.foo, db.bar))
+-- =>
+SELECT * FROM (@UNION('distinct', db.foo, db.bar))
+
+-- # star waits for the relation's schema
+SELECT @STAR(db.foo, f, [c], 'baz_') FROM db.foo AS f
+-- =>
+SELECT @STAR(db.foo, f, ARRAY(c), 'baz_') FROM db.foo AS f
