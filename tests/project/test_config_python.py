@@ -21,7 +21,8 @@ def _project(tmp_path: Path, config_py: str, config_yaml: str | None = None) -> 
     return tmp_path
 
 
-def test_fixture_config_maps_to_the_typed_config() -> None:
+def test_fixture_config_maps_to_the_typed_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SQLMESH_HOME", str(FIXTURE.parent / "sqlmesh_home"))
     loaded = load_config(FIXTURE)
     config = loaded.config
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from datetime import datetime
@@ -31,15 +32,30 @@ EXPECTED_DAG = {
 }
 
 
+# SQLMesh 0.236.4's own reading of the fixture (Context(paths=...).models: name -> sorted depends_on), recorded
+# once in a separate virtualenv with `pip install sqlmesh`; SQLMesh loaded every file unchanged.
+SQLMESH_DAG = Path(__file__).parent / "fixtures" / "sqlmesh_python_dag.json"
+PERSONAL_OVERLAY = Path(__file__).parent / "fixtures" / "sqlmesh_home"
+
+
 @pytest.fixture
-def project(tmp_path: Path) -> Path:
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("SQLMESH_HOME", str(PERSONAL_OVERLAY))  # the Spark gateway, as a user's ~/.sqlmesh holds it
     return Path(shutil.copytree(FIXTURE, tmp_path / "project", ignore=shutil.ignore_patterns(".sparkmesh")))
+
+
+def test_the_dag_is_the_one_sqlmesh_itself_built() -> None:
+    recorded = json.loads(SQLMESH_DAG.read_text())
+    unqualified = {name: {parent.replace('"', "").split(".", 1)[1] for parent in parents} for name, parents in recorded.items()}
+    assert unqualified == EXPECTED_DAG
 
 
 def test_loads_with_the_dag_sqlmesh_documents(project: Path) -> None:
     loaded = load_project(project, use_cache=False)
 
     assert {name: set(model.depends_on) for name, model in loaded.models.items()} == EXPECTED_DAG
+    assert loaded.config.default_gateway == "spark" and loaded.config.connection.config == {"spark.sql.shuffle.partitions": "2"}
+    assert any("gateway 'duck' connects to duckdb" in warning for warning in loaded.warnings)
     orders = loaded.models["smpy_raw.orders"]
     assert orders.kind.name == "INCREMENTAL_BY_TIME_RANGE" and orders.kind.time_column == "ds"
     assert orders.grains == ("order_id",) and orders.description == "Orders, one a day per customer"
