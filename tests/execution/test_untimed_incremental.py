@@ -77,3 +77,22 @@ def test_unmanaged_appends_each_run_and_is_never_restated(spark, mini_project, m
     again = plan_for(ctx, None, datetime(2024, 1, 5), restate_models=["shop.event_log"])
     assert "shop.event_log" not in again.restatements and "shop.event_log" not in again.missing_intervals
     assert "shop.event_log not restated: its kind sets disable_restatement" in again.notes
+
+
+NEW_IDS = """
+MODEL (name shop.first_seen, kind INCREMENTAL_UNMANAGED, columns (id INT, first_ds DATE));
+
+SELECT e.id, MIN(e.ds) AS first_ds
+FROM raw.events AS e
+WHERE e.ds BETWEEN @start_ds AND @end_ds AND e.id NOT IN (SELECT id FROM shop.first_seen)
+GROUP BY e.id
+"""
+
+
+def test_an_unmanaged_model_that_reads_itself_appends_only_what_it_lacks(spark, mini_project, make_context):
+    (mini_project / "models" / "first_seen.sql").write_text(NEW_IDS)
+    _run(make_context, mini_project, datetime(2024, 1, 3))  # its first run reads its own empty table
+    ctx, plan = _run(make_context, mini_project, datetime(2024, 1, 5))
+    rows = spark.sql("SELECT id, first_ds FROM shop.first_seen ORDER BY id").collect()
+    assert [tuple(r) for r in rows] == [(1, date(2024, 1, 1)), (2, date(2024, 1, 1)), (3, date(2024, 1, 1))]
+    assert _recorded(ctx, plan, "shop.first_seen") == _days(1, 5)
