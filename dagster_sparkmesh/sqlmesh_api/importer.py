@@ -100,7 +100,10 @@ def project_imports(root: Path | None = None) -> Iterator[list[Path]]:
         if _FINDER in sys.meta_path:  # nested: the outer scope has set everything up and will undo it
             yield imported
             return
-        real = _set_aside("sqlmesh")
+        # Set aside: a real SQLMesh, and whatever holds the names of the project's own top-level modules (another
+        # project's ``macros`` package, say), so that ``import macros`` finds this project's.
+        shadowed = ["sqlmesh", *(_top_level_names(root) if root is not None else ())]
+        real = {name: module for top in shadowed for name, module in _set_aside(top).items()}
         before = set(sys.modules)
         root_text = str(root) if root is not None else None
         if root_text is not None:
@@ -113,7 +116,8 @@ def project_imports(root: Path | None = None) -> Iterator[list[Path]]:
             if root_text is not None and root_text in sys.path:
                 sys.path.remove(root_text)
             imported.extend(_forget_new_modules(before, root))
-            _set_aside("sqlmesh")
+            for top in shadowed:
+                _set_aside(top)
             sys.modules.update(real)
 
 
@@ -122,16 +126,31 @@ def _set_aside(top: str) -> dict[str, ModuleType]:
     return {name: sys.modules.pop(name) for name in names}
 
 
+def _top_level_names(root: Path) -> list[str]:
+    """The modules and packages at the project root (``helper.py``, ``macros/`` ...)."""
+    if not root.is_dir():
+        return []
+    names = [path.stem for path in root.glob("*.py")]
+    names += [path.name for path in root.iterdir() if path.is_dir() and next(path.rglob("*.py"), None) is not None]
+    return sorted({name for name in names if name.isidentifier()})
+
+
 def _forget_new_modules(before: set[str], root: Path | None) -> list[Path]:
-    """Drop modules imported from the project folder: they belong to this load, not to the process."""
+    """Drop modules imported from the project folder: they belong to this load, not to the process.
+
+    A package without ``__init__.py`` has no ``__file__``: its ``__path__`` says where it came from.
+    """
     if root is None:
         return []
     files = []
     for name in set(sys.modules) - before:
-        file = getattr(sys.modules[name], "__file__", None)
-        if file and _is_within(Path(file), root):
+        module = sys.modules[name]
+        file = getattr(module, "__file__", None)
+        locations = [file] if file else list(getattr(module, "__path__", None) or [])
+        if locations and all(_is_within(Path(location), root) for location in locations):
             del sys.modules[name]
-            files.append(Path(file).resolve())
+            if file:
+                files.append(Path(file).resolve())
     return sorted(files)
 
 

@@ -81,3 +81,15 @@ def test_nested_use_keeps_the_outer_scope() -> None:
             import sqlmesh  # noqa: F401
         from sqlmesh import model  # noqa: F401
     assert "sqlmesh" not in sys.modules
+
+
+def test_a_project_package_shadows_another_projects_of_the_same_name(tmp_path: Path) -> None:
+    """A namespace package (no __init__.py) of one project must not hide the next project's modules."""
+    for project, value in (("one", 1), ("two", 2)):
+        (tmp_path / project / "macros").mkdir(parents=True)
+        (tmp_path / project / "macros" / f"only_in_{project}_13.py").write_text(f"VALUE = {value}\n")
+    with project_imports(tmp_path / "one"):
+        from macros.only_in_one_13 import VALUE as first
+    with project_imports(tmp_path / "two"):
+        from macros.only_in_two_13 import VALUE as second
+    assert (first, second) == (1, 2) and "macros" not in sys.modules
