@@ -6,11 +6,12 @@ only what differs from prod and reuses prod's tables for everything else.
 Time window: the plan runs from ``start`` (default: the earliest model start) to ``end`` (default: the
 execution time). Each model expects its complete cron intervals from max(model start, plan start) to
 min(model end, plan end); a model without a start (nor a project default) starts the day before the execution
-time. FULL, VIEW and SEED models are rebuilt as a whole: when one of their intervals is missing, every interval
-from the model's own start is listed (and recorded once the rebuild is done). Restated models (and, cascading,
-their descendants) lose their recorded intervals over the plan's window, or entirely for kinds that cannot
-rewrite a range (FULL, VIEW, SEED, INCREMENTAL_BY_UNIQUE_KEY, SCD type 2). Unique-key and SCD type 2 models
-are not rebuilt: each run merges the query's current rows into the table once for all its missing intervals.
+time. FULL, VIEW and SEED models are rebuilt as a whole: when one of their intervals within the window is
+missing, every interval from the model's own start is listed (and recorded once the rebuild is done, for the
+time its parents covered: ``plan.coverage``). Restatements flow down the DAG (``plan.restatements``): whole-table
+kinds lose every interval, lookback and self-referencing readers the intervals that read the restated range.
+Unique-key and SCD type 2 models are not rebuilt: each run merges the query's current rows into the table once
+for all its missing intervals (a unique-key table with no interval left is built anew).
 
 In a development environment a FORWARD_ONLY snapshot (and every descendant) is previewed on a table of its own
 over a limited preview range (``plan.previews``): the shared table stays as prod reads it (DESIGN invariant 6).
