@@ -51,6 +51,8 @@ class UserMacros:
 
     functions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     digest: str = ""
+    jinja_source: str = ""
+    """The Jinja macros of ``macros/**/*.sql``, one template text."""
 
 
 def macro_files(project_root: Path) -> list[Path]:
@@ -58,13 +60,22 @@ def macro_files(project_root: Path) -> list[Path]:
     return sorted(path for path in folder.rglob("*.py") if "__pycache__" not in path.parts) if folder.is_dir() else []
 
 
+def jinja_macro_files(project_root: Path) -> list[Path]:
+    folder = project_root / "macros"
+    return sorted(folder.rglob("*.sql")) if folder.is_dir() else []
+
+
 def load_user_macros(project_root: Path) -> UserMacros:
     files = macro_files(project_root)
-    if not files:
+    jinja_files = jinja_macro_files(project_root)
+    if not files and not jinja_files:
         return UserMacros()
     digest = hashlib.sha256()
-    for file in files:
+    for file in [*files, *jinja_files]:
         digest.update(str(file.relative_to(project_root)).encode() + b"\0" + file.read_bytes() + b"\0")
+    jinja_source = "\n".join(file.read_text(encoding="utf-8") for file in jinja_files)
+    if not files:
+        return UserMacros(digest=digest.hexdigest(), jinja_source=jinja_source)
     from dagster_sparkmesh.sqlmesh_api.importer import project_imports
 
     modules = []
@@ -79,7 +90,7 @@ def load_user_macros(project_root: Path) -> UserMacros:
                 modules.append(_import(file, project_root))
     finally:
         sys.modules.update(hidden)
-    return UserMacros(functions=collect_macros(modules), digest=digest.hexdigest())
+    return UserMacros(functions=collect_macros(modules), digest=digest.hexdigest(), jinja_source=jinja_source)
 
 
 def _import(file: Path, project_root: Path) -> ModuleType:

@@ -22,6 +22,7 @@ from dagster_sparkmesh.macros import evaluation as macro_evaluation
 from dagster_sparkmesh.macros import evaluator as macro_evaluator
 from dagster_sparkmesh.macros import expansion as macro_expansion
 from dagster_sparkmesh.macros import header as macro_header
+from dagster_sparkmesh.macros import jinja as macro_jinja
 from dagster_sparkmesh.macros import nodes as macro_nodes
 from dagster_sparkmesh.macros import syntax as macro_syntax
 from dagster_sparkmesh.macros import values as macro_values
@@ -37,7 +38,7 @@ from dagster_sparkmesh.project.sql_model import ParsedSqlModel, TableReference, 
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 
 _PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, macro_clauses,
-                   macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_nodes, macro_syntax,
+                   macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
                    macro_values,
                    *macro_builtins.MODULES)
 

@@ -27,13 +27,12 @@ from dagster_sparkmesh.model.records import AuditDefinition, Model
 from dagster_sparkmesh.project.audits import read_inline_audits
 from dagster_sparkmesh.project import sql_text
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.macros import expansion
+from dagster_sparkmesh.macros import expansion, jinja
 from dagster_sparkmesh.macros.evaluator import MacroEvaluator
 from dagster_sparkmesh.macros.header import expand_value
 from dagster_sparkmesh.macros.registry import UserMacros
 from dagster_sparkmesh.macros.syntax import Source
 from dagster_sparkmesh.project.header_values import Value
-from dagster_sparkmesh.project.macros import refuse_jinja
 from dagster_sparkmesh.project.sql_header import ModelFile, ModelHeader, read_header, split_model_file
 from dagster_sparkmesh.records import Record
 
@@ -70,8 +69,11 @@ def parse_sql_model(
     *,
     gateway: str | None = None,
 ) -> ParsedSqlModel:
-    refuse_jinja(text, path)
     model_file = split_model_file(text, path)
+    if jinja.has_jinja(model_file.body):
+        rendered = jinja.render(model_file.body, path=path, variables=variables, gateway=gateway,
+                                macros_source=macros.jinja_source if macros else "")
+        model_file = replace(model_file, body=rendered)
     evaluator = load_evaluator(path, defaults.dialect, variables, macros, gateway, text)
     header = read_header(_expand_header(model_file, evaluator), defaults.dialect)
     if header.name is None:

@@ -1,4 +1,4 @@
 MODEL (name db.a, kind FULL);
 SELECT id
 FROM db.b
-{% if true %} WHERE id > 1 {% endif %}
+{% if %} WHERE id > 1 {% endif %}
