@@ -21,6 +21,7 @@ from dagster_sparkmesh.macros import clauses as macro_clauses
 from dagster_sparkmesh.macros import evaluation as macro_evaluation
 from dagster_sparkmesh.macros import evaluator as macro_evaluator
 from dagster_sparkmesh.macros import expansion as macro_expansion
+from dagster_sparkmesh.macros import blueprints as macro_blueprints
 from dagster_sparkmesh.macros import header as macro_header
 from dagster_sparkmesh.macros import jinja as macro_jinja
 from dagster_sparkmesh.macros import nodes as macro_nodes
@@ -34,10 +35,10 @@ from dagster_sparkmesh.project.config import ProjectConfig
 from dagster_sparkmesh.project.config_loader import load_config
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.project.signals import check_signal_names
-from dagster_sparkmesh.project.sql_model import ParsedSqlModel, TableReference, parse_sql_model
+from dagster_sparkmesh.project.sql_model import ParsedSqlFile, ParsedSqlModel, TableReference, parse_sql_file
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 
-_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, macro_clauses,
+_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, macro_blueprints, macro_clauses,
                    macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
                    macro_values,
                    *macro_builtins.MODULES)
@@ -52,7 +53,7 @@ def load_project(path: Path | str, *, use_cache: bool = True, gateway: str | Non
     config = loaded.config
     user_macros = load_user_macros(project_path)
     cache = _sql_cache(project_path, config, user_macros) if use_cache else None
-    parsed = [_load_sql_file(file, config, cache, user_macros) for file in _files(project_path / "models", "*.sql")]
+    parsed = [item for file in _files(project_path / "models", "*.sql") for item in _load_sql_file(file, config, cache, user_macros)]
     parsed += _python_models(project_path, config)
     models, references = _collect(parsed)
     models = {name: _with_seed(_seed_from_root(model, project_path)) for name, model in models.items()}
@@ -88,30 +89,30 @@ def _files(folder: Path, pattern: str) -> list[Path]:
     return sorted(folder.rglob(pattern)) if folder.is_dir() else []
 
 
-def _sql_cache(project_path: Path, config: ProjectConfig, user_macros: UserMacros) -> RecordCache[ParsedSqlModel]:
+def _sql_cache(project_path: Path, config: ProjectConfig, user_macros: UserMacros) -> RecordCache[ParsedSqlFile]:
     # The macro files' digest: a model's expansion depends on them as much as on its own text.
     settings = (config.model_defaults.model_dump_json(), repr(sorted(config.variables.items())), user_macros.digest,
                 config.default_gateway)
-    return RecordCache(cache_dir(project_path, "sql_models"), cache_salt(settings, _PARSER_MODULES), ParsedSqlModel)
+    return RecordCache(cache_dir(project_path, "sql_models"), cache_salt(settings, _PARSER_MODULES), ParsedSqlFile)
 
 
 def _load_sql_file(
-    file: Path, config: ProjectConfig, cache: RecordCache[ParsedSqlModel] | None, user_macros: UserMacros
-) -> ParsedSqlModel:
+    file: Path, config: ProjectConfig, cache: RecordCache[ParsedSqlFile] | None, user_macros: UserMacros
+) -> tuple[ParsedSqlModel, ...]:
     content = file.read_bytes()
     key = cache.key(file, content) if cache is not None else ""
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
-        return cached
+        return cached.models
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ProjectError("the model file is not UTF-8 text", path=file, hint=str(error)) from None
-    parsed = parse_sql_model(file, text, config.model_defaults, config.variables, user_macros,
-                             gateway=config.default_gateway)
+    parsed = parse_sql_file(file, text, config.model_defaults, config.variables, user_macros,
+                            gateway=config.default_gateway)
     if cache is not None:
         cache.put(key, parsed)
-    return parsed
+    return parsed.models
 
 
 def _python_models(project_path: Path, config: ProjectConfig) -> list[ParsedSqlModel]:

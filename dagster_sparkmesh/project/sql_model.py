@@ -28,6 +28,7 @@ from dagster_sparkmesh.project.audits import read_inline_audits
 from dagster_sparkmesh.project import sql_text
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.macros import expansion, jinja
+from dagster_sparkmesh.macros.blueprints import Blueprint, split_blueprints
 from dagster_sparkmesh.macros.evaluator import MacroEvaluator
 from dagster_sparkmesh.macros.header import expand_value
 from dagster_sparkmesh.macros.registry import UserMacros
@@ -60,6 +61,27 @@ class ParsedSqlModel(Record):
     """``AUDIT (...)`` blocks written in the model file after its query."""
 
 
+class ParsedSqlFile(Record):
+    """What one SQL file yields (one model, or one per blueprint); this is the cached value."""
+
+    models: tuple[ParsedSqlModel, ...]
+
+
+def parse_sql_file(
+    path: Path,
+    text: str,
+    defaults: ModelDefaults,
+    variables: Mapping[str, object],
+    macros: UserMacros | None = None,
+    *,
+    gateway: str | None = None,
+) -> ParsedSqlFile:
+    model_file = split_model_file(text, path)
+    blueprints, model_file = split_blueprints(model_file, defaults.dialect)
+    arguments = (path, text, defaults, variables, macros, gateway)
+    return ParsedSqlFile(models=tuple(_parse_model_file(model_file, *arguments, blueprint) for blueprint in blueprints or [{}]))
+
+
 def parse_sql_model(
     path: Path,
     text: str,
@@ -69,12 +91,26 @@ def parse_sql_model(
     *,
     gateway: str | None = None,
 ) -> ParsedSqlModel:
-    model_file = split_model_file(text, path)
+    """The one model of a file without blueprints."""
+    return _parse_model_file(split_model_file(text, path), path, text, defaults, variables, macros, gateway, {})
+
+
+def _parse_model_file(
+    model_file: ModelFile,
+    path: Path,
+    text: str,
+    defaults: ModelDefaults,
+    variables: Mapping[str, object],
+    macros: UserMacros | None,
+    gateway: str | None,
+    blueprint: Blueprint,
+) -> ParsedSqlModel:
     if jinja.has_jinja(model_file.body):
         rendered = jinja.render(model_file.body, path=path, variables=variables, gateway=gateway,
                                 macros_source=macros.jinja_source if macros else "")
         model_file = replace(model_file, body=rendered)
     evaluator = load_evaluator(path, defaults.dialect, variables, macros, gateway, text)
+    evaluator.blueprint_variables = blueprint
     header = read_header(_expand_header(model_file, evaluator), defaults.dialect)
     if header.name is None:
         raise ProjectError(
