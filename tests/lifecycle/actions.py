@@ -165,6 +165,9 @@ class Crash:
         except SimulatedCrash:
             return Outcome(note=f"crashed at {self.stage}:{self.count}")
         except SparkMeshError as refused:
+            # A crash in a model's worker thread reaches here wrapped in BackfillFailed: still a crash.
+            if isinstance(refused.__cause__, SimulatedCrash):
+                return Outcome(note=f"crashed at {self.stage}:{self.count} in a model")
             return Outcome(refused=True, note=str(refused).splitlines()[0])
         finally:
             ctx.close()
