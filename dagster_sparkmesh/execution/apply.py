@@ -8,6 +8,7 @@ import socket
 import time
 from collections.abc import Callable
 
+from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.abort import ApplyAborted
 from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -59,6 +60,8 @@ def apply_plan(
         models = run_models(ctx, plan=plan, on_model_done=on_model_done, should_stop=should_stop, preflight=checked)
         if should_stop():  # asked during the last model: still leave the environment untouched
             raise ApplyAborted(models, [])
+        if promote_after:
+            _check_ready(ctx, models)
         promotion = promote(ctx, plan) if promote_after else None
         outcome = "succeeded"
         return ApplyResult(
@@ -77,9 +80,33 @@ def apply_plan(
     except BackfillFailed as failure:
         models = failure.results
         raise
+    except NotReady:
+        outcome = "waiting"
+        raise
     finally:
         metrics = _metrics(models, time.monotonic() - began)
         _record_end(ctx, plan, outcome, metrics)
+
+
+class NotReady(ExecutionError):
+    """Signals held some intervals back: everything ready was computed, and the environment waits for the rest."""
+
+
+def _check_ready(ctx: ExecutionContext, models: list[ModelRunResult]) -> None:
+    held = {m.model: m.not_ready for m in models if m.not_ready}
+    if not held:
+        return
+    lines = [
+        f"{name}: {len(pairs)} interval(s) not ready, first [{pairs[0][0].start:%Y-%m-%d %H:%M}, "
+        f"{pairs[0][0].end:%Y-%m-%d %H:%M}) (signal {pairs[0][1]})"
+        for name, pairs in sorted(held.items())
+    ]
+    raise NotReady(
+        f"not promoting {ctx.environment}: signals report {len(held)} model(s) not ready",
+        snippet="\n".join(lines),
+        hint="everything ready was computed and recorded; plan again once the signals report the rest ready "
+        "(no view was changed)",
+    )
 
 
 def _metrics(models: list[ModelRunResult], seconds: float) -> dict:

@@ -15,6 +15,7 @@ from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
 from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.project.signals import SignalCheck, check_missing_intervals
 
 
 def plan_for(ctx: ExecutionContext, start: datetime | None = None, end: datetime | None = None, **options) -> Plan:
@@ -61,18 +62,21 @@ def run_models(
     tables = plan.tables(ctx.project.external_models)
     order = [name for name in ctx.project.models if name in selected]
     parents = {name: ctx.project.models[name].depends_on & selected for name in order}
+    ready = ready_to_compute(ctx, plan, selected)
 
     def task(name: str) -> ModelRunResult:
         target = ModelTarget(
             model=ctx.project.models[name],
             version=versions[name],
-            intervals=tuple(plan.missing_intervals.get(name, ())),
+            intervals=ready[name].ready if name in ready else (),
             table_for=tables,
             should_stop=should_stop,
             time_column_checked=name in preflight.time_columns_checked,
             versions=versions,
         )
         result = evaluate_model(ctx, target)
+        if name in ready and ready[name].not_ready:
+            result = result.model_copy(update={"not_ready": ready[name].not_ready})
         if on_model_done:
             on_model_done(result)
         return result
@@ -87,6 +91,13 @@ def run_models(
     if len(results) < len(order):  # the scheduler stops starting models only when a stop was requested
         raise ApplyAborted([results[n] for n in order if n in results], [n for n in order if n not in results])
     return [results[name] for name in order if name in results]
+
+
+def ready_to_compute(ctx: ExecutionContext, plan: Plan, selected: Iterable[str]) -> dict[str, SignalCheck]:
+    """Each selected model's missing intervals, split by its signals into ready and held back (SQLMesh's
+    signals gate what the scheduler computes, not what the plan lists: a held-back interval stays missing)."""
+    wanted = {name: plan.missing_intervals[name] for name in plan.models_to_compute(selected)}
+    return check_missing_intervals(ctx.project.path, ctx.project.models, wanted)
 
 
 class BackfillFailed(ExecutionError):

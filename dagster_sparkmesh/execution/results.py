@@ -36,6 +36,9 @@ class ModelRunResult(Record):
     """Intervals computed but not recorded complete: a parent lacked data for them when this model read it
     (``plan.coverage``). They stay missing, so the model is computed again once its parents have them."""
 
+    not_ready: tuple[tuple[Interval, str], ...] = ()
+    """Missing intervals a signal held back (interval, the signal's name): not computed, still missing."""
+
     @property
     def range(self) -> Interval | None:
         if not self.intervals:
