@@ -29,6 +29,8 @@ class CliContext:
     """None: the version a plan gives a new snapshot (``project_commands.new_snapshot_version``)."""
     engine_factory: Callable[[], SparkEngine] | None = None
     """None: the project's configured Spark session; tests and embedding programs inject an engine here."""
+    gateway: str | None = None
+    """``--gateway``: the config's gateway to use instead of its ``default_gateway`` (as ``sqlmesh --gateway``)."""
     _project: Project | None = field(default=None, repr=False)
 
     def project(self) -> Project:
@@ -36,7 +38,7 @@ class CliContext:
             # Imported here so that commands that never load a project (clean) never import the loader.
             from dagster_sparkmesh.project.loader import load_project
 
-            self._project = load_project(self.project_path, use_cache=self.use_cache)
+            self._project = load_project(self.project_path, use_cache=self.use_cache, gateway=self.gateway)
         return self._project
 
 

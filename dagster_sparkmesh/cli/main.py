@@ -49,11 +49,12 @@ class SparkMeshGroup(click.Group):
     help="The project folder (config.yaml, models/, ...).",
 )
 @click.option("--no-cache", is_flag=True, help="Parse every model file again instead of using .sparkmesh/cache.")
+@click.option("--gateway", default=None, help="The gateway of the config to use (default: its default_gateway).")
 @click.version_option(package_name="dagster-sparkmesh", prog_name="sparkmesh")
 @click.pass_context
-def main(ctx: click.Context, project_path: Path, no_cache: bool) -> None:
+def main(ctx: click.Context, project_path: Path, no_cache: bool, gateway: str | None) -> None:
     """SQLMesh-style virtual data environments on Spark, for Dagster."""
-    ctx.obj = CliContext(project_path=project_path, use_cache=not no_cache)
+    ctx.obj = CliContext(project_path=project_path, use_cache=not no_cache, gateway=gateway)
 
 
 for _module in COMMAND_MODULES:

@@ -12,17 +12,30 @@ from datetime import date, datetime, time, timedelta, timezone
 import click
 
 
-def parse_time(text: str, option: str) -> datetime:
-    """An ISO date or timestamp (``2024-01-01``, ``2024-01-01 05:00``, ``2024-01-01T05:00:00+02:00``) as naive UTC."""
+def parse_time(text: str, option: str, *, now: datetime | None = None) -> datetime:
+    """An ISO date or timestamp (``2024-01-01``, ``2024-01-01 05:00``, ``2024-01-01T05:00:00+02:00``) as naive UTC,
+    or a relative one as SQLMesh reads them (``now``, ``today``, ``yesterday``, ``1 week ago``)."""
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        raise click.BadParameter(
-            f"{text!r} is not a date or timestamp; use YYYY-MM-DD or 'YYYY-MM-DD HH:MM:SS'", param_hint=option
-        ) from None
+        return _relative(text, option, now or datetime.now(timezone.utc).replace(tzinfo=None))
     if moment.tzinfo is not None:
         moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
     return moment
+
+
+def _relative(text: str, option: str, now: datetime) -> datetime:
+    from dagster_sparkmesh.errors import PlanError
+    from dagster_sparkmesh.plan.dates import parse_datetime
+
+    try:
+        return parse_datetime(text, now=now)
+    except PlanError:
+        raise click.BadParameter(
+            f"{text!r} is not a date or timestamp; use YYYY-MM-DD, 'YYYY-MM-DD HH:MM:SS', 'yesterday' or "
+            "'N days ago'",
+            param_hint=option,
+        ) from None
 
 
 def is_date_only(text: str) -> bool:

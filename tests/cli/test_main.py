@@ -78,3 +78,33 @@ def test_installed_script_exit_codes(shop_project: Path, broken_project: Path):
 
     cleaned = subprocess.run([str(SCRIPT), "-p", str(broken_project), "clean"], capture_output=True, text=True, timeout=60)
     assert cleaned.returncode == 0, cleaned.stderr
+
+
+def test_relative_times_read_as_sqlmesh_reads_them():
+    from dagster_sparkmesh.cli.time_arguments import parse_time
+
+    now = datetime(2024, 3, 10, 15, 30)
+    assert parse_time("1 week ago", "--start", now=now) == datetime(2024, 3, 3, 15, 30)
+    assert parse_time("yesterday", "--start", now=now) == datetime(2024, 3, 9)
+    assert parse_time("2024-01-02", "--start", now=now) == datetime(2024, 1, 2)
+    with pytest.raises(click.BadParameter, match="'sometime' is not a date or timestamp"):
+        parse_time("sometime", "--start", now=now)
+
+
+def test_gateway_option_selects_the_configs_gateway(tmp_path: Path):
+    """`sparkmesh --gateway NAME` as `sqlmesh --gateway NAME`: the project runs on that gateway's connection."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "a.sql").write_text("MODEL (name s.a, kind FULL); SELECT 1 AS x")
+    (tmp_path / "config.yaml").write_text(
+        "gateways:\n"
+        "  small:\n    connection:\n      type: spark\n      master: local[1]\n"
+        "  big:\n    connection:\n      type: spark\n      master: local[2]\n"
+        "default_gateway: small\n"
+    )
+    from dagster_sparkmesh.cli.context import CliContext
+
+    chosen = CliContext(project_path=tmp_path, gateway="big").project()
+    assert chosen.config.connection.master == "local[2]"
+    assert CliContext(project_path=tmp_path).project().config.connection.master == "local[1]"
+    result = CliRunner().invoke(main, ["-p", str(tmp_path), "--gateway", "nowhere", "info"])
+    assert result.exit_code == 2 and "nowhere" in result.output
