@@ -23,7 +23,7 @@ from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.execution.scd2 import merge_history
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps
-from dagster_sparkmesh.project.rendering import render_query
+from dagster_sparkmesh.project.rendering import render_query, render_statements
 from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table, quote_identifier
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -92,6 +92,24 @@ def _table_lookup(target: ModelTarget) -> Callable[[str], str]:
     return table_for
 
 
+def _run_statements(ctx: ExecutionContext, target: ModelTarget, interval: Interval, statements: tuple[str, ...]) -> None:
+    """Pre/post-statements, rendered like the query (macros, ``@this_model`` = the physical table) and run in order."""
+    if not statements:
+        return
+    rendered = render_statements(
+        target.model,
+        statements,
+        start=interval.start,
+        end=interval.end,
+        execution_time=ctx.clock(),
+        table_for=_table_lookup(target),
+        models=ctx.project.models,
+        variables=ctx.project.config.variables,
+    )
+    for statement in rendered:
+        ctx.engine.execute(statement)
+
+
 def _span(intervals: tuple[Interval, ...]) -> Interval:
     return Interval(start=min(i.start for i in intervals), end=max(i.end for i in intervals))
 
@@ -99,10 +117,12 @@ def _span(intervals: tuple[Interval, ...]) -> Interval:
 def _commit(
     ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, ...], incomplete: list[Interval]
 ) -> list[AuditResult]:
-    """Audit the freshly written batch, then record it. A failing blocking audit leaves the batch unrecorded.
+    """Run the post-statements, audit the freshly written batch, then record it. A failing post-statement or
+    blocking audit leaves the batch unrecorded.
 
     Only the intervals whose inputs were complete are recorded (``plan.coverage``); the others go to
     ``incomplete`` and stay missing, so the model is computed again once its parents have them."""
+    _run_statements(ctx, target, _span(batch), target.model.post_statements)
     audits = run_audits(ctx, target.model, target.table)
     failed = [audit for audit in audits if audit.blocking and not audit.passed]
     if failed:
@@ -280,7 +300,10 @@ def _input_gaps(ctx: ExecutionContext, target: ModelTarget) -> list[InputGap]:
 
 
 def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) -> str:
-    """The SELECT that produces the model's rows for the interval (SQL models) or a temp view over a DataFrame."""
+    """The SELECT that produces the model's rows for the interval (SQL models) or a temp view over a DataFrame.
+
+    The model's pre-statements run first, for the same interval: they prepare the session the query runs in."""
+    _run_statements(ctx, target, interval, target.model.pre_statements)
     if target.model.source != "python":
         return _render(ctx, target, interval)
     from dagster_sparkmesh.execution.python_runner import python_model_select
