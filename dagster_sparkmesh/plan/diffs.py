@@ -29,8 +29,8 @@ def definition_text(model: Model) -> list[str]:
         lines.extend(_pretty(statement) + [";"])
     if model.query is not None:
         lines.extend(_pretty(model.query))
-    if model.python_source is not None:
-        lines.extend(model.python_source.splitlines())
+    if model.python_source is not None:  # the user's own text; the normalized form is only for hashing
+        lines.extend((model.python_code or model.python_source).splitlines())
     if model.seed_content_hash is not None:
         lines.append(f"-- seed content sha256: {model.seed_content_hash}")
     for statement in model.post_statements:

@@ -79,3 +79,16 @@ def test_destructive_changes_from_declared_columns():
         ColumnChange(name="a", old_type="int", new_type="bigint"),
         ColumnChange(name="b", dropped=True, old_type="string"),
     ]
+
+
+def test_a_python_models_diff_shows_the_users_source_not_the_hashed_form(model):
+    from dagster_sparkmesh.plan.diffs import definition_diff
+
+    def python(code: str):
+        normalized = "Module(body=[...])"  # what is hashed: never shown
+        return model("s.p", "SELECT 1").model_copy(
+            update={"query": None, "python_source": normalized, "python_code": code}
+        )
+
+    diff = definition_diff(python("# rows\nx = 1\n"), python("# rows\nx = 2\n"))
+    assert "-x = 1" in diff and "+x = 2" in diff and "Module(" not in diff
