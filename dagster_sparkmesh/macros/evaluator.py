@@ -80,6 +80,7 @@ class MacroEvaluator:
         self._runtime_stage = runtime_stage
         self._columns_to_types = columns_to_types
         self._depth = 0
+        self._paths: set[int] = set()
 
     # -- the API user macros see (SQLMesh's names) --------------------------------------------------------------
 
@@ -126,6 +127,23 @@ class MacroEvaluator:
 
     def expand(self, node: exp.Expression) -> values.Returned:
         """``node`` with its macros replaced, in place where possible; a list or None when a macro says so."""
+        self._mark_paths(node)
+        return self._expand(node)
+
+    def _mark_paths(self, root: exp.Expression) -> None:
+        """Remember the nodes on a path from ``root`` down to a macro: expansion descends only there, so a query
+        without macros costs one (iterative) walk, and a deeply nested one (``a + a + ... + a``) never recurses."""
+        for node in root.walk():
+            if not nodes.is_macro(node):
+                continue
+            # Up to the root every time: an id already in the set may belong to a node that no longer exists.
+            while node is not None:
+                self._paths.add(id(node))
+                if node is root:
+                    break
+                node = node.parent
+
+    def _expand(self, node: exp.Expression) -> values.Returned:
         if isinstance(node, exp.Anonymous) and isinstance(node.this, str):
             name = syntax.name_of(node.this, syntax.CALL)
             if name is not None:
@@ -147,16 +165,16 @@ class MacroEvaluator:
                 expanded: list[Any] = []
                 changed = False
                 for child in value:
-                    if isinstance(child, exp.Expression):
-                        result = self.expand(child)
+                    if isinstance(child, exp.Expression) and id(child) in self._paths:
+                        result = self._expand(child)
                         changed = changed or result is not child
                         expanded.extend(nodes.as_list(result))
                     else:
                         expanded.append(child)
                 if changed:
                     node.set(key, expanded)
-            elif isinstance(value, exp.Expression):
-                result = self.expand(value)
+            elif isinstance(value, exp.Expression) and id(value) in self._paths:
+                result = self._expand(value)
                 if isinstance(result, list):
                     result = nodes.join_list(result, value)
                 if result is not value:

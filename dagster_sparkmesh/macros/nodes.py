@@ -15,6 +15,21 @@ def as_array(value: Any) -> Any:
     return exp.Array(expressions=value) if isinstance(value, list) else value
 
 
+_PREFIXES = (syntax.CALL, syntax.VARIABLE, syntax.CLAUSE)
+
+
+def is_macro(node: exp.Expression) -> bool:
+    """A node the evaluator acts on: a sentinel call, variable, clause marker or interpolated name."""
+    if isinstance(node, exp.Anonymous):
+        name = node.this if isinstance(node.this, str) else ""
+    elif isinstance(node, (exp.Identifier, exp.Var)):
+        name = node.name
+    else:
+        return False
+    lowered = name.lower()
+    return lowered.startswith(_PREFIXES) or "__smi_" in lowered
+
+
 def variable_name(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Column) and not node.args.get("table") and isinstance(node.this, exp.Identifier):
         return syntax.name_of(node.this.name, syntax.VARIABLE)

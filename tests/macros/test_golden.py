@@ -44,3 +44,8 @@ def test_golden(sql, expected):
 
 def test_the_corpus_is_large():
     assert len(cases()) >= 60
+
+
+def test_a_deeply_nested_query_expands_without_recursing_through_it():
+    sql = "SELECT " + " + ".join(["total"] * 3000) + " + @n AS w FROM t"
+    assert expand(sql).endswith("total + total + 3 AS w FROM t")
