@@ -23,7 +23,7 @@ from dagster_sparkmesh.dagster.specs import (
     SpecGroup,
     build_sparkmesh_specs,
 )
-from dagster_sparkmesh.dagster.step_report import StepReport
+from dagster_sparkmesh.dagster.step_report import StepReport, unfinished_failure
 from dagster_sparkmesh.dagster.run_log import step_started
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
@@ -100,6 +100,8 @@ def run_group(
         )
         # Events while Spark is still open: row counts per partition and re-evaluated checks read the tables.
         yield from report.events(results)
+        if report.unfinished:
+            raise unfinished_failure(report.unfinished)
     except ApplyAborted as aborted:
         yield from report.events(aborted.results, recheck=False)
         _record_aborted(context, ctx, aborted)

@@ -47,3 +47,18 @@ def model_done(result: ModelRunResult, model: Model | None, partitioned: bool) -
             "and are computed again once the parents have it"
         )
     return text
+
+
+def left_missing(result: ModelRunResult) -> str:
+    """Why some of a model's intervals stay missing although it ran."""
+    parts = []
+    if result.incomplete:
+        first = min(result.incomplete)
+        parts.append(
+            f"{len(result.incomplete)} interval(s) computed while a parent lacked them, left missing "
+            f"(first {first.start:%Y-%m-%d %H:%M})"
+        )
+    if result.not_ready:
+        interval, signal = result.not_ready[0]
+        parts.append(f"{len(result.not_ready)} interval(s) not ready (signal {signal}, first {interval.start:%Y-%m-%d %H:%M})")
+    return f"{result.model}: " + "; ".join(parts)

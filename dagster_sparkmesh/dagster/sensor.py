@@ -28,6 +28,7 @@ from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import format_plan
 from dagster_sparkmesh.plan.intervals import to_ranges
+from dagster_sparkmesh.project.signals import check_missing_intervals
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -122,22 +123,51 @@ def sparkmesh_git_sensor(
         plan = plan_project(project)
         context.log.info(format_plan(plan))
         specs = build_sparkmesh_specs(project, translator, environment)
+        # Runs are requested for ready intervals only; a run key already launched is not launched again, so each
+        # tick may ask for what became ready since.
+        requests = backfill_requests(ready_only(project, plan), specs, head)
         if cursor.commit == head and cursor.phase == BACKFILLING:
-            return _after_backfill(head, plan)
-        return _after_new_commit(head, plan, specs)
+            return _after_backfill(head, plan, requests if _gated(project, plan) else [])
+        return _after_new_commit(head, plan, requests)
 
     return _sensor
 
 
-def _after_new_commit(head: str, plan: Plan, specs: SparkMeshSpecs) -> dg.SensorResult:
-    requests = backfill_requests(plan, specs, head)
+def _gated(project: Project, plan: Plan) -> bool:
+    """Whether a signal may hold back some missing interval: then each tick asks for what became ready."""
+    return any(project.models[name].signals for name in plan.missing_intervals if name in project.models)
+
+
+def ready_only(project: Project, plan: Plan) -> Plan:
+    """The plan's missing intervals that the models' signals report ready (all of them without signals). What a
+    model's signals hold back is held back for its descendants too: they would read the missing time."""
+    checks = check_missing_intervals(project.path, project.models, plan.missing_intervals)
+    held: dict[str, list[Interval]] = {}
+    ready: dict[str, tuple[Interval, ...]] = {}
+    for name, model in project.models.items():  # parents first
+        inherited = [i for parent in model.depends_on for i in held.get(parent, ())]
+        check = checks.get(name)
+        if check is None:
+            held[name] = inherited
+            continue
+        own_held = [interval for interval, _ in check.not_ready]
+        kept = tuple(i for i in check.ready if not any(_overlaps(i, h) for h in inherited))
+        held[name] = inherited + own_held + [i for i in check.ready if i not in kept]
+        if kept:
+            ready[name] = kept
+    return plan.model_copy(update={"missing_intervals": ready})
+
+
+def _after_new_commit(head: str, plan: Plan, requests: list[dg.RunRequest]) -> dg.SensorResult:
     if requests:
         return dg.SensorResult(run_requests=requests, cursor=Cursor(head, BACKFILLING).dump())
-    return _after_backfill(head, plan)
+    return _after_backfill(head, plan, [])
 
 
-def _after_backfill(head: str, plan: Plan) -> dg.SensorResult:
+def _after_backfill(head: str, plan: Plan, requests: list[dg.RunRequest]) -> dg.SensorResult:
     if plan.missing_intervals:
+        if requests:
+            return dg.SensorResult(run_requests=requests, cursor=Cursor(head, BACKFILLING).dump())
         missing = ", ".join(sorted(plan.missing_intervals)[:5])
         return dg.SensorResult(skip_reason=f"waiting for backfill runs: {missing}", cursor=Cursor(head, BACKFILLING).dump())
     if not plan.has_changes:

@@ -13,14 +13,14 @@ them (``dagster/partition_row_count``), the range's total once (on its last part
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import dagster as dg
 
 from dagster_sparkmesh.dagster.events import check_result, check_results, materialize_result
 from dagster_sparkmesh.dagster.lineage import column_lineage
 from dagster_sparkmesh.dagster.row_counts import partition_row_counts, table_row_count
-from dagster_sparkmesh.dagster.run_log import model_done
+from dagster_sparkmesh.dagster.run_log import left_missing, model_done
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
@@ -42,6 +42,9 @@ class StepReport:
     translator: SparkMeshTranslator
     partitions: Sequence[str]
     """The run's partition keys, in order; empty for an unpartitioned step."""
+    unfinished: list[ModelRunResult] = field(default_factory=list)
+    """Partitioned models that left some of the run's intervals missing (inputs incomplete, or signals not ready):
+    not reported materialized; the step fails with them (``unfinished_failure``)."""
 
     def log_done(self, result: ModelRunResult) -> None:
         self.context.log.info(model_done(result, self.project.models.get(result.model), bool(self.partitions)))
@@ -52,9 +55,14 @@ class StepReport:
         for result in results:
             if result.failed_blocking_audits:
                 continue
-            if result.skipped:
+            if result.skipped and not result.not_ready:
                 yield from self._up_to_date(result, selected if recheck else set())
                 continue
+            if self.partitions and (result.incomplete or result.not_ready):
+                self.unfinished.append(result)
+                continue
+            if result.incomplete or result.not_ready:
+                self.context.log.warning(left_missing(result))
             key = self.specs.key_by_model[result.model]
             row_count = self._add_row_counts(result, key)
             yield materialize_result(result, key, self._lineage(result.model), row_count=row_count)
@@ -133,3 +141,15 @@ class StepReport:
         if declared is not None and declared.columns:
             return tuple(declared.columns)
         return tuple((column, type_ or "UNKNOWN") for column, type_ in self.specs.derived_columns.get(name, ()))
+
+
+def unfinished_failure(results: Sequence[ModelRunResult]) -> dg.Failure:
+    """The step's partitions that are not complete although it ran: Dagster must not show them materialized."""
+    lines = [left_missing(result) for result in results]
+    return dg.Failure(
+        description="\n".join(lines),
+        metadata={
+            "models": dg.MetadataValue.json([r.model for r in results]),
+            "what_to_do": "materialize the parents' partitions first (or wait for the signals), then these again",
+        },
+    )

@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.records import AuditCall
+from dagster_sparkmesh.model.records import AuditCall, SignalCall
 from dagster_sparkmesh.project import sql_text
 from dagster_sparkmesh.project.header_kind import read_kind
 from dagster_sparkmesh.project.header_values import Value
@@ -68,6 +68,7 @@ class ModelHeader:
     columns: tuple[tuple[str, str], ...] = ()
     column_descriptions: tuple[tuple[str, str], ...] = ()
     audits: tuple[AuditCall, ...] = ()
+    signals: tuple[SignalCall, ...] = ()
     enabled: bool = True
     depends_on: tuple[tuple[str, int], ...] = ()
     """(model name, line) pairs."""
@@ -260,6 +261,19 @@ def _read_depends_on(header: ModelHeader, value: Value, dialect: str) -> None:
     header.depends_on = tuple(names)
 
 
+def _read_signals(header: ModelHeader, value: Value, dialect: str) -> None:
+    """``signals [name, name(arg := value)]``, as SQLMesh writes them."""
+    from dagster_sparkmesh.project.signals import parse_signal_text
+
+    calls = []
+    for item in value.items():
+        try:
+            calls.append(parse_signal_text(item.text, path=Path(), line=item.line))
+        except ProjectError as error:
+            raise item.error(error.message, error.hint or "write name or name(arg := value)") from None
+    header.signals = tuple(calls)
+
+
 def _setter(field_name: str, read: Callable[[Value], object]) -> Callable[[ModelHeader, Value, str], None]:
     def apply(header: ModelHeader, value: Value, dialect: str) -> None:
         setattr(header, field_name, read(value))
@@ -290,6 +304,7 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "columns": _read_columns,
     "column_descriptions": _read_column_descriptions,
     "audits": _read_audits,
+    "signals": _read_signals,
     "enabled": _setter("enabled", lambda value: value.boolean()),
     "depends_on": _read_depends_on,
 }

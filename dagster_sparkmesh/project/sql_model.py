@@ -149,6 +149,7 @@ def _parse_model_file(
         columns=header.columns,
         column_descriptions=header.column_descriptions,
         audits=header.audits,
+        signals=header.signals,
         enabled=header.enabled,
         depends_on=frozenset(reference.name for reference in references),
     )

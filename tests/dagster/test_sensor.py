@@ -118,3 +118,31 @@ def test_second_commit_reloads_then_requests_only_the_changed_models(repo):
         requests = _requests(planned)
         assert set(requests) == {("shop/summary",), ("shop/daily", "shop/daily_flags")}
         assert all(request.run_key.startswith(head) for request in requests.values())
+
+
+LANDED = '''
+from dagster_sparkmesh import signal
+
+
+@signal()
+def landed(batch, before):
+    from datetime import datetime
+    limit = datetime.fromisoformat(before)
+    return [(start, end) for start, end in batch if end.replace(tzinfo=None) <= limit]
+'''
+
+
+def test_signals_hold_back_ranges_until_ready(repo):
+    """The sensor requests only what the models' signals report ready, and asks again as more becomes ready."""
+    daily = repo / "models" / "daily.sql"
+    daily.write_text(daily.read_text().replace("MODEL (", "MODEL (\n  signals [landed(before := '2024-01-03')],", 1))
+    (repo / "signals").mkdir()
+    (repo / "signals" / "landing.py").write_text(LANDED)
+    assert load_project(repo, use_cache=False).models["shop.daily"].signals[0].name == "landed"
+    sensor = _sensor(repo)
+    with dg.instance_for_test() as instance:
+        first = _tick(sensor, None, instance)
+        daily_run = _requests(first)[("shop/daily", "shop/daily_flags")]
+        assert (daily_run.tags[RANGE_START], daily_run.tags[RANGE_END]) == ("2024-01-01", "2024-01-02")
+        waiting = _tick(sensor, first.cursor, instance)
+        assert _requests(waiting)[("shop/daily", "shop/daily_flags")].run_key == daily_run.run_key  # Dagster dedupes
