@@ -161,3 +161,20 @@ def test_an_up_to_date_model_is_reported_unchanged_and_its_checks_evaluated_agai
         assert "up to date" in check.metadata["sparkmesh/evaluated_on"].value
         messages = [entry.user_message for entry in instance.all_logs(again.run_id)]
         assert any(m.startswith("raw.events: already up to date") for m in messages)
+
+
+def test_partitions_computed_before_their_parent_has_them_fail_instead_of_showing_materialized(
+    spark, project_dir, resource
+):
+    """shop.daily_flags over a day shop.daily does not have yet: that day reads nothing, so it stays missing, and
+    Dagster is told so (a failed step naming the gap), not shown a materialized partition the state store lacks."""
+    with dg.instance_for_test() as instance:
+        assert _materialize(project_dir, resource, instance, [EVENTS]).success
+        assert _materialize(project_dir, resource, instance, [DAILY], ("2024-01-01", "2024-01-01")).success
+        result = _materialize(project_dir, resource, instance, [FLAGS], ("2024-01-01", "2024-01-02"))
+        assert not result.success
+        assert not [e for e in result.get_asset_materialization_events() if e.materialization.asset_key == FLAGS]
+        failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+        message = failure.event_specific_data.error.message
+        assert "shop.daily_flags: 1 interval(s) computed while a parent lacked them" in message
+        assert _intervals(project_dir, "shop.daily_flags") == [(datetime(2024, 1, 1), datetime(2024, 1, 2))]
