@@ -60,6 +60,23 @@ class SparkEngine:
         with spark_errors(sql):
             return [(field.name, field.dataType.simpleString()) for field in self.spark.sql(sql).schema.fields]
 
+    @contextmanager
+    def session_settings(self, settings: Sequence[tuple[str, str]]) -> Iterator[None]:
+        """Spark session settings for the work inside, then each back to what it was (a model's
+        ``session_properties``)."""
+        before = [(key, self.spark.conf.get(key, None)) for key, _ in settings]
+        with spark_errors(", ".join(f"SET {key} = {value}" for key, value in settings)):
+            for key, value in settings:
+                self.spark.conf.set(key, value)
+        try:
+            yield
+        finally:
+            for key, value in before:
+                if value is None:
+                    self.spark.conf.unset(key)
+                else:
+                    self.spark.conf.set(key, value)
+
     def create_query_view(self, view: str, sql: str) -> None:
         """A session temp view of a query (analyzed, not run): what a preflight reads in place of a new table."""
         with spark_errors(sql):

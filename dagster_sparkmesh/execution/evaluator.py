@@ -60,7 +60,8 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
     # Writers are idempotent per interval and record intervals after the data, so a transient failure can
     # simply run the writer again (intervals it already recorded are rewritten identically).
     incomplete: list[Interval] = []
-    rows, audits = with_retries(lambda: writer(ctx, target, incomplete), ctx.retry_policy)
+    with ctx.engine.session_settings(target.model.session_properties):
+        rows, audits = with_retries(lambda: writer(ctx, target, incomplete), ctx.retry_policy)
     return ModelRunResult(
         model=target.model.name,
         version=target.version,

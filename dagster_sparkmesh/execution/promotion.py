@@ -27,6 +27,7 @@ from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.plan.coverage import lacking_inputs
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import format_plan
+from dagster_sparkmesh.project.rendering import render_statements
 from dagster_sparkmesh.snapshot.naming import physical_table, quote, view_name
 from dagster_sparkmesh.snapshot.records import Environment, EnvironmentSnapshot, Interval
 
@@ -53,6 +54,7 @@ def promote(ctx: ExecutionContext, plan: Plan | None = None) -> PromotionResult:
         lease.release()
         raise
     crashpoint("after_environment_swap")
+    _run_on_virtual_update(ctx, plan, changes)
     return PromotionResult(
         environment=ctx.environment,
         plan_id=plan.plan_id,
@@ -247,6 +249,36 @@ def _apply_view_change(ctx: ExecutionContext, change: ViewChange, listing: Catal
         ctx.engine.create_schema(schema)
         listing[schema] = set()
     ctx.engine.create_or_alter_view(change.view, select, known_missing=change.action == "create")
+
+
+def _run_on_virtual_update(ctx: ExecutionContext, plan: Plan, changes: list[ViewChange]) -> None:
+    """Each re-pointed model's ``on_virtual_update`` statements, ``@this_model`` being its view (grants, comments).
+    The environment is promoted already: a failing statement is reported, and nothing is undone."""
+    tables = plan.tables(ctx.project.external_models)
+    for change in (c for c in changes if c.action != "drop"):
+        model = ctx.project.models.get(change.model)
+        if model is None or not model.on_virtual_update:
+            continue
+        statements = render_statements(
+            model,
+            model.on_virtual_update,
+            start=plan.start,
+            end=plan.end,
+            execution_time=ctx.clock(),
+            table_for=lambda name, model=model, view=change.view: view if name == model.name else tables.get(name),
+            models=ctx.project.models,
+            variables=ctx.project.config.variables,
+        )
+        for statement in statements:
+            try:
+                ctx.engine.execute(statement)
+            except EngineError as error:
+                raise ExecutionError(
+                    f"{ctx.environment} was promoted, but on_virtual_update of {model.name} failed: {error.message}",
+                    path=model.path,
+                    snippet=statement,
+                    hint="fix the statement; the views already point at the new tables",
+                ) from error
 
 
 class MissingIntervals(ExecutionError):

@@ -96,6 +96,10 @@ class Model(Record):
     audits: tuple[AuditCall, ...] = ()
     signals: tuple[SignalCall, ...] = ()
     """Signals that say which intervals are ready to compute (``signals/``); metadata, not data."""
+    session_properties: tuple[tuple[str, str], ...] = ()
+    """Spark session settings (key, value) for this model's job, set around it; metadata."""
+    on_virtual_update: tuple[str, ...] = ()
+    """Statements run after a promotion points this model's view at a new table (``@this_model`` = the view)."""
     enabled: bool = True
 
     depends_on: frozenset[str] = frozenset()

@@ -25,12 +25,13 @@ from dagster_sparkmesh.project.externals import spark_type
 
 SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
-    column_descriptions dialect pre_statements post_statements references is_sql blueprints signals""".split()
+    column_descriptions dialect pre_statements post_statements references is_sql blueprints signals
+    session_properties on_virtual_update""".split()
 )
 IGNORED_ARGUMENTS = frozenset(
     """stamp interval_unit physical_properties virtual_properties storage_format table_format clustered_by
-    allow_partials optimize_query validate_query formatting gateway cron_tz ignored_rules on_virtual_update
-    session_properties retention lookback physical_version""".split()
+    allow_partials optimize_query validate_query formatting gateway cron_tz ignored_rules
+    retention lookback physical_version""".split()
 )
 """Accepted for SQLMesh projects, without effect here (see the README's table of SQLMesh APIs)."""
 
@@ -212,3 +213,13 @@ def statements(argument: str, value: object, where: Where, dialect: str) -> tupl
             raise where.error(argument, f"cannot parse {item!r}: {error}", item, "write SQL in the model's dialect") from None
         result.append(canonical_sql(parsed))
     return tuple(result)
+
+
+def session_properties(value: object, where: Where) -> tuple[tuple[str, str], ...]:
+    """``session_properties={"spark.sql.shuffle.partitions": 8}`` → (key, value text) pairs for ``SET``."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise where.error("session_properties", "expected a dict of Spark settings", value,
+                          'write session_properties={"spark.sql.shuffle.partitions": 8}')
+    return tuple((key, str(item).lower() if isinstance(item, bool) else str(item)) for key, item in value.items())

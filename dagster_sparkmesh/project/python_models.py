@@ -154,6 +154,10 @@ def _build_model(
         columns=python_model_options.columns(options.get("columns"), where, dialect),
         audits=audits(options.get("audits"), where),
         signals=signal_calls(options.get("signals"), path=path, line=spec.line),
+        session_properties=python_model_options.session_properties(options.get("session_properties"), where),
+        on_virtual_update=python_model_options.statements(
+            "on_virtual_update", options.get("on_virtual_update"), where, dialect
+        ),
         **code(loaded, function, blueprint, where, dialect, defaults),
         **_scalar_options(options, where, defaults),
     )

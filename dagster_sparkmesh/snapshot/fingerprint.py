@@ -59,6 +59,7 @@ def data_hash(model: Model) -> str:
 def metadata_hash(model: Model) -> str:
     return _sha256(
         [
+            *_later_metadata(model),
             HASH_FORMAT_VERSION,
             _kind_fields(model, metadata=True),
             model.owner,
@@ -73,6 +74,19 @@ def metadata_hash(model: Model) -> str:
             model.enabled,
         ]
     )
+
+
+def _later_metadata(model: Model) -> list[object]:
+    """Metadata fields added after the hash format was fixed: hashed only when set, so that the metadata hash of a
+    model without them stays what it was (an upgrade must not show every model as changed)."""
+    later: list[object] = []
+    if model.signals:
+        later.append(["signals", [[call.name, [list(arg) for arg in call.args]] for call in model.signals]])
+    if model.session_properties:
+        later.append(["session_properties", [list(pair) for pair in model.session_properties]])
+    if model.on_virtual_update:
+        later.append(["on_virtual_update", list(model.on_virtual_update)])
+    return later
 
 
 def external_fingerprint(external: ExternalModel) -> str:
