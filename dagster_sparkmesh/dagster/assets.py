@@ -29,6 +29,7 @@ from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.execution.abort import ApplyAborted, run_until_stopped
 from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
+from dagster_sparkmesh.execution.environment_statements import run_after_all, run_before_all
 from dagster_sparkmesh.execution.evaluator import audit_results_of
 from dagster_sparkmesh.project.records import Project
 
@@ -93,6 +94,7 @@ def run_group(
     report = StepReport(context, ctx, project, specs, translator, partitions)
     try:
         context.log.info(step_started(names, specs.environment, partitions))
+        run_before_all(ctx, None)
         results = run_until_stopped(
             lambda stop: run_models(ctx, names, start, end, on_model_done=report.log_done, should_stop=stop),
             interrupts=(dg.DagsterExecutionInterruptedError, KeyboardInterrupt),
@@ -102,6 +104,7 @@ def run_group(
         yield from report.events(results)
         if report.unfinished:
             raise unfinished_failure(report.unfinished)
+        run_after_all(ctx, None)
     except ApplyAborted as aborted:
         yield from report.events(aborted.results, recheck=False)
         _record_aborted(context, ctx, aborted)

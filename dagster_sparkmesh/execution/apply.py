@@ -12,6 +12,7 @@ from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.abort import ApplyAborted
 from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.environment_statements import run_after_all, run_before_all
 from dagster_sparkmesh.execution.preflight import run_preflight
 from dagster_sparkmesh.execution.promotion import promote
 from dagster_sparkmesh.execution.results import ModelRunResult, PromotionResult
@@ -57,12 +58,14 @@ def apply_plan(
     outcome = "failed"
     models: list[ModelRunResult] = []
     try:
+        run_before_all(ctx, plan)
         models = run_models(ctx, plan=plan, on_model_done=on_model_done, should_stop=should_stop, preflight=checked)
         if should_stop():  # asked during the last model: still leave the environment untouched
             raise ApplyAborted(models, [])
         if promote_after:
             _check_ready(ctx, models)
         promotion = promote(ctx, plan) if promote_after else None
+        run_after_all(ctx, plan)
         outcome = "succeeded"
         return ApplyResult(
             plan_id=plan.plan_id,

@@ -63,6 +63,10 @@ class ProjectConfig(Record):
     last ``preview_days`` days before the plan's end (at least the model's last complete interval)."""
     variables: dict[str, JsonValue] = Field(default_factory=dict)
     """Config variables: any JSON-like value, as in SQLMesh (``@VAR``, ``@EACH``, ``context.var``)."""
+    before_all: tuple[str, ...] = ()
+    """SQL run once before each plan application (and Dagster step), macros allowed (``@this_env``, ``@views``)."""
+    after_all: tuple[str, ...] = ()
+    """SQL run once after each plan application (and Dagster step) completed."""
 
     @property
     def gateway(self) -> GatewayConfig:

@@ -43,7 +43,7 @@ _CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly"
 # SQLMesh settings that do not apply to sparkmesh: accepted with a warning.
 IGNORED_KEYS = frozenset(
     """project format ui plan run users notification_targets linter default_connection default_test_connection
-    default_scheduler physical_schema_override cicd_bot before_all after_all model_naming
+    default_scheduler physical_schema_override cicd_bot model_naming
     default_target_environment ignore_patterns cache_dir env_vars physical_schema_mapping
     environment_suffix_target log_limit janitor migration environment_catalog_mapping gateway_managed_virtual_layer
     infer_python_dependencies disable_anonymized_analytics auto_categorize_changes time_column_format
@@ -377,7 +377,18 @@ def _preview_days(reader: _ConfigReader, node: yaml.Node) -> int:
     return value
 
 
+def _statements(reader: _ConfigReader, node: yaml.Node) -> tuple[str, ...]:
+    """``before_all`` / ``after_all``: a list of SQL statements (macros allowed: ``@this_env``, ``@views`` ...)."""
+    value = reader._value(node)
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise reader._error(node, "before_all / after_all must be a list of SQL statements",
+                            "write e.g. before_all: [\"CREATE SCHEMA IF NOT EXISTS audit\"]")
+    return tuple(value)
+
+
 _SECTIONS: dict[str, Callable[[_ConfigReader, yaml.Node], object]] = {
+    "before_all": _statements,
+    "after_all": _statements,
     "model_defaults": _ConfigReader.model_defaults,
     "gateways": _ConfigReader.gateways,
     "default_gateway": lambda reader, node: reader._text(node, "default_gateway"),

@@ -53,6 +53,7 @@ def test_state_connection_and_model_defaults(tmp_path: Path) -> None:
     assert config.model_defaults.batch_size == 3
     assert config.state.type == "postgres" and config.state.url == "postgresql+psycopg2://u:p@db:5432/s"
     assert config.environment_ttl == "in 2 weeks"
+    assert config.before_all == ("SELECT 1",)
 
 
 def test_config_py_overrides_config_yaml(tmp_path: Path) -> None:
