@@ -31,6 +31,8 @@ class CliContext:
     """None: the project's configured Spark session; tests and embedding programs inject an engine here."""
     gateway: str | None = None
     """``--gateway``: the config's gateway to use instead of its ``default_gateway`` (as ``sqlmesh --gateway``)."""
+    more_paths: tuple[Path, ...] = ()
+    """Further repositories of a multi-repo project (``-p repo_1 -p repo_2``)."""
     _project: Project | None = field(default=None, repr=False)
 
     def project(self) -> Project:
@@ -38,7 +40,9 @@ class CliContext:
             # Imported here so that commands that never load a project (clean) never import the loader.
             from dagster_sparkmesh.project.loader import load_project
 
-            self._project = load_project(self.project_path, use_cache=self.use_cache, gateway=self.gateway)
+            self._project = load_project(
+                self.project_path, use_cache=self.use_cache, gateway=self.gateway, more_paths=self.more_paths
+            )
         return self._project
 
 

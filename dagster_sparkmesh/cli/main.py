@@ -42,19 +42,22 @@ class SparkMeshGroup(click.Group):
 @click.option(
     "-p",
     "--project",
-    "project_path",
-    default=".",
+    "project_paths",
+    default=(".",),
     show_default=True,
+    multiple=True,
     type=click.Path(file_okay=False, path_type=Path),
-    help="The project folder (config.yaml, models/, ...).",
+    help="The project folder (config.yaml, models/, ...); repeat it for a multi-repo project (the first folder's "
+    "config decides the gateway and the state).",
 )
 @click.option("--no-cache", is_flag=True, help="Parse every model file again instead of using .sparkmesh/cache.")
 @click.option("--gateway", default=None, help="The gateway of the config to use (default: its default_gateway).")
 @click.version_option(package_name="dagster-sparkmesh", prog_name="sparkmesh")
 @click.pass_context
-def main(ctx: click.Context, project_path: Path, no_cache: bool, gateway: str | None) -> None:
+def main(ctx: click.Context, project_paths: tuple[Path, ...], no_cache: bool, gateway: str | None) -> None:
     """SQLMesh-style virtual data environments on Spark, for Dagster."""
-    ctx.obj = CliContext(project_path=project_path, use_cache=not no_cache, gateway=gateway)
+    first, *more = project_paths
+    ctx.obj = CliContext(project_path=first, use_cache=not no_cache, gateway=gateway, more_paths=tuple(more))
 
 
 for _module in COMMAND_MODULES:

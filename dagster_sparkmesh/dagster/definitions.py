@@ -6,7 +6,7 @@ pure (project files only: no Spark, no state store), so that a code location of 
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -29,9 +29,20 @@ class SparkMeshProject:
     path: Path | str
     state_url: str | None = None
     _loaded: Project | None = field(default=None, repr=False)
+    more_paths: tuple[Path | str, ...] = ()
+    """Further repositories of a multi-repo project; the first folder's config decides gateway and state."""
 
     def __post_init__(self) -> None:
         self.path = Path(self.path).resolve()
+        self.more_paths = tuple(Path(p).resolve() for p in self.more_paths)
+
+    @classmethod
+    def of(cls, folders: Path | str | Sequence[Path | str], state_url: str | None = None) -> SparkMeshProject:
+        """One folder, or several (a multi-repo project)."""
+        if isinstance(folders, (str, Path)):
+            return cls(folders, state_url)
+        first, *more = folders
+        return cls(first, state_url, more_paths=tuple(more))
 
     @classmethod
     def from_loaded(cls, project: Project, state_url: str | None = None) -> SparkMeshProject:
@@ -42,19 +53,24 @@ class SparkMeshProject:
     def project(self) -> Project:
         from dagster_sparkmesh.project.loader import load_project
 
-        return self._loaded or load_project(self.path)
+        return self._loaded or load_project(self.path, more_paths=self.more_paths)
 
     def reload(self) -> Project:
         from dagster_sparkmesh.project.loader import load_project
 
-        return load_project(self.path)
+        return load_project(self.path, more_paths=self.more_paths)
 
     def resource(self, **overrides) -> SparkMeshResource:
-        return SparkMeshResource(project_dir=str(self.path), state_url=self.state_url, **overrides)
+        return SparkMeshResource(
+            project_dir=str(self.path),
+            more_project_dirs=[str(p) for p in self.more_paths],
+            state_url=self.state_url,
+            **overrides,
+        )
 
 
 def build_sparkmesh_definitions(
-    project_dir: Path | str | SparkMeshProject,
+    project_dir: Path | str | Sequence[Path | str] | SparkMeshProject,
     environment: str = "prod",
     *,
     translator: SparkMeshTranslator | None = None,
@@ -68,7 +84,7 @@ def build_sparkmesh_definitions(
     promotion_condition: dg.AutomationCondition | None = None,
     automation_sensor_status: dg.DefaultSensorStatus | None = dg.DefaultSensorStatus.RUNNING,
 ) -> dg.Definitions:
-    """Everything Dagster needs to run ``project_dir`` into ``environment``.
+    """Everything Dagster needs to run ``project_dir`` (or several folders: a multi-repo project) into ``environment``.
 
     ``reload``: the webserver and code location name the git sensor asks to reload after a new commit.
     ``retry_policy``: Dagster's retry policy for the model assets' steps (none by default).
@@ -76,7 +92,7 @@ def build_sparkmesh_definitions(
     model's, from ``SparkMeshTranslator.get_automation_condition``) starts running by default, so the promotion
     happens without a setting to find in the UI; None ships no sensor (when yours already targets these assets).
     """
-    sm_project = project_dir if isinstance(project_dir, SparkMeshProject) else SparkMeshProject(project_dir)
+    sm_project = project_dir if isinstance(project_dir, SparkMeshProject) else SparkMeshProject.of(project_dir)
     project = sm_project.project
     translator = translator or SparkMeshTranslator()
     specs = build_sparkmesh_specs(project, translator, environment, skip_external_keys=skip_external_keys)

@@ -29,6 +29,9 @@ class SparkMeshResource(dg.ConfigurableResource):
     """
 
     project_dir: str
+    more_project_dirs: list[str] = Field(
+        default_factory=list, description="further repositories of a multi-repo project, read with project_dir"
+    )
     engine_mode: str | None = Field(default=None, description="local, managed or connect (default: config.yaml)")
     remote: str | None = Field(default=None, description="Spark Connect URL (sc://host:port) for engine_mode=connect")
     master: str | None = Field(default=None, description="local[N], spark://host:7077, yarn, k8s://...")
@@ -57,7 +60,7 @@ class SparkMeshResource(dg.ConfigurableResource):
     def load_project(self) -> Project:
         from dagster_sparkmesh.project.loader import load_project
 
-        return load_project(Path(self.project_dir))
+        return load_project(Path(self.project_dir), more_paths=[Path(p) for p in self.more_project_dirs])
 
     def open_context(self, environment: str, project: Project | None = None) -> ExecutionContext:
         """A context for one step; call ``ctx.close()`` when the step ends."""

@@ -10,7 +10,8 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,38 +45,93 @@ _PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sq
                    *macro_builtins.MODULES)
 
 
-def load_project(path: Path | str, *, use_cache: bool = True, gateway: str | None = None) -> Project:
-    """``gateway`` selects one of the configured Spark gateways, as ``sqlmesh --gateway`` does."""
-    project_path = Path(path).resolve()
+def load_project(
+    path: Path | str, *, use_cache: bool = True, gateway: str | None = None, more_paths: Sequence[Path | str] = ()
+) -> Project:
+    """``gateway`` selects one of the configured Spark gateways, as ``sqlmesh --gateway`` does.
+
+    ``more_paths``: further repositories of a multi-repo project (``sparkmesh -p repo_1 -p repo_2``), as in SQLMesh:
+    each folder's files are read with its own config (model defaults, variables, macros), and all models form one
+    DAG, so a model may read another repository's models. The first folder's config decides the gateway and the
+    state store, and holds the generated files."""
+    repos = [_read_repo(Path(p).resolve(), use_cache, gateway) for p in [path, *more_paths]]
+    first = repos[0]
+    parsed = [item for repo in repos for item in repo.parsed]
+    models, references = _collect(parsed)
+    externals = _merged_externals(repos)
+    models = dag.drop_disabled(models, references)
+    for repo in repos:
+        check_signal_names(repo.path, (m for m in models.values() if m.name in repo.names))
+    dag.check_references(models, references, externals)
+    models = dag.with_self_references(models)
+    ordered = {name: models[name] for name in dag.topological_order(models)}
+    unit_tests = tuple(test for repo in repos for test in repo.unit_tests)
+    _validate_unit_tests(unit_tests, ordered, externals)
+    for repo in repos:
+        if repo.cache is not None:
+            repo.cache.prune()
+    audits: dict[str, AuditDefinition] = {}
+    for repo in repos:
+        audits.update(_optional("audits", "load_audits", repo.path, default={}))
+    return Project(
+        path=first.path,
+        config=first.config,
+        models=chain_fingerprints(ordered, externals),
+        external_models=externals,
+        audits=_with_inline_audits(audits, parsed),
+        unit_tests=unit_tests,
+        warnings=tuple(warning for repo in repos for warning in repo.warnings),
+    )
+
+
+@dataclass(frozen=True)
+class _Repo:
+    """One project folder's files, parsed with its own config."""
+
+    path: Path
+    config: ProjectConfig
+    warnings: tuple[str, ...]
+    parsed: list[ParsedSqlModel]
+    externals: dict
+    unit_tests: tuple
+    cache: RecordCache[ParsedSqlFile] | None
+
+    @property
+    def names(self) -> set[str]:
+        return {item.model.name for item in self.parsed}
+
+
+def _read_repo(project_path: Path, use_cache: bool, gateway: str | None) -> _Repo:
     if not project_path.is_dir():
-        raise ProjectError(f"project folder {path} does not exist", path=project_path, hint="pass the folder that holds config.yaml and models/")
+        raise ProjectError(f"project folder {project_path} does not exist", path=project_path,
+                           hint="pass the folder that holds config.yaml and models/")
     loaded = load_config(project_path, gateway=gateway)
     config = loaded.config
     user_macros = load_user_macros(project_path)
     cache = _sql_cache(project_path, config, user_macros) if use_cache else None
     parsed = [item for file in _files(project_path / "models", "*.sql") for item in _load_sql_file(file, config, cache, user_macros)]
     parsed += _python_models(project_path, config)
-    models, references = _collect(parsed)
-    models = {name: _with_seed(_seed_from_root(model, project_path)) for name, model in models.items()}
-    externals = _optional("externals", "load_external_models", project_path, default={})
-    models = dag.drop_disabled(models, references)
-    check_signal_names(project_path, models.values())
-    dag.check_references(models, references, externals)
-    models = dag.with_self_references(models)
-    ordered = {name: models[name] for name in dag.topological_order(models)}
-    unit_tests = _optional("unit_tests", "load_unit_tests", project_path, default=())
-    _validate_unit_tests(unit_tests, ordered, externals)
-    if cache is not None:
-        cache.prune()
-    return Project(
+    parsed = [
+        item.model_copy(update={"model": _with_seed(_seed_from_root(item.model, project_path))}) for item in parsed
+    ]
+    return _Repo(
         path=project_path,
         config=config,
-        models=chain_fingerprints(ordered, externals),
-        external_models=externals,
-        audits=_with_inline_audits(_optional("audits", "load_audits", project_path, default={}), parsed),
-        unit_tests=unit_tests,
-        warnings=loaded.warnings,
+        warnings=tuple(loaded.warnings),
+        parsed=parsed,
+        externals=_optional("externals", "load_external_models", project_path, default={}),
+        unit_tests=_optional("unit_tests", "load_unit_tests", project_path, default=()),
+        cache=cache,
     )
+
+
+def _merged_externals(repos: list[_Repo]) -> dict:
+    """External models of every repository; a table declared by two of them is declared once (the first wins)."""
+    merged: dict = {}
+    for repo in repos:
+        for name, external in repo.externals.items():
+            merged.setdefault(name, external)
+    return merged
 
 
 def _validate_unit_tests(unit_tests: tuple, models: dict[str, Model], externals: dict) -> None:
