@@ -50,11 +50,15 @@ def interval_from_options(start: str | None, end: str | None, *, today: date | N
     """``[start, end)`` from ``--start``/``--end``; both missing means yesterday (UTC), the last complete day."""
     today = today or datetime.now(timezone.utc).date()
     start_at = parse_time(start, "--start") if start else datetime.combine(today - timedelta(days=1), time())
+    if start_at >= datetime.max - timedelta(days=2):
+        raise click.BadParameter(f"{start} is past the last date this tool can compute with", param_hint="--start")
     if end is None:
         end_at = start_at + timedelta(days=1)
     else:
         end_at = parse_time(end, "--end")
         if is_date_only(end):
+            if end_at >= datetime.max - timedelta(days=2):
+                raise click.BadParameter(f"{end} is past the last date this tool can compute with", param_hint="--end")
             end_at += timedelta(days=1)
     if end_at <= start_at:
         raise click.BadParameter(f"the end ({end}) is before the start ({start})", param_hint="--end")

@@ -108,3 +108,8 @@ def test_gateway_option_selects_the_configs_gateway(tmp_path: Path):
     assert CliContext(project_path=tmp_path).project().config.connection.master == "local[1]"
     result = CliRunner().invoke(main, ["-p", str(tmp_path), "--gateway", "nowhere", "info"])
     assert result.exit_code == 2 and "nowhere" in result.output
+
+
+def test_a_date_past_what_datetime_holds_is_a_clear_error():
+    with pytest.raises(click.BadParameter, match="past the last date"):
+        interval_from_options("9999-12-31", None)
