@@ -9,7 +9,7 @@ replacing ``@this_model`` and ``@<param>`` in their parsed query.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import sqlglot
@@ -17,7 +17,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.records import AuditCall, AuditDefinition
+from dagster_sparkmesh.model.records import AuditCall, AuditDefinition, Model
 
 THIS_MODEL = "this_model"
 NON_BLOCKING_SUFFIX = "_non_blocking"
@@ -146,6 +146,25 @@ def audit_names(custom: Mapping[str, AuditDefinition] = {}) -> list[str]:
     """Every name an audit call may use (built-ins with their non-blocking twins, then custom audits)."""
     names = [name for builtin in BUILTIN_AUDITS for name in (builtin, builtin + NON_BLOCKING_SUFFIX)]
     return names + [name for name in custom for name in (name, name + NON_BLOCKING_SUFFIX)]
+
+
+def check_audit_names(models: Iterable[Model], custom: Mapping[str, AuditDefinition]) -> None:
+    """Every audit a model calls exists (a built-in or an audit of the project): a typo is a load-time error, not an
+    audit that never runs or fails only once the model is computed."""
+    known = set(audit_names(custom))
+    for model in models:
+        for call in model.audits:
+            if call.name in known:
+                continue
+            near = difflib.get_close_matches(call.name, sorted(known), n=3)
+            raise ProjectError(
+                f"model {model.name} calls unknown audit {call.name!r}",
+                path=model.path,
+                line=model.line,
+                snippet=call.name,
+                hint=(f"did you mean {', '.join(near)}? " if near else "")
+                + "define it in audits/*.sql (or inline with AUDIT (...)), or use a built-in audit",
+            )
 
 
 def render_audit_query(call: AuditCall, table_sql: str, custom: Mapping[str, AuditDefinition]) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.builtin_audits import check_audit_names
 from dagster_sparkmesh.model.records import AuditDefinition, Model
 from dagster_sparkmesh.macros import builtins as macro_builtins
 from dagster_sparkmesh.macros import clauses as macro_clauses
@@ -73,12 +74,14 @@ def load_project(
     audits: dict[str, AuditDefinition] = {}
     for repo in repos:
         audits.update(_optional("audits", "load_audits", repo.path, default={}))
+    audits = _with_inline_audits(audits, parsed)
+    check_audit_names(ordered.values(), audits)
     return Project(
         path=first.path,
         config=first.config,
         models=chain_fingerprints(ordered, externals),
         external_models=externals,
-        audits=_with_inline_audits(audits, parsed),
+        audits=audits,
         unit_tests=unit_tests,
         warnings=tuple(warning for repo in repos for warning in repo.warnings),
     )
