@@ -159,9 +159,13 @@ def _write_full(
 ) -> tuple[int, list[AuditResult]]:
     """FULL (and Python FULL): recompute the whole table once for all missing intervals."""
     span = _span(target.intervals)
+    exists = ctx.engine.table_exists(target.table)
+    if target.model.depends_on_self and not exists:  # it reads its own (empty, at first) table
+        ctx.engine.create_table_like_query(target.table, _empty_select(target.model), list(target.model.partitioned_by))
+        exists = True
     query = _select_for(ctx, target, span)
     rows = None
-    if not ctx.engine.table_exists(target.table):
+    if not exists:
         rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
     if rows is None:
         rows = ctx.engine.replace_full(target.table, query)

@@ -173,8 +173,9 @@ def _function_fields(
         "python_source": _normalized_source(loaded.tree, loaded.helpers, blueprint.variables),
         "python_entrypoint": f"{where.path}:{function.__name__}",
         "blueprint_variables": blueprint.variables,
+        # Its own name stays: the loader turns it into ``depends_on_self`` (a table to create before the first run).
         "depends_on": model_dependencies(function, loaded.module, loaded.tree, options.get("depends_on"), where.path,
-                                         where.line, normalize_table_name(where.model, path=where.path, line=where.line)),
+                                         where.line),
         "pre_statements": python_model_options.statements("pre_statements", options.get("pre_statements"), where, dialect),
         "post_statements": python_model_options.statements("post_statements", options.get("post_statements"), where, dialect),
     }

@@ -38,3 +38,23 @@ def test_a_running_total_reads_its_own_earlier_days_one_at_a_time(spark, mini_pr
     assert [i.start.day for i in again.missing_intervals["shop.running_total"]] == [2, 3]
     apply_plan(ctx, again)
     assert _totals(spark)[-1] == (date(2024, 1, 3), 180)
+
+
+RUNS = '''
+import pandas as pd
+from dagster_sparkmesh import model
+
+
+@model("shop.runs", kind="FULL", columns={"run": "int"})
+def execute(context, start, end, execution_time, **kwargs):
+    previous = context.fetchdf(f"SELECT COUNT(*) AS n FROM {context.resolve_table('shop.runs')}")["n"][0]
+    return pd.DataFrame({"run": [int(previous) + 1]})
+'''
+
+
+def test_a_python_model_reads_its_own_table_from_its_first_run(spark, mini_project, make_context):
+    (mini_project / "models" / "runs.py").write_text(RUNS)
+    ctx = make_context(mini_project)
+    assert ctx.project.models["shop.runs"].depends_on_self
+    apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 2)))
+    assert [r[0] for r in spark.sql("SELECT run FROM shop.runs").collect()] == [1]  # it read an empty table
