@@ -69,9 +69,10 @@ def test_dependencies_are_inferred_from_the_context(tmp_path: Path) -> None:
     assert _load(tmp_path, "kind='FULL'", body).depends_on == frozenset({"db.a", "db.parent", "db.parent_2"})
 
 
-def test_a_model_reading_itself_is_not_its_own_parent(tmp_path: Path) -> None:
+def test_a_model_reading_itself_keeps_its_name_for_the_loader(tmp_path: Path) -> None:
+    """The file reads itself and db.a; the loader turns its own name into ``depends_on_self`` (test_dag.py)."""
     body = "context.table('db.m')\n    context.table('db.a')\n    return None"
-    assert _load(tmp_path, "kind='FULL'", body).depends_on == frozenset({"db.a"})
+    assert _load(tmp_path, "kind='FULL'", body).depends_on == frozenset({"db.a", "db.m"})
 
 
 def test_declared_dependencies_take_precedence_as_in_sqlmesh(tmp_path: Path) -> None:
