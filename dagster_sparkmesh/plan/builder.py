@@ -31,17 +31,11 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.dates import parse_datetime, parse_ttl
 from dagster_sparkmesh.plan.definition import DirectChange, Plan
 from dagster_sparkmesh.plan.diffs import definition_diff
-from dagster_sparkmesh.plan.intervals import (
-    expected_intervals,
-    interval_unit,
-    merge,
-    remove_range,
-    subtract,
-    with_lookback,
-)
+from dagster_sparkmesh.plan.intervals import interval_unit
+from dagster_sparkmesh.plan.missing import Window, missing_intervals
+from dagster_sparkmesh.plan.previews import preview_from, preview_range, preview_version, previewed_models
 from dagster_sparkmesh.plan.restatements import RestatementInputs, effective_from_ranges, restated_by_user, union
 from dagster_sparkmesh.plan.restatements import restatements as restatement_ranges
-from dagster_sparkmesh.plan.previews import preview_from, preview_range, preview_version, previewed_models
 from dagster_sparkmesh.plan.versions import Decision, VersionContext, decide
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.naming import PROD, validate_identifier
@@ -57,17 +51,6 @@ from dagster_sparkmesh.state.reader import StateReader
 
 DateLike = str | date | datetime
 # Kinds computed as a whole: when one interval is missing, the plan lists every interval of the model.
-_REBUILT_KINDS = frozenset({"FULL", "VIEW", "SEED"})
-
-
-@dataclass(frozen=True)
-class _Window:
-    start: datetime
-    end: datetime
-    model_start: datetime
-    """The model's own start, before the plan's ``--start`` narrows it."""
-
-
 @dataclass(frozen=True)
 class _Previews:
     """The models a development plan previews: their preview versions and ranges, and where previews start."""
@@ -131,7 +114,7 @@ def build_plan(
         seeds = union(seeds, effective_from_ranges(decisions, spans, start_at, environment, effective_from))
     inputs = RestatementInputs(models, spans, recorded, _shared_with_prod(state, environment, versions))
     restatements, notes = restatement_ranges(inputs, seeds)
-    missing = _missing(models, windows, recorded, restatements)
+    missing = missing_intervals(models, windows, recorded, restatements)
     if held_back:
         missing, unselected_notes = _without_held_back(missing, held_back)
         notes += unselected_notes
@@ -178,10 +161,10 @@ def _previews(
     state: StateReader,
     environment: str,
     decisions: dict[str, Decision],
-    windows: dict[str, _Window],
+    windows: dict[str, Window],
     held_back: set[str],
     begin: datetime,
-) -> tuple[_Previews, dict[str, _Window]]:
+) -> tuple[_Previews, dict[str, Window]]:
     """A development plan's previews, and the model windows narrowed to the preview range for them."""
     if environment == PROD:
         return _NO_PREVIEWS, windows
@@ -287,7 +270,7 @@ def _with_category(decision: Decision, categories: Mapping[str, ChangeCategory])
 
 def _windows(
     project: Project, models: dict[str, Model], start: DateLike | None, end: DateLike | None, now: datetime
-) -> tuple[dict[str, _Window], datetime, datetime]:
+) -> tuple[dict[str, Window], datetime, datetime]:
     default_start = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
     starts = {name: _model_date(m, m.start or project.config.model_defaults.start, now) for name, m in models.items()}
     plan_start = parse_datetime(start, now=now) if start is not None else None
@@ -306,7 +289,7 @@ def _windows(
         model_end = _model_end(model, now)
         own_start = starts[name] or default_start
         model_plan_end = min(plan_end, model_end) if model_end else plan_end
-        windows[name] = _Window(max(own_start, plan_start), model_plan_end, own_start)
+        windows[name] = Window(max(own_start, plan_start), model_plan_end, own_start)
     return windows, plan_start, plan_end
 
 
@@ -355,41 +338,6 @@ def _shared_with_prod(state: StateReader, environment: str, versions: dict[str, 
     prod = state.get_environment(PROD)
     prod_versions = {(s.name, s.version) for s in prod.snapshots} if prod else set()
     return frozenset(name for name, version in versions.items() if (name, version) in prod_versions)
-
-
-def _missing(
-    models: dict[str, Model],
-    windows: dict[str, _Window],
-    recorded: dict[str, list[Interval]],
-    restatements: dict[str, Interval],
-) -> dict[str, tuple[Interval, ...]]:
-    missing: dict[str, tuple[Interval, ...]] = {}
-    for name in (n for n in models if n in recorded):
-        done, window = recorded[name], windows[name]
-        if name in restatements:
-            restated = restatements[name]
-            done = remove_range(done, restated)
-            # What is restated is computed again, also where it reaches past the plan's window (a lookback child).
-            window = dataclasses.replace(window, start=min(window.start, restated.start), end=max(window.end, restated.end))
-        todo = _missing_for(models[name], window, done)
-        if todo:
-            missing[name] = tuple(todo)
-    return missing
-
-
-def _missing_for(model: Model, window: _Window, done: list[Interval]) -> list[Interval]:
-    expected = expected_intervals(model.cron, window.start, window.end)
-    todo = subtract(expected, done)
-    if model.kind.name in _REBUILT_KINDS:
-        # A rebuilt table holds every interval of the model, whatever the plan's window: rebuilding lists them all.
-        # Before the window nothing is asked: what its parents lacked there, the plan does not compute either.
-        return expected_intervals(model.cron, window.model_start, window.end) if todo else []
-    if todo and model.depends_on_self:  # every later interval read the missing one, directly or not
-        return [interval for interval in expected if interval.start >= todo[0].start]
-    lookback = getattr(model.kind, "lookback", 0)
-    if todo and lookback:
-        return with_lookback(todo, model.cron, lookback, expected[0].start)
-    return todo
 
 
 def _names_by_status(decisions: dict[str, Decision]) -> dict[str, tuple[str, ...]]:

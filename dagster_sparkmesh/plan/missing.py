@@ -1,0 +1,62 @@
+"""What each model misses in a plan: its expected cron intervals in its window, less what is recorded. Pure.
+
+Rebuilt kinds (FULL, VIEW, SEED) list every interval from their own start once anything in the window is missing
+(the rebuild records them all, for the time its parents covered: ``plan.coverage``). A self-referencing model
+misses every interval after a missing one (each read the one before); a ``lookback`` model recomputes the
+intervals just before a missing one. A restated range is computed again even where it reaches past the window.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import datetime
+
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.plan.intervals import expected_intervals, remove_range, subtract, with_lookback
+from dagster_sparkmesh.snapshot.records import Interval
+
+REBUILT_KINDS = frozenset({"FULL", "VIEW", "SEED"})
+
+
+@dataclass(frozen=True)
+class Window:
+    """A model's time in a plan."""
+
+    start: datetime
+    end: datetime
+    model_start: datetime
+    """The model's own start, before the plan's ``--start`` narrows it."""
+
+
+def missing_intervals(
+    models: dict[str, Model],
+    windows: dict[str, Window],
+    recorded: dict[str, list[Interval]],
+    restatements: dict[str, Interval],
+) -> dict[str, tuple[Interval, ...]]:
+    missing: dict[str, tuple[Interval, ...]] = {}
+    for name in (n for n in models if n in recorded):
+        done, window = recorded[name], windows[name]
+        if name in restatements:
+            restated = restatements[name]
+            done = remove_range(done, restated)
+            window = dataclasses.replace(window, start=min(window.start, restated.start), end=max(window.end, restated.end))
+        todo = _missing_for(models[name], window, done)
+        if todo:
+            missing[name] = tuple(todo)
+    return missing
+
+
+def _missing_for(model: Model, window: Window, done: list[Interval]) -> list[Interval]:
+    expected = expected_intervals(model.cron, window.start, window.end)
+    todo = subtract(expected, done)
+    if model.kind.name in REBUILT_KINDS:
+        # Before the window nothing is asked: what its parents lacked there, the plan does not compute either.
+        return expected_intervals(model.cron, window.model_start, window.end) if todo else []
+    if todo and model.depends_on_self:
+        return [interval for interval in expected if interval.start >= todo[0].start]
+    lookback = getattr(model.kind, "lookback", 0)
+    if todo and lookback:
+        return with_lookback(todo, model.cron, lookback, expected[0].start)
+    return todo
