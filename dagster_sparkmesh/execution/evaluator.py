@@ -22,7 +22,7 @@ from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.execution.scd2 import merge_history
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps
+from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps, lookback_of
 from dagster_sparkmesh.project.rendering import render_query, render_statements
 from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table, quote_identifier
 from dagster_sparkmesh.snapshot.records import Interval
@@ -135,7 +135,7 @@ def _commit(
         ) from _AuditResults(audits)
     crashpoint("before_record_interval")
     gaps = input_gaps(ctx.project, target.model.name, target.versions.get, ctx.state, ctx.clock())
-    complete, lacking = complete_part(batch, gaps)
+    complete, lacking = complete_part(batch, gaps, lookback_of(target.model))
     incomplete += lacking
     ctx.state.add_intervals(target.model.name, target.version, complete)
     return audits

@@ -34,7 +34,13 @@ from dagster_sparkmesh.plan.diffs import definition_diff
 from dagster_sparkmesh.plan.intervals import interval_unit
 from dagster_sparkmesh.plan.missing import Window, missing_intervals
 from dagster_sparkmesh.plan.previews import preview_from, preview_range, preview_version, previewed_models
-from dagster_sparkmesh.plan.restatements import RestatementInputs, effective_from_ranges, restated_by_user, union
+from dagster_sparkmesh.plan.restatements import (
+    RestatementInputs,
+    effective_from_ranges,
+    filled_behind,
+    restated_by_user,
+    union,
+)
 from dagster_sparkmesh.plan.restatements import restatements as restatement_ranges
 from dagster_sparkmesh.plan.versions import Decision, VersionContext, decide
 from dagster_sparkmesh.project.records import Project
@@ -113,6 +119,7 @@ def build_plan(
         start_at = parse_datetime(effective_from, now=execution_time)
         seeds = union(seeds, effective_from_ranges(decisions, spans, start_at, environment, effective_from))
     inputs = RestatementInputs(models, spans, recorded, _shared_with_prod(state, environment, versions))
+    seeds = union(seeds, filled_behind(inputs))
     restatements, notes = restatement_ranges(inputs, seeds)
     missing = missing_intervals(models, windows, recorded, restatements)
     if held_back:

@@ -24,6 +24,7 @@ from typing import Protocol
 from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.dates import parse_datetime
+from dagster_sparkmesh.plan.intervals import Schedule
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.state.intervals import merge, subtract
@@ -116,15 +117,34 @@ def _lacking(project: Project, model: Model, recorded: list[Interval], now: date
     return gaps
 
 
-def complete_part(intervals: Iterable[Interval], gaps: Iterable[InputGap]) -> tuple[list[Interval], list[Interval]]:
-    """``intervals`` split into those no gap touches (complete) and the others (computed from incomplete data)."""
+def complete_part(
+    intervals: Iterable[Interval], gaps: Iterable[InputGap], lookback: tuple[str, int] | None = None
+) -> tuple[list[Interval], list[Interval]]:
+    """``intervals`` split into those no gap touches (complete) and the others (computed from incomplete data).
+
+    ``lookback``: (cron, N) of a model whose interval reads its parents' N intervals before it as well."""
     holes = merge(gap.interval for gap in gaps)
     complete: list[Interval] = []
     incomplete: list[Interval] = []
     for interval in intervals:
-        touched = any(h.start < interval.end and interval.start < h.end for h in holes)
+        read = _with_lookback(interval, lookback) if lookback else interval
+        touched = any(h.start < read.end and read.start < h.end for h in holes)
         (incomplete if touched else complete).append(interval)
     return complete, incomplete
+
+
+def _with_lookback(interval: Interval, lookback: tuple[str, int]) -> Interval:
+    cron, count = lookback
+    schedule = Schedule.of(cron)
+    start = interval.start
+    for _ in range(count):
+        start = schedule.previous(start)
+    return Interval(start=start, end=interval.end)
+
+
+def lookback_of(model: Model) -> tuple[str, int] | None:
+    count = getattr(model.kind, "lookback", 0) or 0
+    return (model.cron, count) if count else None
 
 
 def lacking_inputs(

@@ -99,6 +99,23 @@ def effective_from_ranges(
     }
 
 
+def filled_behind(inputs: RestatementInputs) -> dict[str, Interval]:
+    """Unique-key models asked to compute time before data they already hold: upserting the earlier rows would put
+    them over newer ones, so the model is restated (rebuilt whole, in order) instead."""
+    seeds: dict[str, Interval] = {}
+    for name, model in inputs.models.items():
+        recorded = inputs.recorded.get(name)
+        if model.kind.name != "INCREMENTAL_BY_UNIQUE_KEY" or not recorded:
+            continue
+        window = inputs.windows[name]
+        expected = expected_intervals(model.cron, window.start, window.end)
+        done = merge(recorded)
+        todo = [i for i in expected if not any(d.start <= i.start and i.end <= d.end for d in done)]
+        if todo and todo[0].start < done[-1].end:
+            seeds[name] = Interval(start=todo[0].start, end=done[-1].end)
+    return seeds
+
+
 def union(first: Mapping[str, Interval], second: Mapping[str, Interval]) -> dict[str, Interval]:
     """Per model, the hull of both ranges."""
     merged = dict(first)

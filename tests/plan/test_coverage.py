@@ -62,3 +62,11 @@ def test_promotion_check_names_the_model_and_the_gap_within_the_window():
     assert [g.describe() for g in found["s.total"]] == ["s.daily lacks [2024-01-04, 2024-01-10)"]
     state.intervals[("s.total", "vt")] = days(1, 3)
     assert lacking_inputs(_project(), VERSIONS, window, state, NOW) == {}
+
+
+def test_a_lookback_interval_needs_the_days_it_looks_back_at():
+    gaps = [g for g in input_gaps(_project(), "s.total", VERSIONS.get, _state(days(3, 9), days(9, 9)), NOW)]
+    # 01-03 and 01-04 read 01-01 and 01-02 with lookback 2, which the parent lacks; 01-05 reads 01-03..01-05 only.
+    complete, incomplete = complete_part(days(3, 5), gaps, ("@daily", 2))
+    assert complete == days(5, 5) and incomplete == days(3, 4)
+    assert complete_part(days(3, 5), gaps) == (days(3, 5), [])
