@@ -43,7 +43,6 @@ def _replay(engine, tmp_path, *actions):
 # not exist yet, and are recorded complete. The promotion computes the source's earlier days but never recomputes
 # those two rows (6 and 13 events over 3 days instead of 20 and 19).
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 11: a lookback child's rows that read parent days missing then are never recomputed")
 def test_regression_a_ranged_run_ahead_of_the_parent_leaves_lookback_rows_stale(engine, tmp_path):
     _replay(engine, tmp_path, RangedRun(models=("m.rolling", "src.events"), start="2024-01-09", end="2024-01-13"))
 
@@ -52,6 +51,5 @@ def test_regression_a_ranged_run_ahead_of_the_parent_leaves_lookback_rows_stale(
 # `plan prod --end 2024-01-13`. Besides rolling's stale rows, the unique-key model m.latest computes the earlier
 # days [01-01, 01-09) last and upserts them over the newer rows: customers' last day goes back to 01-08 or before.
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="issue 11: earlier intervals computed later are upserted over a unique-key model's newer rows")
 def test_regression_backfilling_earlier_days_keeps_the_unique_key_model_at_the_latest_day(engine, tmp_path):
     _replay(engine, tmp_path, PlanProd(start="2024-01-09", end="2024-01-13"))
