@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from collections import Counter
 import sys
 import tempfile
 import time
@@ -62,6 +63,9 @@ def main() -> int:
         f"{len(report.failures)} failing sequence(s), {report.divergences} divergent view(s), "
         f"{time.monotonic() - began:.0f} s"
     )
+    by_model = Counter(d.model for failure in report.failures for d in failure.divergences)
+    if by_model:
+        print("divergent views by model: " + ", ".join(f"{m} {n}" for m, n in by_model.most_common()))
     return 1 if report.failures else 0
 
 
