@@ -122,7 +122,7 @@ def _model_spec(
         metadata["dagster/column_schema"] = table_schema(derived_columns, dict(model.column_descriptions))
     return dg.AssetSpec(
         key=translator.get_asset_key(model),
-        deps=[_dep_key(project, parent, translator) for parent in sorted(_asset_parents(project, model))],
+        deps=[_dep_key(project, parent, translator) for parent in sorted(project.tables_read_by(model.name))],
         description=translator.get_description(model),
         metadata=metadata,
         skippable=True,
@@ -134,24 +134,6 @@ def _model_spec(
         kinds=translator.get_kinds(model),
         partitions_def=partitions_def,
     )
-
-
-def _asset_parents(project: Project, model: Model) -> set[str]:
-    """The model's parents that are assets: embedded models are inlined, so depend on what they read instead."""
-    parents: set[str] = set()
-    stack = list(model.depends_on)
-    seen: set[str] = set()
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        parent = project.models.get(name)
-        if parent is not None and parent.kind_name not in MATERIALIZED_KINDS:
-            stack.extend(parent.depends_on)
-        elif parent is not None or name in project.external_models:
-            parents.add(name)
-    return parents
 
 
 def _dep_key(project: Project, name: str, translator: SparkMeshTranslator) -> dg.AssetKey:

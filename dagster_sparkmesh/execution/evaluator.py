@@ -75,15 +75,19 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
 
 
 def _render(ctx: ExecutionContext, target: ModelTarget, interval: Interval) -> str:
-    return render_query(
-        target.model,
-        start=interval.start,
-        end=interval.end,
-        execution_time=ctx.clock(),
-        table_for=_table_lookup(target),
-        models=ctx.project.models,
-        variables=ctx.project.config.variables,
-    )
+    return render_query(target.model, **_render_context(ctx, target, interval))
+
+
+def _render_context(ctx: ExecutionContext, target: ModelTarget, interval: Interval) -> dict:
+    """What rendering the model's query or statements for ``interval`` needs (one place for both)."""
+    return {
+        "start": interval.start,
+        "end": interval.end,
+        "execution_time": ctx.clock(),
+        "table_for": _table_lookup(target),
+        "models": ctx.project.models,
+        "variables": ctx.project.config.variables,
+    }
 
 
 def _table_lookup(target: ModelTarget) -> Callable[[str], str]:
@@ -97,17 +101,7 @@ def _run_statements(ctx: ExecutionContext, target: ModelTarget, interval: Interv
     """Pre/post-statements, rendered like the query (macros, ``@this_model`` = the physical table) and run in order."""
     if not statements:
         return
-    rendered = render_statements(
-        target.model,
-        statements,
-        start=interval.start,
-        end=interval.end,
-        execution_time=ctx.clock(),
-        table_for=_table_lookup(target),
-        models=ctx.project.models,
-        variables=ctx.project.config.variables,
-    )
-    for statement in rendered:
+    for statement in render_statements(target.model, statements, **_render_context(ctx, target, interval)):
         ctx.engine.execute(statement)
 
 

@@ -74,7 +74,7 @@ def input_gaps(
 ) -> list[InputGap]:
     """The time each parent of ``name`` lacks, for the parents' versions ``version_of`` gives."""
     gaps: list[InputGap] = []
-    for parent in sorted(_read_parents(project, name)):
+    for parent in sorted(project.tables_read_by(name)):
         model = project.models.get(parent)
         if model is None or model.kind.name not in MATERIALIZED_KINDS:
             continue
@@ -82,24 +82,6 @@ def input_gaps(
         recorded = state.get_intervals(parent, version) if version else []
         gaps += [InputGap(parent, gap) for gap in _lacking(project, model, recorded, now)]
     return gaps
-
-
-def _read_parents(project: Project, name: str) -> set[str]:
-    """The models whose tables ``name`` reads: its parents, with embedded ones replaced by what they read."""
-    parents: set[str] = set()
-    pending = list(project.models[name].depends_on) if name in project.models else []
-    seen: set[str] = set()
-    while pending:
-        parent = pending.pop()
-        if parent in seen:
-            continue
-        seen.add(parent)
-        model = project.models.get(parent)
-        if model is not None and model.kind.name == "EMBEDDED":
-            pending += list(model.depends_on)
-        elif parent != name:  # a self-reference reads the model's own previous intervals
-            parents.add(parent)
-    return parents
 
 
 def _lacking(project: Project, model: Model, recorded: list[Interval], now: datetime) -> list[Interval]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import AuditDefinition, ExternalModel, Model, UnitTest
 from dagster_sparkmesh.project.config import ProjectConfig
 from dagster_sparkmesh.records import Record
@@ -37,3 +38,21 @@ class Project(Record):
                     seen.add(child)
                     stack.append(child)
         return seen
+
+    def tables_read_by(self, name: str) -> set[str]:
+        """The models (with a table) and external models whose tables ``name`` reads: models without one are inlined,
+        so what they read counts instead; the model's own name (a self-reference) does not count."""
+        parents: set[str] = set()
+        stack = list(self.models[name].depends_on) if name in self.models else []
+        seen: set[str] = set()
+        while stack:
+            parent = stack.pop()
+            if parent in seen or parent == name:
+                continue
+            seen.add(parent)
+            model = self.models.get(parent)
+            if model is not None and model.kind.name not in MATERIALIZED_KINDS:
+                stack.extend(model.depends_on)
+            elif model is not None or parent in self.external_models:
+                parents.add(parent)
+        return parents
