@@ -43,7 +43,7 @@ def step_floor(args) -> dict:
 
 def step_apply(args) -> dict:
     from dagster_sparkmesh.execution.apply import apply_plan
-    from dagster_sparkmesh.execution.backfill import plan_for
+    from dagster_sparkmesh.execution.plans import plan_for
     from dagster_sparkmesh.execution.context import ExecutionContext
 
     project = load_project(args.project)
@@ -70,7 +70,7 @@ def step_apply(args) -> dict:
 
 
 def step_noop_api(args) -> dict:
-    from dagster_sparkmesh.execution.backfill import plan_for
+    from dagster_sparkmesh.execution.plans import plan_for
     from dagster_sparkmesh.execution.context import ExecutionContext
 
     ctx = ExecutionContext.open(args.project, args.environment)
@@ -85,7 +85,7 @@ def step_noop_api(args) -> dict:
 
 def step_promote(args) -> dict:
     """Plan an environment whose new tables are already computed, and promote it (views only)."""
-    from dagster_sparkmesh.execution.backfill import plan_for
+    from dagster_sparkmesh.execution.plans import plan_for
     from dagster_sparkmesh.execution.context import ExecutionContext
     from dagster_sparkmesh.execution.promotion import promote
 

@@ -6,6 +6,10 @@ Layer 0 holds FULL source models that make their own rows with Spark's ``sequenc
 and id), so the project runs on an empty catalog. Every later layer holds INCREMENTAL_BY_TIME_RANGE (``ds``), FULL
 and VIEW models reading 1-3 models of earlier layers. All models share one column set (ds, id, category, amount),
 so that any choice of parents joins. The output is deterministic for a given (models, days, seed).
+
+``--macros`` writes the same DAG with SQLMesh's macro language the way real projects use it: ``@DEF``, ``@EACH``
+over a project variable, ``@IF``, ``@VAR``, ``@SAFE_DIV``, user Python macros from ``macros/`` (one expanded at load
+time, one reading the interval) and the macro variables ``@start_ds``/``@end_ds``.
 """
 
 from __future__ import annotations
@@ -102,7 +106,9 @@ CROSS JOIN (
 """
 
 
-def derived_sql(spec: Spec, rng: random.Random) -> str:
+def derived_sql(spec: Spec, rng: random.Random, *, macros: bool = False) -> str:
+    if macros:
+        return f"{_header(spec, rng)}\n\n{_macro_query(spec, rng)}"
     return f"{_header(spec, rng)}\n\n{_query(spec, rng)}"
 
 
@@ -144,6 +150,66 @@ def _query(spec: Spec, rng: random.Random) -> str:
     )
 
 
+def _macro_query(spec: Spec, rng: random.Random) -> str:
+    """The same columns as ``_query`` (plus one per category), written with macros."""
+    aliases = [f"p{index}" for index in range(len(spec.parents))]
+    first = aliases[0]
+    joins = "".join(
+        f"\nJOIN {parent} AS {alias}\n  ON {first}.ds = {alias}.ds AND {first}.id = {alias}.id"
+        for parent, alias in zip(spec.parents[1:], aliases[1:])
+    )
+    amounts = ", ".join(f"{alias}.amount" for alias in aliases)
+    factor = rng.choice(("1.0", "0.9", "1.1", "2"))
+    # @in_window reads the interval, so it is expanded when an interval is rendered, not at load time.
+    where = f"\nWHERE\n  @in_window({first}.ds)" if spec.kind == "INCREMENTAL_BY_TIME_RANGE" else ""
+    if rng.random() < 0.25:
+        return (
+            f"@DEF(factor, {factor});\n\n"
+            f"SELECT\n  {first}.ds,\n  MIN({first}.id) AS id,\n  {first}.category,\n"
+            f"  SUM(@total({amounts})) * @factor AS amount,\n"
+            f"  @EACH(@categories, c -> SUM(IF({first}.category = c, {first}.amount, 0)) AS amount_@c),\n"
+            f"  @SAFE_DIV(SUM({first}.amount), COUNT(*)) AS mean_amount\n"
+            f"FROM {spec.parents[0]} AS {first}{joins}{where}\nGROUP BY\n  {first}.ds,\n  {first}.category\n"
+        )
+    bucket = rng.choice((50, 100, 200))
+    return (
+        f"@DEF(bucket, {bucket});\n@DEF(factor, {factor});\n\n"
+        f"SELECT\n  {first}.ds,\n  {first}.id,\n"
+        f"  @IF(@VAR('label_high', TRUE), @bucketed({first}.amount, @bucket, {first}.category), {first}.category) AS category,\n"
+        f"  @total({amounts}) * @factor AS amount,\n"
+        f"  @EACH(@categories, c -> IF({first}.category = c, {first}.amount, 0) AS amount_@c)\n"
+        f"FROM {spec.parents[0]} AS {first}{joins}{where}\n"
+    )
+
+
+MACRO_FILE = """from sqlglot import exp
+
+from dagster_sparkmesh import macro
+
+
+@macro()
+def total(evaluator, *columns):
+    # Expanded at load time: depends only on its arguments.
+    return exp.paren(" + ".join(column.sql("spark") for column in columns))
+
+
+@macro()
+def bucketed(evaluator, amount, threshold, category):
+    return f"CASE WHEN {amount.sql('spark')} > {threshold.sql('spark')} THEN 'high_' || {category.sql('spark')} ELSE {category.sql('spark')} END"
+
+
+@macro()
+def in_window(evaluator, column):
+    # Reads the interval: expanded per interval when rendering.
+    return f"{column.sql('spark')} BETWEEN '{evaluator.locals['start_ds']}' AND '{evaluator.locals['end_ds']}'"
+"""
+
+MACRO_VARIABLES = """variables:
+  categories: [c0, c1, c2, c3, c4]
+  label_high: true
+"""
+
+
 CONFIG = """gateways:
   local:
     connection:
@@ -157,19 +223,25 @@ model_defaults:
 """
 
 
-def generate_project(out: Path, *, models: int, days: int = 90, seed: int = 7) -> list[Spec]:
-    """Write the project into ``out`` (its ``models/`` folder is replaced) and return what was written."""
+def generate_project(out: Path, *, models: int, days: int = 90, seed: int = 7, macros: bool = False) -> list[Spec]:
+    """Write the project into ``out`` (its ``models/`` and ``macros/`` folders are replaced) and return what was
+    written; ``macros`` writes the queries with macros (same DAG)."""
     if models < 3:
         raise ValueError("a layered project needs at least 3 models")
     rng = random.Random(seed)
     specs = plan_specs(models, rng)
     shutil.rmtree(out / "models", ignore_errors=True)
+    shutil.rmtree(out / "macros", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "config.yaml").write_text(CONFIG.format(start=START.isoformat()))
+    config = CONFIG.format(start=START.isoformat())
+    (out / "config.yaml").write_text(config + MACRO_VARIABLES if macros else config)
+    if macros:
+        (out / "macros").mkdir()
+        (out / "macros" / "project_macros.py").write_text(MACRO_FILE)
     for spec in specs:
         path = out / spec.relative_path
         path.parent.mkdir(parents=True, exist_ok=True)
-        text = source_sql(spec, days, salt=rng.randrange(10_000)) if spec.layer == 0 else derived_sql(spec, rng)
+        text = source_sql(spec, days, salt=rng.randrange(10_000)) if spec.layer == 0 else derived_sql(spec, rng, macros=macros)
         path.write_text(text)
     return specs
 
@@ -180,8 +252,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--days", type=int, default=90)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--macros", action="store_true", help="write the queries with SQLMesh macros")
     args = parser.parse_args()
-    specs = generate_project(args.out, models=args.models, days=args.days, seed=args.seed)
+    specs = generate_project(args.out, models=args.models, days=args.days, seed=args.seed, macros=args.macros)
     kinds = {kind: sum(spec.kind == kind for spec in specs) for kind in KINDS}
     print(f"wrote {len(specs)} models in {layer_count(args.models)} layers to {args.out}: {kinds}")
 

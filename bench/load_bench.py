@@ -1,11 +1,12 @@
 """How long does loading a project take, cold (no parse cache) and warm (cache populated)?
 
-    python bench/load_bench.py --models 30 300 1000 [--repeats 3] [--days 90]
+    python bench/load_bench.py --models 30 300 1000 [--repeats 3] [--days 90] [--macros]
 
 For each size, generates a layered project (bench/generate_project.py) in a temporary folder and times
 ``dagster_sparkmesh.project.loader.load_project`` in a fresh Python process per measurement, as a CLI call or a
 Dagster code-location load would meet it: no in-memory state survives between runs, only the on-disk cache.
 Cold = ``.sparkmesh/cache`` removed first; warm = the cache left by the previous load. Imports are timed apart.
+``--macros``: the models are written with SQLMesh macros (``generate_project.py --macros``).
 Prints the median of the repeats as a table.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -61,9 +63,9 @@ def measure(project: Path) -> Measurement:
     return Measurement(**json.loads(result.stdout.strip().splitlines()[-1]))
 
 
-def bench_size(models: int, *, repeats: int, days: int, workdir: Path) -> Row:
+def bench_size(models: int, *, repeats: int, days: int, workdir: Path, macros: bool = False) -> Row:
     project = workdir / f"project_{models}"
-    generate_project(project, models=models, days=days)
+    generate_project(project, models=models, days=days, macros=macros)
     cache = project / ".sparkmesh" / "cache"
     cold, warm = [], []
     for _ in range(repeats):
@@ -92,10 +94,16 @@ def main() -> None:
     parser.add_argument("--models", type=int, nargs="+", default=[30, 300, 1000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--macros", action="store_true", help="models written with SQLMesh macros")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sparkmesh_load_bench_") as tmp:
-        rows = [bench_size(n, repeats=args.repeats, days=args.days, workdir=Path(tmp)) for n in args.models]
-    print(f"load_project, median of {args.repeats} (fresh process each; python {sys.version.split()[0]})")
+        rows = [
+            bench_size(n, repeats=args.repeats, days=args.days, workdir=Path(tmp), macros=args.macros)
+            for n in args.models
+        ]
+    variant = "models with macros" if args.macros else "plain SQL models"
+    print(f"load_project, {variant}, median of {args.repeats} (fresh process each; python {sys.version.split()[0]};"
+          f" load average {os.getloadavg()[0]:.2f})")
     print_table(rows)
 
 

@@ -13,7 +13,7 @@ from dagster_sparkmesh.project.loader import load_project
 
 # Bound last on purpose: the name ``model`` is the decorator, shadowing the ``dagster_sparkmesh.model``
 # subpackage attribute (submodules stay importable as ``dagster_sparkmesh.model.records``).
-from dagster_sparkmesh.project.python_models import model  # noqa: E402
+from dagster_sparkmesh.project.python.models import model  # noqa: E402
 from dagster_sparkmesh.sqlmesh_api.signals import signal  # noqa: E402
 
 __all__ = ["SparkMeshError", "load_project", "macro", "model", "signal"]

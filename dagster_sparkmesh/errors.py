@@ -74,7 +74,25 @@ class StateConflictError(StateError):
 
 
 class EngineError(SparkMeshError):
-    """Spark refused a statement or the session/server could not be reached."""
+    """Spark refused a statement or the session/server could not be reached.
+
+    ``engine/`` judges the failure when it raises this, so that nothing else reads Spark's messages:
+    ``transient``: the session, its channel or a metastore lock failed, not the statement, so repeating the work
+    may succeed; ``refusal``: Spark could not analyze or parse the statement, and ``spark_message`` says why."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        transient: bool = False,
+        refusal: bool = False,
+        spark_message: str | None = None,
+        **details,
+    ) -> None:
+        super().__init__(message, **details)
+        self.transient = transient
+        self.refusal = refusal
+        self.spark_message = spark_message
 
 
 class ExecutionError(SparkMeshError):

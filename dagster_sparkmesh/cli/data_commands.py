@@ -14,10 +14,10 @@ from rich.table import Table
 
 from dagster_sparkmesh.cli.context import CliContext, pass_cli_context
 from dagster_sparkmesh.cli.runtime_commands import PROD, make_console, open_context
-from dagster_sparkmesh.errors import UnitTestFailure
+from dagster_sparkmesh.errors import ExecutionError, UnitTestFailure
 
 if TYPE_CHECKING:
-    from dagster_sparkmesh.execution.table_diff import TableDiff
+    from dagster_sparkmesh.engine.table_diff import TableDiff
 
 
 def parse_environments(text: str) -> tuple[str, str]:
@@ -45,7 +45,7 @@ def table_diff(
     show_sample: bool,
 ) -> None:
     """Compare MODEL_NAME between two environments: schema, row counts, differing values per column."""
-    from dagster_sparkmesh.execution.table_diff import table_diff as diff_tables
+    from dagster_sparkmesh.engine.table_diff import table_diff as diff_tables
 
     from dagster_sparkmesh.plan.selectors import is_selector, select_one_model
 
@@ -53,7 +53,11 @@ def table_diff(
     with open_context(context, PROD) as ctx:
         models = ctx.project.models
         name = select_one_model(models, model_name) if is_selector(model_name) else model_name.lower()
-        diff = diff_tables(ctx, name, source, target, on=list(keys) or None, skip=list(skipped), decimals=decimals)
+        model = models.get(name)
+        if model is None:
+            raise ExecutionError(f"unknown model {name!r}", hint="see `sparkmesh info` for the model names")
+        options = {"on": list(keys) or None, "skip": list(skipped), "decimals": decimals}
+        diff = diff_tables(ctx.engine, model, source, target, **options)
     console = make_console()
     for renderable in table_diff_view(diff, show_sample=show_sample):
         console.print(renderable)

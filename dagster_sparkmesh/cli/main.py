@@ -18,6 +18,7 @@ import click
 
 from dagster_sparkmesh.cli import (
     data_commands,
+    environment_commands,
     maintenance_commands,
     project_commands,
     runtime_commands,
@@ -26,7 +27,9 @@ from dagster_sparkmesh.cli import (
 from dagster_sparkmesh.cli.context import CliContext
 from dagster_sparkmesh.errors import SparkMeshError
 
-COMMAND_MODULES = (project_commands, runtime_commands, data_commands, spark_commands, maintenance_commands)
+COMMAND_MODULES = (
+    project_commands, runtime_commands, environment_commands, data_commands, spark_commands, maintenance_commands
+)
 
 
 class SparkMeshGroup(click.Group):

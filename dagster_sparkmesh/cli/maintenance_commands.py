@@ -8,13 +8,14 @@ function that can be called without click (``lint_project``, ``format_project``,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 import click
 
 from dagster_sparkmesh.cli.context import CliContext, pass_cli_context
 from dagster_sparkmesh.cli.time_arguments import parse_time
+from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.state.records import VersionStamp
 
 
@@ -42,7 +43,7 @@ def lint(context: CliContext, rules: tuple[str, ...]) -> None:
 @pass_cli_context
 def format_command(context: CliContext, check: bool) -> None:
     """Format the SQL model files (sqlglot's style); MODEL headers are kept exactly as written."""
-    from dagster_sparkmesh.project.formatter import format_project
+    from dagster_sparkmesh.project.sql.formatter import format_project
 
     result = format_project(context.project(), check=check)
     root = context.project().path
@@ -62,7 +63,7 @@ def check_intervals(context: CliContext, environment: str, execution_time: str |
     from dagster_sparkmesh.plan.environment_intervals import environment_check_plan, environment_input_gaps
 
     project = context.project()
-    now = parse_time(execution_time, "--execution-time") if execution_time else _utc_now()
+    now = parse_time(execution_time, "--execution-time") if execution_time else utc_now()
     with _open_state(project.config.state.url, project.path) as state:
         plan = environment_check_plan(
             state, environment, config=project.config, project_path=project.path, execution_time=now
@@ -176,10 +177,6 @@ def _relative(path: Path, root: Path) -> str:
         return str(path.relative_to(root))
     except ValueError:
         return str(path)
-
-
-def _utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 COMMANDS = (lint, format_command, check_intervals, destroy, migrate)

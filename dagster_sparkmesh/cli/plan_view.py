@@ -18,11 +18,10 @@ from rich.text import Text
 from rich.tree import Tree
 
 from dagster_sparkmesh.execution.apply import ApplyResult
-from dagster_sparkmesh.execution.results import ModelRunResult, ViewChange
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult, ViewChange
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import PREVIEWS_TITLE, preview_label, preview_lines
-from dagster_sparkmesh.plan.intervals import to_ranges
+from dagster_sparkmesh.snapshot.intervals import merge
 from dagster_sparkmesh.snapshot.naming import physical_table, view_name
 from dagster_sparkmesh.snapshot.records import Environment, Interval
 
@@ -63,6 +62,7 @@ def plan_tree(plan: Plan) -> Tree:
     _branch(tree, "Restatements", [Text(f"{n}: {range_text(i)}") for n, i in plan.restatements.items()])
     _branch(tree, PREVIEWS_TITLE, [Text(line, style="cyan") for line in preview_lines(plan)])
     _branch(tree, "Missing intervals", [Text(line) for line in missing_interval_lines(plan)])
+    _branch(tree, "Standalone audits", [Text(line) for line in standalone_audit_lines(plan)])
     _branch(tree, "Notes", [Text(note) for note in plan.notes])
     _branch(tree, "Warnings", [Text(warning, style="yellow") for warning in plan.warnings])
     return tree
@@ -72,7 +72,7 @@ def missing_interval_lines(plan: Plan) -> list[str]:
     """One line per model: its missing intervals joined into contiguous ranges."""
     lines = []
     for name, intervals in plan.missing_intervals.items():
-        ranges = ", ".join(range_text(r) for r in to_ranges(intervals))
+        ranges = ", ".join(range_text(r) for r in merge(intervals))
         count = f"{len(intervals)} interval{'s' if len(intervals) != 1 else ''}"
         lines.append(f"{preview_label(plan, name)}: {ranges} ({count})")
     return lines
@@ -116,8 +116,10 @@ def explain_steps(plan: Plan, current: Environment | None) -> list[str]:
         steps.append(f"forget the recorded intervals of {name} over {range_text(interval)}")
     for name, intervals in plan.missing_intervals.items():
         table = physical_table(name, plan.version_of(name) or "")
-        ranges = ", ".join(range_text(r) for r in to_ranges(intervals))
+        ranges = ", ".join(range_text(r) for r in merge(intervals))
         steps.append(f"compute {preview_label(plan, name)} into {table}: {ranges}")
+    for name in plan.standalone_audits:
+        steps.append(f"run standalone audit {name} (a blocking failure stops here: no view changes)")
     for change in view_changes(plan, current):
         steps.append(f"{change.action} view {change.view}" + (f" -> {change.target}" if change.target else ""))
     if plan.has_changes or plan.missing_intervals:
@@ -129,7 +131,7 @@ def view_changes(plan: Plan, current: Environment | None) -> list[ViewChange]:
     """The views whose target would change (promotion also creates views missing from the catalog)."""
     changes = []
     for snapshot in plan.environment_after.snapshots:
-        if snapshot.kind_name not in MATERIALIZED_KINDS:
+        if not snapshot.kind_type.has_physical_layer:
             continue
         before = current.snapshot_for(snapshot.name) if current else None
         if before is not None and before.version == snapshot.version:
@@ -139,7 +141,7 @@ def view_changes(plan: Plan, current: Environment | None) -> list[ViewChange]:
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action=action))
     kept = {s.name for s in plan.environment_after.snapshots}
     for snapshot in current.snapshots if current else ():
-        if snapshot.name not in kept and snapshot.kind_name in MATERIALIZED_KINDS:
+        if snapshot.name not in kept and snapshot.kind_type.has_physical_layer:
             view = view_name(snapshot.name, plan.environment)
             changes.append(ViewChange(model=snapshot.name, view=view, target="", action="drop"))
     return changes
@@ -186,9 +188,38 @@ def apply_summary(result: ApplyResult) -> RenderableType:
     metrics.add_row("rows written", str(result.rows_written))
     metrics.add_row("models updated", str(sum(1 for m in result.models if not m.skipped)))
     parts: list[RenderableType] = [Text("Applied plan " + result.plan_id[:8], style="bold green"), metrics]
+    if result.audits:
+        parts.append(audits_text(result.audits))
+    if any(not audit.passed for _, audit in result.external_audits):
+        parts.append(external_audits_text(result.external_audits))
     views = result.promotion.views if result.promotion else ()
     parts.append(views_text(views, result.environment))
     return Group(*parts)
+
+
+def standalone_audit_lines(plan: Plan) -> list[str]:
+    """The standalone audits applying runs, and why: changed since the environment ran them, or new data."""
+    changed = set(plan.changed_audits)
+    return [f"{name} ({'new or changed' if name in changed else 'reads new data'})" for name in plan.standalone_audits]
+
+
+def audits_text(audits: tuple[AuditResult, ...]) -> Text:
+    """Standalone audit results: passed in green, a non-blocking failure in yellow (it only warns)."""
+    text = Text("Standalone audits:")
+    for audit in audits:
+        outcome = "ok" if audit.passed else f"{audit.failing_rows} offending rows (non-blocking: a warning)"
+        text.append(f"\n  {audit.name}: {outcome}", style="green" if audit.passed else "yellow")
+    return text
+
+
+def external_audits_text(audits: tuple[tuple[str, AuditResult], ...]) -> Text:
+    """The non-blocking audits of external models that found rows (a blocking one stops the plan instead)."""
+    text = Text("Audits of external models:")
+    for external, audit in audits:
+        if not audit.passed:
+            text.append(f"\n  {external}: {audit.name}: {audit.failing_rows} offending rows (non-blocking: a warning)",
+                        style="yellow")
+    return text
 
 
 def views_text(views: tuple[ViewChange, ...] | list[ViewChange], environment: str) -> Text:

@@ -30,12 +30,19 @@ CACHE_FOLDERS = ("cache",)
 
 
 def info_payload(project: Project) -> dict[str, dict[str, dict[str, object]]]:
-    return {
+    payload: dict[str, dict[str, dict[str, object]]] = {
         "models": {
             name: {"kind": model.kind_name, "fingerprint": model.fingerprint, "depends_on": sorted(model.depends_on)}
             for name, model in project.models.items()
         }
     }
+    if project.standalone_audits:
+        payload["standalone_audits"] = {
+            name: {"fingerprint": audit.fingerprint, "depends_on": sorted(audit.depends_on), "blocking": audit.blocking,
+                   "skip": audit.skip}
+            for name, audit in project.standalone_audits.items()
+        }
+    return payload
 
 
 def dag_levels(project: Project) -> list[list[str]]:
@@ -145,6 +152,8 @@ def info(context: CliContext, as_json: bool) -> None:
     console.print(table)
     console.print(f"{len(project.models)} models, {len(project.external_models)} external models, "
                   f"DAG depth {len(dag_levels(project))}")
+    if project.standalone_audits:
+        console.print(f"{len(project.standalone_audits)} standalone audits: {', '.join(project.standalone_audits)}")
     for warning in project.warnings:
         console.print(f"[yellow]warning:[/yellow] {warning}", markup=True, highlight=False)
 

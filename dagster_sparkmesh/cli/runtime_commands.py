@@ -1,20 +1,15 @@
-"""Commands that change data or state: ``plan``, ``run``, ``environments``, ``invalidate``, ``janitor``,
-``rollback`` and ``plans``.
+"""Commands that compute data: ``plan`` and ``run``, and the context every state-touching command opens.
 
 Each command opens an ``ExecutionContext`` (``open_context``) whose Spark engine starts on first use only: a plan
-with nothing to do, ``environments``, ``invalidate`` and ``plans`` never start a JVM. The work itself is done by
+with nothing to do never starts a JVM. The work itself is done by
 ``dagster_sparkmesh.execution``; this module asks, prints and exits.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import getpass
-import json
-import socket
 import sys
 import time
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -22,7 +17,6 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from dagster_sparkmesh.cli.context import CliContext, pass_cli_context
@@ -125,7 +119,7 @@ def plan(
 ) -> None:
     """Compare the project with ENVIRONMENT (default prod), show the changes, and apply them."""
     from dagster_sparkmesh.cli.plan_view import explain_steps, plan_tree
-    from dagster_sparkmesh.execution.backfill import plan_for
+    from dagster_sparkmesh.execution.plans import plan_for
     from dagster_sparkmesh.plan.selectors import select_models
 
     start_at, end_at = plan_window(start, end)
@@ -220,13 +214,15 @@ def apply_with_progress(ctx: ExecutionContext, the_plan: Plan, console: Console)
 @pass_cli_context
 def run(context: CliContext, environment: str, select_models_: tuple[str, ...]) -> None:
     """Compute the intervals that became due (by cron) for ENVIRONMENT's current models; promote nothing new."""
-    from dagster_sparkmesh.cli.plan_view import missing_interval_lines, model_progress
+    from dagster_sparkmesh.cli.plan_view import audits_text, missing_interval_lines, model_progress
     from dagster_sparkmesh.execution.abort import run_until_stopped
-    from dagster_sparkmesh.execution.backfill import plan_for, run_models
+    from dagster_sparkmesh.execution.apply import apply_plan
+    from dagster_sparkmesh.execution.plans import plan_for
+    from dagster_sparkmesh.plan.standalone_audits import with_standalone_audits
 
     console = make_console()
     with open_context(context, environment) as ctx:
-        current = _existing_environment(ctx, environment)
+        current = existing_environment(ctx, environment)
         selected = _with_upstream(ctx.project.models, select_models_) if select_models_ else None
         # An environment planned with an explicit end is a bounded preview: it does not grow past that end.
         # Forward-only previews keep their start (a preview grows with time, never back to the environment start).
@@ -239,7 +235,9 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...]) 
             )
         if selected is not None:
             missing = {n: i for n, i in the_plan.missing_intervals.items() if n in selected}
-            the_plan = the_plan.model_copy(update={"missing_intervals": missing})
+            narrowed = the_plan.model_copy(update={"missing_intervals": missing})
+            # Only the standalone audits reading the selected models' new data run (``plan.standalone_audits``).
+            the_plan = with_standalone_audits(narrowed, ctx.project, current)
         if not the_plan.missing_intervals:
             scope = "the selected models of " if selected is not None else ""
             console.print(f"Every interval of {scope}`{environment}` is up to date (as of {the_plan.end:%Y-%m-%d %H:%M})")
@@ -249,14 +247,18 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...]) 
         began = time.monotonic()
         with model_progress(console, total=len(ctx.project.models)) as on_model_done:
             # Ctrl-C stops between models and batches, as for plan (ApplyAborted, exit code 130).
-            results = run_until_stopped(
-                lambda stop: run_models(ctx, selected, plan=the_plan, on_model_done=on_model_done, should_stop=stop)
+            applied = run_until_stopped(
+                lambda stop: apply_plan(
+                    ctx, the_plan, promote_after=False, on_model_done=on_model_done, should_stop=stop
+                )
             )
-        computed = [r for r in results if not r.skipped]
+        computed = [r for r in applied.models if not r.skipped]
         console.print(
             f"Ran {len(computed)} model(s): {sum(len(r.intervals) for r in computed)} interval(s), "
             f"{sum(r.rows_written for r in computed)} rows written in {time.monotonic() - began:.1f} s"
         )
+        if applied.audits:  # standalone audits over the models that got data
+            console.print(audits_text(applied.audits))
 
 
 def _with_upstream(models: Mapping[str, Model], selectors: Sequence[str]) -> tuple[str, ...]:
@@ -267,7 +269,7 @@ def _with_upstream(models: Mapping[str, Model], selectors: Sequence[str]) -> tup
     return select_models(models, [f"+{name}" for name in chosen])
 
 
-def _existing_environment(ctx: ExecutionContext, name: str) -> Environment:
+def existing_environment(ctx: ExecutionContext, name: str) -> Environment:
     current = ctx.state.get_environment(name)
     if current is None:
         known = ", ".join(e.name for e in ctx.state.list_environments()) or "none yet"
@@ -286,160 +288,9 @@ def _changed_models(the_plan: Plan) -> list[str]:
         ("directly modified", the_plan.directly_modified),
         ("indirectly modified", the_plan.indirectly_modified),
         ("metadata only", the_plan.metadata_only),
+        ("standalone audits changed", the_plan.changed_audits),
     )
     return [f"{label}: {', '.join(names)}" for label, names in groups if names]
 
 
-@click.command()
-@pass_cli_context
-def environments(context: CliContext) -> None:
-    """The environments: plan, promotion time, expiry and number of models."""
-    with open_context(context, PROD) as ctx:
-        found = ctx.state.list_environments()
-    if not found:
-        click.echo("No environments yet: `sparkmesh plan` creates prod")
-        return
-    table = Table("environment", "plan", "promoted at", "expires at", "models")
-    for env in found:
-        expires = f"{env.expires_at:%Y-%m-%d %H:%M}" if env.expires_at else "never"
-        table.add_row(env.name, env.plan_id[:8], f"{env.promoted_at:%Y-%m-%d %H:%M}", expires, str(len(env.snapshots)))
-    make_console().print(table)
-
-
-@click.command()
-@click.argument("environment")
-@pass_cli_context
-def invalidate(context: CliContext, environment: str) -> None:
-    """Mark ENVIRONMENT expired now; the next `sparkmesh janitor` drops its views."""
-    if environment.lower() == PROD:
-        raise PlanError("prod cannot be invalidated", snippet=environment, hint="invalidate development environments")
-    with open_context(context, environment) as ctx:
-        if not ctx.state.invalidate_environment(ctx.environment):
-            _existing_environment(ctx, ctx.environment)  # raises with the list of environments
-    click.echo(f"Environment `{environment}` invalidated; `sparkmesh janitor` removes its views")
-
-
-@click.command()
-@pass_cli_context
-def janitor(context: CliContext) -> None:
-    """Drop expired environments' views and the tables no environment references (after the snapshot TTL)."""
-    from dagster_sparkmesh.execution.janitor import run_janitor
-
-    with open_context(context, PROD) as ctx:
-        report = run_janitor(ctx)
-    click.echo(f"environments dropped: {', '.join(report.environments_dropped) or 'none'}")
-    click.echo(f"views dropped: {len(report.views_dropped)}")
-    for table in report.tables_dropped:
-        click.echo(f"  dropped table {table}")
-    click.echo(f"tables dropped: {len(report.tables_dropped)}; snapshots deleted: {report.snapshots_deleted}")
-
-
-@click.command()
-@click.argument("environment")
-@pass_cli_context
-def rollback(context: CliContext, environment: str) -> None:
-    """Point ENVIRONMENT back at its previous promotion: views only, no recomputation."""
-    from dagster_sparkmesh.cli.plan_view import views_text
-    from dagster_sparkmesh.execution.promotion import promote
-    from dagster_sparkmesh.plan.dates import parse_ttl
-
-    with open_context(context, environment) as ctx:
-        current = _existing_environment(ctx, ctx.environment)
-        history = ctx.state.environment_history(ctx.environment)
-        if not history:
-            raise PlanError(f"environment `{environment}` has no previous promotion to roll back to")
-        previous = history[0]
-        _check_snapshots_kept(ctx, previous)
-        ttl = None if ctx.environment == PROD else parse_ttl(ctx.project.config.environment_ttl)
-        the_plan = rollback_plan(current, previous, now=ctx.clock(), ttl=ttl)
-        summary = json.dumps({"rollback_to": previous.plan_id})
-        ctx.state.record_plan_start(the_plan.plan_id, ctx.environment, getpass.getuser(), socket.gethostname(), summary)
-        outcome, metrics = "failed", {}
-        try:
-            promotion = promote(ctx, the_plan)
-            outcome, metrics = "succeeded", {"views_changed": len(promotion.views)}
-        finally:
-            ctx.state.record_plan_end(the_plan.plan_id, outcome, json.dumps(metrics))
-    console = make_console()
-    console.print(f"Rolled `{environment}` back to plan {previous.plan_id[:8]} ({previous.promoted_at:%Y-%m-%d %H:%M})")
-    console.print(views_text(promotion.views, environment))
-
-
-def rollback_plan(current: Environment, previous: Environment, *, now: datetime, ttl: timedelta | None) -> Plan:
-    """A plan whose result is the previous record again: nothing to compute, only views and the record to swap."""
-    from dagster_sparkmesh.plan.definition import Plan
-
-    plan_id = uuid.uuid4().hex
-    after = previous.model_copy(
-        update={
-            "plan_id": plan_id,
-            "previous_plan_id": current.plan_id,
-            "promoted_at": now,
-            "expires_at": now + ttl if ttl is not None else None,
-        }
-    )
-    return Plan(
-        plan_id=plan_id,
-        environment=current.name,
-        previous_plan_id=current.plan_id,
-        base_environment=current.name,
-        start=previous.start,
-        end=previous.end or now,
-        execution_time=now,
-        environment_after=after,
-    )
-
-
-def _check_snapshots_kept(ctx: ExecutionContext, previous: Environment) -> None:
-    from dagster_sparkmesh.snapshot.records import SnapshotId
-
-    ids = [SnapshotId(name=s.name, fingerprint=s.fingerprint) for s in previous.snapshots]
-    stored = ctx.state.get_snapshots(ids)
-    gone = sorted(i.name for i in ids if i not in stored)
-    if gone:
-        raise PlanError(
-            f"cannot roll back `{previous.name}`: the janitor already removed {len(gone)} of its snapshots",
-            snippet="\n".join(gone),
-            hint=f"plan the older project files again instead: `sparkmesh plan {previous.name}`",
-        )
-
-
-@click.command()
-@click.option("-n", "--limit", default=20, show_default=True, help="Show the latest N applications.")
-@pass_cli_context
-def plans(context: CliContext, limit: int) -> None:
-    """The plan application log: who applied which plan where, when, and how it ended."""
-    with open_context(context, PROD) as ctx:
-        applications = ctx.state.list_plan_applications()[-limit:]
-    if not applications:
-        click.echo("No plan applied yet")
-        return
-    table = Table("plan", "environment", "by", "started", "ended", "outcome", "metrics")
-    for app in applications:
-        ended = f"{app.ended_at:%Y-%m-%d %H:%M:%S}" if app.ended_at else "-"
-        table.add_row(
-            app.plan_id[:8], app.environment, f"{app.user}@{app.host}", f"{app.started_at:%Y-%m-%d %H:%M:%S}",
-            ended, app.outcome or "running or crashed", _metrics_text(app.metrics_json),
-        )
-    make_console().print(table)
-
-
-_METRIC_LABELS = {
-    "models_updated": "{} models",
-    "intervals_processed": "{} intervals",
-    "rows_written": "{} rows",
-    "duration_seconds": "{:.1f} s",
-    "views_changed": "{} views",
-}
-
-
-def _metrics_text(metrics_json: str | None) -> str:
-    try:
-        metrics = json.loads(metrics_json or "{}")
-    except ValueError:
-        return metrics_json or ""
-    labels = [_METRIC_LABELS.get(key, key + " {}").format(value) for key, value in metrics.items() if value is not None]
-    return ", ".join(labels)
-
-
-COMMANDS = (plan, run, environments, invalidate, janitor, rollback, plans)
+COMMANDS = (plan, run)

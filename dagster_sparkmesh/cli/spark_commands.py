@@ -28,7 +28,7 @@ def connection_for(project_path: Path, connection: SparkConnection) -> SparkConn
 
 def _configured_connection(project_path: Path) -> SparkConnection:
     # Only config.yaml: the server can start (and stop) even while a model file does not load.
-    from dagster_sparkmesh.project.config_loader import load_config
+    from dagster_sparkmesh.project.config.loader import load_config
 
     return load_config(project_path).config.connection
 

@@ -7,9 +7,11 @@ half-open ``[start, end)`` of naive UTC datetimes.
 
 from __future__ import annotations
 
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, time, timedelta
 
 import click
+
+from dagster_sparkmesh.clock import to_naive_utc, utc_now
 
 
 def parse_time(text: str, option: str, *, now: datetime | None = None) -> datetime:
@@ -18,10 +20,8 @@ def parse_time(text: str, option: str, *, now: datetime | None = None) -> dateti
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
-        return _relative(text, option, now or datetime.now(timezone.utc).replace(tzinfo=None))
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
-    return moment
+        return _relative(text, option, now or utc_now())
+    return to_naive_utc(moment)
 
 
 def _relative(text: str, option: str, now: datetime) -> datetime:
@@ -48,7 +48,7 @@ def is_date_only(text: str) -> bool:
 
 def interval_from_options(start: str | None, end: str | None, *, today: date | None = None) -> tuple[datetime, datetime]:
     """``[start, end)`` from ``--start``/``--end``; both missing means yesterday (UTC), the last complete day."""
-    today = today or datetime.now(timezone.utc).date()
+    today = today or utc_now().date()
     start_at = parse_time(start, "--start") if start else datetime.combine(today - timedelta(days=1), time())
     if start_at >= datetime.max - timedelta(days=2):
         raise click.BadParameter(f"{start} is past the last date this tool can compute with", param_hint="--start")
@@ -68,4 +68,4 @@ def interval_from_options(start: str | None, end: str | None, *, today: date | N
 def execution_time_from_option(text: str | None) -> datetime:
     if text:
         return parse_time(text, "--execution-time")
-    return datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+    return utc_now().replace(microsecond=0)

@@ -7,9 +7,6 @@ executor stops the failing model's descendants inside the step and the step then
 
 from __future__ import annotations
 
-import getpass
-import json
-import socket
 from collections.abc import Iterator
 from datetime import datetime
 
@@ -28,8 +25,9 @@ from dagster_sparkmesh.dagster.run_log import step_started
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.execution.abort import ApplyAborted, run_until_stopped
-from dagster_sparkmesh.execution.backfill import BackfillFailed, run_models
-from dagster_sparkmesh.execution.environment_statements import run_after_all, run_before_all
+from dagster_sparkmesh.execution.apply import backfill_window
+from dagster_sparkmesh.execution.backfill import BackfillFailed
+from dagster_sparkmesh.execution.plans import PLAN_ID_TAG, plan_for_run
 from dagster_sparkmesh.execution.evaluator import audit_results_of
 from dagster_sparkmesh.project.records import Project
 
@@ -92,22 +90,25 @@ def run_group(
     partitions = list(context.partition_keys) if start is not None else []
     ctx = sparkmesh.open_context(specs.environment, project)
     report = StepReport(context, ctx, project, specs, translator, partitions)
+    step = context.op_execution_context.op.name
+    log = {"dagster_run": context.run.run_id, "step": step, "partitions": _span(partitions)}
     try:
+        plan = plan_for_run(ctx, context.run.tags.get(PLAN_ID_TAG), context.run.run_id)
         context.log.info(step_started(names, specs.environment, partitions))
-        run_before_all(ctx, None)
-        results = run_until_stopped(
-            lambda stop: run_models(ctx, names, start, end, on_model_done=report.log_done, should_stop=stop),
+        context.log.debug(f"sparkmesh: executing plan {plan.plan_id}")
+        applied = run_until_stopped(
+            lambda stop: backfill_window(
+                ctx, plan, names, start, end, on_model_done=report.log_done, should_stop=stop, log=log
+            ),
             interrupts=(dg.DagsterExecutionInterruptedError, KeyboardInterrupt),
             on_stop=lambda: context.log.warning("sparkmesh: run terminated; stopping after the models in progress"),
         )
         # Events while Spark is still open: row counts per partition and re-evaluated checks read the tables.
-        yield from report.events(results)
+        yield from report.events(list(applied.models))
         if report.unfinished:
             raise unfinished_failure(report.unfinished)
-        run_after_all(ctx, None)
     except ApplyAborted as aborted:
         yield from report.events(aborted.results, recheck=False)
-        _record_aborted(context, ctx, aborted)
         raise dg.DagsterExecutionInterruptedError(str(aborted)) from aborted
     except BackfillFailed as failure:
         yield from report.events(failure.results)
@@ -119,18 +120,8 @@ def run_group(
         ctx.close()
 
 
-def _record_aborted(context: dg.AssetExecutionContext, ctx, aborted: ApplyAborted) -> None:
-    """A terminated run in the plan log (``sparkmesh plans``): what completed and what did not."""
-    plan_id = f"dagster-{context.run_id}"
-    summary = json.dumps({"dagster_run": context.run_id, "not_finished": aborted.not_finished})
-    ctx.state.record_plan_start(plan_id, ctx.environment, getpass.getuser(), socket.gethostname(), summary)
-    done = [r for r in aborted.results if not r.skipped]
-    metrics = {
-        "intervals_processed": sum(len(r.intervals) for r in done),
-        "rows_written": sum(r.rows_written for r in done),
-        "models_updated": len(done),
-    }
-    ctx.state.record_plan_end(plan_id, "aborted", json.dumps(metrics))
+def _span(partitions: list[str]) -> str:
+    return f"{partitions[0]}..{partitions[-1]}" if partitions else "unpartitioned"
 
 
 def _window(context: dg.AssetExecutionContext) -> tuple[datetime | None, datetime | None]:

@@ -1,6 +1,6 @@
 """``build_sparkmesh_definitions``: a whole project as Dagster definitions in one call.
 
-Model assets, external assets, audit checks, the promotion asset, the git sensor and the resource. Loading is
+Model assets, external assets, audit checks (external models' too), the promotion asset, the git sensor and the resource. Loading is
 pure (project files only: no Spark, no state store), so that a code location of 1,000 models loads in seconds.
 """
 
@@ -14,10 +14,12 @@ from pathlib import Path
 import dagster as dg
 
 from dagster_sparkmesh.dagster.assets import sparkmesh_assets
+from dagster_sparkmesh.dagster.external_checks import external_audit_checks
 from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_key
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
-from dagster_sparkmesh.dagster.sensor import ReloadTarget, plan_with_state, sparkmesh_git_sensor
+from dagster_sparkmesh.dagster.sensor import ReloadTarget, StatePlanner, sparkmesh_git_sensor
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs, dagster_name
+from dagster_sparkmesh.dagster.standalone_checks import standalone_audit_checks
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.project.records import Project
 
@@ -106,9 +108,19 @@ def build_sparkmesh_definitions(
         promotion_asset(project, specs, automation_condition=promotion_condition),
     ]
     sensors: list[dg.SensorDefinition] = [_sensor(sm_project, environment, translator, resource, reload, sensor_status)] if sensor else []
+    assets += standalone_audit_checks(project, translator, environment, _asset_names(project, specs, translator))
     if automation_sensor_status is not None:
         sensors.append(automation_sensor(specs, automation_sensor_status))
-    return dg.Definitions(assets=assets, sensors=sensors, resources={RESOURCE_KEY: resource})
+    checks = external_audit_checks(project, translator, environment, skip_external_keys)
+    return dg.Definitions(assets=assets, asset_checks=checks, sensors=sensors, resources={RESOURCE_KEY: resource})
+
+
+def _asset_names(project: Project, specs: SparkMeshSpecs, translator: SparkMeshTranslator) -> frozenset[str]:
+    """The models and external models that are assets of this code location (what a check may target)."""
+    externals = {spec.key for spec in specs.external_specs}
+    return frozenset(specs.key_by_model) | {
+        name for name, external in project.external_models.items() if translator.get_asset_key(external) in externals
+    }
 
 
 def automation_sensor(specs: SparkMeshSpecs, status: dg.DefaultSensorStatus) -> dg.AutomationConditionSensorDefinition:
@@ -135,7 +147,7 @@ def _sensor(
         project_dir=sm_project.path,
         environment=environment,
         load_project=sm_project.reload,
-        plan_project=lambda project: plan_with_state(project, environment, resource.state_url),
+        planner=StatePlanner(environment, resource.state_url),
         translator=translator,
         reload=reload,
         default_status=status,

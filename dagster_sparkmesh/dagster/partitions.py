@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from dagster_sparkmesh.clock import to_naive_utc
 from dagster_sparkmesh.plan.intervals import IntervalUnit, interval_unit
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -47,17 +48,13 @@ def _key_format(cron: str) -> str:
 
 def to_interval(window: dg.TimeWindow) -> Interval:
     """A Dagster time window (tz-aware) as the naive-UTC interval the planner and executor use."""
-    return Interval(start=_naive_utc(window.start), end=_naive_utc(window.end))
+    return Interval(start=to_naive_utc(window.start), end=to_naive_utc(window.end))
 
 
 def key_range_for(partitions_def: dg.TimeWindowPartitionsDefinition, interval: Interval) -> dg.PartitionKeyRange:
     """The partition keys that exactly cover ``interval`` (its ends fall on partition boundaries)."""
     window = dg.TimeWindow(start=_aware_utc(interval.start), end=_aware_utc(interval.end))
     return partitions_def.get_partition_key_range_for_time_window(window)
-
-
-def _naive_utc(moment: datetime) -> datetime:
-    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment
 
 
 def _aware_utc(moment: datetime) -> datetime:

@@ -12,7 +12,9 @@ import dagster as dg
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, dagster_name
 from dagster_sparkmesh.errors import SparkMeshError
-from dagster_sparkmesh.execution.promotion import MissingIntervals, promote
+from dagster_sparkmesh.execution.apply import promote_plan
+from dagster_sparkmesh.execution.plans import PLAN_ID_TAG, plan_to_promote
+from dagster_sparkmesh.execution.promotion import MissingIntervals
 from dagster_sparkmesh.execution.results import PromotionResult
 from dagster_sparkmesh.project.records import Project
 
@@ -61,7 +63,8 @@ def promotion_asset(
         sparkmesh: SparkMeshResource = getattr(context.resources, RESOURCE_KEY)
         ctx = sparkmesh.open_context(environment, project)
         try:
-            result = promote(ctx)
+            plan = plan_to_promote(ctx, context.run.tags.get(PLAN_ID_TAG))
+            result = promote_plan(ctx, plan, log={"dagster_run": context.run.run_id})
         except MissingIntervals as missing:
             # A refusal is an answer, not a crash: `from None` keeps the core's stack out of the run log.
             raise refusal(missing) from None

@@ -9,10 +9,10 @@ time range, have no per-partition count: their events carry none rather than a w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 import dagster as dg
 
+from dagster_sparkmesh.clock import to_naive_utc
 from dagster_sparkmesh.engine.partition_sql import window_predicate
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
@@ -23,7 +23,6 @@ _TRUNC_UNITS: dict[type, str] = {
     dg.MonthlyPartitionsDefinition: "MONTH",
 }
 _TIME_TYPES = ("date", "timestamp", "timestamp_ntz")
-_HISTORY_KINDS = frozenset({"SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN"})
 
 
 def partition_row_counts(
@@ -31,11 +30,11 @@ def partition_row_counts(
 ) -> dict[str, int] | None:
     """Partition key → rows of ``table`` in it, for the run's ``keys``; None where this cannot be counted."""
     unit = _TRUNC_UNITS.get(type(partitions_def))
-    if unit is None or model.kind_name != "INCREMENTAL_BY_TIME_RANGE" or not keys:
+    if unit is None or not model.kind.has_time_column or not keys:
         return None
     assert isinstance(partitions_def, dg.TimeWindowPartitionsDefinition)
-    starts = {_naive(partitions_def.time_window_for_partition_key(key).start): key for key in keys}
-    end = _naive(partitions_def.time_window_for_partition_key(keys[-1]).end)
+    starts = {to_naive_utc(partitions_def.time_window_for_partition_key(key).start): key for key in keys}
+    end = to_naive_utc(partitions_def.time_window_for_partition_key(keys[-1]).end)
     column = model.kind.time_column  # type: ignore[union-attr]
     data_type = dict(engine.columns(table)).get(column)
     if data_type is None:
@@ -47,7 +46,7 @@ def partition_row_counts(
     )
     counts = dict.fromkeys(keys, 0)  # the whole range was written: a partition without rows has 0 of them
     for bucket, count in rows:
-        key = starts.get(_naive(bucket)) if bucket is not None else None
+        key = starts.get(to_naive_utc(bucket)) if bucket is not None else None
         if key is not None:
             counts[key] = int(count)
     return counts
@@ -55,9 +54,9 @@ def partition_row_counts(
 
 def table_row_count(engine, model: Model, table: str, rows_written: int) -> int | None:
     """Rows of an unpartitioned model's table: the write's own count when it rewrote the whole table."""
-    if model.kind_name in ("FULL", "SEED"):
+    if model.kind.rebuilt_each_run and not model.kind.physical_is_view:  # FULL, SEED
         return rows_written
-    if model.kind_name in _HISTORY_KINDS:  # a merge into the kept history: count what the table holds now
+    if model.kind.keeps_history:  # a merge into the kept history: count what the table holds now
         return int(engine.query_rows(f"SELECT COUNT(*) FROM {quote(table)}")[0][0])
     return None  # a VIEW holds no rows of its own
 
@@ -67,7 +66,3 @@ def _as_timestamp(column: str, data_type: str, time_format: str) -> str:
     if data_type.lower() in _TIME_TYPES:
         return name
     return f"to_timestamp(CAST({name} AS STRING), '{time_format}')"
-
-
-def _naive(moment: datetime) -> datetime:
-    return moment.astimezone(UTC).replace(tzinfo=None) if moment.tzinfo else moment

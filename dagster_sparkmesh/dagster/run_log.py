@@ -33,13 +33,13 @@ def model_done(result: ModelRunResult, model: Model | None, partitioned: bool) -
     seconds = f"{result.duration_seconds:.1f} s"
     if partitioned:
         what = f"computed {len(result.intervals)} partition{'s' if len(result.intervals) != 1 else ''}"
-    elif model is not None and model.kind_name == "SEED":
+    elif model is not None and model.kind.from_seed_file:
         what = "loaded the seed file"
-    elif model is not None and model.kind_name == "VIEW":
+    elif model is not None and model.kind.physical_is_view:
         what = "created the view"
     else:
         what = "rebuilt the table"
-    rows = "" if model is not None and model.kind_name == "VIEW" else f", {result.rows_written} rows written"
+    rows = "" if model is not None and model.kind.physical_is_view else f", {result.rows_written} rows written"
     text = f"{result.model}: {what}{rows} in {seconds}"
     if result.incomplete:
         text += (

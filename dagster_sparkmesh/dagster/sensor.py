@@ -6,8 +6,12 @@ Phases, kept in the cursor with the commit they belong to:
   the cursor becomes ``pending`` and the next tick, running the new code, plans. Without reload: plan at once.
 - planning: one ranged run per partitions group and contiguous missing range (``run_key`` = commit + group +
   range, so each commit's requests happen once); the cursor becomes ``backfilling``.
-- ``backfilling``: each tick re-plans and, once nothing is missing, requests the promotion asset; then ``done``.
-  Model runs are never requested again in this phase: a half-done range would otherwise be requested twice.
+- ``backfilling``: each tick reads what the stored plan still misses (no new plan) and, once nothing is, requests
+  the promotion asset with the same plan id; then ``done``. Model runs are never requested again in this phase (a
+  half-done range would otherwise be requested twice), except ranges that signals reported ready since.
+
+The plan is built once per commit and stored (``execution.plans``): every run the sensor requests carries its id
+(``sparkmesh/plan_id``), so the steps execute that plan's backfill and the promotion promotes it.
 """
 
 from __future__ import annotations
@@ -16,21 +20,27 @@ import json
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from typing import Protocol
+from datetime import datetime
 from pathlib import Path
 
 import dagster as dg
 
+from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.dagster.partitions import key_range_for
 from dagster_sparkmesh.dagster.promotion import promotion_key
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup, build_sparkmesh_specs
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
+from dagster_sparkmesh.execution.plans import PLAN_ID_TAG
+from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.plan.stored import changed_since, decode, still_missing, store_plan
 from dagster_sparkmesh.plan.explain import format_plan
-from dagster_sparkmesh.plan.intervals import to_ranges
 from dagster_sparkmesh.project.signals import check_missing_intervals
 from dagster_sparkmesh.project.records import Project
+from dagster_sparkmesh.snapshot.intervals import merge
 from dagster_sparkmesh.snapshot.records import Interval
+from dagster_sparkmesh.state.store import StateStore, open_state_store
 
 PENDING, BACKFILLING, DONE = "pending", "backfilling", "done"
 _SUMMARY_TAG_LIMIT = 4000
@@ -49,16 +59,17 @@ class ReloadTarget:
 class Cursor:
     commit: str | None = None
     phase: str = DONE
+    plan_id: str | None = None
 
     @classmethod
     def parse(cls, text: str | None) -> Cursor:
         if not text:
             return cls()
         data = json.loads(text)
-        return cls(commit=data.get("commit"), phase=data.get("phase", DONE))
+        return cls(commit=data.get("commit"), phase=data.get("phase", DONE), plan_id=data.get("plan_id"))
 
     def dump(self) -> str:
-        return json.dumps({"commit": self.commit, "phase": self.phase})
+        return json.dumps({"commit": self.commit, "phase": self.phase, "plan_id": self.plan_id})
 
 
 def git_head(path: Path) -> str | None:
@@ -84,8 +95,16 @@ def reload_location(target: ReloadTarget, log) -> bool:
     return True
 
 
-PlanFn = Callable[[Project], Plan]
-"""Plans the project against the sensor's environment (I/O: reads the state store)."""
+class SensorPlanner(Protocol):
+    """The sensor's access to plans (I/O: the state store)."""
+
+    def plan(self, project: Project) -> Plan:
+        """A new plan of ``project`` against the sensor's environment, stored under its id."""
+        ...
+
+    def remaining(self, project: Project, plan_id: str) -> Plan | None:
+        """The stored plan with only the intervals still missing now; None when it is not stored (or stale)."""
+        ...
 
 
 def sparkmesh_git_sensor(
@@ -93,7 +112,7 @@ def sparkmesh_git_sensor(
     project_dir: Path | str,
     environment: str,
     load_project: Callable[[], Project],
-    plan_project: PlanFn,
+    planner: SensorPlanner,
     translator: SparkMeshTranslator | None = None,
     reload: ReloadTarget | None = None,
     name: str | None = None,
@@ -120,15 +139,18 @@ def sparkmesh_git_sensor(
             reload_location(reload, context.log)
             return dg.SensorResult(skip_reason=f"reloading code for commit {head[:12]}", cursor=Cursor(head, PENDING).dump())
         project = load_project()
-        plan = plan_project(project)
-        context.log.info(format_plan(plan))
         specs = build_sparkmesh_specs(project, translator, environment)
+        if cursor.commit == head and cursor.phase == BACKFILLING and cursor.plan_id:
+            plan = planner.remaining(project, cursor.plan_id)
+            if plan is not None:
+                # Requests only where signals may have released intervals since; run keys make repeats no-ops.
+                gated = backfill_requests(ready_only(project, plan), specs, head) if _gated(project, plan) else []
+                return _after_backfill(head, plan, gated)
+        plan = planner.plan(project)
+        context.log.info(format_plan(plan))
         # Runs are requested for ready intervals only; a run key already launched is not launched again, so each
         # tick may ask for what became ready since.
-        requests = backfill_requests(ready_only(project, plan), specs, head)
-        if cursor.commit == head and cursor.phase == BACKFILLING:
-            return _after_backfill(head, plan, requests if _gated(project, plan) else [])
-        return _after_new_commit(head, plan, requests)
+        return _after_new_commit(head, plan, backfill_requests(ready_only(project, plan), specs, head))
 
     return _sensor
 
@@ -160,16 +182,17 @@ def ready_only(project: Project, plan: Plan) -> Plan:
 
 def _after_new_commit(head: str, plan: Plan, requests: list[dg.RunRequest]) -> dg.SensorResult:
     if requests:
-        return dg.SensorResult(run_requests=requests, cursor=Cursor(head, BACKFILLING).dump())
+        return dg.SensorResult(run_requests=requests, cursor=Cursor(head, BACKFILLING, plan.plan_id).dump())
     return _after_backfill(head, plan, [])
 
 
 def _after_backfill(head: str, plan: Plan, requests: list[dg.RunRequest]) -> dg.SensorResult:
     if plan.missing_intervals:
+        backfilling = Cursor(head, BACKFILLING, plan.plan_id).dump()
         if requests:
-            return dg.SensorResult(run_requests=requests, cursor=Cursor(head, BACKFILLING).dump())
+            return dg.SensorResult(run_requests=requests, cursor=backfilling)
         missing = ", ".join(sorted(plan.missing_intervals)[:5])
-        return dg.SensorResult(skip_reason=f"waiting for backfill runs: {missing}", cursor=Cursor(head, BACKFILLING).dump())
+        return dg.SensorResult(skip_reason=f"waiting for backfill runs: {missing}", cursor=backfilling)
     if not plan.has_changes:
         return dg.SensorResult(skip_reason=f"commit {head[:12]}: nothing to do", cursor=Cursor(head, DONE).dump())
     request = dg.RunRequest(
@@ -177,7 +200,7 @@ def _after_backfill(head: str, plan: Plan, requests: list[dg.RunRequest]) -> dg.
         asset_selection=[promotion_key(plan.environment)],
         tags=_tags(head, plan),
     )
-    return dg.SensorResult(run_requests=[request], cursor=Cursor(head, DONE).dump())
+    return dg.SensorResult(run_requests=[request], cursor=Cursor(head, DONE, plan.plan_id).dump())
 
 
 def backfill_requests(plan: Plan, specs: SparkMeshSpecs, head: str) -> list[dg.RunRequest]:
@@ -191,7 +214,7 @@ def backfill_requests(plan: Plan, specs: SparkMeshSpecs, head: str) -> list[dg.R
         if group.partitions_def is None:
             requests.append(_request(head, plan, group, [members[name] for name in sorted(missing)], None))
             continue
-        for span in to_ranges(i for intervals in missing.values() for i in intervals):
+        for span in merge(i for intervals in missing.values() for i in intervals):
             names = sorted(name for name, intervals in missing.items() if any(_overlaps(i, span) for i in intervals))
             requests.append(_request(head, plan, group, [members[name] for name in names], span))
     return requests
@@ -216,18 +239,33 @@ def _tags(head: str, plan: Plan) -> dict[str, str]:
     return {
         "sparkmesh/commit": head,
         "sparkmesh/environment": plan.environment,
-        "sparkmesh/plan_id": plan.plan_id,
+        PLAN_ID_TAG: plan.plan_id,
         "sparkmesh/plan": format_plan(plan)[:_SUMMARY_TAG_LIMIT],
     }
 
 
-def plan_with_state(project: Project, environment: str, state_url: str | None) -> Plan:
-    """The default ``plan_project``: a pure plan against the project's state store, as of now."""
-    from dagster_sparkmesh.plan.builder import build_plan
-    from dagster_sparkmesh.state.store import open_state_store
+class StatePlanner:
+    """The default planner: plans against the project's state store (or ``state_url``), as of ``clock()``."""
 
-    state = open_state_store(state_url or project.config.state.url, project.path)
-    try:
-        return build_plan(project, state, environment, execution_time=datetime.now(UTC).replace(tzinfo=None))
-    finally:
-        state.close()
+    def __init__(self, environment: str, state_url: str | None, clock: Callable[[], datetime] = utc_now) -> None:
+        self.environment = environment
+        self.state_url = state_url
+        self.clock = clock
+
+    def plan(self, project: Project) -> Plan:
+        with self._state(project) as state:
+            plan = build_plan(project, state, self.environment, execution_time=self.clock())
+            return store_plan(state, plan)
+
+    def remaining(self, project: Project, plan_id: str) -> Plan | None:
+        with self._state(project) as state:
+            stored = state.get_plan(plan_id)
+            if stored is None:
+                return None
+            plan = decode(stored.plan_json)
+            if changed_since(plan, project):
+                return None
+            return plan.model_copy(update={"missing_intervals": still_missing(state, plan)})
+
+    def _state(self, project: Project) -> StateStore:
+        return open_state_store(self.state_url or project.config.state.url, project.path)

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 
 import dagster as dg
 
-from dagster_sparkmesh.dagster.column_schema import Columns, derive_column_schemas
+from dagster_sparkmesh.project.column_schema import Columns, derive_column_schemas
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import AuditCall, AuditDefinition, Model
 from dagster_sparkmesh.project.records import Project
 
@@ -76,7 +75,7 @@ def build_sparkmesh_specs(
     dependencies (so lineage crosses locations) but get no spec here.
     """
     translator = translator or SparkMeshTranslator()
-    models = {name: model for name, model in project.models.items() if model.kind_name in MATERIALIZED_KINDS}
+    models = {name: model for name, model in project.models.items() if model.kind.has_physical_layer}
     default_start = project.config.model_defaults.start
     grouped: dict[tuple[object, int | None], list[tuple[dg.AssetSpec, list[dg.AssetCheckSpec]]]] = {}
     derived = derive_column_schemas(project)

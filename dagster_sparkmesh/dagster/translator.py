@@ -8,30 +8,23 @@ passed in.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 import dagster as dg
 
+from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.dagster.partitions import time_window_partitions
 from dagster_sparkmesh.errors import ProjectError, SparkMeshError
-from dagster_sparkmesh.model.kinds import INCREMENTAL_KINDS
 from dagster_sparkmesh.model.records import ExternalModel, Model
 from dagster_sparkmesh.plan.dates import parse_datetime
-from dagster_sparkmesh.project.sql_header import split_model_file
-from dagster_sparkmesh.snapshot.naming import view_name
+from dagster_sparkmesh.plan.windows import model_end
+from dagster_sparkmesh.project.sql.header import split_model_file
+from dagster_sparkmesh.snapshot.naming import physical_schema, split_model_name, view_name
 
 _TAG_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 _TAG_MAX = 63
 _KINDS_BY_SOURCE = {"sql": "sql", "python": "python", "seed": "csv"}
-
-
-def _end_bound(end: str | None, now: datetime) -> datetime | None:
-    """A model's ``end`` as an exclusive bound, as the planner reads it: a plain date includes that day."""
-    if end is None:
-        return None
-    value = parse_datetime(end, now=now)
-    return value + timedelta(days=1) if len(end.strip()) == 10 else value
 
 
 def code_as_written(model: Model) -> str | None:
@@ -53,18 +46,19 @@ class SparkMeshTranslator:
     """Maps project models and external models to Dagster asset properties."""
 
     def get_asset_key(self, model: Model | ExternalModel) -> dg.AssetKey:
-        schema, _, table = model.name.partition(".")
-        return dg.AssetKey([schema, table])
+        """One key part per name part: ``["db", "orders"]``, or ``["ecommerce", "silver", "orders"]``."""
+        return dg.AssetKey(model.name.split("."))
 
     def get_group_name(self, model: Model | ExternalModel) -> str | None:
-        return model.name.partition(".")[0]
+        """The schema of the model's views (a catalog folded in: ``ecommerce__silver``)."""
+        return split_model_name(model.name)[0]
 
     def get_partitions_def(self, model: Model, default_start: str | None = None) -> dg.PartitionsDefinition | None:
         """Time partitions for incremental models (one partition per cron interval); None for the others.
 
         FULL, VIEW and SEED models are rebuilt whole, so a partition of theirs would mean nothing.
         """
-        if model.kind_name not in INCREMENTAL_KINDS:
+        if not model.kind.incremental_by_interval:
             return None
         start = model.start or default_start
         if start is None:
@@ -76,8 +70,12 @@ class SparkMeshTranslator:
                 hint="set `start` in the MODEL header or `model_defaults.start` in config.yaml",
             )
         # Relative dates ('1 year ago') are read once, at definition load: partitions need a fixed first key.
-        now = datetime.now(UTC).replace(tzinfo=None)
-        return time_window_partitions(model.cron, parse_datetime(start, now=now), _end_bound(model.end, now))
+        now = self.get_load_time()
+        return time_window_partitions(model.cron, parse_datetime(start, now=now), model_end(model, now))
+
+    def get_load_time(self) -> datetime:
+        """The clock of definition load (naive UTC), which relative start and end dates are read against."""
+        return utc_now()
 
     def get_automation_condition(self, model: Model) -> dg.AutomationCondition | None:
         """None by default: the git sensor requests exactly the missing intervals after each commit."""
@@ -87,6 +85,9 @@ class SparkMeshTranslator:
         metadata: dict[str, Any] = {"sparkmesh/model": model.name}
         if isinstance(model, ExternalModel):
             metadata["dagster/table_name"] = model.name
+            metadata["sparkmesh/path"] = dg.MetadataValue.path(str(model.path))
+            if model.start:  # recorded from external_models.yaml: when the table's data begins
+                metadata["sparkmesh/start"] = model.start
         else:
             metadata["dagster/table_name"] = view_name(model.name, environment)
             metadata["sparkmesh/kind"] = model.kind_name
@@ -94,7 +95,7 @@ class SparkMeshTranslator:
             metadata["sparkmesh/fingerprint"] = model.fingerprint
             metadata["sparkmesh/path"] = dg.MetadataValue.path(str(model.path))
             # The table is named after the version, which the plan decides; the materialization reports it.
-            metadata["sparkmesh/physical_schema"] = f"sparkmesh__{model.schema_name}"
+            metadata["sparkmesh/physical_schema"] = physical_schema(model.name)
         schema = self.get_column_schema(model)
         if schema is not None:
             metadata["dagster/column_schema"] = schema

@@ -1,7 +1,5 @@
-"""SparkEngine: the DDL/DML primitives the executor needs, on parquet tables in the Hive catalog.
-
-Identifiers arrive validated by ``snapshot.naming`` and are always backtick-quoted here. Every Spark failure
-becomes an EngineError quoting the statement. Existence checks ask the catalog each time (DESIGN invariant 2).
+"""SparkEngine: the table writers the executor needs, on parquet tables in the Hive catalog, over ``SparkCatalog``
+(statements, queries, catalog lookups and views).
 
 Writers select the table's columns by name, in the table's order (a partitioned parquet table keeps its partition
 columns last, so ``SELECT *`` of the model's query would not line up). Each writer computes the model's rows
@@ -19,10 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
-from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.storagelevel import StorageLevel
 
+from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.partition_sql import TimeWindow, column_list, drop_partition_statements
 from dagster_sparkmesh.engine.typed_rows import typed_frame
@@ -33,116 +31,12 @@ from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 UPSERT_STAGING_SUFFIX = "__sm_upsert"
 
 
-class SparkEngine:
+class SparkEngine(SparkCatalog):
     def __init__(self, spark: SparkSession) -> None:
-        self.spark = spark
+        super().__init__(spark)
         # (column, type) in table order of the tables ``create_interval_table`` just created, for the fresh write
         # that follows: it need not ask the catalog for a layout this engine wrote itself a moment ago.
         self._created_layouts: dict[str, list[tuple[str, str]]] = {}
-
-    # -- statements and queries -------------------------------------------------------------------------------
-
-    def execute(self, sql: str) -> None:
-        with spark_errors(sql):
-            self.spark.sql(sql)
-
-    def query_df(self, sql: str) -> DataFrame:
-        with spark_errors(sql):
-            return self.spark.sql(sql)
-
-    def query_rows(self, sql: str) -> list[tuple]:
-        with spark_errors(sql):
-            return [tuple(row) for row in self.spark.sql(sql).collect()]
-
-    def query_schema(self, sql: str) -> list[tuple[str, str]]:
-        """(column, Spark simple type) of a query's output: Spark analyzes it and runs no job (over Spark Connect,
-        one analysis round trip)."""
-        with spark_errors(sql):
-            return [(field.name, field.dataType.simpleString()) for field in self.spark.sql(sql).schema.fields]
-
-    @contextmanager
-    def session_settings(self, settings: Sequence[tuple[str, str]]) -> Iterator[None]:
-        """Spark session settings for the work inside, then each back to what it was (a model's
-        ``session_properties``)."""
-        before = [(key, self.spark.conf.get(key, None)) for key, _ in settings]
-        with spark_errors(", ".join(f"SET {key} = {value}" for key, value in settings)):
-            for key, value in settings:
-                self.spark.conf.set(key, value)
-        try:
-            yield
-        finally:
-            for key, value in before:
-                if value is None:
-                    self.spark.conf.unset(key)
-                else:
-                    self.spark.conf.set(key, value)
-
-    def create_query_view(self, view: str, sql: str) -> None:
-        """A session temp view of a query (analyzed, not run): what a preflight reads in place of a new table."""
-        with spark_errors(sql):
-            self.spark.sql(sql).createOrReplaceTempView(view)
-
-    def row_count(self, table: str) -> int:
-        return int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)}")[0][0])
-
-    # -- catalog ---------------------------------------------------------------------------------------------
-
-    def create_schema(self, name: str) -> None:
-        self.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(name)}")
-
-    def drop_schema(self, name: str, cascade: bool = False) -> None:
-        self.execute(f"DROP SCHEMA IF EXISTS {quote(name)} {'CASCADE' if cascade else 'RESTRICT'}")
-
-    def table_exists(self, qualified: str) -> bool:
-        """A table (not a view) of that name is in the catalog now."""
-        kind = self._object_type(qualified)
-        return kind is not None and kind != "VIEW"
-
-    def view_exists(self, qualified: str) -> bool:
-        return self._object_type(qualified) == "VIEW"
-
-    def drop_table(self, qualified: str) -> None:
-        self.execute(f"DROP TABLE IF EXISTS {quote(qualified)}")
-
-    def drop_view(self, qualified: str) -> None:
-        self.execute(f"DROP VIEW IF EXISTS {quote(qualified)}")
-
-    def list_tables(self, schema: str) -> list[str]:
-        """Names (unqualified) of the tables and views in ``schema``; empty when the schema does not exist."""
-        listing = self.list_schema(schema)
-        return sorted(listing) if listing is not None else []
-
-    def list_schema(self, schema: str) -> set[str] | None:
-        """The tables and views in ``schema`` now, or None when the schema does not exist: one catalog round trip
-        (asking whether the schema exists first would be a second one, and could be stale by the listing)."""
-        statement = f"SHOW TABLES IN {quote(schema)}"
-        with spark_errors(statement):
-            try:
-                rows = self.spark.sql(statement).collect()
-            except PySparkException as error:
-                if error_class(error) == "SCHEMA_NOT_FOUND":
-                    return None
-                raise
-        return {row["tableName"] for row in rows if not row["isTemporary"]}
-
-    def columns(self, qualified: str) -> list[tuple[str, str]]:
-        """(name, Spark type) in table order (partition columns last)."""
-        return [(column.name, column.dataType) for column in self._catalog_columns(qualified)]
-
-    def partition_columns(self, qualified: str) -> list[str]:
-        return [column.name for column in self._catalog_columns(qualified) if column.isPartition]
-
-    def _catalog_columns(self, qualified: str) -> list:
-        with spark_errors(f"DESCRIBE TABLE {quote(qualified)}"):
-            return list(self.spark.catalog.listColumns(quote(qualified)))
-
-    def _object_type(self, qualified: str) -> str | None:
-        try:
-            return self.spark.catalog.getTable(quote(qualified)).tableType
-        except PySparkException as error:
-            if error_class(error) in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND") or "not found" in str(error):
-                return None
-            raise EngineError(f"cannot look up {qualified} in the catalog: {error}") from error
 
     # -- tables ----------------------------------------------------------------------------------------------
 
@@ -402,33 +296,6 @@ class SparkEngine:
         """Write a seed's rows, cast to the declared (column, Spark type) pairs, as the table's whole content."""
         return self.write_dataframe(table, typed_frame(self.spark, columns, rows))
 
-    def create_temp_view(self, view: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[object]]) -> None:
-        """A session temp view of typed rows (unit-test inputs)."""
-        with spark_errors(f"temporary view {view}"):
-            typed_frame(self.spark, columns, rows).createOrReplaceTempView(view)
-
-    def drop_temp_view(self, view: str) -> None:
-        with spark_errors(f"drop temporary view {view}"):
-            self.spark.catalog.dropTempView(view)
-
-    # -- views -----------------------------------------------------------------------------------------------
-
-    def create_or_alter_view(self, view: str, select_sql: str, known_missing: bool = False) -> None:
-        """Create the view if missing, else ALTER VIEW: readers never see it missing (never CREATE OR REPLACE).
-
-        ``known_missing``: the caller has just listed the schema, so the existence check's round trip is skipped;
-        a view created meanwhile is still altered below."""
-        if not known_missing and self.view_exists(view):
-            self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")
-            return
-        try:
-            self.execute(f"CREATE VIEW {quote(view)} AS {select_sql}")
-        except EngineError as error:
-            # Another process created it between our check and our CREATE: alter it like any existing view.
-            if error_class(error.__cause__) not in ("TABLE_OR_VIEW_ALREADY_EXISTS", "VIEW_ALREADY_EXISTS"):
-                raise
-            self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")
-
     # -- helpers -----------------------------------------------------------------------------------------------
 
     def _column_names(self, table: str) -> list[str]:
@@ -466,11 +333,6 @@ class SparkEngine:
         )
         for statement in drop_partition_statements(table, partitions, stale):
             self.execute(statement)
-
-    def _drop_temp_view(self, view: str) -> None:
-        with spark_errors(f"DROP VIEW {view}"):
-            self.spark.catalog.dropTempView(view)
-
 
 def _temp_name(purpose: str) -> str:
     return f"sparkmesh_{purpose}_{uuid.uuid4().hex[:12]}"

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 
+from dagster_sparkmesh.engine.failure_kinds import is_refusal, is_transient
 from dagster_sparkmesh.errors import EngineError
 
 _MESSAGE_LINES = 6
@@ -53,6 +54,12 @@ def spark_errors(statement: str, hint: str | None = None) -> Iterator[None]:
     try:
         yield
     except (PySparkException, Py4JError) as error:
+        message = spark_message(error)
         raise EngineError(
-            f"Spark refused the statement: {spark_message(error)}", snippet=excerpt(statement), hint=hint
+            f"Spark refused the statement: {message}",
+            snippet=excerpt(statement),
+            hint=hint,
+            transient=is_transient(error),
+            refusal=is_refusal(error),
+            spark_message=message,
         ) from error

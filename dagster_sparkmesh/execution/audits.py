@@ -1,4 +1,5 @@
-"""Run a model's audits against its physical table: count offending rows and keep a small sample."""
+"""Run a model's audits against its physical table (and any rendered audit query): count offending rows and keep a
+small sample."""
 
 from __future__ import annotations
 
@@ -18,15 +19,20 @@ def run_audits(ctx: ExecutionContext, model: Model, table: str) -> list[AuditRes
     results = []
     for call in model.audits:
         query = render_audit_query(call, quote(table), ctx.project.audits)
-        failing = int(ctx.engine.query_rows(f"SELECT COUNT(*) FROM ({query}) AS offending")[0][0])
-        sample: tuple[tuple[str, ...], ...] = ()
-        if failing:
-            rows = ctx.engine.query_rows(f"SELECT * FROM ({query}) AS offending LIMIT {SAMPLE_ROWS}")
-            sample = tuple(tuple(str(value) for value in row) for row in rows)
-        results.append(
-            AuditResult(name=call.name, blocking=_is_blocking(ctx, call), failing_rows=failing, sample=sample, query=query)
-        )
+        results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query))
     return results
+
+
+def evaluate_audit(
+    ctx: ExecutionContext, name: str, blocking: bool, query: str, sample_rows: int = SAMPLE_ROWS
+) -> AuditResult:
+    """Run an audit's rendered query: count the offending rows, and keep ``sample_rows`` of them to show."""
+    failing = int(ctx.engine.query_rows(f"SELECT COUNT(*) FROM ({query}) AS offending")[0][0])
+    sample: tuple[tuple[str, ...], ...] = ()
+    if failing:
+        rows = ctx.engine.query_rows(f"SELECT * FROM ({query}) AS offending LIMIT {int(sample_rows)}")
+        sample = tuple(tuple(str(value) for value in row) for row in rows)
+    return AuditResult(name=name, blocking=blocking, failing_rows=failing, sample=sample, query=query)
 
 
 def _is_blocking(ctx: ExecutionContext, call) -> bool:

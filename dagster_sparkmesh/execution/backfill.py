@@ -3,62 +3,40 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime
 
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.abort import ApplyAborted, StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
 from dagster_sparkmesh.execution.preflight import PreflightReport, run_preflight
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
-from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.project.signals import SignalCheck, check_missing_intervals
 
 
-def plan_for(ctx: ExecutionContext, start: datetime | None = None, end: datetime | None = None, **options) -> Plan:
-    return build_plan(
-        ctx.project, ctx.state, ctx.environment, start=start, end=end, execution_time=ctx.clock(), **options
-    )
-
-
-def push_snapshots(ctx: ExecutionContext, plan: Plan) -> None:
-    """Register the plan's snapshots and drop restated intervals, before any data is written."""
-    ctx.state.push_snapshots(plan.new_snapshots)
-    crashpoint("push_snapshots")
-    versions = {s.name: s.version for s in plan.environment_after.snapshots}
-    for name, interval in plan.restatements.items():
-        ctx.state.remove_intervals(name, versions[name], interval)
-
-
 def run_models(
     ctx: ExecutionContext,
+    plan: Plan,
     model_names: Iterable[str] | None = None,
-    start: datetime | None = None,
-    end: datetime | None = None,
     *,
-    plan: Plan | None = None,
     on_model_done: Callable[[ModelRunResult], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     preflight: PreflightReport | None = None,
 ) -> list[ModelRunResult]:
-    """Compute the missing intervals of ``model_names`` (default: all) over ``[start, end)``, then return what ran.
+    """Compute ``plan``'s missing intervals of ``model_names`` (default: all), then return what ran.
 
-    Models not selected are assumed up to date (Dagster orders its own steps); a failure stops the failed
-    model's descendants and is raised once the independent models have finished. Once ``should_stop()`` turns
-    true no model starts and running ones end at their next batch boundary: ``ApplyAborted`` is raised.
-
-    The preflight (``execution.preflight``) runs before anything is written, unless the caller ran it already.
+    This is the backfill stage (``execution.apply`` visits it): the plan's snapshots are pushed and its
+    restatements applied before. Models not selected are assumed up to date (Dagster orders its own steps); a
+    failure stops the failed model's descendants and is raised once the independent models have finished. Once
+    ``should_stop()`` turns true no model starts and running ones end at their next batch boundary:
+    ``ApplyAborted`` is raised. The preflight (``execution.preflight``) runs first unless the caller ran it.
     """
-    plan = plan or plan_for(ctx, start, end)
     versions = {s.name: s.version for s in plan.environment_after.snapshots}
     # A plan of selected models (``--select-model``) leaves new unselected models out of the environment.
     selected = (set(model_names) if model_names is not None else set(ctx.project.models)) & versions.keys()
     if preflight is None:
         preflight = run_preflight(ctx, plan, plan.models_to_compute(selected))
-    push_snapshots(ctx, plan)
     tables = plan.tables(ctx.project.external_models)
     order = [name for name in ctx.project.models if name in selected]
     parents = {name: ctx.project.models[name].depends_on & selected for name in order}
@@ -72,6 +50,7 @@ def run_models(
             table_for=tables,
             should_stop=should_stop,
             time_column_checked=name in preflight.time_columns_checked,
+            first_query=preflight.first_queries.get(name),
             versions=versions,
         )
         result = evaluate_model(ctx, target)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.execution.retry import DEFAULT_POLICY, RetryPolicy
 from dagster_sparkmesh.project.config import SparkConnection
 from dagster_sparkmesh.project.records import Project
@@ -18,10 +19,6 @@ from dagster_sparkmesh.project.records import Project
 if TYPE_CHECKING:
     from dagster_sparkmesh.engine.adapter import SparkEngine
     from dagster_sparkmesh.state.store import StateStore
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 @dataclass

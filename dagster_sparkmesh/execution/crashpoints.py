@@ -16,7 +16,7 @@ ENV_VAR = "SPARKMESH_CRASH_AT"
 DELAY_VAR = "SPARKMESH_CRASH_DELAY"
 
 STAGES = (
-    "push_snapshots",  # snapshots stored, restatements not yet applied, no data written
+    "push_snapshots",  # the plan prepared (snapshots stored, restatements applied), no data written
     "interval_write",  # before each batch write of an incremental model (with a delay: during it)
     "before_record_interval",  # batch data committed and audited, interval not yet recorded
     "view_swap",  # before each view is created/altered/dropped (with a delay: during it)

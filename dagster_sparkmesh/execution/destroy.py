@@ -10,7 +10,7 @@ last, so that an interrupted destroy can simply be run again.
 from __future__ import annotations
 
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.model.kinds import kind_type
 from dagster_sparkmesh.plan.previews import preview_version
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.snapshot.naming import (
@@ -54,7 +54,7 @@ def _drop_views(ctx: ExecutionContext, environments: list) -> tuple[list[str], s
     schemas: set[str] = set()
     for env in environments:
         for snapshot in env.snapshots:
-            if snapshot.kind_name in MATERIALIZED_KINDS:
+            if snapshot.kind_type.has_physical_layer:
                 ctx.engine.drop_view(view_name(snapshot.name, env.name))
                 views.append(view_name(snapshot.name, env.name))
                 schemas.add(view_schema(snapshot.name, env.name))
@@ -65,12 +65,12 @@ def _drop_tables(ctx: ExecutionContext) -> tuple[list[str], set[str]]:
     tables: list[str] = []
     schemas: set[str] = set()
     for snapshot in ctx.state.all_snapshots():
-        if snapshot.kind_name not in MATERIALIZED_KINDS:
+        if not snapshot.kind_type.has_physical_layer:
             continue
         table = physical_table(snapshot.name, snapshot.version)
         if table in tables:
             continue  # snapshots sharing a version share the table
-        if snapshot.kind_name == "VIEW":
+        if snapshot.kind_type.physical_is_view:
             ctx.engine.drop_view(table)
         else:
             ctx.engine.drop_table(table)
@@ -84,17 +84,17 @@ def _drop_preview_tables(ctx: ExecutionContext, environments: list) -> list[str]
     schema: most snapshots were never previewed)."""
     in_use = [s for env in environments for s in env.snapshots]
     candidates = {(s.name, s.version, s.kind_name) for s in in_use if is_preview_version(s.version)}
-    stored = [s for s in ctx.state.all_snapshots() if s.kind_name in MATERIALIZED_KINDS]
+    stored = [s for s in ctx.state.all_snapshots() if s.kind_type.has_physical_layer]
     candidates |= {(s.name, preview_version(s), s.kind_name) for s in stored}
     schemas = {physical_schema(name) for name, _, _ in candidates}
     listing = {schema: ctx.engine.list_schema(schema) or set() for schema in schemas}
     dropped = []
-    for name, version, kind_name in sorted(candidates):
+    for name, version, kind in sorted(candidates):
         table = physical_table(name, version)
         schema, short_name = table.split(".")
         if short_name not in listing[schema]:
             continue
-        if kind_name == "VIEW":
+        if kind_type(kind).physical_is_view:
             ctx.engine.drop_view(table)
         else:
             ctx.engine.drop_table(table)

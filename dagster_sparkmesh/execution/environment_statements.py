@@ -14,7 +14,6 @@ from dagster_sparkmesh.errors import EngineError, ExecutionError, ProjectError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.macros import MacroEvaluator, load_user_macros
 from dagster_sparkmesh.macros import expansion, syntax
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.snapshot.naming import view_name
 
@@ -61,4 +60,4 @@ def _views(ctx: ExecutionContext, plan: Plan | None) -> list[str]:
     environment = plan.environment_after if plan is not None else ctx.state.get_environment(ctx.environment)
     if environment is None:
         return []
-    return sorted(view_name(s.name, ctx.environment) for s in environment.snapshots if s.kind_name in MATERIALIZED_KINDS)
+    return sorted(view_name(s.name, ctx.environment) for s in environment.snapshots if s.kind_type.has_physical_layer)

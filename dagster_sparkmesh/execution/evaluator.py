@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
+from dagster_sparkmesh.engine.scd2 import merge_history
 from dagster_sparkmesh.errors import AuditFailure
 from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.audits import run_audits
@@ -20,7 +21,6 @@ from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.preflight import check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
-from dagster_sparkmesh.execution.scd2 import merge_history
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps, lookback_of
 from dagster_sparkmesh.project.rendering import render_query, render_statements
@@ -43,6 +43,8 @@ class ModelTarget:
     """The preflight verified the time column already; else it is verified before the model's first write."""
     versions: Mapping[str, str] = field(default_factory=dict)
     """Model name → the version the environment reads: where the parents' recorded intervals are looked up."""
+    first_query: tuple[Interval, str] | None = None
+    """(batch, query) the preflight rendered for the first batch from these very tables: not rendered again."""
 
     @property
     def table(self) -> str:
@@ -303,6 +305,8 @@ def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) 
 
     The model's pre-statements run first, for the same interval: they prepare the session the query runs in."""
     _run_statements(ctx, target, interval, target.model.pre_statements)
+    if target.first_query is not None and target.first_query[0] == interval:
+        return target.first_query[1]
     if target.model.source != "python":
         return _render(ctx, target, interval)
     from dagster_sparkmesh.execution.python_runner import python_model_select

@@ -6,6 +6,8 @@
 3. Forward-only preview tables (``plan.previews``) that no environment points at any more: those of the
    environments dropped in 1 at once (prod never reads them, so no TTL applies), and those of snapshots older
    than the snapshot TTL (a development environment re-planned past its preview). They are found in the catalog.
+4. Stored plans (``plan.stored``) older than the snapshot TTL that no environment was promoted with: a plan is
+   only needed while its runs and its promotion are under way.
 Order matters for invariant 2: views go before the tables they point at.
 """
 
@@ -14,7 +16,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
+from dagster_sparkmesh.model.kinds import kind_type
 from dagster_sparkmesh.plan.dates import parse_ttl
 from dagster_sparkmesh.plan.previews import preview_version
 from dagster_sparkmesh.records import Record
@@ -39,6 +41,7 @@ class JanitorReport(Record):
     views_dropped: tuple[str, ...] = ()
     tables_dropped: tuple[str, ...] = ()
     snapshots_deleted: int = 0
+    plans_deleted: int = 0
 
 
 def run_janitor(ctx: ExecutionContext) -> JanitorReport:
@@ -46,11 +49,14 @@ def run_janitor(ctx: ExecutionContext) -> JanitorReport:
     environments, views, previews = _drop_expired_environments(ctx, now)
     tables, snapshots, orphans = _drop_unreferenced_snapshots(ctx, now - parse_ttl(ctx.project.config.snapshot_ttl))
     tables += _drop_unreferenced_previews(ctx, previews, orphans)
+    promoted_with = [environment.plan_id for environment in ctx.state.list_environments()]
+    plans = ctx.state.delete_plans(now - parse_ttl(ctx.project.config.snapshot_ttl), keep=promoted_with)
     return JanitorReport(
         environments_dropped=tuple(environments),
         views_dropped=tuple(views),
         tables_dropped=tuple(tables),
         snapshots_deleted=snapshots,
+        plans_deleted=plans,
     )
 
 
@@ -65,7 +71,7 @@ def _drop_expired_environments(
             continue  # the promotion under way extends the expiry; its lease lapses within minutes if it died
         schemas = set()
         for snapshot in environment.snapshots:
-            if snapshot.kind_name in MATERIALIZED_KINDS:
+            if snapshot.kind_type.has_physical_layer:
                 ctx.engine.drop_view(view_name(snapshot.name, environment.name))
                 views.append(view_name(snapshot.name, environment.name))
                 schemas.add(view_schema(snapshot.name, environment.name))
@@ -103,11 +109,11 @@ def _drop_unreferenced_snapshots(
     previews = {
         (s.name, preview_version(s), s.kind_name)
         for s in stored
-        if s.kind_name in MATERIALIZED_KINDS and s.created_at < older_than
+        if s.kind_type.has_physical_layer and s.created_at < older_than
     }
     for snapshot in expired:
         key = (snapshot.name, snapshot.version)
-        if key in referenced_versions or snapshot.kind_name not in MATERIALIZED_KINDS:
+        if key in referenced_versions or not snapshot.kind_type.has_physical_layer:
             continue
         table = physical_table(snapshot.name, snapshot.version)
         if table not in tables:
@@ -124,7 +130,7 @@ def _read_by_live_views(stored: list[Snapshot], live: set[tuple[str, str]]) -> s
     A physical view is created by the first snapshot of its version; releases before views took a new version
     with every parent change let later snapshots share it, so the parents of every snapshot of the version count."""
     versions = {s.id: s.version for s in stored}
-    views = [s for s in stored if s.kind_name == "VIEW"]
+    views = [s for s in stored if s.kind_type.physical_is_view]
     read: set[tuple[str, str]] = set()
     while True:  # a kept view's parent may be a view itself: until nothing new is kept
         kept = live | read
@@ -144,20 +150,20 @@ def _drop_unreferenced_previews(
     schemas = sorted({physical_schema(name) for name, _, _ in unreferenced})
     listing = {schema: ctx.engine.list_schema(schema) or set() for schema in schemas}
     dropped = []
-    for name, version, kind_name in unreferenced:
+    for name, version, kind in unreferenced:
         table = physical_table(name, version)
         schema, short_name = table.split(".")
         present = short_name in listing[schema]
         if present:
-            _drop_physical(ctx, table, kind_name)
+            _drop_physical(ctx, table, kind)
             dropped.append(table)
-        if present or (name, version, kind_name) in of_environments:
+        if present or (name, version, kind) in of_environments:
             ctx.state.delete_intervals(name, version)
     return dropped
 
 
 def _drop_physical(ctx: ExecutionContext, table: str, kind_name: str) -> None:
-    if kind_name == "VIEW":
+    if kind_type(kind_name).physical_is_view:
         ctx.engine.drop_view(table)
     else:
         ctx.engine.drop_table(table)

@@ -4,7 +4,8 @@ It runs first in ``apply_plan`` (before the plan-log row) and in ``run_models`` 
 the models that have intervals to compute, and changes nothing: no state row, no table, no schema.
 
 1. Every external model they read (also through EMBEDDED models) has its table in the catalog now: one listing
-   per schema (``SparkEngine.list_schema``), so a missing schema and a missing table are told apart.
+   per schema (``SparkEngine.list_schema``), so a missing schema and a missing table are told apart. Then their
+   audits (``audits:`` in ``external_models.yaml``) run: a blocking failure refuses the plan.
 2. Every SQL INCREMENTAL_BY_TIME_RANGE model is analyzed (Spark resolves the query's columns and types without
    running a job) and its time column must exist with a type the interval writer can compare with the interval
    bounds (``time_column_problem``). Its parents must be readable now: an external, an existing physical table, or
@@ -24,16 +25,19 @@ import re
 import time
 import uuid
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from dagster_sparkmesh.errors import EngineError, ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.model.kinds import SCD_TYPE_2_KINDS, IncrementalByTimeRangeKind
+from dagster_sparkmesh.execution.external_audits import audit_externals
+from dagster_sparkmesh.execution.results import AuditResult
+from dagster_sparkmesh.model.kinds import IncrementalByTimeRangeKind
 from dagster_sparkmesh.model.records import ExternalModel, Model
 from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.plan.intervals import batches
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -47,8 +51,6 @@ INTEGER_TYPES = frozenset({"tinyint", "smallint", "int", "bigint"})
 _STRING_TYPE = re.compile(r"^(string|varchar\(\d+\)|char\(\d+\))$")
 # An integer can only hold a period written with digits, largest unit first: 20240131, 2024013105, 2024.
 _DIGITS_ONLY_FORMAT = re.compile(r"^(?:yyyy|MM|dd|HH|mm|ss)+$")
-_SPARK_REFUSALS = frozenset({"AnalysisException", "ParseException"})
-_REFUSED = "Spark refused the statement: "  # the prefix of ``engine.failures.spark_errors``' messages
 _THIS_MODEL = re.compile(r"@this_model\b", re.IGNORECASE)
 
 
@@ -74,7 +76,14 @@ class PreflightReport:
     time_columns_checked: frozenset[str] = frozenset()
     """Models whose time column was verified now; the others are verified before their first write."""
     externals_checked: frozenset[str] = frozenset()
+    external_audits: tuple[tuple[str, AuditResult], ...] = ()
+    """(external model, result) of the audits of the externals read (``external_models.yaml``): all passed or
+    non-blocking (a blocking failure raises)."""
     seconds: float = 0.0
+    first_queries: Mapping[str, tuple[Interval, str]] = field(default_factory=dict)
+    """Model → (its first batch, the query rendered for it) where the preflight read the tables the evaluator
+    reads: the evaluator runs that text instead of rendering it again (with temp views of parents not built yet,
+    the preflight's text is not what runs, and is not kept)."""
 
 
 def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]) -> PreflightReport:
@@ -86,6 +95,7 @@ def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]
     if not models:
         return PreflightReport()
     externals = _check_externals(ctx, models)
+    external_audits = audit_externals(ctx, externals)
     inputs = _Inputs(ctx, plan)
     try:
         checked = _check_time_columns(ctx, inputs, models)
@@ -94,7 +104,9 @@ def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]
     return PreflightReport(
         time_columns_checked=frozenset(checked),
         externals_checked=frozenset(externals),
+        external_audits=external_audits,
         seconds=round(time.monotonic() - began, 3),
+        first_queries={name: inputs.first_queries[name] for name in checked if name in inputs.first_queries},
     )
 
 
@@ -135,12 +147,14 @@ def check_time_column(engine: SparkEngine, model: Model, query_sql: str) -> None
 # -- externals ---------------------------------------------------------------------------------------------------
 
 
-def _check_externals(ctx: ExecutionContext, models: list[Model]) -> set[str]:
+def _check_externals(ctx: ExecutionContext, models: list[Model]) -> dict[str, list[str]]:
+    """External model name → the models that read it, once every one of them has its table."""
     externals = ctx.project.external_models
+    created = created_by_pre_statements(ctx.project.models.values())
     readers: dict[str, list[Model]] = {}
     for model in models:
         for name in sorted(_reads(model, ctx.project.models)):
-            if name in externals:
+            if name in externals and name not in created:
                 readers.setdefault(name, []).append(model)
     by_schema: dict[str, list[str]] = {}
     for name in sorted(readers):
@@ -153,7 +167,7 @@ def _check_externals(ctx: ExecutionContext, models: list[Model]) -> set[str]:
                 missing = _missing_external(externals[name], readers[name], ctx.project.path, listing is not None)
                 problems.append(missing)
     _raise_all(problems)
-    return set(readers)
+    return {name: [model.name for model in models] for name, models in readers.items()}
 
 
 def _missing_external(
@@ -170,6 +184,29 @@ def _missing_external(
     )
 
 
+def created_by_pre_statements(models: Iterable[Model]) -> frozenset[str]:
+    """Tables that models' pre-statements create (``CREATE TABLE IF NOT EXISTS raw.x AS ...`` before a query that
+    reads raw.x, as SQLMesh's sushi example does): they exist only once those statements ran, at run time."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    created = set()
+    for model in models:
+        for statement in model.pre_statements:
+            if statement.lstrip()[:6].upper() != "CREATE":
+                continue
+            try:
+                parsed = sqlglot.parse_one(statement, dialect="spark")
+            except SqlglotError:  # a statement sqlglot cannot read creates nothing this check can name
+                continue
+            target = parsed.this if isinstance(parsed, exp.Create) else None
+            target = target.this if isinstance(target, exp.Schema) else target
+            if isinstance(target, exp.Table) and target.db:
+                created.add(f"{target.db}.{target.name}".lower())
+    return frozenset(created)
+
+
 def _relative(path: Path, root: Path) -> Path:
     return path.relative_to(root) if path.is_relative_to(root) else path
 
@@ -179,7 +216,7 @@ def _reads(model: Model, models: Mapping[str, Model], seen: frozenset[str] = fro
     reads = set()
     for name in model.depends_on:
         parent = models.get(name)
-        if parent is not None and parent.kind_name == "EMBEDDED" and name not in seen:
+        if parent is not None and parent.kind.inlined and name not in seen:
             reads |= _reads(parent, models, seen | {model.name})
         else:
             reads.add(name)
@@ -192,7 +229,7 @@ def _reads(model: Model, models: Mapping[str, Model], seen: frozenset[str] = fro
 def _check_time_columns(ctx: ExecutionContext, inputs: _Inputs, models: list[Model]) -> list[str]:
     checked, problems = [], []
     for model in models:
-        if model.kind_name != "INCREMENTAL_BY_TIME_RANGE" or model.source != "sql":
+        if not model.kind.has_time_column or model.source != "sql":
             continue
         columns = inputs.columns(model)
         if columns is None:
@@ -221,10 +258,12 @@ class _Inputs:
         self.ctx = ctx
         self.plan = plan
         self.tables = plan.tables(ctx.project.external_models)
+        self._created = created_by_pre_statements(ctx.project.models.values())
         self._listings: dict[str, set[str] | None] = {}
         self._sources: dict[str, str | None] = {}
         self._columns: dict[str, dict[str, str] | None] = {}
         self._views: list[str] = []
+        self.first_queries: dict[str, tuple[Interval, str]] = {}
 
     def columns(self, model: Model) -> dict[str, str] | None:
         """The model's output columns (name → Spark type), or None when they are known only at run time."""
@@ -248,8 +287,8 @@ class _Inputs:
             if own is None or not self._exists(own):
                 return None  # reads its own table, which this plan creates
             reads[model.name] = own
-        interval = _some_interval(self.plan, model.name)
-        return render_query(
+        interval = _some_interval(self.plan, model)
+        query = render_query(
             model,
             start=interval.start,
             end=interval.end,
@@ -258,6 +297,9 @@ class _Inputs:
             models=self.ctx.project.models,
             variables=self.ctx.project.config.variables,
         )
+        if all(source == self.tables.get(name, name) for name, source in reads.items()):
+            self.first_queries[model.name] = (interval, query)
+        return query
 
     def _source(self, name: str) -> str | None:
         """The table or temp view to read for a model or external name; None when unknown before run time."""
@@ -267,7 +309,8 @@ class _Inputs:
 
     def _find_source(self, name: str) -> str | None:
         if name in self.ctx.project.external_models:
-            return name  # its table exists: ``_check_externals`` ran first
+            # Its table exists (``_check_externals`` ran first), unless a pre-statement creates it at run time.
+            return None if name in self._created else name
         model, table = self.ctx.project.models.get(name), self.tables.get(name)
         if model is None or table is None:
             return None
@@ -275,7 +318,7 @@ class _Inputs:
             return table
         if model.source == "seed":
             return self._seed_view(model)
-        if model.source != "sql" or model.kind_name in SCD_TYPE_2_KINDS:
+        if model.source != "sql" or model.kind.keeps_history:
             return None  # a Python model's output needs its code run; SCD type 2 tables add history columns
         query = self._render(model)
         if query is None:
@@ -314,11 +357,10 @@ def _analyze(engine: SparkEngine, model: Model, query_sql: str) -> dict[str, str
 
 def _refused_by_spark(model: Model, error: EngineError) -> NoReturn:
     """Spark's refusal of the query becomes the model's error; anything else (a lost session) stays as it is."""
-    cause = error.__cause__
-    if cause is None or type(cause).__name__ not in _SPARK_REFUSALS:
+    if not error.refusal:
         raise error
     raise UnanalyzableQuery(
-        f"model {model.name}: Spark cannot analyze its query: {error.message.removeprefix(_REFUSED)}",
+        f"model {model.name}: Spark cannot analyze its query: {error.spark_message or error.message}",
         path=model.path,
         line=model.line,
         snippet=error.snippet,
@@ -326,11 +368,11 @@ def _refused_by_spark(model: Model, error: EngineError) -> NoReturn:
     ) from error
 
 
-def _some_interval(plan: Plan, name: str) -> Interval:
-    """An interval to render the query for: analysis does not depend on the bounds' values."""
-    missing = plan.missing_intervals.get(name)
+def _some_interval(plan: Plan, model: Model) -> Interval:
+    """The model's first batch as the evaluator writes it (analysis does not depend on the bounds' values)."""
+    missing = plan.missing_intervals.get(model.name)
     if missing:
-        return missing[0]
+        return batches(list(missing), 1 if model.depends_on_self else getattr(model.kind, "batch_size", None))[0]
     return Interval(start=plan.start, end=max(plan.end, plan.start + timedelta(days=1)))
 
 

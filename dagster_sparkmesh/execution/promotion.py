@@ -19,11 +19,9 @@ import time
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.errors import EngineError, ExecutionError, StateConflictError
-from dagster_sparkmesh.execution.backfill import plan_for
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.results import PromotionResult, ViewChange
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.plan.coverage import lacking_inputs
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import format_plan
@@ -43,10 +41,8 @@ RENEW_LEASE_EVERY_SECONDS = 60.0
 per minute at most, far inside ``LEASE_DURATION`` (10 minutes), instead of one per view."""
 
 
-def promote(ctx: ExecutionContext, plan: Plan | None = None) -> PromotionResult:
-    plan = plan or plan_for(ctx)
-    # Snapshots only: restating again here would forget the intervals the backfill just recomputed.
-    ctx.state.push_snapshots(plan.new_snapshots)
+def promote(ctx: ExecutionContext, plan: Plan) -> PromotionResult:
+    """The promotion stage of ``plan`` (its snapshots were pushed when it was prepared: ``execution.apply``)."""
     lease = _HeldLease(ctx.state, ctx.state.acquire_promotion_lease(ctx.environment, plan.plan_id))
     try:
         changes = _promote_holding(ctx, plan, lease)
@@ -119,7 +115,7 @@ class _HeldLease:
 
 
 def _materialized(plan: Plan) -> list[EnvironmentSnapshot]:
-    return [s for s in plan.environment_after.snapshots if s.kind_name in MATERIALIZED_KINDS]
+    return [s for s in plan.environment_after.snapshots if s.kind_type.has_physical_layer]
 
 
 def _check_not_superseded(ctx: ExecutionContext, plan: Plan, current: Environment | None) -> None:
@@ -226,7 +222,7 @@ def _view_changes(
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action="alter" if exists else "create"))
     kept = {s.name for s in plan.environment_after.snapshots}
     for snapshot in current.snapshots if current else ():
-        if snapshot.name not in kept and snapshot.kind_name in MATERIALIZED_KINDS:
+        if snapshot.name not in kept and snapshot.kind_type.has_physical_layer:
             changes.append(ViewChange(model=snapshot.name, view=view_name(snapshot.name, env), target="", action="drop"))
     return changes
 

@@ -13,6 +13,7 @@ import inspect
 import json
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import timedelta
 from typing import Any
 
 from sqlglot import exp
@@ -35,7 +36,7 @@ _KEYWORDS = frozenset(word.lower() for word in Spark.tokenizer_class.KEYWORDS if
 def python_model_select(
     ctx: ExecutionContext, model: Model, interval: Interval, table_for: Callable[[str], str]
 ) -> str:
-    from dagster_sparkmesh.project.python_models import resolve_python_entrypoint
+    from dagster_sparkmesh.project.python.models import resolve_python_entrypoint
 
     function = resolve_python_entrypoint(model.python_entrypoint or "")
     config = ctx.project.config
@@ -43,7 +44,9 @@ def python_model_select(
         spark=ctx.engine.spark,
         table_for=lambda name: table_reference(table_for(name)),
         start=interval.start,
-        end=interval.end,
+        # Inclusive, as SQLMesh passes it and as @end_ds renders: real projects iterate over
+        # ``range((end - start).days + 1)`` days (SQLMesh's sushi example).
+        end=interval.end - timedelta(microseconds=1),
         execution_time=ctx.clock(),
         variables=dict(config.variables),
         blueprint_variables={name: json.loads(value) for name, value in model.blueprint_variables},

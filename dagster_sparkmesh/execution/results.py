@@ -13,7 +13,7 @@ class AuditResult(Record):
     blocking: bool
     failing_rows: int
     sample: tuple[tuple[str, ...], ...] = ()
-    """Up to five offending rows, rendered as text."""
+    """Up to five offending rows (an AUDIT_ONLY model's ``max_failing_rows``), rendered as text."""
     query: str
 
     @property

@@ -6,31 +6,23 @@ analysis or parse error), an audit failure, or any error we do not recognise: re
 message. Writes are safe to repeat because every writer is idempotent for its intervals (DESIGN invariant 3) and
 records intervals only after the data (invariant 4).
 
-Classification works on class names and messages along the exception chain (``EngineError`` wraps Spark's
-exception as its cause), so this module does not import pyspark.
+Which failures are transient is judged in ``engine/`` (``engine.failure_kinds``), the one place that reads Spark's
+messages: an ``EngineError`` carries the verdict; an error from a user's Python model (no ``EngineError`` in its
+chain) is judged there too. This module adds only the package's own permanent errors.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from dagster_sparkmesh.errors import AuditFailure, ProjectError, UnitTestFailure
+from dagster_sparkmesh.engine import failure_kinds
+from dagster_sparkmesh.errors import AuditFailure, EngineError, ProjectError, UnitTestFailure
 
 T = TypeVar("T")
 
-_TRANSIENT = re.compile(
-    r"INVALID_HANDLE\.SESSION_(?:NOT_FOUND|CLOSED|CHANGED)|StatusCode\.UNAVAILABLE|failed to connect to all addresses"
-    r"|Connection reset|Socket closed|Broken pipe|GOAWAY|RST_STREAM"
-    r"|Lock wait timeout|could not be obtained within the time requested|ERROR 40XL1|LockTimeout"
-    r"|deadlock detected|Read timed out",
-    re.IGNORECASE,
-)
-# Spark judged the statement itself: the same statement fails the same way next time.
-_PERMANENT_CLASSES = frozenset({"AnalysisException", "ParseException", "IllegalArgumentException", "PythonException"})
 _PERMANENT_ERRORS = (ProjectError, AuditFailure, UnitTestFailure)
 
 
@@ -54,19 +46,11 @@ NO_RETRY = RetryPolicy(attempts=1)
 
 
 def is_transient(error: BaseException) -> bool:
-    chain = list(_chain(error))
-    if any(isinstance(e, _PERMANENT_ERRORS) or type(e).__name__ in _PERMANENT_CLASSES for e in chain):
+    chain = list(failure_kinds.exception_chain(error))
+    if any(isinstance(e, _PERMANENT_ERRORS) for e in chain):
         return False
-    return any(_TRANSIENT.search(f"{type(e).__name__}: {e}") for e in chain)
-
-
-def _chain(error: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = error
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
+    judged = [e for e in chain if isinstance(e, EngineError)]
+    return any(e.transient for e in judged) if judged else failure_kinds.is_transient(error)
 
 
 def with_retries(

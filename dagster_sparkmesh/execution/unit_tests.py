@@ -5,6 +5,9 @@ from __future__ import annotations
 import uuid
 from datetime import date, datetime, timedelta
 
+import sqlglot
+from sqlglot import exp
+
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.records import UnitTest
 from dagster_sparkmesh.project.rendering import render_query
@@ -31,6 +34,8 @@ def run_unit_tests(ctx: ExecutionContext, names: set[str] | None = None) -> list
 def _run_one(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
     views = {name: _input_view(ctx, test, name, rows) for name, rows in test.inputs}
     try:
+        for name, query in test.input_queries:
+            views[name] = _query_view(ctx, query)
         return _compare(ctx, test, views)
     finally:  # the session outlives the test: leave no input views behind
         for view in views.values():
@@ -41,7 +46,6 @@ def _compare(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> Un
     model = ctx.project.models[test.model]
     start = _parse(test.start) or _DEFAULT_START
     end = _parse_end(test.end) or start + timedelta(days=1)
-    query = test.expected_query
     sql = render_query(
         model,
         start=start,
@@ -51,20 +55,51 @@ def _compare(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> Un
         models=ctx.project.models,
         variables=ctx.project.config.variables,
     )
+    problems = [problem for name, rows, query in test.expected_ctes if (problem := _cte_difference(ctx, sql, name, rows, query))]
+    if test.checks_query and (problem := _difference(ctx, sql, test.expected_rows, test.expected_query)) is not None:
+        problems.append(problem)
+    return UnitTestResult(name=test.name, model=test.model, passed=not problems, message="; ".join(problems))
+
+
+def cte_query(sql: str, cte: str) -> str | None:
+    """The model's query reduced to the rows of its CTE ``cte`` (the CTEs before it stay, as it may read them);
+    None when its top-level WITH clause has no such CTE."""
+    query = sqlglot.parse_one(sql, dialect="spark")
+    names = cte_names(query)
+    if cte.lower() not in names:
+        return None
+    with_clause = query.args["with_"].copy()
+    with_clause.set("expressions", with_clause.expressions[: names.index(cte.lower()) + 1])
+    reduced = exp.select("*").from_(exp.to_identifier(cte))
+    reduced.set("with_", with_clause)
+    return reduced.sql(dialect="spark")
+
+
+def cte_names(query: exp.Expression) -> list[str]:
+    with_clause = query.args.get("with_")
+    return [item.alias_or_name.lower() for item in with_clause.expressions] if with_clause else []
+
+
+def _cte_difference(ctx: ExecutionContext, sql: str, cte: str, rows: tuple, query: str | None) -> str | None:
+    reduced = cte_query(sql, cte)
+    if reduced is None:
+        found = ", ".join(cte_names(sqlglot.parse_one(sql, dialect="spark"))) or "none"
+        return f"the model's query has no CTE named {cte} (its CTEs: {found})"
+    problem = _difference(ctx, reduced, rows, query)
+    return f"CTE {cte}: {problem}" if problem else None
+
+
+def _difference(ctx: ExecutionContext, sql: str, rows: tuple, query: str | None) -> str | None:
+    """What differs between the rows ``sql`` returns and the expected ones (None: they match, in any order)."""
     frame = ctx.engine.query_df(sql)
-    expected_columns = _expected_columns(test, frame.columns)
-    actual = sorted(_normalize(row) for row in frame.select(*expected_columns).collect())
-    expected = sorted(_normalize(tuple(dict(row).get(c) for c in expected_columns)) for row in test.expected_rows)
+    columns = [column for column, _ in rows[0]] if rows else list(frame.columns)
+    actual = sorted((_normalize(row) for row in frame.select(*columns).collect()), key=repr)  # repr: NULLs sort too
+    expected = sorted((_normalize(tuple(dict(row).get(c) for c in columns)) for row in rows), key=repr)
     if query:
-        expected = sorted(_normalize(tuple(r)) for r in ctx.engine.query_rows(query))
+        expected = sorted((_normalize(tuple(r)) for r in ctx.engine.query_rows(query)), key=repr)
     if actual == expected:
-        return UnitTestResult(name=test.name, model=test.model, passed=True)
-    return UnitTestResult(
-        name=test.name,
-        model=test.model,
-        passed=False,
-        message=f"expected {len(expected)} row(s) {expected[:5]}, got {len(actual)} row(s) {actual[:5]}",
-    )
+        return None
+    return f"expected {len(expected)} row(s) {expected[:5]}, got {len(actual)} row(s) {actual[:5]}"
 
 
 def _parse_end(value: str | None) -> datetime | None:
@@ -79,10 +114,10 @@ def _parse(value: str | None) -> datetime | None:
     return datetime.fromisoformat(str(value)) if value else None
 
 
-def _expected_columns(test: UnitTest, actual_columns: list[str]) -> list[str]:
-    if test.expected_rows:
-        return [column for column, _ in test.expected_rows[0]]
-    return list(actual_columns)
+def _query_view(ctx: ExecutionContext, query: str) -> str:
+    view = f"sparkmesh_test_{uuid.uuid4().hex[:10]}"
+    ctx.engine.create_query_view(view, query)
+    return view
 
 
 def _input_view(ctx: ExecutionContext, test: UnitTest, name: str, rows) -> str:

@@ -9,13 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from dagster_sparkmesh.lint.rule import LintTarget, LintViolation, Rule
-from dagster_sparkmesh.model.kinds import INCREMENTAL_KINDS
 
 NAME = "missing_start"
 
 
 def check(target: LintTarget) -> Iterator[LintViolation]:
-    if target.model.kind_name in INCREMENTAL_KINDS and target.model.start is None:
+    if target.model.kind.incremental_by_interval and target.model.start is None:
         yield target.violation(
             NAME,
             "incremental model without a start date",

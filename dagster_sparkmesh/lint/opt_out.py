@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from dagster_sparkmesh.project import sql_text
+from dagster_sparkmesh.macros import sql_text
 
 ALL = "*"
 _DIRECTIVE = re.compile(r"(?:--|#|/\*)\s*sparkmesh\s*:\s*ignore-lint\b([^\n*]*)", re.IGNORECASE)

@@ -10,7 +10,7 @@ from pathlib import Path
 from sqlglot import exp
 
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.project import sql_text
+from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.records import Record
 

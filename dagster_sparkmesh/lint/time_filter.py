@@ -17,7 +17,7 @@ _INTERVAL_MACROS = tuple(f"{edge}_" for edge in ("start", "end"))
 
 
 def check(target: LintTarget) -> Iterator[LintViolation]:
-    if target.model.kind_name != "INCREMENTAL_BY_TIME_RANGE" or target.query is None:
+    if not target.model.kind.has_time_column or target.query is None:
         return
     if any(_mentions_interval(node) for node in _predicates(target.query)):
         return

@@ -7,18 +7,22 @@ that still waits for an interval (``@WHERE(@start_ds > '2024-01-01')``) keeps it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from sqlglot import exp
 
+from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.macros import syntax
 from dagster_sparkmesh.macros.evaluation import NotConstant, truth
 
-if TYPE_CHECKING:
-    from dagster_sparkmesh.macros.evaluator import MacroEvaluator
+
+class ErrorAtNode(Protocol):
+    """What clause operators need of the evaluator (``macros.evaluator`` passes itself): an error at a node."""
+
+    def error(self, message: str, node: exp.Expression, hint: str, *, macro: str | None = None) -> ProjectError: ...
 
 
-def resolve(evaluator: MacroEvaluator, node: exp.Expression) -> exp.Expression | None:
+def resolve(evaluator: ErrorAtNode, node: exp.Expression) -> exp.Expression | None:
     if isinstance(node, (exp.Where, exp.Having)):
         return _filter(evaluator, node)
     if isinstance(node, (exp.Group, exp.Order)):
@@ -38,7 +42,7 @@ def _marker(node: exp.Expression | None) -> exp.Anonymous | None:
     return None
 
 
-def _decide(evaluator: MacroEvaluator, marker: exp.Anonymous) -> bool | None:
+def _decide(evaluator: ErrorAtNode, marker: exp.Anonymous) -> bool | None:
     """True/False, or None while the condition waits for rendering."""
     (condition,) = marker.expressions or [exp.true()]
     if _waits(condition):
@@ -55,7 +59,7 @@ def _waits(condition: exp.Expression) -> bool:
     return any(isinstance(n, exp.Var) and n.name.startswith("@") for n in condition.walk())
 
 
-def _filter(evaluator: MacroEvaluator, node: exp.Where | exp.Having) -> exp.Expression | None:
+def _filter(evaluator: ErrorAtNode, node: exp.Where | exp.Having) -> exp.Expression | None:
     top = node.this
     parent, leftmost = None, top
     while isinstance(leftmost, exp.Or):
@@ -76,7 +80,7 @@ def _filter(evaluator: MacroEvaluator, node: exp.Where | exp.Having) -> exp.Expr
     return node
 
 
-def _first_item(evaluator: MacroEvaluator, node: exp.Group | exp.Order) -> exp.Expression | None:
+def _first_item(evaluator: ErrorAtNode, node: exp.Group | exp.Order) -> exp.Expression | None:
     items = node.expressions
     first = items[0].this if items and isinstance(items[0], exp.Ordered) else (items[0] if items else None)
     marker = _marker(first)
@@ -91,7 +95,7 @@ def _first_item(evaluator: MacroEvaluator, node: exp.Group | exp.Order) -> exp.E
     return node
 
 
-def _limit(evaluator: MacroEvaluator, node: exp.Limit) -> exp.Expression | None:
+def _limit(evaluator: ErrorAtNode, node: exp.Limit) -> exp.Expression | None:
     value = node.expression
     if not isinstance(value, exp.Add) or _marker(value.this) is None:
         return node
@@ -104,7 +108,7 @@ def _limit(evaluator: MacroEvaluator, node: exp.Limit) -> exp.Expression | None:
     return node
 
 
-def _with(evaluator: MacroEvaluator, node: exp.With) -> exp.Expression | None:
+def _with(evaluator: ErrorAtNode, node: exp.With) -> exp.Expression | None:
     ctes = node.expressions
     if not ctes or syntax.name_of(ctes[0].alias, syntax.CLAUSE) is None:
         return node
@@ -119,7 +123,7 @@ def _with(evaluator: MacroEvaluator, node: exp.With) -> exp.Expression | None:
     return node
 
 
-def _joins(evaluator: MacroEvaluator, node: exp.Expression) -> None:
+def _joins(evaluator: ErrorAtNode, node: exp.Expression) -> None:
     """``LEFT @JOIN(c) t ON ...`` was written ``LEFT JOIN marker(c) ON TRUE CROSS JOIN t ON ...``."""
     joins = list(node.args["joins"])
     result: list[exp.Expression] = []

@@ -134,6 +134,7 @@ class MacroEvaluator:
         """Remember the nodes on a path from ``root`` down to a macro: expansion descends only there, so a query
         without macros costs one (iterative) walk, and a deeply nested one (``a + a + ... + a``) never recurses."""
         for node in root.walk():
+            nodes.cheap_to_copy(node)
             if not nodes.is_macro(node):
                 continue
             # Up to the root every time: an id already in the set may belong to a node that no longer exists.
@@ -225,7 +226,7 @@ class MacroEvaluator:
             return self._define(node)
         if node.this.lower() == syntax.ALIAS:
             body, alias = (nodes.as_array(self._argument(arg)) for arg in node.expressions)
-            return exp.alias_(body, exp.to_identifier(nodes.text_of(alias)))
+            return exp.alias_(body, exp.to_identifier(nodes.text_of(alias)), copy=False)  # the body is ours
         args, kwargs = self._arguments(node)
         if any(nodes.is_deferred(arg) for arg in [*args, *kwargs.values()] if not isinstance(arg, exp.Lambda)):
             return nodes.deferred_call(node, args, kwargs)
@@ -274,7 +275,8 @@ class MacroEvaluator:
     def _argument(self, arg: exp.Expression) -> Any:
         if isinstance(arg, exp.Lambda):
             return arg
-        result = self.expand(arg)
+        # A call's arguments are part of the tree whose paths the enclosing ``expand`` marked: no second walk.
+        result = self._expand(arg)
         # A list stays a list (``@IF(c, @EACH(...))`` splices it); user macros get it as an array.
         return exp.Null() if result is None else result
 
@@ -350,7 +352,7 @@ def _call_function(evaluator: MacroEvaluator, function: Callable[..., Any], args
         return function(evaluator, *args, **kwargs)
     args = [nodes.as_array(arg) for arg in args]
     kwargs = {name: nodes.as_array(value) for name, value in kwargs.items()}
-    args, kwargs = values.typed_arguments(function, args, kwargs)
+    args, kwargs = values.typed_arguments(function, args, kwargs, evaluator.dialect)
     return function(evaluator, *args, **kwargs)
 
 

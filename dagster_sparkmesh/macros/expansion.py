@@ -11,7 +11,7 @@ from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.macros import syntax
 from dagster_sparkmesh.macros.evaluator import MacroEvaluator
-from dagster_sparkmesh.project import sql_text
+from dagster_sparkmesh.macros import sql_text
 
 TIME_MACROS = frozenset(
     f"{prefix}_{suffix}"

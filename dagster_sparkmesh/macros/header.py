@@ -10,7 +10,7 @@ import sqlglot
 
 from dagster_sparkmesh.macros import syntax
 from dagster_sparkmesh.macros.evaluator import MacroEvaluator
-from dagster_sparkmesh.project import sql_text
+from dagster_sparkmesh.macros import sql_text
 
 # ``cron @daily`` is a schedule alias, not a macro.
 _LITERAL_PROPERTIES = frozenset({"cron"})

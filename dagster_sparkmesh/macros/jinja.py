@@ -17,7 +17,7 @@ from typing import Any
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.macros.expansion import RENDER_TIME
-from dagster_sparkmesh.project import sql_text
+from dagster_sparkmesh.macros import sql_text
 
 _BLOCK = re.compile(r"\bJINJA_(?:QUERY|STATEMENT)_BEGIN\s*;(?P<body>.*?)\bJINJA_END\s*;?", re.IGNORECASE | re.DOTALL)
 _PLACEHOLDER = re.compile(r"'?__smj_(\w+?)__'?")
@@ -28,7 +28,9 @@ def has_jinja(text: str) -> bool:
         return True
     if "{" not in text:
         return False
-    return any(token.kind == "jinja" for token in sql_text.tokens(text))
+    # Inside string literals too, as SQLMesh renders the whole query: ``CAST('{{ start_ds }}' AS DATE)``.
+    return any(token.kind == "jinja" or (token.kind == "string" and ("{{" in token.text or "{%" in token.text))
+               for token in sql_text.tokens(text))
 
 
 def render(text: str, *, path: Path, variables: Mapping[str, Any], macros_source: str = "", gateway: str | None = None) -> str:

@@ -30,6 +30,25 @@ def is_macro(node: exp.Expression) -> bool:
     return lowered.startswith(_PREFIXES) or "__smi_" in lowered
 
 
+class _Positions(dict):
+    """A parsed node's positions (``line``, ``col``, ``start``, ``end``: ints). sqlglot copies a node's meta dict
+    with ``copy.deepcopy``, key by key, which is most of what copying a lambda body or an argument costs; a dict
+    of ints needs only a flat copy (each copy still owns its dict: sqlglot's simplifier writes into meta)."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: Any) -> _Positions:
+        return _Positions(self)
+
+
+def cheap_to_copy(node: exp.Expression) -> None:
+    """Make copies of ``node`` copy its positions flat (see ``_Positions``); the evaluator copies parsed nodes
+    once per lambda application and variable use."""
+    meta = node._meta  # the property would allocate an empty dict for every node without one
+    if type(meta) is dict and all(type(value) is int for value in meta.values()):
+        node._meta = _Positions(meta)
+
+
 def variable_name(node: exp.Expression) -> str | None:
     if isinstance(node, exp.Column) and not node.args.get("table") and isinstance(node.this, exp.Identifier):
         return syntax.name_of(node.this.name, syntax.VARIABLE)

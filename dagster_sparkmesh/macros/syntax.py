@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.project import sql_text
+from dagster_sparkmesh.macros import sql_text
 
 CALL = "__smc_"
 VARIABLE = "__smv_"
@@ -110,8 +110,8 @@ def _aliases_in_lambdas(text: str) -> str:
     starts = [match.end() - 1 for match in _CALL_START.finditer(text)]
     for open_offset in reversed(starts):  # innermost first: rewriting one call never moves an earlier start
         close = sql_text.matching_close(text, open_offset)
-        if close is None:
-            continue
+        if close is None or "->" not in text[open_offset:close]:
+            continue  # no lambda among the arguments: splitting them would only cost time
         for piece in reversed(sql_text.split_top_level(text, open_offset + 1, close)):
             rewritten = _alias_lambda(piece.text)
             if rewritten is not None:
@@ -120,6 +120,8 @@ def _aliases_in_lambdas(text: str) -> str:
 
 
 def _alias_lambda(piece: str) -> str | None:
+    if "->" not in piece:
+        return None
     masked = _top_level(piece)
     arrow = _ARROW.search(masked)
     alias = _AS.search(masked, arrow.end()) if arrow else None

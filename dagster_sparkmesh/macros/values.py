@@ -16,6 +16,9 @@ from sqlglot import exp
 
 Returned = exp.Expression | list[exp.Expression] | None
 
+SQL = typing.NewType("SQL", str)
+"""A typed macro's parameter annotated ``SQL`` receives the argument's SQL text (SQLMesh's ``sqlmesh.SQL``)."""
+
 
 class NotSql(TypeError):
     """A macro returned something that has no SQL form."""
@@ -83,7 +86,9 @@ def _number(text: str) -> int | float:
         return float(text)
 
 
-def typed_arguments(function: Callable[..., Any], args: list[Any], kwargs: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+def typed_arguments(
+    function: Callable[..., Any], args: list[Any], kwargs: dict[str, Any], dialect: str = "spark"
+) -> tuple[list[Any], dict[str, Any]]:
     """Convert arguments to the annotations of a typed macro (``int``, ``str``, ``list[int]``, ``exp.Column`` ...)."""
     try:
         hints = typing.get_type_hints(function)
@@ -96,29 +101,31 @@ def typed_arguments(function: Callable[..., Any], args: list[Any], kwargs: dict[
     for index, value in enumerate(args):
         parameter = parameters[index] if index < len(parameters) else None
         if parameter is not None and parameter.kind == parameter.VAR_POSITIONAL:
-            converted.extend(_coerce(item, hints.get(parameter.name)) for item in args[index:])
+            converted.extend(_coerce(item, hints.get(parameter.name), dialect) for item in args[index:])
             break
-        converted.append(_coerce(value, hints.get(parameter.name) if parameter else None))
-    return converted, {name: _coerce(value, hints.get(name)) for name, value in kwargs.items()}
+        converted.append(_coerce(value, hints.get(parameter.name) if parameter else None, dialect))
+    return converted, {name: _coerce(value, hints.get(name), dialect) for name, value in kwargs.items()}
 
 
-def _coerce(value: Any, annotation: Any) -> Any:
+def _coerce(value: Any, annotation: Any, dialect: str) -> Any:
     if annotation is None or annotation is Any or not isinstance(value, exp.Expression):
         return value
+    if annotation is SQL:  # the text as the model's dialect writes it: the macro may build SQL from it
+        return value.sql(dialect=dialect)
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         for option in typing.get_args(annotation):
             if option is type(None):
                 continue
             try:
-                return _coerce(value, option)
+                return _coerce(value, option, dialect)
             except (TypeError, ValueError):
                 continue
         return value
     if origin in (list, tuple):
         (item_type, *_) = typing.get_args(annotation) or (Any,)
         items = value.expressions if isinstance(value, (exp.Array, exp.Tuple)) else [value]
-        return origin(_coerce(item, item_type) for item in items)
+        return origin(_coerce(item, item_type, dialect) for item in items)
     if isinstance(annotation, type) and issubclass(annotation, exp.Expression):
         return _as_expression_type(value, annotation)
     if annotation in (int, float, str, bool):

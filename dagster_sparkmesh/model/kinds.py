@@ -6,7 +6,7 @@ Every field of a kind is data-affecting and therefore part of the fingerprint, e
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, ClassVar, Literal, Union, get_args
 
 from pydantic import Field
 
@@ -18,17 +18,73 @@ OnDestructiveChange = Literal["error", "warn", "allow"]
 METADATA_KIND_FIELDS = frozenset({"batch_size", "lookback"})
 
 
-class FullKind(Record):
+class KindBase(Record):
+    """What every kind answers about its behaviour, so that callers ask the kind instead of comparing names.
+
+    The traits are class-level: a stored snapshot knows only its kind's name, and ``kind_type`` gives the class.
+    An unknown name (stored by another release) gets this base, where every trait is False."""
+
+    has_physical_layer: ClassVar[bool] = False
+    """We write its physical table or view (EMBEDDED is inlined by its readers, EXTERNAL is someone else's)."""
+    physical_is_view: ClassVar[bool] = False
+    """Its physical layer is a view over its parents' tables: dropped as a view, holds no rows of its own."""
+    inlined: ClassVar[bool] = False
+    """Readers inline its query as a subquery; it has no table."""
+    external: ClassVar[bool] = False
+    """A table the project reads by its own name and never writes."""
+    from_seed_file: ClassVar[bool] = False
+    """Its rows come from a CSV file: complete for all time once loaded."""
+    has_query: ClassVar[bool] = True
+    incremental_by_interval: ClassVar[bool] = False
+    """Computed per cron interval (Dagster time partitions, batch sizes, a start date)."""
+    has_time_column: ClassVar[bool] = False
+    """An interval write replaces exactly that time range of its time column."""
+    rebuilt_each_run: ClassVar[bool] = False
+    """Every run recomputes the whole table: any missing interval means all of them."""
+    restates_whole_table: ClassVar[bool] = False
+    """It cannot rewrite one time range, so a restatement restates the whole table."""
+    upserts: ClassVar[bool] = False
+    """Rows are merged by unique key: computing earlier time after later would put old rows over new ones."""
+    keeps_history: ClassVar[bool] = False
+    """Each run merges the query's rows into the kept history (SCD type 2): the table adds history columns."""
+    may_be_forward_only: ClassVar[bool] = False
+    """A change may keep the existing table (forward-only) instead of rebuilding it."""
+    needs_partitioned_by: ClassVar[bool] = False
+    audit_only: ClassVar[bool] = False
+    """No table: its query returns offending rows, and the loader turns the model into a standalone audit."""
+
+    @property
+    def plain_view(self) -> bool:
+        """A view whose rows are its parents' tables read now (not materialized)."""
+        return False
+
+
+class FullKind(KindBase):
     name: Literal["FULL"] = "FULL"
+    has_physical_layer = True
+    rebuilt_each_run = True
+    restates_whole_table = True
 
 
-class ViewKind(Record):
+class ViewKind(KindBase):
     name: Literal["VIEW"] = "VIEW"
     materialized: bool = False
+    has_physical_layer = True
+    physical_is_view = True
+    rebuilt_each_run = True
+    restates_whole_table = True
+
+    @property
+    def plain_view(self) -> bool:
+        return not self.materialized
 
 
-class IncrementalByTimeRangeKind(Record):
+class IncrementalByTimeRangeKind(KindBase):
     name: Literal["INCREMENTAL_BY_TIME_RANGE"] = "INCREMENTAL_BY_TIME_RANGE"
+    has_physical_layer = True
+    incremental_by_interval = True
+    has_time_column = True
+    may_be_forward_only = True
     time_column: str
     time_column_format: str = "yyyy-MM-dd"
     lookback: int = 0
@@ -38,8 +94,13 @@ class IncrementalByTimeRangeKind(Record):
     on_destructive_change: OnDestructiveChange = "error"
 
 
-class IncrementalByUniqueKeyKind(Record):
+class IncrementalByUniqueKeyKind(KindBase):
     name: Literal["INCREMENTAL_BY_UNIQUE_KEY"] = "INCREMENTAL_BY_UNIQUE_KEY"
+    has_physical_layer = True
+    incremental_by_interval = True
+    restates_whole_table = True
+    upserts = True
+    may_be_forward_only = True
     unique_key: tuple[str, ...]
     batch_size: int | None = None
     forward_only: bool = False
@@ -47,30 +108,37 @@ class IncrementalByUniqueKeyKind(Record):
     on_destructive_change: OnDestructiveChange = "error"
 
 
-class IncrementalByPartitionKind(Record):
+class IncrementalByPartitionKind(KindBase):
     """Each run replaces exactly the partitions (the model's ``partitioned_by`` values, required) its rows hold.
 
     Always forward-only, as in SQLMesh; restating it rebuilds the whole table (no time range to rewrite)."""
 
     name: Literal["INCREMENTAL_BY_PARTITION"] = "INCREMENTAL_BY_PARTITION"
+    has_physical_layer = True
+    restates_whole_table = True
+    may_be_forward_only = True
+    needs_partitioned_by = True
     forward_only: Literal[True] = True
     disable_restatement: bool = False
     on_destructive_change: OnDestructiveChange = "error"
 
 
-class IncrementalUnmanagedKind(Record):
+class IncrementalUnmanagedKind(KindBase):
     """Each run appends the query's rows (``insert_overwrite``: replaces the partitions they hold instead).
 
     Forward-only and never restated by default, as in SQLMesh: appended history cannot be recomputed."""
 
     name: Literal["INCREMENTAL_UNMANAGED"] = "INCREMENTAL_UNMANAGED"
+    has_physical_layer = True
+    restates_whole_table = True
+    may_be_forward_only = True
     insert_overwrite: bool = False
     forward_only: bool = True
     disable_restatement: bool = True
     on_destructive_change: OnDestructiveChange = "error"
 
 
-class _ScdType2Fields(Record):
+class _ScdType2Fields(KindBase):
     """What both SCD type 2 kinds share: the table keeps every version of a key, open ones with valid_to NULL."""
 
     unique_key: tuple[str, ...]
@@ -79,6 +147,9 @@ class _ScdType2Fields(Record):
     invalidate_hard_deletes: bool = False
     """Close the open version of a key that vanished from the source (else it stays open)."""
     disable_restatement: bool = False
+    has_physical_layer = True
+    restates_whole_table = True
+    keeps_history = True
 
 
 class ScdType2ByTimeKind(_ScdType2Fields):
@@ -96,18 +167,41 @@ class ScdType2ByColumnKind(_ScdType2Fields):
     """The tracked columns; ``("*",)`` tracks every column but the key."""
 
 
-class SeedKind(Record):
+class SeedKind(KindBase):
     name: Literal["SEED"] = "SEED"
+    has_physical_layer = True
+    from_seed_file = True
+    has_query = False
+    rebuilt_each_run = True
+    restates_whole_table = True
     path: str
     """Path of the CSV file, relative to the model file's folder (as SQLMesh resolves it)."""
+    batch_size: int | None = None
+    """Rows per INSERT in SQLMesh. Kept as metadata only: Spark writes the seed's rows as one DataFrame, so
+    there are no statements whose size it could bound."""
 
 
-class EmbeddedKind(Record):
+class EmbeddedKind(KindBase):
     name: Literal["EMBEDDED"] = "EMBEDDED"
+    inlined = True
 
 
-class ExternalKind(Record):
+class ExternalKind(KindBase):
     name: Literal["EXTERNAL"] = "EXTERNAL"
+    external = True
+    has_query = False
+
+
+class AuditOnlyKind(KindBase):
+    """SQLMesh's ``AUDIT_ONLY``: a model file that checks data instead of producing it. It never reaches the
+    project's models: ``project.checks.audit_only_models`` loads it as a standalone audit."""
+
+    name: Literal["AUDIT_ONLY"] = "AUDIT_ONLY"
+    audit_only = True
+    blocking: bool = True
+    """Offending rows stop the promotion; ``blocking false`` only warns."""
+    max_failing_rows: int = 10
+    """How many offending rows a failure shows."""
 
 
 ModelKind = Annotated[
@@ -123,6 +217,7 @@ ModelKind = Annotated[
         SeedKind,
         EmbeddedKind,
         ExternalKind,
+        AuditOnlyKind,
     ],
     Field(discriminator="name"),
 ]
@@ -130,14 +225,10 @@ ModelKind = Annotated[
 KIND_ALIASES = {"SCD_TYPE_2": "SCD_TYPE_2_BY_TIME"}
 """Other names SQLMesh accepts for a kind (``SCD_TYPE_2`` is its older name of ``SCD_TYPE_2_BY_TIME``)."""
 
-INCREMENTAL_KINDS = frozenset({"INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY"})
-# Incremental kinds not tied to time: no Dagster time partitions, no time batches (one write per run).
-UNTIMED_INCREMENTAL_KINDS = frozenset({"INCREMENTAL_BY_PARTITION", "INCREMENTAL_UNMANAGED"})
-# History kinds: each run merges the query's current rows into the kept history (unpartitioned, never by time).
-SCD_TYPE_2_KINDS = frozenset({"SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN"})
-# Kinds whose physical layer is a table that we write (EMBEDDED and EXTERNAL have no physical layer).
-MATERIALIZED_KINDS = frozenset(
-    {"FULL", "VIEW", "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY", "SEED"}
-    | SCD_TYPE_2_KINDS
-    | UNTIMED_INCREMENTAL_KINDS
-)
+_BY_NAME: dict[str, type[KindBase]] = {kind.model_fields["name"].default: kind for kind in get_args(get_args(ModelKind)[0])}
+
+
+def kind_type(name: str) -> type[KindBase]:
+    """The kind record class named ``name``, for asking a stored snapshot's kind about its behaviour."""
+    return _BY_NAME.get(name, KindBase)
+

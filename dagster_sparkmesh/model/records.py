@@ -117,9 +117,9 @@ class Model(Record):
     def _partitioned_kind_has_partitions(self) -> Model:
         """SQLMesh's rule, checked here so SQL and Python models both meet it. A ProjectError, not a ValueError:
         pydantic passes it through unchanged, with the file and line."""
-        if self.kind.name == "INCREMENTAL_BY_PARTITION" and not self.partitioned_by:
+        if self.kind.needs_partitioned_by and not self.partitioned_by:
             raise ProjectError(
-                f"model {self.name} is INCREMENTAL_BY_PARTITION but has no partitioned_by",
+                f"model {self.name} is {self.kind.name} but has no partitioned_by",
                 path=self.path,
                 line=self.line,
                 hint="name the partition key columns: partitioned_by region or partitioned_by (region, department)",
@@ -146,6 +146,14 @@ class ExternalModel(Record):
     columns: tuple[tuple[str, str], ...] = ()
     description: str | None = None
     path: Path
+    line: int = 1
+    """Line of the entry in its YAML file."""
+    gateway: str | None = None
+    """The gateway the table exists on; None: every gateway. Entries of other gateways are not loaded."""
+    start: str | None = None
+    """When the table's data begins (recorded as written; metadata)."""
+    audits: tuple[AuditCall, ...] = ()
+    """Checked against the table before the models that read it are computed (and as Dagster asset checks)."""
     fingerprint: str = ""
     """sha256 of name and columns: a changed schema of a source changes its readers' fingerprints."""
 
@@ -167,3 +175,8 @@ class UnitTest(Record):
     """Line of the test's name in its YAML file."""
     input_queries: tuple[tuple[str, str], ...] = ()
     """(upstream model name, Spark SQL query) for inputs given as ``query:`` instead of rows."""
+    expected_ctes: tuple[tuple[str, tuple[tuple[tuple[str, object], ...], ...], str | None], ...] = ()
+    """``outputs: ctes:``: (CTE name, expected rows, or the Spark SQL query giving them) per named CTE of the
+    model's query."""
+    checks_query: bool = True
+    """False when the outputs name CTEs only: the model's own output is then not compared."""

@@ -23,16 +23,15 @@ import dataclasses
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime
 
 from dagster_sparkmesh.errors import PlanError, SparkMeshError
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.dates import parse_datetime, parse_ttl
+from dagster_sparkmesh.plan.dates import DateLike, parse_datetime, parse_ttl
 from dagster_sparkmesh.plan.definition import DirectChange, Plan
 from dagster_sparkmesh.plan.diffs import definition_diff
-from dagster_sparkmesh.plan.intervals import interval_unit
 from dagster_sparkmesh.plan.missing import Window, missing_intervals
+from dagster_sparkmesh.plan.windows import model_windows
 from dagster_sparkmesh.plan.previews import preview_from, preview_range, preview_version, previewed_models
 from dagster_sparkmesh.plan.restatements import (
     RestatementInputs,
@@ -42,6 +41,7 @@ from dagster_sparkmesh.plan.restatements import (
     union,
 )
 from dagster_sparkmesh.plan.restatements import restatements as restatement_ranges
+from dagster_sparkmesh.plan.standalone_audits import with_standalone_audits
 from dagster_sparkmesh.plan.versions import Decision, VersionContext, decide
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.naming import PROD, validate_identifier
@@ -55,7 +55,6 @@ from dagster_sparkmesh.snapshot.records import (
 )
 from dagster_sparkmesh.state.reader import StateReader
 
-DateLike = str | date | datetime
 # Kinds computed as a whole: when one interval is missing, the plan lists every interval of the model.
 @dataclass(frozen=True)
 class _Previews:
@@ -103,7 +102,7 @@ def build_plan(
         decisions, kept, held_back = _keep_unselected(decisions, base, set(selected))
         models = {name: model for name, model in models.items() if name in decisions}
 
-    windows, plan_start, plan_end = _windows(project, models, start, end, execution_time)
+    windows, plan_start, plan_end = model_windows(project, models, start, end, execution_time)
     begin = preview_from(
         _optional_datetime(preview_start, execution_time),
         _optional_datetime(start, execution_time),
@@ -127,7 +126,7 @@ def build_plan(
         notes += unselected_notes
     plan_id = plan_id or uuid.uuid4().hex
     by_status = _names_by_status(decisions)
-    return Plan(
+    plan = Plan(
         plan_id=plan_id,
         environment=environment,
         previous_plan_id=current.plan_id if current else None,
@@ -158,6 +157,7 @@ def build_plan(
             n for n, d in decisions.items() if d.push and d.snapshot.change_category == ChangeCategory.UNCATEGORIZED
         ),
     )
+    return with_standalone_audits(plan, project, base_env)
 
 
 def _optional_datetime(value: DateLike | None, now: datetime) -> datetime | None:
@@ -275,67 +275,13 @@ def _with_category(decision: Decision, categories: Mapping[str, ChangeCategory])
     return dataclasses.replace(decision, snapshot=decision.snapshot.model_copy(update={"change_category": chosen}))
 
 
-def _windows(
-    project: Project, models: dict[str, Model], start: DateLike | None, end: DateLike | None, now: datetime
-) -> tuple[dict[str, Window], datetime, datetime]:
-    default_start = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
-    starts = {name: _model_date(m, m.start or project.config.model_defaults.start, now) for name, m in models.items()}
-    plan_start = parse_datetime(start, now=now) if start is not None else None
-    plan_end = parse_datetime(end, now=now) if end is not None else now
-    if plan_start is None:
-        plan_start = min((s for s in starts.values() if s is not None), default=default_start)
-    if plan_start >= plan_end:
-        raise PlanError(
-            f"the plan starts at {plan_start} but ends at {plan_end}",
-            snippet=f"--start {start} --end {end}",
-            hint="give a start before the end",
-        )
-    windows = {}
-    for name, model in models.items():
-        _check_cron(model)
-        model_end = _model_end(model, now)
-        own_start = starts[name] or default_start
-        model_plan_end = min(plan_end, model_end) if model_end else plan_end
-        windows[name] = Window(max(own_start, plan_start), model_plan_end, own_start)
-    return windows, plan_start, plan_end
-
-
-def _model_date(model: Model, text: str | None, now: datetime) -> datetime | None:
-    if text is None:
-        return None
-    try:
-        return parse_datetime(text, now=now)
-    except PlanError as error:
-        raise _at_model(model, error, text) from None
-
-
-def _check_cron(model: Model) -> None:
-    try:
-        interval_unit(model.cron)
-    except PlanError as error:
-        raise _at_model(model, error, model.cron) from None
-
-
-def _at_model(model: Model, error: PlanError, text: str) -> PlanError:
-    """The same error, located in the model's file."""
-    return PlanError(f"{model.name}: {error.message}", path=model.path, line=model.line, snippet=text, hint=error.hint)
-
-
-def _model_end(model: Model, now: datetime) -> datetime | None:
-    """A model's ``end`` as an exclusive bound; a plain date means that whole day is included."""
-    value = _model_date(model, model.end, now)
-    if value is None or model.end is None:
-        return None
-    return value + timedelta(days=1) if len(model.end.strip()) == 10 else value
-
-
 def _recorded(
     state: StateReader, decisions: dict[str, Decision], versions: dict[str, str]
 ) -> dict[str, list[Interval]]:
     return {
         name: state.get_intervals(name, versions[name])
         for name, d in decisions.items()
-        if d.model.kind.name in MATERIALIZED_KINDS
+        if d.model.kind.has_physical_layer
     }
 
 

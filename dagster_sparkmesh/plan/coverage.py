@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.dates import parse_datetime
 from dagster_sparkmesh.plan.intervals import Schedule
 from dagster_sparkmesh.project.records import Project
+from dagster_sparkmesh.snapshot.intervals import merge, remove_range
 from dagster_sparkmesh.snapshot.records import Interval
-from dagster_sparkmesh.state.intervals import merge, subtract
 
 _EVERYTHING = Interval(start=datetime.min, end=datetime.max)
 
@@ -76,7 +75,7 @@ def input_gaps(
     gaps: list[InputGap] = []
     for parent in sorted(project.tables_read_by(name)):
         model = project.models.get(parent)
-        if model is None or model.kind.name not in MATERIALIZED_KINDS:
+        if model is None or not model.kind.has_physical_layer:
             continue
         version = version_of(parent)
         recorded = state.get_intervals(parent, version) if version else []
@@ -85,7 +84,7 @@ def input_gaps(
 
 
 def _lacking(project: Project, model: Model, recorded: list[Interval], now: datetime) -> list[Interval]:
-    if model.kind.name == "SEED":
+    if model.kind.from_seed_file:
         return [] if recorded else [_EVERYTHING]
     start, end = model_bounds(project, model, now)
     if start is None:  # no declared start: the model's data begins where it was first computed
@@ -95,7 +94,7 @@ def _lacking(project: Project, model: Model, recorded: list[Interval], now: date
         return []
     gaps = [lifetime]
     for interval in merge(recorded):
-        gaps = [piece for gap in gaps for piece in subtract([gap], interval)]
+        gaps = [piece for gap in gaps for piece in remove_range([gap], interval)]
     return gaps
 
 
@@ -142,7 +141,7 @@ def lacking_inputs(
     found: dict[str, list[InputGap]] = {}
     for name, version in versions.items():
         model = project.models.get(name)
-        if model is None or model.kind.name not in MATERIALIZED_KINDS:
+        if model is None or not model.kind.has_physical_layer:
             continue
         held = [i for i in state.get_intervals(name, version) if i.start < window.end and window.start < i.end]
         if not held:

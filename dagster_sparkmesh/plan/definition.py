@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.plan.categorize import ColumnChange
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.snapshot.naming import physical_table
@@ -68,6 +67,11 @@ class Plan(Record):
     (forward-only changes and their descendants: ``plan.previews``); ``version_of`` gives the preview version."""
     restatements: dict[str, Interval] = {}
     """Model name → range whose recorded intervals are removed (then recomputed as missing)."""
+    standalone_audits: tuple[str, ...] = ()
+    """Standalone audits to run before the promotion: new or changed since the environment ran them, or reading a
+    model this plan computes or restates (``plan.standalone_audits``)."""
+    changed_audits: tuple[str, ...] = ()
+    """Standalone audits added, changed or removed compared with the environment: a change to promote."""
     notes: tuple[str, ...] = ()
     """Things the user should know (skipped restatements, changed models held back by a selection)."""
     warnings: tuple[str, ...] = ()
@@ -76,7 +80,8 @@ class Plan(Record):
     def has_changes(self) -> bool:
         """False means the project matches the environment: nothing to promote."""
         return self.is_new_environment or any(
-            (self.added, self.removed, self.directly_modified, self.indirectly_modified, self.metadata_only)
+            (self.added, self.removed, self.directly_modified, self.indirectly_modified, self.metadata_only,
+             self.changed_audits)
         )
 
     @property
@@ -98,7 +103,7 @@ class Plan(Record):
         external models' own tables. The one place where a plan's names meet physical tables."""
         tables = {name: name for name in external_models}
         for snapshot in self.environment_after.snapshots:
-            if snapshot.kind_name in MATERIALIZED_KINDS:
+            if snapshot.kind_type.has_physical_layer:
                 tables[snapshot.name] = physical_table(snapshot.name, snapshot.version)
         return tables
 

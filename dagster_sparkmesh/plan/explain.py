@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from dagster_sparkmesh.plan.definition import Plan
-from dagster_sparkmesh.plan.intervals import to_ranges
+from dagster_sparkmesh.snapshot.intervals import merge
 from dagster_sparkmesh.snapshot.naming import PROD, physical_table
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -73,7 +73,7 @@ def preview_lines(plan: Plan) -> list[str]:
 def _missing(plan: Plan) -> list[str]:
     items = []
     for name, intervals in plan.missing_intervals.items():
-        ranges = ", ".join(_range(r) for r in to_ranges(intervals))
+        ranges = ", ".join(_range(r) for r in merge(intervals))
         count = f"{len(intervals)} interval{'s' if len(intervals) != 1 else ''}"
         items.append(f"{preview_label(plan, name)}: {ranges} ({count})")
     return _section("Missing intervals", items)

@@ -16,8 +16,6 @@ from croniter import croniter
 
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.snapshot.records import Interval
-from dagster_sparkmesh.state.intervals import merge, uncovered
-from dagster_sparkmesh.state.intervals import subtract as remove_range  # noqa: F401  (part of this module's API)
 
 
 class IntervalUnit(str, Enum):
@@ -128,16 +126,6 @@ def expected_intervals(cron: str, start: datetime, end: datetime) -> list[Interv
             return result
         result.append(Interval(start=tick, end=following))
         tick = following
-
-
-def to_ranges(intervals: Iterable[Interval]) -> list[Interval]:
-    """Contiguous runs of unit intervals as single ranges: the unit of work of a backfill."""
-    return merge(intervals)
-
-
-def subtract(expected: Iterable[Interval], recorded: Iterable[Interval]) -> list[Interval]:
-    """The expected intervals that the recorded ones do not cover entirely (a partly covered one is missing)."""
-    return uncovered(recorded, expected)
 
 
 def batches(intervals: Iterable[Interval], batch_size: int | None) -> list[Interval]:

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.intervals import expected_intervals, remove_range, subtract, with_lookback
+from dagster_sparkmesh.plan.intervals import expected_intervals, with_lookback
+from dagster_sparkmesh.snapshot.intervals import remove_range, uncovered
 from dagster_sparkmesh.snapshot.records import Interval
-
-REBUILT_KINDS = frozenset({"FULL", "VIEW", "SEED"})
 
 
 @dataclass(frozen=True)
@@ -50,8 +49,8 @@ def missing_intervals(
 
 def _missing_for(model: Model, window: Window, done: list[Interval]) -> list[Interval]:
     expected = expected_intervals(model.cron, window.start, window.end)
-    todo = subtract(expected, done)
-    if model.kind.name in REBUILT_KINDS:
+    todo = uncovered(done, expected)
+    if model.kind.rebuilt_each_run:
         # Before the window nothing is asked: what its parents lacked there, the plan does not compute either.
         return expected_intervals(model.cron, window.model_start, window.end) if todo else []
     if todo and model.depends_on_self:

@@ -23,7 +23,6 @@ import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from datetime import datetime, timedelta
 
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.intervals import expected_intervals
 from dagster_sparkmesh.snapshot.naming import PREVIEW_MARKER
@@ -54,7 +53,7 @@ def previewed_models(
         forward_only = snapshot.change_category == ChangeCategory.FORWARD_ONLY
         if (forward_only and promoted.get(model.name) != snapshot.fingerprint) or model.depends_on & previewed:
             previewed.add(model.name)  # embedded models pass it on too: their readers inline them
-            if model.kind.name in MATERIALIZED_KINDS:
+            if model.kind.has_physical_layer:
                 materialized.add(model.name)
     return materialized
 

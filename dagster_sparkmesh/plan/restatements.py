@@ -22,20 +22,14 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.errors import PlanError
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS, SCD_TYPE_2_KINDS, UNTIMED_INCREMENTAL_KINDS
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.intervals import Schedule, expected_intervals
+from dagster_sparkmesh.snapshot.intervals import merge
 from dagster_sparkmesh.snapshot.naming import PROD
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Interval
-from dagster_sparkmesh.state.intervals import merge
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.plan.versions import Decision
-
-# Kinds that cannot rewrite a time range: restating them restates the whole table.
-WHOLE_TABLE_KINDS = (
-    frozenset({"FULL", "VIEW", "SEED", "INCREMENTAL_BY_UNIQUE_KEY"}) | SCD_TYPE_2_KINDS | UNTIMED_INCREMENTAL_KINDS
-)
 
 
 @dataclass(frozen=True)
@@ -95,7 +89,7 @@ def effective_from_ranges(
         for name in forward_only
         if name in windows
         and max(start, windows[name].start) < windows[name].end
-        and decisions[name].model.kind.name in MATERIALIZED_KINDS
+        and decisions[name].model.kind.has_physical_layer
     }
 
 
@@ -105,7 +99,7 @@ def filled_behind(inputs: RestatementInputs) -> dict[str, Interval]:
     seeds: dict[str, Interval] = {}
     for name, model in inputs.models.items():
         recorded = inputs.recorded.get(name)
-        if model.kind.name != "INCREMENTAL_BY_UNIQUE_KEY" or not recorded:
+        if not model.kind.upserts or not recorded:
             continue
         window = inputs.windows[name]
         expected = expected_intervals(model.cron, window.start, window.end)
@@ -161,7 +155,7 @@ def _read_range(parent_range: Interval, child: Model) -> Interval:
 
 
 def _restated_span(model: Model, wanted: Interval, window: Interval, recorded: list[Interval]) -> Interval | None:
-    if model.kind.name in WHOLE_TABLE_KINDS:
+    if model.kind.restates_whole_table:
         span = merge(expected_intervals(model.cron, window.start, window.end) + recorded)
         return Interval(start=span[0].start, end=span[-1].end) if span else None
     last = max([window.end] + [i.end for i in recorded])

@@ -29,7 +29,6 @@ from typing import Literal
 from pydantic import ValidationError
 
 from dagster_sparkmesh.errors import PlanError
-from dagster_sparkmesh.model.kinds import INCREMENTAL_KINDS, UNTIMED_INCREMENTAL_KINDS
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.categorize import ColumnChange, categorize_model_change, model_destructive_changes
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Snapshot, SnapshotId
@@ -130,7 +129,7 @@ def _indirect(
 
 
 def _is_plain_view(model: Model) -> bool:
-    return model.kind.name == "VIEW" and not getattr(model.kind, "materialized", False)
+    return model.kind.plain_view
 
 
 def _parent_tables_changed(model: Model, decided: dict[str, Decision], ctx: VersionContext) -> bool:
@@ -147,7 +146,7 @@ def _breaks_children(parent: Decision) -> bool:
 
 
 def _is_forward_only(model: Model, ctx: VersionContext) -> bool:
-    if model.kind.name not in INCREMENTAL_KINDS | UNTIMED_INCREMENTAL_KINDS:
+    if not model.kind.may_be_forward_only:
         return False
     return ctx.forward_only or bool(getattr(model.kind, "forward_only", False))
 

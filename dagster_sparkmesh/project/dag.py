@@ -11,7 +11,8 @@ from pathlib import Path
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.project.sql_model import TableReference
+from dagster_sparkmesh.project.sql.model import TableReference
+from dagster_sparkmesh.snapshot.naming import folded_name
 
 References = Mapping[str, tuple[TableReference, ...]]
 """Model name → the raw references of its file."""
@@ -37,6 +38,7 @@ def drop_disabled(models: Mapping[str, Model], references: References) -> dict[s
 
 def check_references(models: Mapping[str, Model], references: References, externals: Mapping[str, object]) -> None:
     """Every reference must be a model or an external model; all unknown names are reported at once."""
+    check_folded_names(models)  # before references: a reference to either of two such models is ambiguous
     unknown: list[tuple[Model, TableReference]] = []
     for name, model in models.items():
         for reference in references.get(name, ()):
@@ -46,6 +48,24 @@ def check_references(models: Mapping[str, Model], references: References, extern
                 unknown.append((model, reference))
     if unknown:
         raise _unknown_error(unknown)
+
+
+def check_folded_names(models: Mapping[str, Model]) -> None:
+    """``ecommerce.silver.orders`` owns the objects of ``ecommerce__silver.orders`` (``snapshot.naming``): a project
+    with both would write one table and one view for two models."""
+    owners: dict[str, str] = {}
+    for name in sorted(models):
+        folded = folded_name(name)
+        other = owners.setdefault(folded, name)
+        if other != name:
+            model = models[name]
+            raise ProjectError(
+                f"models {other} and {name} would share the table and views of {folded}",
+                path=model.path,
+                line=model.line,
+                hint="a catalog other than spark_catalog becomes part of the schema (catalog.schema.table owns "
+                "catalog__schema.table): rename one of the two models",
+            )
 
 
 def with_self_references(models: Mapping[str, Model]) -> dict[str, Model]:

@@ -1,4 +1,5 @@
-"""External models: tables the project reads but does not build (``external_models.yaml``, ``external_models/*.yaml``).
+"""External models: tables the project reads but does not build (``external_models.yaml`` or ``schema.yaml``, and
+``external_models/**/*.yaml``). An entry of another gateway (``gateway: name``) is left out of this gateway's project.
 
 The YAML is composed into nodes before it is turned into values so that every error can point at the line of
 the offending entry. Two helpers used by the other YAML readers of the project (unit tests) live here too:
@@ -11,15 +12,19 @@ import difflib
 import re
 from pathlib import Path
 
+import sqlglot
 import yaml
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.records import ExternalModel
+from dagster_sparkmesh.clock import utc_now
+from dagster_sparkmesh.errors import PlanError, ProjectError
+from dagster_sparkmesh.model.records import AuditCall, ExternalModel
+from dagster_sparkmesh.snapshot.naming import qualified_name
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_KEYS = ("name", "columns", "description", "gateway", "dialect")
+_KEYS = ("name", "columns", "description", "gateway", "dialect", "start", "audits")
+_ROOT_FILES = ("external_models.yaml", "external_models.yml", "schema.yaml", "schema.yml")
 
 
 def compose_yaml(path: Path) -> yaml.Node | None:
@@ -58,32 +63,39 @@ def node_col(node: yaml.Node) -> int:
 
 
 def normalize_table_name(text: str, *, path: Path, node: yaml.Node | None = None, line: int | None = None) -> str:
-    """``db.table``, ```db`.`table```, ``"DB"."Table"`` → ``db.table``; anything else is an error."""
+    """``db.table``, ```db`.`table```, ``"DB"."Table"`` → ``db.table``; ``cat.db.table`` → ``cat.db.table``, but
+    ``spark_catalog.db.table`` → ``db.table`` (``snapshot.naming.qualified_name``); anything else is an error."""
     where = {"path": path, "line": node_line(node) if node else line, "col": node_col(node) if node else None}
     try:
         table = exp.to_table(str(text).replace('"', "`"), dialect="spark")
     except (ParseError, ValueError) as error:
         raise ProjectError(f"invalid table name {text!r}", snippet=str(text), hint="write it as schema.name", **where) from error
     parts = [part.name for part in table.parts]
-    if len(parts) != 2 or table.alias or not all(_IDENTIFIER.match(part) for part in parts):
+    if len(parts) not in (2, 3) or table.alias or not all(_IDENTIFIER.match(part) for part in parts):
         raise ProjectError(
-            f"table name {text!r} is not of the form schema.name", snippet=str(text), hint="write it as schema.name", **where
+            f"table name {text!r} is not of the form schema.name or catalog.schema.name",
+            snippet=str(text),
+            hint="write it as schema.name (or catalog.schema.name)",
+            **where,
         )
-    return ".".join(parts).lower()
+    return qualified_name(parts, "table name")
 
 
-def load_external_models(project_path: Path) -> dict[str, ExternalModel]:
-    """Every external model of the project, by lower-case ``schema.name``."""
-    files = [project_path / "external_models.yaml", project_path / "external_models.yml"]
+def load_external_models(project_path: Path, gateway: str | None = None) -> dict[str, ExternalModel]:
+    """Every external model of the project, by lower-case ``schema.name``: those of ``gateway`` (None: of every
+    gateway) and those that name no gateway."""
+    files = [project_path / name for name in _ROOT_FILES]
     folder = project_path / "external_models"
     if folder.is_dir():
-        files += sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")])
+        files += sorted([*folder.rglob("*.yaml"), *folder.rglob("*.yml")])
     result: dict[str, ExternalModel] = {}
     lines: dict[str, tuple[Path, int]] = {}
     for path in files:
         if not path.is_file():
             continue
         for external, line in _read_file(path):
+            if not _on_gateway(external, gateway):
+                continue
             if external.name in result:
                 first_path, first_line = lines[external.name]
                 raise ProjectError(
@@ -112,6 +124,10 @@ def _read_file(path: Path) -> list[tuple[ExternalModel, int]]:
     return [(_read_entry(path, item), node_line(item)) for item in root.value]
 
 
+def _on_gateway(external: ExternalModel, gateway: str | None) -> bool:
+    return gateway is None or external.gateway is None or external.gateway.lower() == gateway.lower()
+
+
 def _read_entry(path: Path, node: yaml.Node) -> ExternalModel:
     if not isinstance(node, yaml.MappingNode):
         raise ProjectError(
@@ -135,11 +151,77 @@ def _read_entry(path: Path, node: yaml.Node) -> ExternalModel:
     dialect = str(node_value(fields["dialect"][1])) if "dialect" in fields else "spark"
     columns = _read_columns(path, fields["columns"][1], dialect) if "columns" in fields else ()
     description = node_value(fields["description"][1]) if "description" in fields else None
+    gateway = node_value(fields["gateway"][1]) if "gateway" in fields else None
     return ExternalModel(
         name=name,
         columns=columns,
         description=str(description) if description is not None else None,
         path=path,
+        line=node_line(node),
+        gateway=str(gateway) if gateway is not None else None,
+        start=_read_start(path, fields["start"][1]) if "start" in fields else None,
+        audits=_read_audits(path, fields["audits"][1], dialect) if "audits" in fields else (),
+    )
+
+
+def _read_start(path: Path, node: yaml.Node) -> str:
+    from dagster_sparkmesh.plan.dates import parse_datetime
+
+    value = node_value(node)
+    text = value.isoformat() if hasattr(value, "isoformat") else str(value)
+    try:
+        parse_datetime(value if hasattr(value, "isoformat") else text, now=utc_now())
+    except PlanError as error:
+        raise ProjectError(f"invalid start {text!r} of an external model", path=path, line=node_line(node),
+                           col=node_col(node), snippet=text, hint=error.hint) from None
+    return text
+
+
+def _read_audits(path: Path, node: yaml.Node, dialect: str) -> tuple[AuditCall, ...]:
+    """``audits: [{name: not_null, columns: "[id]"}, ...]``: argument values are SQL in the entry's dialect."""
+    if not isinstance(node, yaml.SequenceNode):
+        raise _audit_shape_error(path, node)
+    return tuple(_read_audit(path, item, dialect) for item in node.value)
+
+
+def _read_audit(path: Path, node: yaml.Node, dialect: str) -> AuditCall:
+    if not isinstance(node, yaml.MappingNode):
+        raise _audit_shape_error(path, node)
+    name, args = None, []
+    for key_node, value_node in node.value:
+        key = str(node_value(key_node)).lower()
+        if key == "name":
+            name = str(node_value(value_node))
+        else:
+            args.append((key, _audit_argument(path, value_node, dialect)))
+    if not name:
+        raise _audit_shape_error(path, node)
+    return AuditCall(name=name.lower(), args=tuple(args))
+
+
+def _audit_argument(path: Path, node: yaml.Node, dialect: str) -> str:
+    value = node_value(node)
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, list):
+        return "(" + ", ".join(str(item) for item in value) + ")"
+    try:
+        return sqlglot.parse_one(str(value), dialect=dialect).sql(dialect="spark")
+    except (ParseError, ValueError) as error:
+        raise ProjectError(f"cannot read audit argument {value!r} as {dialect} SQL", path=path, line=node_line(node),
+                           col=node_col(node), snippet=str(value),
+                           hint="quote SQL strings inside the YAML string, e.g. min_v: \"'00000'\"") from error
+
+
+def _audit_shape_error(path: Path, node: yaml.Node) -> ProjectError:
+    return ProjectError(
+        "audits of an external model must be a list of mappings with a name",
+        path=path,
+        line=node_line(node),
+        col=node_col(node),
+        hint="write e.g. 'audits:' then '- name: not_null' and '  columns: \"[id]\"'",
     )
 
 

@@ -7,10 +7,9 @@ entry cannot know about other files.
 
 from __future__ import annotations
 
-import hashlib
-import importlib
+import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,31 +17,46 @@ from typing import Any
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.builtin_audits import check_audit_names
 from dagster_sparkmesh.model.records import AuditDefinition, Model
+from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
 from dagster_sparkmesh.macros import builtins as macro_builtins
 from dagster_sparkmesh.macros import clauses as macro_clauses
 from dagster_sparkmesh.macros import evaluation as macro_evaluation
 from dagster_sparkmesh.macros import evaluator as macro_evaluator
 from dagster_sparkmesh.macros import expansion as macro_expansion
-from dagster_sparkmesh.macros import blueprints as macro_blueprints
+from dagster_sparkmesh.project.sql import blueprints as model_blueprints
 from dagster_sparkmesh.macros import header as macro_header
 from dagster_sparkmesh.macros import jinja as macro_jinja
 from dagster_sparkmesh.macros import nodes as macro_nodes
 from dagster_sparkmesh.macros import syntax as macro_syntax
 from dagster_sparkmesh.macros import values as macro_values
 from dagster_sparkmesh.macros.registry import UserMacros, load_user_macros
-from dagster_sparkmesh.project import dag, header_kind, header_values, macros, sql_header, sql_model, sql_text
-from dagster_sparkmesh.project import audits as audit_files
+from dagster_sparkmesh.project import dag, macros
+from dagster_sparkmesh.project.sql import header_kind
+from dagster_sparkmesh.project.sql import header_values
+from dagster_sparkmesh.project.sql import spark_support
+from dagster_sparkmesh.project.sql import header as sql_header
+from dagster_sparkmesh.project.sql import model as sql_model
+from dagster_sparkmesh.macros import sql_text
+from dagster_sparkmesh.project.sql import virtual_update
+from dagster_sparkmesh.project.checks import audits as audit_files
 from dagster_sparkmesh.project.cache import RecordCache, cache_dir, cache_salt
+from dagster_sparkmesh.project.column_schema import ModelColumns
 from dagster_sparkmesh.project.config import ProjectConfig
-from dagster_sparkmesh.project.config_loader import load_config
+from dagster_sparkmesh.project.config.loader import load_config
+from dagster_sparkmesh.project.checks.audits import load_audits
+from dagster_sparkmesh.project.externals import load_external_models
 from dagster_sparkmesh.project.records import Project
+from dagster_sparkmesh.project.seeds import seed_columns, seed_content_hash
 from dagster_sparkmesh.project.signals import check_signal_names
-from dagster_sparkmesh.project.sql_model import ParsedSqlFile, ParsedSqlModel, TableReference, parse_sql_file
+from dagster_sparkmesh.project.checks.standalone_audits import resolve_standalone_audits
+from dagster_sparkmesh.project.checks.audit_only_models import audit_only_audits, split_audit_only
+from dagster_sparkmesh.project.sql.model import ParsedSqlFile, ParsedSqlModel, TableReference, parse_sql_file
+from dagster_sparkmesh.project.checks.unit_tests import load_unit_tests, validate_unit_tests
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 
-_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, macro_blueprints, macro_clauses,
+_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, model_blueprints, macro_clauses,
                    macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
-                   macro_values,
+                   macro_values, virtual_update, spark_support,
                    *macro_builtins.MODULES)
 
 
@@ -57,31 +71,36 @@ def load_project(
     state store, and holds the generated files."""
     repos = [_read_repo(Path(p).resolve(), use_cache, gateway) for p in [path, *more_paths]]
     first = repos[0]
+    externals = _merged_externals(repos)
+    repos = _with_models_reading_columns(repos, externals)
     parsed = [item for repo in repos for item in repo.parsed]
     models, references = _collect(parsed)
-    externals = _merged_externals(repos)
     models = dag.drop_disabled(models, references)
     for repo in repos:
-        check_signal_names(repo.path, (m for m in models.values() if m.name in repo.names))
+        names = repo.names  # built once: the property builds the set anew on every call
+        check_signal_names(repo.path, (m for m in models.values() if m.name in names))
     dag.check_references(models, references, externals)
+    models, audit_only = split_audit_only(models, references)
     models = dag.with_self_references(models)
     ordered = {name: models[name] for name in dag.topological_order(models)}
     unit_tests = tuple(test for repo in repos for test in repo.unit_tests)
     _validate_unit_tests(unit_tests, ordered, externals)
     for repo in repos:
         if repo.cache is not None:
-            repo.cache.prune()
+            repo.cache.save()
     audits: dict[str, AuditDefinition] = {}
     for repo in repos:
-        audits.update(_optional("audits", "load_audits", repo.path, default={}))
+        audits.update(load_audits(repo.path))
     audits = _with_inline_audits(audits, parsed)
-    check_audit_names(ordered.values(), audits)
+    check_audit_names([*ordered.values(), *externals.values()], audits)
+    fingerprinted = chain_fingerprints(ordered, externals)
     return Project(
         path=first.path,
         config=first.config,
-        models=chain_fingerprints(ordered, externals),
+        models=fingerprinted,
         external_models=externals,
         audits=audits,
+        standalone_audits=_standalone_audits(repos, fingerprinted, externals, audits, audit_only),
         unit_tests=unit_tests,
         warnings=tuple(warning for repo in repos for warning in repo.warnings),
     )
@@ -95,6 +114,8 @@ class _Repo:
     config: ProjectConfig
     warnings: tuple[str, ...]
     parsed: list[ParsedSqlModel]
+    reading_columns: tuple[Path, ...]
+    """Python model files whose ``is_sql`` function asked for other models' columns: loaded once the rest is."""
     externals: dict
     unit_tests: tuple
     cache: RecordCache[ParsedSqlFile] | None
@@ -113,17 +134,19 @@ def _read_repo(project_path: Path, use_cache: bool, gateway: str | None) -> _Rep
     user_macros = load_user_macros(project_path)
     cache = _sql_cache(project_path, config, user_macros) if use_cache else None
     parsed = [item for file in _files(project_path / "models", "*.sql") for item in _load_sql_file(file, config, cache, user_macros)]
-    parsed += _python_models(project_path, config)
+    python, reading_columns = _python_models(project_path, config)
     parsed = [
-        item.model_copy(update={"model": _with_seed(_seed_from_root(item.model, project_path))}) for item in parsed
+        item.model_copy(update={"model": _with_seed(_seed_from_root(item.model, project_path))})
+        for item in [*parsed, *python]
     ]
     return _Repo(
         path=project_path,
         config=config,
         warnings=tuple(loaded.warnings),
         parsed=parsed,
-        externals=_optional("externals", "load_external_models", project_path, default={}),
-        unit_tests=_optional("unit_tests", "load_unit_tests", project_path, default=()),
+        reading_columns=tuple(reading_columns),
+        externals=load_external_models(project_path, gateway=config.default_gateway),
+        unit_tests=load_unit_tests(project_path),
         cache=cache,
     )
 
@@ -138,10 +161,9 @@ def _merged_externals(repos: list[_Repo]) -> dict:
 
 
 def _validate_unit_tests(unit_tests: tuple, models: dict[str, Model], externals: dict) -> None:
-    validate = _optional("unit_tests", "validate_unit_tests", None, default=None, call=False)
-    if validate is not None and unit_tests:
+    if unit_tests:
         parents = {name: model.depends_on for name, model in models.items()}
-        validate(unit_tests, [*models, *externals], parents)
+        validate_unit_tests(unit_tests, [*models, *externals], parents)
 
 
 def _files(folder: Path, pattern: str) -> list[Path]:
@@ -174,15 +196,67 @@ def _load_sql_file(
     return parsed.models
 
 
-def _python_models(project_path: Path, config: ProjectConfig) -> list[ParsedSqlModel]:
-    load_python_models = _optional("python_models", "load_python_models", None, default=None, call=False)
-    if load_python_models is None:
-        return []
-    result = []
+def _python_models(project_path: Path, config: ProjectConfig) -> tuple[list[ParsedSqlModel], list[Path]]:
+    """The parsed Python models, and the files set aside because a function asked for other models' columns."""
+    from dagster_sparkmesh.project.python.sql_models import ColumnsPending
+
+    result: list[ParsedSqlModel] = []
+    waiting: list[Path] = []
+    not_yet = ModelColumns({}, {}, final=False)  # every question about columns waits for the second pass
     for file in _files(project_path / "models", "*.py"):
-        for model in load_python_models(file, config.model_defaults, project_path):
-            references = tuple(TableReference(name=name, line=model.line) for name in sorted(model.depends_on))
-            result.append(ParsedSqlModel(model=model, references=references))
+        try:
+            result += _python_file(file, config, project_path, not_yet)
+        except ColumnsPending:
+            waiting.append(file)
+    return result, waiting
+
+
+def _with_models_reading_columns(repos: list[_Repo], externals: dict) -> list[_Repo]:
+    """The set-aside files, loaded with every other model's columns at hand, in rounds: one is_sql model may ask for
+    the columns of another. When a round loads nothing, a function asking about a model that no waiting one
+    declares gets the final answer (its error, at its line); if every one waits for another, that is a cycle."""
+    from dagster_sparkmesh.project.python.sql_models import ColumnsPending
+
+    waiting = [(index, file) for index, repo in enumerate(repos) for file in repo.reading_columns]
+    loaded: dict[int, list[ParsedSqlModel]] = {index: [] for index in range(len(repos))}
+    while waiting:
+        known = [item for index, repo in enumerate(repos) for item in [*repo.parsed, *loaded[index]]]
+        models = {item.model.name: item.model for item in known}
+        columns = ModelColumns(models, externals, final=False)
+        pending: dict[tuple[int, Path], ColumnsPending] = {}
+        for index, file in waiting:
+            try:
+                loaded[index] += _python_file(file, repos[index].config, repos[index].path, columns)
+            except ColumnsPending as error:
+                pending[(index, file)] = error
+        if len(pending) == len(waiting):
+            index, file = _unanswerable(pending)
+            final = ModelColumns(models, externals, final=True)
+            loaded[index] += _python_file(file, repos[index].config, repos[index].path, final)
+            del pending[(index, file)]
+        waiting = list(pending)
+    return [dataclasses.replace(repo, parsed=[*repo.parsed, *loaded[index]]) for index, repo in enumerate(repos)]
+
+
+def _unanswerable(pending: dict[tuple[int, Path], Any]) -> tuple[int, Path]:
+    """The file asking about a model no waiting file declares; a ProjectError if they all wait for each other."""
+    asking = {error.asking for error in pending.values()}
+    for key, error in pending.items():
+        if error.model not in asking:
+            return key
+    first = next(iter(pending.values()))
+    chain = ", ".join(f"{error.asking} asks for those of {error.model}" for error in pending.values())
+    raise ProjectError(f"is_sql models wait for each other's columns: {chain}", path=first.path, line=first.line,
+                       hint="a model cannot build its query from the columns of a model that needs its own")
+
+
+def _python_file(file: Path, config: ProjectConfig, project_path: Path, columns: ModelColumns) -> list[ParsedSqlModel]:
+    from dagster_sparkmesh.project.python.models import load_python_models  # the sqlmesh surface, when needed
+
+    result = []
+    for model in load_python_models(file, config.model_defaults, project_path, columns):
+        references = tuple(TableReference(name=name, line=model.line) for name in sorted(model.depends_on))
+        result.append(ParsedSqlModel(model=model, references=references))
     return result
 
 
@@ -208,7 +282,7 @@ def _seed_from_root(model: Model, project_path: Path) -> Model:
     """``path '$root/seeds/x.csv'``: SQLMesh's project-root prefix, rewritten relative to the model's folder (the
     form every reader of the path expects; relative, so the fingerprint does not depend on where the project is)."""
     path = getattr(model.kind, "path", None)
-    if model.kind.name != "SEED" or not isinstance(path, str) or not path.startswith("$root"):
+    if not model.kind.from_seed_file or not isinstance(path, str) or not path.startswith("$root"):
         return model
     target = project_path / path[len("$root") :].lstrip("/\\")
     relative = os.path.relpath(target, model.path.parent).replace(os.sep, "/")
@@ -227,9 +301,26 @@ def _with_inline_audits(audits: dict[str, AuditDefinition], parsed: list[ParsedS
     return merged
 
 
+def _standalone_audits(
+    repos: list[_Repo],
+    models: dict[str, Model],
+    externals: dict,
+    audits: dict[str, AuditDefinition],
+    audit_only: dict[str, Model],
+) -> dict[str, StandaloneAudit]:
+    """Each repository's standalone audits, read with its own variables, then the AUDIT_ONLY models; names are
+    unique across all of them."""
+    found: dict[str, StandaloneAudit] = {}
+    for repo in repos:
+        texts = audit_files.load_standalone_audits(repo.path).values()
+        found.update(resolve_standalone_audits(texts, models, externals, repo.config.variables, taken=[*audits, *found]))
+    found.update(audit_only_audits(audit_only, models, externals, taken=[*audits, *found]))
+    return found
+
+
 def _with_seed(model: Model) -> Model:
     """Seed models: columns and content hash come from the CSV, which can change without the .sql file."""
-    if model.kind.name != "SEED":
+    if not model.kind.from_seed_file:
         return model
     csv_path = model.path.parent / model.kind.path  # type: ignore[union-attr]
     if not csv_path.is_file():
@@ -239,26 +330,5 @@ def _with_seed(model: Model) -> Model:
             line=model.line,
             hint=f"the path is relative to the model file's folder; expected {csv_path}",
         )
-    seed_columns = _optional("seeds", "seed_columns", None, default=None, call=False)
-    content_hash = _optional("seeds", "seed_content_hash", None, default=None, call=False)
-    update: dict[str, Any] = {
-        "seed_content_hash": content_hash(csv_path) if content_hash else hashlib.sha256(csv_path.read_bytes()).hexdigest()
-    }
-    if seed_columns is not None:
-        update["columns"] = seed_columns(csv_path, model.columns)
+    update = {"seed_content_hash": seed_content_hash(csv_path), "columns": seed_columns(csv_path, model.columns)}
     return model.model_copy(update=update)
-
-
-def _optional(module: str, function: str, argument: object, *, default: Any, call: bool = True) -> Any:
-    """Call a loader of the sibling modules when it exists (they are written in parallel and may be absent)."""
-    qualified = f"dagster_sparkmesh.project.{module}"
-    try:
-        loaded = importlib.import_module(qualified)
-    except ModuleNotFoundError as error:
-        if error.name == qualified:
-            return default
-        raise
-    target: Callable[..., Any] | None = getattr(loaded, function, None)
-    if target is None:
-        return default
-    return target(argument) if call else target

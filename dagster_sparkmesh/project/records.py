@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dagster_sparkmesh.model.kinds import MATERIALIZED_KINDS
 from dagster_sparkmesh.model.records import AuditDefinition, ExternalModel, Model, UnitTest
+from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
 from dagster_sparkmesh.project.config import ProjectConfig
 from dagster_sparkmesh.records import Record
 
@@ -17,6 +17,8 @@ class Project(Record):
     """Model name → Model, in topological order (parents before children), fingerprints filled in."""
     external_models: dict[str, ExternalModel] = {}
     audits: dict[str, AuditDefinition] = {}
+    standalone_audits: dict[str, StandaloneAudit] = {}
+    """``AUDIT (..., standalone true)``: audits of their own, over the models they name, run before promotion."""
     unit_tests: tuple[UnitTest, ...] = ()
     warnings: tuple[str, ...] = ()
 
@@ -51,7 +53,7 @@ class Project(Record):
                 continue
             seen.add(parent)
             model = self.models.get(parent)
-            if model is not None and model.kind.name not in MATERIALIZED_KINDS:
+            if model is not None and not model.kind.has_physical_layer:
                 stack.extend(model.depends_on)
             elif model is not None or parent in self.external_models:
                 parents.add(parent)

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from dagster_sparkmesh.clock import to_naive_utc
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.macros import expansion, syntax
 from dagster_sparkmesh.macros.evaluator import MacroEvaluator
 from dagster_sparkmesh.macros.project_macros import user_macros_for
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project import macros
+from dagster_sparkmesh.project.sql.model import reference_name
 from dagster_sparkmesh.snapshot.naming import physical_table
 
 TableFor = Callable[[str], "str | None"] | Mapping[str, str]
@@ -92,9 +94,9 @@ def physical_tables(
 
     def table_for(name: str) -> str | None:
         model = models.get(name)
-        if model is not None and model.kind_name not in ("EMBEDDED", "EXTERNAL"):
+        if model is not None and model.kind.has_physical_layer:
             return physical_table(name, version_for(model))
-        if name in externals or (model is not None and model.kind_name == "EXTERNAL"):
+        if name in externals or (model is not None and model.kind.external):
             return name
         return None
 
@@ -130,13 +132,6 @@ def _moment_values(prefix: str, moment: datetime) -> dict[str, exp.Expression]:
     }
 
 
-def _naive_utc(moment: datetime) -> datetime:
-    """Intervals are naive UTC everywhere; accept aware datetimes by converting them."""
-    if moment.tzinfo is None:
-        return moment
-    return moment.astimezone(timezone.utc).replace(tzinfo=None)
-
-
 @dataclass(frozen=True)
 class _Context:
     macro_values: Mapping[str, exp.Expression]
@@ -156,7 +151,7 @@ class _Context:
         models: Mapping[str, Model] | None,
         variables: Variables | None,
     ) -> _Context:
-        start, end, execution_time = _naive_utc(start), _naive_utc(end), _naive_utc(execution_time)
+        start, end, execution_time = to_naive_utc(start), to_naive_utc(end), to_naive_utc(execution_time)
         if end <= start:
             raise ProjectError(
                 f"cannot render model {model.name} for an empty interval: end {end} is not after start {start}",
@@ -227,7 +222,7 @@ def _refuse_unexpanded(statements: list[exp.Expression], model: Model, text: str
 
 def _render_evaluator(model: Model, context: _Context, text: str) -> MacroEvaluator:
     values = {name: _python_value(value) for name, value in context.macro_values.items()}
-    this_table = context.resolve(model.name) if model.kind_name not in ("EMBEDDED",) else None
+    this_table = context.resolve(model.name) if not model.kind.inlined else None
     user_macros = context.user_macros
     if user_macros is None and syntax.DEFERRED_CALL.search(text):
         user_macros = user_macros_for(model.path)  # a user macro waited for the interval: its project's macros
@@ -322,10 +317,12 @@ def _replace_tables(
 
 
 def _reference_name(table: exp.Table) -> str | None:
-    """``schema.table`` of a two-part reference; CTE names and catalog-qualified names are never models."""
-    if not table.args.get("db") or table.args.get("catalog") or not isinstance(table.this, exp.Identifier):
+    """``[catalog.]schema.table`` of a qualified reference (``spark_catalog`` dropped); CTE names are never models.
+
+    A catalog-qualified name that is neither a model nor an external model is left as written."""
+    if not table.args.get("db") or not isinstance(table.this, exp.Identifier):
         return None
-    return f"{table.db}.{table.name}".lower()
+    return reference_name(table)
 
 
 def _replacement(
@@ -336,7 +333,7 @@ def _replacement(
         # The original name stays usable as a qualifier (``orders.id``); DDL targets take no alias.
         alias = exp.TableAlias(this=exp.to_identifier(table.name.lower()))
     referenced = context.models.get(name)
-    if referenced is not None and referenced.kind_name == "EMBEDDED":
+    if referenced is not None and referenced.kind.inlined:
         inlined = _render_model(referenced, context, stack)
         return exp.Subquery(this=inlined, alias=alias or exp.TableAlias(this=exp.to_identifier(table.name.lower())))
     target = context.resolve(name)

@@ -24,6 +24,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from dagster_sparkmesh.clock import to_naive_utc
 from dagster_sparkmesh.errors import ExecutionError, ProjectError
 from dagster_sparkmesh.model.records import Model, SignalCall
 from dagster_sparkmesh.snapshot.records import Interval
@@ -193,7 +194,7 @@ def _answered(answer: object, batch: list[Interval], call: SignalCall, model: Mo
         return set(batch) if answer else set()
     if isinstance(answer, (list, tuple)):
         try:
-            chosen = {Interval(start=_naive(start), end=_naive(end)) for start, end in answer}
+            chosen = {Interval(start=to_naive_utc(start), end=to_naive_utc(end)) for start, end in answer}
         except (TypeError, ValueError):
             chosen = None
         if chosen is not None and chosen <= set(batch):
@@ -208,7 +209,3 @@ def _answered(answer: object, batch: list[Interval], call: SignalCall, model: Mo
 
 def _utc(moment: datetime) -> datetime:
     return moment.replace(tzinfo=timezone.utc)
-
-
-def _naive(moment: datetime) -> datetime:
-    return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo else moment

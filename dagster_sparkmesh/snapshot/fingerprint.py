@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from dagster_sparkmesh.model.kinds import METADATA_KIND_FIELDS
 from dagster_sparkmesh.model.records import ExternalModel, Model
+from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
 
 HASH_FORMAT_VERSION = "1"
 
@@ -114,3 +115,11 @@ def chain_fingerprints(
         known[name] = fp
         result[name] = model.model_copy(update={"data_hash": own, "metadata_hash": meta, "fingerprint": fp})
     return result
+
+
+def standalone_audit_fingerprint(audit: StandaloneAudit, parent_fingerprints: Mapping[str, str]) -> str:
+    """What a standalone audit checks: its name, its query and the fingerprints of what it reads (its parents').
+    ``blocking``, ``skip`` and ``description`` change what is done with its result, not the result: not hashed."""
+    return _sha256(
+        [HASH_FORMAT_VERSION, "standalone_audit", audit.name, audit.query, sorted(parent_fingerprints.items())]
+    )

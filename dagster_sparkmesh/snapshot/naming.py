@@ -3,6 +3,21 @@
 Physical table: ``sparkmesh__<schema>.<schema>__<name>__<version>``; view: ``<schema>.<name>`` in prod and
 ``<schema>__<env>.<name>`` elsewhere. All lower case (the Hive metastore lower-cases names anyway).
 
+Catalogs. Every object lives in the session's Hive metastore (``spark_catalog``), as with SQLMesh on Spark, which
+uses a single catalog. A model name may still be written ``catalog.schema.table`` (SQLMesh's own examples are):
+
+- ``spark_catalog.schema.table`` is ``schema.table``: the catalog is dropped when the name is read.
+- any other catalog is kept in the model's name and folded into its schema here: ``ecommerce.silver.orders``
+  has the schema ``ecommerce__silver``, so its table is ``sparkmesh__ecommerce__silver.ecommerce__silver__orders__<v>``
+  and its views ``ecommerce__silver.orders`` (prod) and ``ecommerce__silver__<env>.orders``. No catalog named
+  ``ecommerce`` needs to exist (SQLMesh would write into a Spark catalog of that name). A two-part model named
+  ``ecommerce__silver.orders`` would share those objects; the loader refuses the pair
+  (``project.dag.check_folded_names``).
+
+References follow the same rule (``project.sql.model.reference_name``): ``ecommerce.silver.orders`` and
+``spark_catalog.db.t`` in a query name the model or external model ``ecommerce.silver.orders`` and ``db.t``; a
+catalog-qualified table that is neither (``lake.raw.events`` of another Spark catalog) is read as written.
+
 A forward-only change previewed in a development environment writes a table of its own, whose version is the
 shared version followed by ``__preview_`` and a digest of the snapshot (``plan.previews``): it never names a
 table prod uses.
@@ -17,6 +32,8 @@ from dagster_sparkmesh.errors import SparkMeshError
 PROD = "prod"
 PHYSICAL_SCHEMA_PREFIX = "sparkmesh__"
 PREVIEW_MARKER = "__preview_"
+DEFAULT_CATALOG = "spark_catalog"
+CATALOG_SEPARATOR = "__"
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
@@ -36,11 +53,34 @@ def is_preview_version(version: str) -> bool:
     return PREVIEW_MARKER in version
 
 
+def qualified_name(parts: list[str] | tuple[str, ...], what: str = "model name") -> str:
+    """``[catalog,] schema, table`` as one lower-case name: ``schema.table`` or ``catalog.schema.table``; the
+    session's default catalog is dropped, since it names the same table as the two-part name."""
+    if len(parts) not in (2, 3):
+        raise SparkMeshError(
+            f"{what} {'.'.join(parts)!r} must be qualified as schema.name or catalog.schema.name",
+            hint="name models and tables as schema.table (a catalog other than spark_catalog becomes part of the schema)",
+        )
+    lowered = [validate_identifier(part, what) for part in parts]
+    if len(lowered) == 3 and lowered[0] == DEFAULT_CATALOG:
+        lowered = lowered[1:]
+    return ".".join(lowered)
+
+
 def split_model_name(model_name: str) -> tuple[str, str]:
-    schema, _, table = model_name.partition(".")
-    if not table:
-        raise SparkMeshError(f"model name {model_name!r} must be qualified as schema.name")
-    return validate_identifier(schema, "schema name"), validate_identifier(table, "model name")
+    """``(schema, table)`` of the objects a model owns; a catalog is folded into the schema (see above)."""
+    parts = model_name.split(".")
+    if len(parts) not in (2, 3) or not all(parts):
+        raise SparkMeshError(f"model name {model_name!r} must be qualified as schema.name or catalog.schema.name")
+    if len(parts) == 3 and parts[0].lower() != DEFAULT_CATALOG:
+        catalog, schema = validate_identifier(parts[0], "catalog name"), validate_identifier(parts[1], "schema name")
+        return f"{catalog}{CATALOG_SEPARATOR}{schema}", validate_identifier(parts[2], "model name")
+    return validate_identifier(parts[-2], "schema name"), validate_identifier(parts[-1], "model name")
+
+
+def folded_name(model_name: str) -> str:
+    """The two-part name whose objects a model owns: ``ecommerce.silver.orders`` → ``ecommerce__silver.orders``."""
+    return ".".join(split_model_name(model_name))
 
 
 def physical_schema(model_name: str) -> str:

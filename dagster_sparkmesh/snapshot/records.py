@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import Enum
 
+from dagster_sparkmesh.model.kinds import KindBase, kind_type
 from dagster_sparkmesh.records import Record
 
 
@@ -58,6 +59,10 @@ class Snapshot(Record):
     created_at: datetime
 
     @property
+    def kind_type(self) -> type[KindBase]:
+        return kind_type(self.kind_name)
+
+    @property
     def id(self) -> SnapshotId:
         return SnapshotId(name=self.name, fingerprint=self.fingerprint)
 
@@ -73,6 +78,10 @@ class EnvironmentSnapshot(Record):
     """The metadata this environment was promoted with (None: recorded before environments kept it). The snapshot
     record holds the latest metadata of its fingerprint, which another environment's plan may have changed."""
 
+    @property
+    def kind_type(self) -> type[KindBase]:
+        return kind_type(self.kind_name)
+
 
 class Environment(Record):
     name: str
@@ -86,6 +95,8 @@ class Environment(Record):
     preview_start: datetime | None = None
     """Where this development environment's forward-only previews start (``plan.previews``); None without any.
     Re-planning the environment as it is (``run``, ``check-intervals``) keeps previewing from there."""
+    standalone_audits: dict[str, str] = {}
+    """Standalone audit name → the fingerprint it passed (or only warned) with before this promotion."""
 
     def snapshot_for(self, model_name: str) -> EnvironmentSnapshot | None:
         return next((s for s in self.snapshots if s.name == model_name), None)

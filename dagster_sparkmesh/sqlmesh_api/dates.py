@@ -10,6 +10,8 @@ import re
 from datetime import date, datetime, time, timedelta, timezone
 from typing import Union
 
+from dagster_sparkmesh.clock import utc_now
+
 TimeLike = Union[date, datetime, str, int, float]
 
 _RELATIVE = re.compile(r"^\s*(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago\s*$", re.IGNORECASE)
@@ -18,7 +20,7 @@ _NAMED_DAYS = {"today": 0, "yesterday": -1, "tomorrow": 1}
 
 
 def now(minute_floor: bool = True) -> datetime:
-    moment = datetime.now(timezone.utc)
+    moment = utc_now().replace(tzinfo=timezone.utc)
     return moment.replace(second=0, microsecond=0) if minute_floor else moment
 
 

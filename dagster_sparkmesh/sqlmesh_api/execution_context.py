@@ -61,8 +61,18 @@ class ExecutionContext:
 
     @property
     def engine_adapter(self) -> Any:
+        """Only its ``dialect``: models read it to build SQL with sqlglot in the engine's dialect (SQLMesh's sushi
+        example does); anything else an adapter has is a clear error."""
+        return _SparkAdapter()
+
+
+class _SparkAdapter:
+    dialect = "spark"
+
+    def __getattr__(self, name: str) -> Any:
         raise ExecutionError(
-            "context.engine_adapter is not available: sparkmesh runs models on Spark without SQLMesh's adapters",
+            f"context.engine_adapter.{name} is not available: sparkmesh runs models on Spark without SQLMesh's "
+            "adapters (only engine_adapter.dialect is)",
             hint="use context.spark (a SparkSession), context.fetchdf(sql) or context.fetch_pyspark_df(sql)",
         )
 

@@ -27,6 +27,7 @@ class ModelKindName(StrEnum):
     EXTERNAL = "EXTERNAL"
     CUSTOM = "CUSTOM"
     MANAGED = "MANAGED"
+    AUDIT_ONLY = "AUDIT_ONLY"
 
 
 class KindSpec:

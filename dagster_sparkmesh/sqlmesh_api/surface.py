@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dagster_sparkmesh.project.python_models import model
+from dagster_sparkmesh.project.python.models import model
 from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext
 from dagster_sparkmesh.sqlmesh_api.signals import DatetimeRanges, signal
 
@@ -22,6 +22,10 @@ def __getattr__(name: str) -> object:
         from dagster_sparkmesh.macros import macro
 
         return macro
+    if name == "SQL":
+        from dagster_sparkmesh.macros.values import SQL
+
+        return SQL
     # ImportError, not AttributeError: ``from sqlmesh import X`` would replace an AttributeError's message.
-    hint = _REFUSED.get(name, "supported names: model, macro, signal, ExecutionContext")
+    hint = _REFUSED.get(name, "supported names: model, macro, signal, ExecutionContext, SQL")
     raise ImportError(f"sqlmesh.{name} is not available in sparkmesh: {hint}", name="sqlmesh")

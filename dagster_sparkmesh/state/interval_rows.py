@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from dagster_sparkmesh.errors import StateError
 from dagster_sparkmesh.snapshot.records import Interval
-from dagster_sparkmesh.state import intervals as math
+from dagster_sparkmesh.snapshot import intervals as math
 from dagster_sparkmesh.state.schema import intervals as table
 from dagster_sparkmesh.state.timestamps import from_text, to_text
 
@@ -67,7 +67,7 @@ def remove(connection: sa.Connection, name: str, version: str, removed: Interval
     """Subtract ``removed``, splitting rows that straddle it; also leaves the remaining rows compacted."""
     _lock_for_rewrite(connection, name, version)
     rows = _read_rows(connection, name, version)
-    remaining = math.subtract((interval for _, interval in rows), math.normalize(removed))
+    remaining = math.remove_range((interval for _, interval in rows), math.normalize(removed))
     _replace(connection, name, version, [row_id for row_id, _ in rows], remaining, now)
 
 

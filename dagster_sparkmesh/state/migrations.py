@@ -109,7 +109,8 @@ def _v3_promotion_leases(connection: sa.Connection) -> None:
     meta.create_all(connection)
 
 
-# Kinds computed whole from their parents' tables as they were at that moment.
+# Kinds computed whole from their parents' tables as they were at that moment. Frozen as the releases before v4
+# knew them (not the kind records of today): a migration replays history, so it filters rows in SQL by name.
 _COMPUTED_WHOLE = ("FULL", "VIEW", "INCREMENTAL_BY_UNIQUE_KEY", "SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN")
 _READABLE_PARENTS = _COMPUTED_WHOLE + ("INCREMENTAL_BY_TIME_RANGE", "SEED")
 
@@ -124,20 +125,33 @@ def _v4_forget_intervals_computed_from_partial_parents(connection: sa.Connection
         sa.column("kind_name"), sa.column("snapshot_json"),
     )
     intervals = sa.table("intervals", sa.column("name"), sa.column("version"))
-    rows = connection.execute(sa.select(snapshots)).all()
-    kinds = {(row.name, row.fingerprint): row.kind_name for row in rows}
-    stale = {
-        (row.name, row.version)
-        for row in rows
-        if row.kind_name in _COMPUTED_WHOLE and _reads_project_model(row.snapshot_json, kinds)
-    }
+    by_kind = snapshots.c.kind_name.in_
+    computed_whole = connection.execute(sa.select(snapshots).where(by_kind(_COMPUTED_WHOLE))).all()
+    parents = sa.select(snapshots.c.name, snapshots.c.fingerprint).where(by_kind(_READABLE_PARENTS))
+    readable = {(row.name, row.fingerprint) for row in connection.execute(parents)}
+    stale = {(row.name, row.version) for row in computed_whole if _reads_project_model(row.snapshot_json, readable)}
     for name, version in sorted(stale):
         connection.execute(sa.delete(intervals).where(intervals.c.name == name, intervals.c.version == version))
 
 
-def _reads_project_model(snapshot_json: str, kinds: dict[tuple[str, str], str]) -> bool:
+def _reads_project_model(snapshot_json: str, readable: set[tuple[str, str]]) -> bool:
     parents = json.loads(snapshot_json).get("parents") or []
-    return any(kinds.get((p["name"], p["fingerprint"])) in _READABLE_PARENTS for p in parents)
+    return any((p["name"], p["fingerprint"]) in readable for p in parents)
+
+
+def _v5_stored_plans(connection: sa.Connection) -> None:
+    """Plans are stored under their id, so a Dagster run, its steps and the promotion execute the same plan."""
+    meta = sa.MetaData()
+    sa.Table(
+        "plans", meta,
+        sa.Column("plan_id", sa.String, primary_key=True),
+        sa.Column("environment", sa.String, nullable=False),
+        sa.Column("created_at", sa.String, nullable=False),
+        sa.Column("prepared_at", sa.String, nullable=True),
+        sa.Column("plan_json", sa.Text, nullable=False),
+        sa.Index("plans_environment_idx", "environment"),
+    )
+    meta.create_all(connection)
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -145,6 +159,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v2_plan_application_log,
     _v3_promotion_leases,
     _v4_forget_intervals_computed_from_partial_parents,
+    _v5_stored_plans,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -62,3 +62,14 @@ class PromotionLease(Record):
     expires_at: datetime
     views_touched: bool = False
     """A holder started swapping views and did not finish: the views may differ from the environment record."""
+
+
+class StoredPlan(Record):
+    """A plan as the state store keeps it: its JSON (``plan.stored`` turns it back into a Plan) and whether its
+    snapshots were pushed and restatements applied."""
+
+    plan_id: str
+    environment: str
+    created_at: datetime
+    prepared_at: datetime | None = None
+    plan_json: str

@@ -93,3 +93,14 @@ promotion_leases = sa.Table(
     sa.Column("expires_at", sa.String, nullable=False),
     sa.Column("views_touched", sa.Boolean, nullable=False),
 )
+
+plans = sa.Table(
+    "plans",
+    metadata,
+    sa.Column("plan_id", sa.String, primary_key=True),
+    sa.Column("environment", sa.String, nullable=False),
+    sa.Column("created_at", sa.String, nullable=False),
+    sa.Column("prepared_at", sa.String, nullable=True),
+    sa.Column("plan_json", sa.Text, nullable=False),
+    sa.Index("plans_environment_idx", "environment"),
+)

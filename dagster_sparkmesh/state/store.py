@@ -6,18 +6,19 @@ A thin facade: every method is one transaction that delegates to the module owni
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 
 import sqlalchemy as sa
 import sqlglot
 
+from dagster_sparkmesh.clock import Clock, utc_now
 from dagster_sparkmesh.errors import StateError
 from dagster_sparkmesh.project.config import state_dir
+from dagster_sparkmesh.snapshot import intervals as interval_math
 from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot, SnapshotId
-from dagster_sparkmesh.state import environments, interval_rows, leases, migrations, plan_log, snapshots
-from dagster_sparkmesh.state import intervals as interval_math
+from dagster_sparkmesh.state import environments, interval_rows, leases, migrations, plan_log, plans, snapshots
 from dagster_sparkmesh.state.connection import (
     create_state_engine,
     ensure_schema,
@@ -25,10 +26,8 @@ from dagster_sparkmesh.state.connection import (
     read_transaction,
     write_transaction,
 )
-from dagster_sparkmesh.state.records import LeaseHolder, PlanApplication, PromotionLease, VersionStamp
-from dagster_sparkmesh.state.timestamps import utc_now
-
-Clock = Callable[[], datetime]
+from dagster_sparkmesh.state.plans import Restatement
+from dagster_sparkmesh.state.records import LeaseHolder, PlanApplication, PromotionLease, StoredPlan, VersionStamp
 
 
 def default_state_url(project_path: Path) -> str:
@@ -220,6 +219,33 @@ class StateStore:
     def invalidate_environment(self, name: str) -> bool:
         with write_transaction(self._engine) as connection:
             return environments.invalidate(connection, name, self._clock())
+
+    # stored plans
+
+    def save_plan(self, plan_id: str, environment: str, plan_json: str) -> bool:
+        """Store a plan under its id (a plan already stored under it stays); True if this call stored it."""
+        with write_transaction(self._engine) as connection:
+            return plans.save(connection, plan_id, environment, plan_json, self._clock())
+
+    def get_plan(self, plan_id: str) -> StoredPlan | None:
+        with read_transaction(self._engine) as connection:
+            return plans.get(connection, plan_id)
+
+    def latest_plan(self, environment: str) -> StoredPlan | None:
+        with read_transaction(self._engine) as connection:
+            return plans.latest(connection, environment)
+
+    def prepare_plan(
+        self, plan_id: str, new_snapshots: Iterable[Snapshot], restatements: Iterable[Restatement]
+    ) -> bool:
+        """Push the plan's snapshots and remove its restated intervals once per plan, in one transaction; True
+        if this call did it (False: done before, by this or another process)."""
+        with write_transaction(self._engine) as connection:
+            return plans.prepare(connection, plan_id, new_snapshots, restatements, self._clock())
+
+    def delete_plans(self, created_before: datetime, keep: Iterable[str]) -> int:
+        with write_transaction(self._engine) as connection:
+            return plans.delete_older_than(connection, created_before, keep)
 
     # plan applications
 

@@ -6,18 +6,13 @@ handling), so interval overlap filters can be done in SQL.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
-
-def to_utc_naive(value: datetime) -> datetime:
-    """Aware datetimes are converted to UTC; naive ones are taken to be UTC already."""
-    if value.tzinfo is None:
-        return value
-    return value.astimezone(UTC).replace(tzinfo=None)
+from dagster_sparkmesh.clock import to_naive_utc
 
 
 def to_text(value: datetime) -> str:
-    return to_utc_naive(value).isoformat(timespec="microseconds")
+    return to_naive_utc(value).isoformat(timespec="microseconds")
 
 
 def from_text(text: str) -> datetime:
@@ -31,7 +26,3 @@ def optional_to_text(value: datetime | None) -> str | None:
 def optional_from_text(text: str | None) -> datetime | None:
     return None if text is None else from_text(text)
 
-
-def utc_now() -> datetime:
-    """The default clock of the store (naive UTC)."""
-    return datetime.now(UTC).replace(tzinfo=None)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from dagster_sparkmesh.cli.data_commands import json_value, parse_environments, table_diff_view
-from dagster_sparkmesh.execution.table_diff import TableDiff
+from dagster_sparkmesh.engine.table_diff import TableDiff
 
 _spec = importlib.util.spec_from_file_location("sparkmesh_harness", Path(__file__).with_name("sparkmesh_harness.py"))
 helpers = importlib.util.module_from_spec(_spec)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from dagster_sparkmesh.cli.runtime_commands import plan_window, rollback_plan
+from dagster_sparkmesh.cli.runtime_commands import plan_window
+from dagster_sparkmesh.plan.rollback import rollback_plan
 from dagster_sparkmesh.snapshot.records import Environment, EnvironmentSnapshot
 from dagster_sparkmesh.state.store import open_state_store
 

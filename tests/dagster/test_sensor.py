@@ -11,7 +11,7 @@ import dagster as dg
 import pytest
 
 from dagster_sparkmesh.dagster import ReloadTarget, sparkmesh_git_sensor
-from dagster_sparkmesh.dagster.sensor import Cursor
+from dagster_sparkmesh.dagster.sensor import Cursor, StatePlanner
 from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.state.store import open_state_store
@@ -46,7 +46,7 @@ def _sensor(repo: Path, reload: ReloadTarget | None = None) -> dg.SensorDefiniti
         project_dir=repo,
         environment="prod",
         load_project=lambda: load_project(repo, use_cache=False),
-        plan_project=_plan,
+        planner=StatePlanner("prod", None, clock=lambda: NOW),
         reload=reload,
     )
 
@@ -84,7 +84,11 @@ def test_new_commit_requests_ranged_runs_then_promotion_then_nothing(repo):
         assert RANGE_START not in requests[("raw/events", "shop/summary")].tags
         assert all(r.run_key.startswith(head) and r.tags["sparkmesh/commit"] == head for r in requests.values())
         assert "shop.daily" in daily.tags["sparkmesh/plan"]
-        assert Cursor.parse(first.cursor) == Cursor(head, "backfilling")
+        plan_id = daily.tags["sparkmesh/plan_id"]
+        assert {r.tags["sparkmesh/plan_id"] for r in requests.values()} == {plan_id}
+        assert Cursor.parse(first.cursor) == Cursor(head, "backfilling", plan_id)
+        with open_state_store(None, repo) as state:
+            assert state.get_plan(plan_id) is not None  # stored, for the runs to execute
 
         waiting = _tick(sensor, first.cursor, instance)
         assert not waiting.run_requests and "waiting" in waiting.skip_reason.skip_message
@@ -92,7 +96,8 @@ def test_new_commit_requests_ranged_runs_then_promotion_then_nothing(repo):
         _complete_backfill(repo)
         promote = _tick(sensor, waiting.cursor, instance)
         assert list(_requests(promote)) == [("sparkmesh/promote_prod",)]
-        assert Cursor.parse(promote.cursor) == Cursor(head, "done")
+        assert _requests(promote)[("sparkmesh/promote_prod",)].tags["sparkmesh/plan_id"] == plan_id  # the same plan
+        assert Cursor.parse(promote.cursor) == Cursor(head, "done", plan_id)
 
         again = _tick(sensor, promote.cursor, instance)
         assert isinstance(again, dg.SkipReason) and "no new commit" in again.skip_message

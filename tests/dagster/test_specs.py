@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import dagster as dg
@@ -123,6 +124,16 @@ def test_model_end_is_the_last_partition_included():
     model = _model("shop.timed", "SELECT 1 AS ds", kind=INCREMENTAL, end="2024-01-05")
     partitions = SparkMeshTranslator().get_partitions_def(model, "2024-01-01")
     assert partitions.get_partition_keys() == [f"2024-01-0{day}" for day in range(1, 6)]
+
+
+def test_relative_dates_are_read_against_the_translators_clock():
+    class Pinned(SparkMeshTranslator):
+        def get_load_time(self) -> datetime:
+            return datetime(2024, 3, 10, 15)
+
+    model = _model("shop.timed", "SELECT 1 AS ds", kind=INCREMENTAL, start="3 days ago", end="1 day ago")
+    partitions = Pinned().get_partitions_def(model)
+    assert partitions.get_partition_keys() == ["2024-03-08"]  # whole days between 7 Mar 15:00 and 9 Mar 15:00
 
 
 def test_full_view_and_seed_models_are_unpartitioned_and_incremental_ones_grouped():

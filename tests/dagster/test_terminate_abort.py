@@ -73,7 +73,7 @@ def execute(context, start, end, execution_time, **kwargs):
     time.sleep({seconds})  # a slow day, so that the run is still busy when the test terminates it
     return context.spark.sql(
         f"SELECT ds, SUM(amount) AS total FROM {{context.table('{p}_raw.events')}} "
-        f"WHERE ds >= DATE'{{start:%Y-%m-%d}}' AND ds < DATE'{{end:%Y-%m-%d}}' GROUP BY ds"
+        f"WHERE ds >= DATE'{{start:%Y-%m-%d}}' AND ds <= DATE'{{end:%Y-%m-%d}}' GROUP BY ds"
     )
 '''
 

@@ -97,6 +97,8 @@ def test_materialize_and_backfill_from_the_ui(browser, dagster_dev, example):
     browser.open(f"{url}/assets/shop/fct_orders")
     browser.click_button("Materialize…")
     browser.click(by_text("a", "Show all partitions") + " || " + by_text("button", "Show all partitions"), "show all")
+    # The dialog shows the last 90 days until the click is handled: a range typed before that is "not found".
+    browser.wait_for(f"!{DIALOG}.innerText.includes('Show all partitions')", "every partition offered")
     browser.click(f"{DIALOG}.querySelector('input[type=text]')", "the partition selection input")
     browser.evaluate(f"{DIALOG}.querySelector('input[type=text]').select()")
     browser.type_text("[2024-01-01...2024-01-03]")

@@ -6,7 +6,7 @@ import pytest
 
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.promotion import promote
 from dagster_sparkmesh.snapshot.naming import physical_table
 

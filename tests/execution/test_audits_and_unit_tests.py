@@ -7,7 +7,7 @@ import pytest
 
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.unit_tests import run_unit_tests
 from tests.execution.test_apply import END, START
 

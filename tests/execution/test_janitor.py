@@ -2,9 +2,9 @@
 
 from datetime import timedelta
 
+from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
-from dagster_sparkmesh.execution.context import utc_now
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.janitor import run_janitor
 from dagster_sparkmesh.snapshot.naming import physical_table
 from tests.execution.test_apply import END, START

@@ -4,7 +4,7 @@ view points at a new table (``@this_model`` = the view), on Spark."""
 from datetime import datetime
 
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 
 SESSION_MODEL = '''
 import pandas as pd

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from dagster_sparkmesh.cli import main
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.state.store import open_state_store

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import BackfillFailed, plan_for
+from dagster_sparkmesh.execution.backfill import BackfillFailed
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.preflight import (
     BadTimeColumn,
     MissingExternalTable,
@@ -216,3 +217,51 @@ def test_a_valid_plan_passes_and_reports_what_it_checked(tmp_path, spark, schema
     assert ctx.state.list_plan_applications() == []
     result = apply_plan(ctx, plan)
     assert {m.model for m in result.models if not m.skipped} == {f"{schema}_stg.events", f"{schema}_shop.daily"}
+
+
+def test_an_external_table_a_pre_statement_creates_is_not_refused(tmp_path, spark, schema, make_context, clean_catalog):
+    """SQLMesh's sushi example: customers.sql creates raw.demographics in its pre-statements, then reads it."""
+    project = _write(tmp_path / "p", {
+        "external_models.yaml": f"- name: {schema}_raw.demographics\n  columns:\n    id: int\n    zip: string\n",
+        "models/customers.sql": f"""
+            MODEL (name {schema}_shop.customers, kind FULL);
+
+            CREATE SCHEMA IF NOT EXISTS {schema}_raw;
+            CREATE TABLE IF NOT EXISTS {schema}_raw.demographics AS (SELECT 1 AS id, '00000' AS zip);
+
+            SELECT id, zip FROM {schema}_raw.demographics
+            """,
+    })  # fmt: skip
+    ctx = make_context(project)
+
+    apply_plan(ctx, plan_for(ctx, START, END))
+
+    assert spark.sql(f"SELECT id, zip FROM {schema}_shop.customers").collect() == [(1, "00000")]
+
+
+def test_the_first_batch_the_preflight_rendered_from_existing_tables_is_not_rendered_again(
+    tmp_path, spark, schema, make_context, clean_catalog, monkeypatch
+):
+    from dagster_sparkmesh.execution import evaluator
+
+    project = _write(tmp_path / "p", {
+        "models/events.sql": f"MODEL (name {schema}_raw.events, kind FULL);\n\nSELECT DATE'2024-01-02' AS ds, 1 AS id\n",
+        "models/daily.sql": f"""
+            MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 2));
+
+            SELECT ds, COUNT(*) AS n FROM {schema}_raw.events WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds
+            """,
+    })  # fmt: skip
+    ctx = make_context(project)
+    apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 2)))  # events' table exists from now on
+    plan = plan_for(ctx, START, END)
+    report = run_preflight(ctx, plan, {f"{schema}_shop.daily"})
+    first_batch, first_query = report.first_queries[f"{schema}_shop.daily"]
+    assert (first_batch.start, first_batch.end) == (datetime(2024, 1, 2), END)  # days 2-3: one batch of 2
+    assert physical_table(f"{schema}_raw.events", plan.version_of(f"{schema}_raw.events")).split(".")[1] in first_query
+    rendered, render = [], evaluator.render_query
+    monkeypatch.setattr(evaluator, "render_query", lambda model, **k: rendered.append(model.name) or render(model, **k))
+    apply_plan(ctx, plan)
+    assert f"{schema}_shop.daily" not in rendered  # its only batch ran the preflight's text
+    rows = spark.sql(f"SELECT ds, n FROM {schema}_shop.daily").collect()
+    assert [(str(r.ds), r.n) for r in rows] == [("2024-01-02", 1)]

@@ -8,9 +8,9 @@ from datetime import date, datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
+from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
-from dagster_sparkmesh.execution.context import utc_now
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.janitor import run_janitor
 from dagster_sparkmesh.plan.explain import format_plan
 from dagster_sparkmesh.snapshot.naming import is_preview_version, physical_table

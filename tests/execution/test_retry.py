@@ -6,11 +6,13 @@ import dataclasses
 from datetime import datetime
 
 import pytest
+from pyspark.errors import PySparkException
 
 from dagster_sparkmesh.engine.adapter import SparkEngine
+from dagster_sparkmesh.engine.failures import spark_errors
 from dagster_sparkmesh.errors import AuditFailure, EngineError
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.retry import RetryPolicy, is_transient, with_retries
 
 DERBY_LOCK = "java.sql.SQLTransactionRollbackException: ERROR 40XL1: A lock could not be obtained within the time requested"
@@ -18,12 +20,10 @@ LOST_SESSION = "[INVALID_HANDLE.SESSION_NOT_FOUND] The handle 1b2c is invalid. S
 
 
 def wrapped(message: str) -> EngineError:
-    """How the engine reports a Spark failure: an EngineError whose cause is Spark's exception."""
+    """How the engine reports a Spark failure: an EngineError, judged by the engine, whose cause is Spark's."""
     try:
-        try:
-            raise RuntimeError(message)
-        except RuntimeError as cause:
-            raise EngineError(f"Spark refused the statement: {message}") from cause
+        with spark_errors("SELECT 1"):
+            raise PySparkException(message)
     except EngineError as error:
         return error
 
@@ -102,3 +102,14 @@ def test_apply_retries_a_write_that_met_a_lock_timeout(spark, mini_project, make
     assert locked.failed == 1
     assert spark.sql("SELECT COUNT(*) FROM shop.daily").collect()[0][0] == 3
     assert ctx.state.get_intervals("shop.daily", plan.version_of("shop.daily"))[-1].end == datetime(2024, 1, 4)
+
+
+def test_an_error_from_a_python_model_is_judged_by_the_engine_too():
+    """A user's DataFrame code raises Spark's own exception; the executor reports it without an EngineError."""
+    try:
+        try:
+            raise RuntimeError(LOST_SESSION)
+        except RuntimeError as cause:
+            raise ValueError("Python model shop.py_model raised RuntimeError") from cause
+    except ValueError as error:
+        assert is_transient(error)

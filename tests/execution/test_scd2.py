@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from dagster_sparkmesh.engine.scd2 import merge_history
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.scd2 import merge_history
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.snapshot.naming import physical_table
 from dagster_sparkmesh.state.store import open_state_store

@@ -3,7 +3,7 @@
 from datetime import date, datetime
 
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 
 RUNNING_TOTAL = """
 MODEL (

@@ -5,7 +5,7 @@ from datetime import datetime
 import pytest
 
 from dagster_sparkmesh.execution.apply import NotReady, apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.snapshot.records import Interval
 
 GATED = '''

@@ -3,7 +3,7 @@
 from datetime import datetime
 
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 
 LOGGED = """
 MODEL (name shop.logged, kind FULL);

@@ -18,7 +18,7 @@ from datetime import timedelta
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.execution import crashpoints
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from tests.lifecycle.cli_actions import Lifecycle, day, inclusive_end
 from tests.lifecycle.project import add_late_data, with_changes
 

@@ -6,11 +6,13 @@ CLI commands use the real clock (they always pass ``--end``, so it never matters
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
-from dagster_sparkmesh.execution.backfill import run_models
+from dagster_sparkmesh.execution.apply import backfill_window
+from dagster_sparkmesh.execution.plans import plan_for_run
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.janitor import JanitorReport, run_janitor
 from dagster_sparkmesh.execution.results import ModelRunResult
@@ -73,7 +75,8 @@ class Lifecycle:
         ctx = self.context()
         try:
             names = None if models is None else [self.project.name(m) for m in models]
-            return run_models(ctx, names, start, end)
+            plan = plan_for_run(ctx, None, uuid.uuid4().hex)  # a run launched from the UI: no plan tag
+            return list(backfill_window(ctx, plan, names, start, end).models)
         finally:
             ctx.close()
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.snapshot.naming import quote, quote_identifier, view_name

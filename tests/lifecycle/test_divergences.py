@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from tests.lifecycle.cli_actions import describe, inclusive_end
 from tests.lifecycle.project import add_late_data, with_changes
 

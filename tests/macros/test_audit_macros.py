@@ -6,9 +6,9 @@ from pathlib import Path
 
 from dagster_sparkmesh.model.builtin_audits import render_audit_query
 from dagster_sparkmesh.model.records import AuditCall
-from dagster_sparkmesh.project.audits import load_audits
+from dagster_sparkmesh.project.checks.audits import load_audits
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.project.sql_model import parse_sql_model
+from dagster_sparkmesh.project.sql.model import parse_sql_model
 
 
 def test_a_custom_audit_with_each_over_its_argument(tmp_path: Path):
@@ -56,3 +56,27 @@ def test_inline_audits_in_a_model_file(tmp_path: Path):
     assert project.audits["price_set"].blocking is False
     call = project.models["db.items"].audits[0]
     assert render_audit_query(call, "`db`.`t`", project.audits) == "SELECT * FROM `db`.`t` WHERE id >= 1000"
+
+
+def test_a_seed_model_file_may_start_with_its_inline_audits(tmp_path: Path):
+    """A SEED model has no query: its ``AUDIT (...)`` blocks follow the header directly (SQLMesh's sushi example,
+    waiter_names.sql), trailing commas included."""
+    from dagster_sparkmesh import load_project
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "config.yaml").write_text("model_defaults:\n  dialect: spark\n")
+    (tmp_path / "names.csv").write_text("id,name\n1,Toby\n")
+    (tmp_path / "models" / "names.sql").write_text(
+        "MODEL (name db.names, kind SEED (path '../names.csv'), audits (positive_id, not_too_big(threshold := 9)));\n"
+        "\n"
+        "AUDIT (\n  name not_too_big,\n);\n"
+        "SELECT * FROM @this_model WHERE id >= @threshold;\n"
+        "\n"
+        "AUDIT (name positive_id);\n"
+        "SELECT * FROM @this_model WHERE id < 0;\n"
+    )
+    project = load_project(tmp_path, use_cache=False)
+    assert project.models["db.names"].kind.name == "SEED"
+    assert {"not_too_big", "positive_id"} <= set(project.audits)
+    call = project.models["db.names"].audits[1]
+    assert render_audit_query(call, "`db`.`t`", project.audits) == "SELECT * FROM `db`.`t` WHERE id >= 9"

@@ -11,7 +11,7 @@ from dagster_sparkmesh import load_project
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.rendering import render_query
-from dagster_sparkmesh.project.sql_model import parse_sql_model
+from dagster_sparkmesh.project.sql.model import parse_sql_model
 
 
 def query(body: str, variables: dict | None = None) -> str:
@@ -43,6 +43,12 @@ CASES = [
         "SELECT a FROM db.t WHERE ds BETWEEN @start_ds AND @end_ds",
     ),
     ("bare braces without a block", "SELECT {{ 40 + 2 }} AS answer", "SELECT 42 AS answer"),
+    (
+        # SQLMesh's sushi example (customer_revenue_by_day.sql) writes its interval filter this way.
+        "braces only inside a string literal, without a block",
+        "SELECT a FROM db.t WHERE ds BETWEEN CAST('{{ start_ds }}' AS DATE) AND CAST('{{ end_ds }}' AS DATE)",
+        "SELECT a FROM db.t WHERE ds BETWEEN CAST(@start_ds AS DATE) AND CAST(@end_ds AS DATE)",
+    ),
     (
         "a statement block before the query",
         "JINJA_STATEMENT_BEGIN;\nSET spark.sm.k = {{ 3 * 3 }};\nJINJA_END;\nSELECT 1 AS a",

@@ -126,3 +126,22 @@ def test_star_and_union_use_declared_columns_at_render_time(project):
     assert starred == "SELECT CAST(`t`.`id` AS INT) AS `x_id`, CAST(`t`.`vehicle` AS STRING) AS `x_vehicle` FROM `p`.`shop__typed` AS t"
     unioned = render_query(loaded.models["shop.unioned"], **arguments)
     assert unioned.count("FROM `p`.`shop__typed` AS typed") == 2 and " UNION ALL " in unioned
+
+
+def test_a_parameter_typed_sql_receives_the_argument_as_sql_text(tmp_path: Path):
+    """``sqlmesh.SQL``: the argument's text in the model's dialect (SQLMesh's sushi example, utils.py)."""
+    (tmp_path / "models").mkdir()
+    (tmp_path / "macros").mkdir()
+    (tmp_path / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n")
+    (tmp_path / "macros" / "typed.py").write_text(
+        "from sqlmesh import SQL, macro\n\n\n"
+        "@macro()\n"
+        "def as_text(evaluator, column: SQL, literal: SQL, name: str):\n"
+        "    assert (column, literal, name) == ('CAST(revenue AS TEXT)', \"'x'\", 'b'), (column, literal, name)\n"
+        "    return column\n"
+    )
+    (tmp_path / "models" / "m.sql").write_text(
+        "MODEL (name db.m, kind FULL);\nSELECT @as_text(revenue::text, 'x', \"b\") AS t FROM db.src\n"
+    )
+    (tmp_path / "external_models.yaml").write_text("- name: db.src\n  columns:\n    revenue: double\n")
+    assert load_project(tmp_path, use_cache=False).models["db.m"].query == "SELECT CAST(revenue AS STRING) AS t FROM db.src"

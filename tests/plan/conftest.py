@@ -12,10 +12,10 @@ import sqlglot
 from dagster_sparkmesh.model.records import ExternalModel, Model
 from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.plan.definition import Plan
-from dagster_sparkmesh.plan.intervals import merge, remove_range
 from dagster_sparkmesh.project.config import ModelDefaults, ProjectConfig
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
+from dagster_sparkmesh.snapshot.intervals import merge, remove_range
 from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot, SnapshotId
 
 NOW = datetime(2024, 1, 10, 6, 30)

@@ -9,10 +9,6 @@ from dagster_sparkmesh.plan.intervals import (
     batches,
     expected_intervals,
     interval_unit,
-    merge,
-    remove_range,
-    subtract,
-    to_ranges,
     with_lookback,
 )
 from dagster_sparkmesh.snapshot.records import Interval
@@ -90,23 +86,6 @@ def test_arbitrary_cron_via_croniter():
 def test_cron_previous_tick():
     assert Schedule.of("@monthly").previous(dt(2024, 1, 1)) == dt(2023, 12, 1)
     assert Schedule.of("*/15 * * * *").previous(dt(2024, 1, 1, 0, 30)) == dt(2024, 1, 1, 0, 15)
-
-
-def test_subtract_keeps_partly_covered_intervals_missing():
-    recorded = [iv(dt(2024, 1, 1), dt(2024, 1, 3)), iv(dt(2024, 1, 4, 12), dt(2024, 1, 6))]
-    assert subtract(days(1, 2, 3, 4, 5), recorded) == days(3, 4)
-
-
-def test_merge_and_ranges_join_touching_and_overlapping():
-    merged = merge([*days(3, 1, 2), iv(dt(2024, 1, 2, 12), dt(2024, 1, 5)), *days(7), iv(dt(2024, 1, 9), dt(2024, 1, 9))])
-    assert merged == [iv(dt(2024, 1, 1), dt(2024, 1, 5)), *days(7)]
-    assert to_ranges(days(1, 2, 4)) == [iv(dt(2024, 1, 1), dt(2024, 1, 3)), *days(4)]
-
-
-def test_remove_range_splits():
-    assert remove_range([iv(dt(2024, 1, 1), dt(2024, 1, 6))], iv(dt(2024, 1, 2), dt(2024, 1, 4))) == [
-        *days(1), iv(dt(2024, 1, 4), dt(2024, 1, 6))
-    ]
 
 
 def test_batches_respect_size_and_gaps():

@@ -7,7 +7,7 @@ import pytest
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.builtin_audits import BUILTIN_AUDITS, render_audit_query
 from dagster_sparkmesh.model.records import AuditCall, AuditDefinition
-from dagster_sparkmesh.project.audits import load_audits
+from dagster_sparkmesh.project.checks.audits import load_audits
 
 FIXTURE = Path(__file__).parent / "fixtures" / "other_project"
 TABLE = "`db`.`t`"

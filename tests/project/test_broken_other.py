@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.project.audits import load_audits
+from dagster_sparkmesh.project.checks.audits import load_audits
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.externals import load_external_models
 from dagster_sparkmesh.project.loader import load_project
-from dagster_sparkmesh.project.python_models import load_python_model
+from dagster_sparkmesh.project.python.models import load_python_model
 from dagster_sparkmesh.project.seeds import read_seed, seed_content_hash
-from dagster_sparkmesh.project.unit_tests import load_unit_tests, validate_unit_tests
+from dagster_sparkmesh.project.checks.unit_tests import load_unit_tests, validate_unit_tests
 
 CASES = Path(__file__).parent / "broken_other"
 CASE_NAMES = sorted(path.name for path in CASES.iterdir() if path.is_dir())

@@ -7,7 +7,7 @@ import shutil
 import threading
 from pathlib import Path
 
-from dagster_sparkmesh.project.cache import cache_dir
+from dagster_sparkmesh.project.cache import PACK_NAME, cache_dir
 from dagster_sparkmesh.project.loader import load_project
 
 
@@ -21,18 +21,33 @@ def write_project(root: Path, count: int = 12) -> Path:
     return root
 
 
-def entries(root: Path) -> list[Path]:
-    return sorted(cache_dir(root, "sql_models").glob("*.json"))
+def pack(root: Path) -> Path:
+    return cache_dir(root, "sql_models") / PACK_NAME
+
+
+def entries(root: Path) -> list[bytes]:
+    """The pack's lines, one per cached model file."""
+    return pack(root).read_bytes().splitlines()
 
 
 def test_cache_entries_are_written_and_reused(tmp_path):
     root = write_project(tmp_path)
     first = load_project(root)
     assert len(entries(root)) == 12
-    stamps = {path: path.stat().st_mtime_ns for path in entries(root)}
+    assert [path.name for path in cache_dir(root, "sql_models").iterdir()] == [PACK_NAME]  # one file, not 12
+    stamp = pack(root).stat().st_mtime_ns
     assert load_project(root).models == first.models
-    assert {path: path.stat().st_mtime_ns for path in entries(root)} == stamps
+    assert pack(root).stat().st_mtime_ns == stamp  # a warm load writes nothing
     assert load_project(root, use_cache=False).models == first.models
+
+
+def test_entries_of_an_older_cache_format_are_removed(tmp_path):
+    root = write_project(tmp_path)
+    folder = cache_dir(root, "sql_models")
+    folder.mkdir(parents=True)
+    (folder / ("0" * 64 + ".json")).write_text("{}")
+    assert len(load_project(root).models) == 12
+    assert [path.name for path in folder.iterdir()] == [PACK_NAME]
 
 
 def test_deleted_model_file_and_stale_entries(tmp_path):
@@ -49,21 +64,31 @@ def test_damaged_entries_are_misses(tmp_path):
     expected = load_project(root, use_cache=False).models
     load_project(root)
     rng = random.Random(7)
-    for round_number in range(5):
-        for path in rng.sample(entries(root), 6):
-            action = rng.choice(["delete", "truncate", "corrupt", "empty", "wrong_record"])
+    for round_number in range(8):
+        lines = entries(root)
+        for index in rng.sample(range(len(lines)), 6):
+            line = lines[index]
+            action = rng.choice(["delete", "truncate", "corrupt", "empty", "wrong_record", "garbage"])
             if action == "delete":
-                path.unlink()
+                line = b""
             elif action == "truncate":
-                path.write_bytes(path.read_bytes()[: rng.randrange(1, 200)])
+                line = line[: rng.randrange(1, 200)]
             elif action == "corrupt":
                 # Still valid JSON, still a valid record: only the checksum can tell.
-                path.write_bytes(path.read_bytes().replace(b"SELECT", b"SELECT 666 AS x,", 1))
+                line = line.replace(b"SELECT", b"SELECT 666 AS x,", 1)
             elif action == "empty":
-                path.write_bytes(b"")
+                line = line[:130]
+            elif action == "wrong_record":
+                line = line[:130] + b'{"model": {"name": 1}}'
             else:
-                path.write_text('{"model": {"name": 1}}')
+                line = bytes(rng.randrange(256) for _ in range(300))
+            lines[index] = line
+        # Lines lost to a partial write or joined by a lost newline: a miss for them, never for the others.
+        pack(root).write_bytes(b"\n".join(lines)[: -rng.choice((1, 50))] if round_number % 2 else b"\n".join(lines))
         assert load_project(root).models == expected, round_number
+    pack(root).write_bytes(b"")
+    assert load_project(root).models == expected
+    assert len(entries(root)) == 12  # and the pack is whole again
 
 
 def test_a_valid_looking_entry_for_another_file_is_not_served(tmp_path):
@@ -93,7 +118,7 @@ def test_entries_deleted_while_loading(tmp_path):
             folder = cache_dir(root, "sql_models")
             if rng.random() < 0.1:
                 shutil.rmtree(folder, ignore_errors=True)
-            for path in list(folder.glob("*.json"))[:5]:
+            for path in list(folder.glob("*"))[:5]:
                 try:
                     if rng.random() < 0.5:
                         path.unlink()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.project.sql_model import parse_sql_model
+from dagster_sparkmesh.project.sql.model import parse_sql_model
 
 PAIRS_FILE = Path(__file__).parent / "canonical" / "pairs.sql"
 

@@ -9,7 +9,7 @@ from sqlalchemy.engine import make_url
 
 from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.project.config import ProjectConfig
-from dagster_sparkmesh.project.config_loader import load_config
+from dagster_sparkmesh.project.config.loader import load_config
 
 SQLMESH_CONFIG = """\
 project: shop
@@ -153,7 +153,7 @@ def test_preview_days_is_read(tmp_path):
 
 def test_gateways_of_other_engines_are_left_out_with_a_warning(tmp_path):
     text = ("gateways:\n  duck:\n    connection:\n      type: duckdb\n  spark:\n    connection:\n      type: spark\n"
-            "      master: local[1]\ndefault_gateway: duck\n")
+            "      master: local[1]\ndefault_gateway: duck\nmodel_defaults: {dialect: spark}\n")
     loaded = load_config(write(tmp_path, text))
 
     assert list(loaded.config.gateways) == ["spark"] and loaded.config.connection.master == "local[1]"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.errors import ConfigError
-from dagster_sparkmesh.project.config_loader import load_config
+from dagster_sparkmesh.project.config.loader import load_config
 
 FIXTURE = Path(__file__).parent / "fixtures" / "sqlmesh_python"
 IMPORTS = "from sqlmesh.core.config import *\n"

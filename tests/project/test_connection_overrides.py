@@ -6,8 +6,8 @@ import pytest
 
 from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.project.config import ProjectConfig
-from dagster_sparkmesh.project.config_loader import load_config
-from dagster_sparkmesh.project.connection_overrides import apply_connection_overrides
+from dagster_sparkmesh.project.config.loader import load_config
+from dagster_sparkmesh.project.config.connection_overrides import apply_connection_overrides
 
 CONFIG = """\
 gateways:

@@ -71,10 +71,19 @@ def test_unknown_key_suggests_the_right_one(tmp_path: Path) -> None:
     assert "'columns'" in (error.value.hint or "")
 
 
-@pytest.mark.parametrize("text", ["a", "a.b.c", "a b.c", "raw.a-b"])
+@pytest.mark.parametrize("text", ["a", "a.b.c.d", "a b.c", "raw.a-b"])
 def test_names_must_be_schema_dot_name(text: str) -> None:
     with pytest.raises(ProjectError):
         normalize_table_name(text, path=Path("x.yaml"), line=1)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("spark_catalog.raw.events", "raw.events"), ("`Spark_Catalog`.raw.events", "raw.events"),
+     ("lake.raw.events", "lake.raw.events"), ('"Lake"."Raw"."Events"', "lake.raw.events")],
+)
+def test_a_catalog_is_kept_unless_it_is_the_sessions_default(text: str, expected: str) -> None:
+    assert normalize_table_name(text, path=Path("x.yaml"), line=1) == expected
 
 
 @pytest.mark.parametrize("text", ["Raw.Events", "`raw`.`events`", '"raw"."events"', " raw.events"])

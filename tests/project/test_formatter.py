@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.project.formatter import format_model_text
+from dagster_sparkmesh.project.sql.formatter import format_model_text
 
 SOURCE = """-- Orders per day.
 MODEL (

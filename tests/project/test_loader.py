@@ -85,7 +85,11 @@ def test_a_missing_folder_is_an_error(tmp_path):
 
 def test_config_warnings_reach_the_project(tmp_path):
     project = load_project(write_project(tmp_path, {"config.yaml": "project: shop\n"}))
-    assert project.warnings == ("config.yaml:1: 'project' is a SQLMesh setting that sparkmesh does not use; ignored",)
+    assert project.warnings == (
+        "config.yaml:1: 'project' is a SQLMesh setting that sparkmesh does not use; ignored",
+        "config.yaml:1: model_defaults.dialect is not set (SQLMesh requires it): models are read as spark SQL; "
+        "set it, e.g. 'model_defaults: {dialect: spark}' (or the dialect your models are written in)",
+    )
 
 
 def generate(root: Path, count: int) -> Path:

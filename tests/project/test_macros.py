@@ -9,7 +9,7 @@ import pytest
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.macros import BUILTIN_MACROS
-from dagster_sparkmesh.project.sql_model import parse_sql_model
+from dagster_sparkmesh.project.sql.model import parse_sql_model
 
 
 def query(sql: str, variables: dict | None = None, dialect: str = "spark") -> str:

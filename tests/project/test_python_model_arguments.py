@@ -10,7 +10,7 @@ import pytest
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import FullKind, IncrementalByTimeRangeKind, IncrementalByUniqueKeyKind
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.project.python_models import load_python_model
+from dagster_sparkmesh.project.python.models import load_python_model
 
 DEFAULTS = ModelDefaults(start="2024-01-01")
 HEADER = "from sqlmesh import model\nfrom sqlmesh.core.model.kind import *\nNAME = 'db.parent'\n\n"
@@ -118,7 +118,7 @@ def test_missing_module_hint_names_the_project_root(tmp_path: Path) -> None:
 
 
 def test_blueprints_make_one_model_each(tmp_path: Path) -> None:
-    from dagster_sparkmesh.project.python_models import load_python_models
+    from dagster_sparkmesh.project.python.models import load_python_models
 
     path = tmp_path / "models" / "m.py"
     path.parent.mkdir()
@@ -133,7 +133,7 @@ def test_blueprints_make_one_model_each(tmp_path: Path) -> None:
 
 
 def test_a_models_file_may_declare_none_or_several(tmp_path: Path) -> None:
-    from dagster_sparkmesh.project.python_models import load_python_models
+    from dagster_sparkmesh.project.python.models import load_python_models
 
     path = tmp_path / "models" / "m.py"
     path.parent.mkdir()
@@ -150,7 +150,7 @@ def test_wrong_blueprints_are_clear_errors(tmp_path: Path, value: object) -> Non
 
 
 def test_is_sql_models_are_sql_models_whose_query_a_function_wrote(tmp_path: Path) -> None:
-    from dagster_sparkmesh.project.python_models import load_python_models
+    from dagster_sparkmesh.project.python.models import load_python_models
 
     (tmp_path / "config.yaml").write_text("variables:\n  min_id: 3\n")
     path = tmp_path / "models" / "m.py"
@@ -182,7 +182,8 @@ def test_an_is_sql_model_may_be_embedded_or_a_view(tmp_path: Path) -> None:
     ("body", "message"),
     [
         ("return 1", "must return SQL text or a sqlglot expression, not int"),
-        ("return evaluator.columns_to_types('x')", "evaluator.columns_to_types is not available"),
+        ("return evaluator.get_snapshot('x')", "evaluator.get_snapshot is not available"),
+        ("return evaluator.columns_to_types('db.x')", "columns_to_types reads the other models: load the project"),
         ("return 'SELEC oops FROM'", "m.py"),
     ],
 )
@@ -191,7 +192,7 @@ def test_is_sql_errors_name_the_model(tmp_path: Path, body: str, message: str) -
         path = tmp_path / "models" / "m.py"
         path.parent.mkdir()
         path.write_text(f"from sqlmesh import model\n\n\n@model('db.m', is_sql=True)\ndef entrypoint(evaluator):\n    {body}\n")
-        from dagster_sparkmesh.project.python_models import load_python_models
+        from dagster_sparkmesh.project.python.models import load_python_models
 
         load_python_models(path, DEFAULTS, tmp_path)
 

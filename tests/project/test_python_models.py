@@ -11,11 +11,11 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import FullKind, IncrementalByTimeRangeKind
 from dagster_sparkmesh.model.records import AuditCall
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.project.python_models import load_python_model, resolve_python_entrypoint
+from dagster_sparkmesh.project.python.models import load_python_model, resolve_python_entrypoint
 
 FIXTURE = Path(__file__).parent / "fixtures" / "other_project" / "models" / "item_scores.py"
 DEFAULTS = ModelDefaults(start="2024-01-01", owner="team", batch_size=7)
-HEADER = "from dagster_sparkmesh.project.python_models import model\n\n"
+HEADER = "from dagster_sparkmesh.project.python.models import model\n\n"
 
 
 def _model_file(tmp_path: Path, body: str, name: str = "m.py") -> Path:

@@ -9,7 +9,7 @@ import pytest
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model import AuditCall
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.project.sql_model import parse_sql_model
+from dagster_sparkmesh.project.sql.model import parse_sql_model
 
 FULL_HEADER = """-- a comment before the header
 model (
@@ -274,3 +274,15 @@ def test_scd_type_2_alias_reads_only_the_by_time_properties():
         parse("MODEL (name db.m,\n  kind scd_type_2 (unique_key id, columns *)); SELECT 1")
     assert "unknown property 'columns' of kind SCD_TYPE_2_BY_TIME" in str(caught.value)
     assert caught.value.line == 2
+
+
+def test_references_are_accepted_and_change_nothing_that_runs():
+    """SQLMesh's join keys for its semantic layer (its ecommerce example writes them on every model)."""
+
+    def model(header: str):
+        text = f"MODEL (name silver.orders, kind FULL{header});\nSELECT 1 AS order_id"
+        return parse_sql_model(Path("m.sql"), text, ModelDefaults(), {}).model
+
+    with_references = model(",\n  references [bronze.raw_orders, customer_id]")
+    assert with_references == model("")
+    assert with_references.depends_on == frozenset()

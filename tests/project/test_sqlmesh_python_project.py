@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.state.store import open_state_store
@@ -121,7 +121,7 @@ def test_plans_and_applies_on_spark(project: Path, spark, engine, clean_catalog)
 def test_a_udf_defined_in_a_model_file_runs_on_spark(tmp_path: Path, spark) -> None:
     """Spark's Python workers cannot import the model file by name: its functions must travel by value."""
     from dagster_sparkmesh.project.config import ModelDefaults
-    from dagster_sparkmesh.project.python_models import load_python_model, resolve_python_entrypoint
+    from dagster_sparkmesh.project.python.models import load_python_model, resolve_python_entrypoint
     from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext as ModelContext
 
     (tmp_path / "models").mkdir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.project.sql_model import parse_sql_model
+from dagster_sparkmesh.project.sql.model import parse_sql_model
 
 
 def _parse(text: str):

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.project.unit_tests import load_unit_tests, validate_unit_tests
+from dagster_sparkmesh.project.checks.unit_tests import load_unit_tests, validate_unit_tests
 
 FIXTURE = Path(__file__).parent / "fixtures" / "other_project"
 MODELS = {"shop.item_scores", "raw.items", "raw.events"}

@@ -9,7 +9,7 @@ import pytest
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model import IncrementalByPartitionKind, IncrementalUnmanagedKind
 from dagster_sparkmesh.project.config import ModelDefaults
-from dagster_sparkmesh.project.sql_model import parse_sql_model
+from dagster_sparkmesh.project.sql.model import parse_sql_model
 
 
 def _model(header: str, defaults: ModelDefaults | None = None):
@@ -54,7 +54,7 @@ def test_kinds_sparkmesh_cannot_build_are_refused_with_the_model_name(kind):
 
 
 def test_python_models_take_both_kinds_and_ignore_a_project_batch_size():
-    from dagster_sparkmesh.project.python_model_options import Where, build_kind
+    from dagster_sparkmesh.project.python.options import Where, build_kind
     from dagster_sparkmesh.sqlmesh_api.kinds import IncrementalByPartitionKind as SqlmeshByPartition
     from dagster_sparkmesh.sqlmesh_api.kinds import IncrementalUnmanagedKind as SqlmeshUnmanaged
 

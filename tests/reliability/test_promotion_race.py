@@ -25,7 +25,7 @@ from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_specs, 
 from dagster_sparkmesh.dagster.promotion import promotion_asset
 from dagster_sparkmesh.errors import StateConflictError
 from dagster_sparkmesh.execution.apply import apply_plan
-from dagster_sparkmesh.execution.backfill import plan_for
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.promotion import promote
 from dagster_sparkmesh.plan.definition import Plan

@@ -41,6 +41,7 @@ def test_variables() -> None:
     assert context.gateway == "spark" and context.default_catalog is None
 
 
-def test_engine_adapter_says_what_to_use() -> None:
+def test_engine_adapter_has_only_its_dialect_and_says_what_to_use() -> None:
+    assert _context().engine_adapter.dialect == "spark"  # sushi builds its SQL with it
     with pytest.raises(ExecutionError, match="use context.spark"):
-        _context().engine_adapter  # noqa: B018
+        _context().engine_adapter.fetchdf  # noqa: B018

@@ -6,7 +6,6 @@ import pytest
 
 from dagster_sparkmesh.errors import StateError
 from dagster_sparkmesh.snapshot.records import Interval
-from dagster_sparkmesh.state.intervals import merge, subtract, uncovered
 
 
 def day(number: int) -> datetime:
@@ -15,30 +14,6 @@ def day(number: int) -> datetime:
 
 def iv(start: int, end: int) -> Interval:
     return Interval(start=day(start), end=day(end))
-
-
-def test_merge_joins_overlapping_and_touching_and_sorts():
-    assert merge([iv(5, 6), iv(1, 2), iv(2, 3), iv(2, 4), iv(8, 9)]) == [iv(1, 4), iv(5, 6), iv(8, 9)]
-
-
-def test_merge_drops_empty_intervals():
-    assert merge([iv(3, 3), iv(1, 2)]) == [iv(1, 2)]
-
-
-def test_subtract_splits_a_straddling_interval():
-    assert subtract([iv(1, 10)], iv(4, 6)) == [iv(1, 4), iv(6, 10)]
-
-
-def test_subtract_trims_edges_and_keeps_disjoint():
-    assert subtract([iv(1, 5), iv(7, 9), iv(10, 12)], iv(4, 8)) == [iv(1, 4), iv(8, 9), iv(10, 12)]
-    assert subtract([iv(1, 5)], iv(1, 5)) == []
-    assert subtract([iv(1, 5)], iv(5, 6)) == [iv(1, 5)]
-
-
-def test_uncovered_reports_unit_intervals_not_entirely_covered():
-    expected = [iv(n, n + 1) for n in range(1, 7)]
-    recorded = [iv(1, 3), Interval(start=day(4), end=day(5) + timedelta(hours=12)), iv(6, 7)]
-    assert uncovered(recorded, expected) == [iv(3, 4), iv(5, 6)]
 
 
 def test_intervals_round_trip_merged(state_store):

@@ -1,4 +1,4 @@
-from dagster_sparkmesh.project.python_models import model
+from dagster_sparkmesh.project.python.models import model
 
 
 @model("shop.scores")

@@ -1,0 +1,148 @@
+"""SCD type 2 kinds: keep every version of each key, computed as one Spark query over the table and the source.
+
+Parquet tables have no UPDATE or MERGE, so a run rewrites the whole table (staged, crash-safe:
+``SparkEngine.replace_with_query``) as the union of three parts:
+
+- closed versions (``valid_to`` set): kept as they are;
+- open versions (``valid_to`` NULL): closed at the new version's ``valid_from`` when their key's tracked values
+  changed, closed at the execution time when their key left the source and ``invalidate_hard_deletes`` is on,
+  else kept open;
+- source rows whose key has no open version or whose tracked values changed: opened with ``valid_to`` NULL.
+
+BY_TIME sees a change when ``updated_at`` grew and starts the new version at it; BY_COLUMN compares the tracked
+columns null-safe and starts the new version at the execution time. A re-run with the same source changes
+nothing, so a retried or re-recorded run is idempotent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from dagster_sparkmesh.clock import to_naive_utc
+from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.model.kinds import ScdType2ByColumnKind, ScdType2ByTimeKind
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
+
+if TYPE_CHECKING:
+    from dagster_sparkmesh.engine.adapter import SparkEngine
+
+ScdKind = ScdType2ByTimeKind | ScdType2ByColumnKind
+
+# Marker columns telling a LEFT JOIN's matched rows from its unmatched ones (keys may be NULL: they compare <=>).
+_OPEN, _NEW = "__sm_open", "__sm_new"
+
+
+def merge_history(
+    engine: SparkEngine,
+    table: str,
+    model: Model,
+    source_sql: str,
+    execution_time: datetime,
+    partitioned_by: Sequence[str] = (),
+) -> int:
+    """Merge the source's current rows into the history table (created if missing). Returns the table's rows."""
+    kind = model.kind
+    source_columns = engine.query_df(f"SELECT * FROM ({source_sql}) AS source WHERE 1 = 0").columns
+    _check_columns(model, kind, [column.lower() for column in source_columns])
+    if not engine.table_exists(table):
+        engine.create_table_like_query(table, _with_validity(kind, source_sql), partitioned_by)
+    _check_unique(engine, model, kind, source_sql)
+    columns = [name for name, _ in engine.columns(table) if name not in (kind.valid_from_name, kind.valid_to_name)]
+    return engine.replace_with_query(table, history_query(kind, table, source_sql, columns, execution_time))
+
+
+def history_query(
+    kind: ScdKind, table: str, source_sql: str, columns: Sequence[str], execution_time: datetime
+) -> str:
+    """The table's next content: closed versions, open versions (closed or not), newly opened versions."""
+    valid_from, valid_to = quote_identifier(kind.valid_from_name), quote_identifier(kind.valid_to_name)
+    now = _timestamp(execution_time)
+    key = " AND ".join(f"old.{quote_identifier(c)} <=> new.{quote_identifier(c)}" for c in kind.unique_key)
+    changed = _changed(kind, columns)
+    is_by_time = isinstance(kind, ScdType2ByTimeKind)
+    starts = f"CAST(new.{quote_identifier(kind.updated_at_name)} AS TIMESTAMP)" if is_by_time else now
+    deleted = now if kind.invalidate_hard_deletes else "CAST(NULL AS TIMESTAMP)"
+    plain, old, new = (", ".join(f"{prefix}{quote_identifier(c)}" for c in columns) for prefix in ("", "old.", "new."))
+    return (
+        f"WITH source AS (SELECT {plain} FROM ({source_sql}) AS query), "
+        f"opened AS (SELECT *, TRUE AS {_OPEN} FROM {quote(table)} WHERE {valid_to} IS NULL) "
+        f"SELECT {plain}, {valid_from}, {valid_to} FROM {quote(table)} WHERE {valid_to} IS NOT NULL "
+        f"UNION ALL "
+        f"SELECT {old}, old.{valid_from}, "
+        f"CASE WHEN new.{_NEW} IS NULL THEN {deleted} WHEN {changed} THEN {starts} "
+        f"ELSE CAST(NULL AS TIMESTAMP) END "
+        f"FROM opened AS old LEFT JOIN (SELECT *, TRUE AS {_NEW} FROM source) AS new ON {key} "
+        f"UNION ALL "
+        f"SELECT {new}, {starts}, CAST(NULL AS TIMESTAMP) "
+        f"FROM source AS new LEFT JOIN opened AS old ON {key} "
+        f"WHERE old.{_OPEN} IS NULL OR {changed}"
+    )
+
+
+def _changed(kind: ScdKind, columns: Sequence[str]) -> str:
+    if isinstance(kind, ScdType2ByTimeKind):
+        updated = quote_identifier(kind.updated_at_name)
+        return f"(new.{updated} > old.{updated} OR (old.{updated} IS NULL AND new.{updated} IS NOT NULL))"
+    tracked = _tracked(kind, columns)
+    if not tracked:
+        return "FALSE"
+    return "(" + " OR ".join(f"NOT (old.{quote_identifier(c)} <=> new.{quote_identifier(c)})" for c in tracked) + ")"
+
+
+def _tracked(kind: ScdType2ByColumnKind, columns: Sequence[str]) -> list[str]:
+    if kind.columns == ("*",):
+        return [column for column in columns if column not in kind.unique_key]
+    return list(kind.columns)
+
+
+def _with_validity(kind: ScdKind, source_sql: str) -> str:
+    return (
+        f"SELECT source.*, CAST(NULL AS TIMESTAMP) AS {quote_identifier(kind.valid_from_name)}, "
+        f"CAST(NULL AS TIMESTAMP) AS {quote_identifier(kind.valid_to_name)} FROM ({source_sql}) AS source"
+    )
+
+
+def _timestamp(moment: datetime) -> str:
+    # The clock may be aware or naive UTC; Spark's literal wants the wall time in UTC.
+    moment = to_naive_utc(moment)
+    return f"TIMESTAMP '{moment.isoformat(sep=' ')}'"
+
+
+def _check_columns(model: Model, kind: ScdKind, source_columns: list[str]) -> None:
+    clashing = [c for c in (kind.valid_from_name, kind.valid_to_name) if c in source_columns]
+    if clashing:
+        hint = "the kind adds the validity columns itself: drop the column or set valid_from_name/valid_to_name"
+        raise _column_error(model, f"its query already returns {clashing[0]!r}", clashing[0], hint)
+    needed = list(kind.unique_key)
+    if isinstance(kind, ScdType2ByTimeKind):
+        needed.append(kind.updated_at_name)
+    elif kind.columns != ("*",):
+        needed.extend(kind.columns)
+    missing = [c for c in needed if c not in source_columns]
+    if missing:
+        hint = f"the query returns {', '.join(source_columns)}: fix the kind's properties or the query"
+        raise _column_error(model, f"its query returns no column {missing[0]!r}", missing[0], hint)
+
+
+def _check_unique(engine: SparkEngine, model: Model, kind: ScdKind, source_sql: str) -> None:
+    key = ", ".join(quote_identifier(c) for c in kind.unique_key)
+    duplicate = engine.query_rows(
+        f"SELECT {key} FROM ({source_sql}) AS source GROUP BY {key} HAVING COUNT(*) > 1 LIMIT 1"
+    )
+    if duplicate:
+        raise ExecutionError(
+            f"{model.name}: its query returns several rows for unique_key {duplicate[0]}",
+            path=model.path,
+            line=model.line,
+            snippet=", ".join(kind.unique_key),
+            hint="an SCD type 2 source needs one row per key: deduplicate in the query or widen unique_key",
+        )
+
+
+def _column_error(model: Model, problem: str, column: str, hint: str) -> ExecutionError:
+    return ExecutionError(
+        f"{model.name} ({model.kind.name}): {problem}", path=model.path, line=model.line, snippet=column, hint=hint
+    )

@@ -1,0 +1,56 @@
+"""Where an execution's plan comes from: built once per decision and stored, then loaded wherever it is executed.
+
+- ``plan_for``: a new plan of the context's project and environment (a CLI ``plan`` or ``run``, a sensor tick).
+- ``plan_for_run``: the plan a Dagster run executes: the one its ``sparkmesh/plan_id`` tag names, checked to match
+  the loaded project; a run launched without the tag (from the UI) gets one built by its first step and stored
+  under ``dagster-<run id>``, which its other steps load.
+- ``plan_to_promote``: what the promotion asset promotes: the plan its run names, else the environment's latest
+  stored plan when it still matches the project and the environment, else a new one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.plan.builder import build_plan
+from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.plan.stored import changed_since, check_current, decode, load_plan, store_plan
+
+RUN_PLAN_PREFIX = "dagster-"
+PLAN_ID_TAG = "sparkmesh/plan_id"
+"""The Dagster run tag naming the stored plan a run executes (the git sensor sets it)."""
+
+
+def plan_for(ctx: ExecutionContext, start: datetime | None = None, end: datetime | None = None, **options) -> Plan:
+    return build_plan(
+        ctx.project, ctx.state, ctx.environment, start=start, end=end, execution_time=ctx.clock(), **options
+    )
+
+
+def plan_for_run(ctx: ExecutionContext, plan_id: str | None, run_id: str) -> Plan:
+    """The plan of a Dagster run, built at most once per run (not once per step)."""
+    if plan_id:
+        plan = load_plan(ctx.state, plan_id)
+        check_current(plan, ctx.project)
+        return plan
+    own_id = f"{RUN_PLAN_PREFIX}{run_id}"
+    stored = ctx.state.get_plan(own_id)
+    if stored is not None:
+        return load_plan(ctx.state, own_id)
+    return store_plan(ctx.state, plan_for(ctx, plan_id=own_id))
+
+
+def plan_to_promote(ctx: ExecutionContext, plan_id: str | None) -> Plan:
+    """The plan whose backfill the promotion completes."""
+    if plan_id:
+        plan = load_plan(ctx.state, plan_id)
+        check_current(plan, ctx.project)
+        return plan
+    latest = ctx.state.latest_plan(ctx.environment)
+    if latest is not None and latest.prepared_at is not None:
+        plan = decode(latest.plan_json)
+        current = ctx.state.get_environment(ctx.environment)
+        if not changed_since(plan, ctx.project) and plan.previous_plan_id == (current.plan_id if current else None):
+            return plan
+    return store_plan(ctx.state, plan_for(ctx))

@@ -1,0 +1,71 @@
+"""Each model's window in a plan: from max(model start, plan start) to min(model end, plan end).
+
+A model without a start (nor a project default) starts the day before the execution time; a model's ``end``
+given as a plain date includes that whole day. Bad dates and crons are errors located in the model's file.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from dagster_sparkmesh.errors import PlanError
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.plan.dates import DateLike, parse_datetime
+from dagster_sparkmesh.plan.intervals import interval_unit
+from dagster_sparkmesh.plan.missing import Window
+from dagster_sparkmesh.project.records import Project
+
+
+def model_windows(
+    project: Project, models: dict[str, Model], start: DateLike | None, end: DateLike | None, now: datetime
+) -> tuple[dict[str, Window], datetime, datetime]:
+    """Each model's window in a plan from ``start`` to ``end``, and the plan's own bounds."""
+    default_start = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
+    starts = {name: _model_date(m, m.start or project.config.model_defaults.start, now) for name, m in models.items()}
+    plan_start = parse_datetime(start, now=now) if start is not None else None
+    plan_end = parse_datetime(end, now=now) if end is not None else now
+    if plan_start is None:
+        plan_start = min((s for s in starts.values() if s is not None), default=default_start)
+    if plan_start >= plan_end:
+        raise PlanError(
+            f"the plan starts at {plan_start} but ends at {plan_end}",
+            snippet=f"--start {start} --end {end}",
+            hint="give a start before the end",
+        )
+    windows = {}
+    for name, model in models.items():
+        _check_cron(model)
+        end_bound = model_end(model, now)
+        own_start = starts[name] or default_start
+        model_plan_end = min(plan_end, end_bound) if end_bound else plan_end
+        windows[name] = Window(max(own_start, plan_start), model_plan_end, own_start)
+    return windows, plan_start, plan_end
+
+
+def _model_date(model: Model, text: str | None, now: datetime) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        return parse_datetime(text, now=now)
+    except PlanError as error:
+        raise _at_model(model, error, text) from None
+
+
+def _check_cron(model: Model) -> None:
+    try:
+        interval_unit(model.cron)
+    except PlanError as error:
+        raise _at_model(model, error, model.cron) from None
+
+
+def _at_model(model: Model, error: PlanError, text: str) -> PlanError:
+    """The same error, located in the model's file."""
+    return PlanError(f"{model.name}: {error.message}", path=model.path, line=model.line, snippet=text, hint=error.hint)
+
+
+def model_end(model: Model, now: datetime) -> datetime | None:
+    """A model's ``end`` as an exclusive bound; a plain date means that whole day is included."""
+    value = _model_date(model, model.end, now)
+    if value is None or model.end is None:
+        return None
+    return value + timedelta(days=1) if len(model.end.strip()) == 10 else value

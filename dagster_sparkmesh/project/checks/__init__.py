@@ -1,0 +1,1 @@
+"""What checks a project's data: audits (attached and standalone) and unit tests."""

@@ -1,0 +1,283 @@
+"""Model unit tests from ``tests/*.yaml`` (SQLMesh's format): fixed input rows, the expected output, the interval.
+
+```yaml
+test_orders:
+  model: shop.orders
+  inputs:
+    raw.orders:            # rows: [...], a bare list, query: SELECT ..., or format: csv + csv: |
+      rows: [{id: 1, ds: 2024-01-01}]
+  outputs:
+    query: [{id: 1}]       # or {rows: [...]}, {query: SELECT ...} or SELECT ...
+    ctes:                  # optional: rows of named CTEs of the model's query, in the same forms
+      filtered: [{id: 1}]
+  vars: {start: 2024-01-01, end: 2024-01-02, execution_time: 2024-01-02}
+```
+Whether the models exist is checked by ``validate_unit_tests`` once the project's models are known.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+import sqlglot
+import yaml
+from sqlglot.errors import ParseError
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.records import UnitTest
+from dagster_sparkmesh.project.externals import compose_yaml, node_col, node_line, node_value, normalize_table_name
+
+Row = tuple[tuple[str, object], ...]
+_TEST_KEYS = ("model", "inputs", "outputs", "vars", "description")
+_INPUT_KEYS = ("rows", "query", "format", "csv")
+_OUTPUT_KEYS = ("query", "ctes")
+_VARS = ("start", "end", "execution_time")
+
+
+def load_unit_tests(project_path: Path) -> tuple[UnitTest, ...]:
+    folder = project_path / "tests"
+    paths = sorted([*folder.glob("*.yaml"), *folder.glob("*.yml")]) if folder.is_dir() else []
+    tests: list[UnitTest] = []
+    for path in paths:
+        for test in _read_file(path):
+            twin = next((other for other in tests if other.name == test.name), None)
+            if twin is not None:
+                raise ProjectError(
+                    f"unit test {test.name} is defined twice",
+                    path=path,
+                    line=test.line,
+                    hint=f"also defined at {twin.path}:{twin.line}; rename one of them",
+                )
+            tests.append(test)
+    return tuple(tests)
+
+
+def validate_unit_tests(
+    tests: Collection[UnitTest],
+    model_names: Collection[str],
+    parents: Mapping[str, Collection[str]] | None = None,
+) -> None:
+    """Every test must name a known model, and its inputs known models (and, given ``parents``, its parents)."""
+    known = set(model_names)
+    for test in tests:
+        if test.model not in known:
+            raise ProjectError(
+                f"unit test {test.name} is for unknown model {test.model}",
+                path=test.path,
+                line=_key_line(test, ("model",)),
+                snippet=test.model,
+                hint=_near_hint(test.model, known),
+            )
+        for name in [name for name, _ in test.inputs] + [name for name, _ in test.input_queries]:
+            if name not in known:
+                raise ProjectError(
+                    f"input {name} of unit test {test.name} is not a model of the project",
+                    path=test.path,
+                    line=_key_line(test, ("inputs", name)),
+                    snippet=name,
+                    hint=_near_hint(name, known),
+                )
+            if parents is not None and name not in parents.get(test.model, ()):
+                raise ProjectError(
+                    f"input {name} of unit test {test.name} is not read by {test.model}",
+                    path=test.path,
+                    line=_key_line(test, ("inputs", name)),
+                    snippet=name,
+                    hint=f"{test.model} reads: {', '.join(sorted(parents.get(test.model, ()))) or 'nothing'}",
+                )
+
+
+def _near_hint(name: str, known: Collection[str]) -> str:
+    near = difflib.get_close_matches(name, sorted(known), n=3)
+    return f"did you mean {', '.join(near)}?" if near else "check the model name (schema.name)"
+
+
+def _read_file(path: Path) -> list[UnitTest]:
+    root = compose_yaml(path)
+    if root is None:
+        return []
+    if not isinstance(root, yaml.MappingNode):
+        raise ProjectError(
+            "a unit test file must map test names to tests", path=path, line=node_line(root), hint="write 'test_name:' then 'model:'"
+        )
+    return [_read_test(path, str(node_value(key)), key, value) for key, value in root.value]
+
+
+def _fields(path: Path, node: yaml.Node, keys: tuple[str, ...], what: str) -> dict[str, yaml.Node]:
+    if not isinstance(node, yaml.MappingNode):
+        raise ProjectError(f"{what} must be a mapping", path=path, line=node_line(node), col=node_col(node))
+    fields: dict[str, yaml.Node] = {}
+    for key_node, value_node in node.value:
+        key = str(node_value(key_node)).lower()
+        if key not in keys:
+            near = difflib.get_close_matches(key, keys, n=1)
+            raise ProjectError(
+                f"unknown key {key!r} in {what}",
+                path=path,
+                line=node_line(key_node),
+                col=node_col(key_node),
+                snippet=key,
+                hint=f"did you mean {near[0]!r}?" if near else f"supported keys: {', '.join(keys)}",
+            )
+        fields[key] = value_node
+    return fields
+
+
+def _read_test(path: Path, name: str, key: yaml.Node, node: yaml.Node) -> UnitTest:
+    fields = _fields(path, node, _TEST_KEYS, f"unit test {name}")
+    for required in ("model", "outputs"):
+        if required not in fields:
+            raise ProjectError(f"unit test {name} has no {required}", path=path, line=node_line(key), hint=f"add '{required}:'")
+    rows, queries = _read_inputs(path, fields["inputs"]) if "inputs" in fields else ((), ())
+    outputs = _fields(path, fields["outputs"], _OUTPUT_KEYS, f"outputs of {name}")
+    if not outputs:
+        raise ProjectError(f"outputs of {name} are empty", path=path, line=node_line(fields["outputs"]),
+                           hint="add 'query:' with the expected rows (or 'ctes:' with those of named CTEs)")
+    expected_rows, expected_query = _expected(path, outputs["query"], f"outputs of {name}") if "query" in outputs else ((), None)
+    ctes = _read_ctes(path, outputs["ctes"], name) if "ctes" in outputs else ()
+    variables = _read_vars(path, fields["vars"]) if "vars" in fields else {}
+    return UnitTest(
+        name=name,
+        model=normalize_table_name(str(node_value(fields["model"])), path=path, node=fields["model"]),
+        inputs=rows,
+        input_queries=queries,
+        expected_rows=expected_rows,
+        expected_query=expected_query,
+        expected_ctes=ctes,
+        checks_query="query" in outputs,
+        path=path,
+        line=node_line(key),
+        **variables,
+    )
+
+
+def _read_inputs(path: Path, node: yaml.Node) -> tuple[tuple[tuple[str, tuple[Row, ...]], ...], tuple[tuple[str, str], ...]]:
+    if not isinstance(node, yaml.MappingNode):
+        raise ProjectError("inputs must map model names to rows", path=path, line=node_line(node))
+    rows: dict[str, tuple[Row, ...]] = {}
+    queries: dict[str, str] = {}
+    for key_node, value_node in node.value:
+        name = normalize_table_name(str(node_value(key_node)), path=path, node=key_node)
+        if name in rows or name in queries:
+            raise ProjectError(f"input {name} is given twice", path=path, line=node_line(key_node), snippet=name)
+        if isinstance(value_node, yaml.SequenceNode):
+            rows[name] = _rows(path, value_node)
+            continue
+        fields = _fields(path, value_node, _INPUT_KEYS, f"input {name}")
+        if "query" in fields:
+            queries[name] = _query(path, fields["query"])
+        elif "csv" in fields:
+            rows[name] = _csv_rows(path, fields["csv"], fields.get("format"))
+        elif "rows" in fields:
+            rows[name] = _rows(path, fields["rows"])
+        else:
+            raise ProjectError(f"input {name} has no rows", path=path, line=node_line(key_node), hint="add 'rows:' with a list of rows")
+    return tuple(rows.items()), tuple(queries.items())
+
+
+def _expected(path: Path, output: yaml.Node, what: str) -> tuple[tuple[Row, ...], str | None]:
+    """Expected rows: a list of rows, ``{rows: [...]}``, ``{query: SELECT ...}`` or the SQL text itself."""
+    if isinstance(output, yaml.SequenceNode):
+        return _rows(path, output), None
+    if isinstance(output, yaml.ScalarNode) and isinstance(node_value(output), str):
+        return (), _query(path, output)
+    inner = _fields(path, output, ("rows", "query"), what)
+    if "query" in inner:
+        return (), _query(path, inner["query"])
+    if "rows" not in inner:
+        raise ProjectError(f"{what} have no rows", path=path, line=node_line(output), hint="add 'rows:'")
+    return _rows(path, inner["rows"]), None
+
+
+def _read_ctes(path: Path, node: yaml.Node, test: str) -> tuple[tuple[str, tuple[Row, ...], str | None], ...]:
+    if not isinstance(node, yaml.MappingNode):
+        raise ProjectError(f"ctes of {test} must map CTE names to expected rows", path=path, line=node_line(node),
+                           hint="write 'ctes:' then '  my_cte:' then '    rows: [...]'")
+    ctes = []
+    for key_node, value_node in node.value:
+        name = str(node_value(key_node)).lower()
+        ctes.append((name, *_expected(path, value_node, f"expected rows of CTE {name} in {test}")))
+    return tuple(ctes)
+
+
+def _rows(path: Path, node: yaml.Node) -> tuple[Row, ...]:
+    if not isinstance(node, yaml.SequenceNode):
+        raise ProjectError("rows must be a list of mappings", path=path, line=node_line(node), col=node_col(node))
+    rows = []
+    for item in node.value:
+        value = node_value(item)
+        if not isinstance(value, dict):
+            raise ProjectError(
+                "a row must be a mapping of column to value", path=path, line=node_line(item), col=node_col(item), hint="write '- {id: 1}'"
+            )
+        rows.append(tuple((str(column).lower(), cell) for column, cell in value.items()))
+    return tuple(rows)
+
+
+def _csv_rows(path: Path, node: yaml.Node, format_node: yaml.Node | None) -> tuple[Row, ...]:
+    if format_node is not None and str(node_value(format_node)).lower() != "csv":
+        raise ProjectError("only format: csv is supported for csv inputs", path=path, line=node_line(format_node))
+    reader = csv.reader(io.StringIO(str(node_value(node))))
+    lines = [line for line in reader if line]
+    if not lines:
+        return ()
+    header = [column.strip().lower() for column in lines[0]]
+    rows = []
+    for offset, line in enumerate(lines[1:], start=1):
+        if len(line) != len(header):
+            raise ProjectError(
+                f"csv row {offset} has {len(line)} field(s) but the header has {len(header)}", path=path, line=node_line(node) + offset + 1
+            )
+        # Cells are typed as YAML would type them, so csv and rows inputs agree (1 is an int, 2024-01-01 a date).
+        rows.append(tuple((column, yaml.safe_load(cell) if cell.strip() else None) for column, cell in zip(header, line)))
+    return tuple(rows)
+
+
+def _query(path: Path, node: yaml.Node) -> str:
+    text = str(node_value(node))
+    try:
+        statements = [statement for statement in sqlglot.parse(text, dialect="spark") if statement is not None]
+    except ParseError as error:
+        raise ProjectError(f"cannot parse query: {error}", path=path, line=node_line(node), snippet=text) from error
+    if len(statements) != 1:
+        raise ProjectError("expected exactly one query", path=path, line=node_line(node), snippet=text, hint="remove the ';'")
+    return statements[0].sql(dialect="spark")
+
+
+def _read_vars(path: Path, node: yaml.Node) -> dict[str, str]:
+    fields = _fields(path, node, _VARS, "vars")
+    return {name: _iso(node_value(value)) for name, value in fields.items()}
+
+
+def _iso(value: Any) -> str:
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
+
+
+def _key_line(test: UnitTest, keys: tuple[str, ...]) -> int:
+    """Line of a key inside the test's YAML (e.g. an input's name); the test's own line if it can't be found."""
+    try:
+        node: yaml.Node | None = compose_yaml(test.path)
+    except ProjectError:
+        return test.line
+    line = test.line
+    for key in (test.name, *keys):
+        found = _child(node, key)
+        if found is None:
+            return test.line
+        line, node = node_line(found[0]), found[1]
+    return line
+
+
+def _child(node: yaml.Node | None, key: str) -> tuple[yaml.Node, yaml.Node] | None:
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    for key_node, value_node in node.value:
+        text = str(node_value(key_node))
+        if text == key or text.replace("`", "").replace('"', "").lower() == key:
+            return key_node, value_node
+    return None

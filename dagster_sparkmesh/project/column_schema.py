@@ -1,0 +1,189 @@
+"""Column schemas of SQL models that declare none, derived with sqlglot: Dagster shows them (columns, lineage) and
+an ``is_sql`` function reads them at load time (``evaluator.columns_to_types``, ``ModelColumns``).
+
+Models are visited parents first: a parent's columns are its declared ones (seeds, externals, Python models,
+``columns (...)``) or the ones derived here. With every parent known, sqlglot qualifies the query (expanding
+``*``) and annotates its types; otherwise the projection's names are kept without types. A query whose columns
+cannot be named (a ``*`` over an unknown parent) gets no schema rather than a guessed one. Pure: no Spark.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from dagster_sparkmesh.model.records import ExternalModel, Model
+from dagster_sparkmesh.project.dag import topological_order
+from dagster_sparkmesh.project.records import Project
+
+Columns = tuple[tuple[str, str | None], ...]
+"""(column, Spark type or None when unknown) pairs, in query order."""
+
+_UNKNOWN_TYPES = {exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL}
+# One dialect instance and one parsed type per type text: resolving "spark" and parsing a type on every call
+# cost more than qualifying the query (a 1,000-model project must still build its definitions in seconds).
+_SPARK = Dialect.get_or_raise("spark")
+
+
+def derive_column_schemas(project: Project) -> dict[str, Columns]:
+    """Model name → derived columns, for the SQL models without declared columns whose columns can be named."""
+    return _derive(project.models, project.external_models).derived
+
+
+class ModelColumns:
+    """Each model's columns as ``evaluator.columns_to_types`` gives them (column → sqlglot ``DataType``, UNKNOWN
+    where sqlglot cannot tell), over the models loaded so far. ``final``: no more models will load, so a name
+    that is not known here never will be."""
+
+    def __init__(self, models: Mapping[str, Model], externals: Mapping[str, ExternalModel], *, final: bool) -> None:
+        self.models, self.externals, self.final = models, externals, final
+
+    def known(self, name: str) -> bool:
+        return name in self.models or name in self.externals
+
+    def types(self, name: str) -> dict[str, exp.DataType] | None:
+        """None when the model is not loaded yet, or its columns can be neither read nor derived."""
+        if not self.known(name):
+            return None
+        # Only the model's ancestors are derived: a query asks for one or two parents, not the whole project.
+        columns = _derive(_ancestors(name, self.models), self.externals).known.columns.get(name)
+        if columns is None:
+            return None
+        return {column: _data_type(type_ or "UNKNOWN").copy() for column, type_ in columns}
+
+
+def _ancestors(name: str, models: Mapping[str, Model]) -> dict[str, Model]:
+    """``name`` and the models it reads, transitively; a model reading its own table does not depend on itself
+    (the loader has not yet turned that into ``depends_on_self``)."""
+    found: dict[str, Model] = {}
+    stack = [name]
+    while stack:
+        current = stack.pop()
+        model = models.get(current)
+        if model is None or current in found:
+            continue
+        if current in model.depends_on:
+            model = model.model_copy(update={"depends_on": model.depends_on - {current}})
+        found[current] = model
+        stack.extend(model.depends_on)
+    return found
+
+
+class _Derivation:
+    def __init__(self) -> None:
+        self.known = _KnownColumns()
+        self.derived: dict[str, Columns] = {}
+
+
+def _derive(models: Mapping[str, Model], externals: Mapping[str, ExternalModel]) -> _Derivation:
+    result = _Derivation()
+    known = result.known
+    for name, external in externals.items():
+        if external.columns:
+            known.add(name, tuple(external.columns))
+    for name in topological_order(models):
+        model = models[name]
+        if model.columns:
+            known.add(name, tuple(model.columns))
+            continue
+        if model.source != "sql" or not model.query:
+            continue
+        parents = tuple(sorted((parent, known.columns.get(parent, ())) for parent in model.depends_on))
+        columns = query_columns(model.query, parents, known.schema)
+        if columns:
+            known.add(name, columns)
+            result.derived[name] = columns
+    return result
+
+
+class _KnownColumns:
+    """Columns known so far, also as one sqlglot schema: building a schema per query costs more than the query."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, Columns] = {}
+        self.schema = MappingSchema(dialect=_SPARK, normalize=False)
+
+    def add(self, table: str, columns: Columns) -> None:
+        self.columns[table] = columns
+        db, _, name = table.rpartition(".")
+        node = exp.Table(this=exp.to_identifier(name), db=exp.to_identifier(db) if db else None)  # no parsing
+        self.schema.add_table(node, {column: _data_type(type_ or "UNKNOWN") for column, type_ in columns}, dialect=_SPARK)
+
+
+_CACHE: dict[tuple[str, tuple[tuple[str, Columns], ...]], Columns] = {}
+_CACHE_SIZE = 8192
+
+
+def query_columns(query: str, parents: tuple[tuple[str, Columns], ...], schema: MappingSchema) -> Columns:
+    """The output columns of ``query``; ``parents``: (table, its columns or () when unknown) per table read, the
+    known ones also in ``schema``. Cached on (query, parents): definitions are rebuilt with the same models."""
+    key = (query, parents)
+    if key not in _CACHE:
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.clear()
+        _CACHE[key] = _query_columns(query, all(columns for _, columns in parents), schema)
+    return _CACHE[key]
+
+
+def _query_columns(query: str, parents_known: bool, schema: MappingSchema) -> Columns:
+    try:
+        expression = sqlglot.parse_one(query, dialect=_SPARK)
+    except SqlglotError:
+        return ()
+    if not isinstance(expression, exp.Query):
+        return ()
+    if parents_known:
+        # qualify rewrites in place: the names-only fallback parses again (rare, and cheaper than a copy each time)
+        typed = _typed_columns(expression, schema)
+        if typed:
+            return typed
+        expression = sqlglot.parse_one(query, dialect=_SPARK)
+    return _named_columns(expression)
+
+
+def _typed_columns(expression: exp.Query, schema: MappingSchema) -> Columns:
+    try:
+        qualified = qualify(expression, schema=schema, dialect=_SPARK, validate_qualify_columns=False)
+        annotated = annotate_types(qualified, schema=schema, dialect=_SPARK)
+    except (SqlglotError, KeyError, ValueError):
+        return ()
+    if _has_star(annotated):
+        return ()
+    return tuple((select.alias_or_name, _type_name(select.type)) for select in annotated.selects)
+
+
+def _named_columns(expression: exp.Query) -> Columns:
+    if _has_star(expression):
+        return ()
+    names = expression.named_selects
+    return tuple((name, None) for name in names) if names and all(names) else ()
+
+
+def _has_star(expression: exp.Query) -> bool:
+    return any(select.is_star for select in expression.selects)
+
+
+def _type_name(data_type: exp.DataType | None) -> str | None:
+    if data_type is None or data_type.this in _UNKNOWN_TYPES:
+        return None
+    if not data_type.expressions and not data_type.args.get("nested"):
+        return _simple_type_name(data_type.this)
+    return data_type.sql(dialect=_SPARK)
+
+
+@lru_cache(maxsize=None)
+def _simple_type_name(type_: exp.DataType.Type) -> str:
+    return exp.DataType.build(type_).sql(dialect=_SPARK)
+
+
+@lru_cache(maxsize=1024)
+def _data_type(text: str) -> exp.DataType:
+    return exp.DataType.build(text, dialect=_SPARK)

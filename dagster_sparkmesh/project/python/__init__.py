@@ -1,0 +1,1 @@
+"""Python model files: ``@model`` options, dependencies, blueprints, audits and SQL-returning models."""

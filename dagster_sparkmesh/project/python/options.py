@@ -1,0 +1,266 @@
+"""``@model(...)`` arguments → Model fields, with SQLMesh's meaning and a clear error for each wrong type.
+
+Every check runs at load time with the model file and the ``@model`` line at hand, so an error names them
+(the decorator itself only records what it was given). Arguments SQLMesh accepts that have no effect here are
+listed in ``IGNORED_ARGUMENTS``: a SQLMesh project loads unchanged, and the README's table says so.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any, get_args
+
+import sqlglot
+from pydantic import TypeAdapter, ValidationError
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
+from dagster_sparkmesh.project.config import ModelDefaults
+from dagster_sparkmesh.project.externals import spark_type
+
+SUPPORTED_ARGUMENTS = frozenset(
+    """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
+    column_descriptions dialect pre_statements post_statements references is_sql blueprints signals
+    session_properties on_virtual_update""".split()
+)
+IGNORED_ARGUMENTS = frozenset(
+    """stamp interval_unit physical_properties virtual_properties storage_format table_format clustered_by
+    allow_partials optimize_query validate_query formatting gateway cron_tz ignored_rules
+    retention lookback physical_version""".split()
+)
+"""Accepted for SQLMesh projects, without effect here (see the README's table of SQLMesh APIs)."""
+
+_KIND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ModelKind)
+# A view or an embedded model is SQL that readers inline or query: a DataFrame cannot be either. Seeds and
+# external models have no function to run.
+_NOT_FOR_PYTHON = frozenset({"VIEW", "EMBEDDED", "SEED", "EXTERNAL"})
+_KIND_NAMES = frozenset(member.model_fields["name"].default for member in get_args(get_args(ModelKind)[0]))
+_KIND_HINT = 'e.g. kind="FULL", kind=dict(name=ModelKindName.INCREMENTAL_BY_TIME_RANGE, time_column="ds") or FullKind()'
+# SQLMesh kind fields that only tune SQLMesh's own execution: accepted, without effect here.
+_IGNORED_KIND_FIELDS = frozenset(
+    {"auto_restatement_cron", "auto_restatement_intervals", "partition_by_time_column", "on_additive_change",
+     "min_interval_size", "max_interval_size"}  # fmt: skip
+)
+
+
+@dataclass(frozen=True)
+class Where:
+    """The model being loaded, for error messages."""
+
+    model: str
+    path: Path
+    line: int
+
+    def error(self, argument: str, message: str, value: object, hint: str) -> ProjectError:
+        return ProjectError(
+            f"@model {argument} of {self.model}: {message}",
+            path=self.path,
+            line=self.line,
+            snippet=f"{argument}={value!r}"[:200],
+            hint=hint,
+        )
+
+
+def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults, *, computed: bool = True) -> Any:
+    """``computed``: the model's function computes its rows (not ``is_sql``), so it must be materialized."""
+    raw = _kind_dict(raw_kind, where)
+    raw["name"] = KIND_ALIASES.get(raw["name"], raw["name"])
+    for field_name in ("unique_key", "columns"):
+        if isinstance(raw.get(field_name), (str, list)):
+            value = raw[field_name]
+            raw[field_name] = (value,) if isinstance(value, str) else tuple(value)
+    if defaults.batch_size is not None and kind_type(raw["name"]).incremental_by_interval and "batch_size" not in raw:
+        raw["batch_size"] = defaults.batch_size
+    for ignored in _IGNORED_KIND_FIELDS & raw.keys():
+        del raw[ignored]
+    allowed = _KIND_NAMES - _NOT_FOR_PYTHON if computed else _KIND_NAMES
+    if raw["name"] not in allowed:
+        what = "a Python model that returns DataFrames" if raw["name"] in _KIND_NAMES else "sparkmesh"
+        raise where.error("kind", f"kind {raw['name']} is not supported by {what}", raw_kind,
+                          f"use one of: {', '.join(sorted(allowed))}")
+    try:
+        return _KIND_ADAPTER.validate_python(raw)
+    except ValidationError as error:
+        problem = error.errors()[0]
+        place = ".".join(str(part) for part in problem["loc"][1:])  # the first part is the kind's name
+        raise where.error("kind", f"{place}: {problem['msg']}" if place else problem["msg"], raw_kind, _KIND_HINT) from error
+
+
+def _kind_dict(raw_kind: object, where: Where) -> dict[str, Any]:
+    if hasattr(raw_kind, "as_dict"):  # a kind object from sqlmesh.core.model.kind
+        raw = dict(raw_kind.as_dict())
+    elif hasattr(raw_kind, "model_dump"):  # one of our own kind records
+        raw = dict(raw_kind.model_dump())
+    elif isinstance(raw_kind, (str, Enum)):
+        raw = {"name": raw_kind}
+    elif isinstance(raw_kind, dict):
+        raw = dict(raw_kind)
+    else:
+        raise where.error("kind", f"expected a kind name, a dict or a kind object, not {type(raw_kind).__name__}", raw_kind, _KIND_HINT)
+    name = raw.get("name")
+    name = name.value if isinstance(name, Enum) else name
+    if not isinstance(name, str) or not name.strip():
+        raise where.error("kind", "the kind has no name", raw_kind, _KIND_HINT)
+    raw["name"] = name.strip().upper()
+    return {key: value.value if isinstance(value, Enum) else value for key, value in raw.items()}
+
+
+def columns(value: object, where: Where, dialect: str) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise where.error("columns", f"expected a dict of column name to type, not {type(value).__name__}", value,
+                          'write columns={"id": "int", "ds": "date"}')
+    return tuple(
+        (str(column).lower(), spark_type(_type_text(kind, dialect), path=where.path, line=where.line, dialect=dialect))
+        for column, kind in value.items()
+    )
+
+
+def _type_text(kind: object, dialect: str) -> object:
+    # SQLMesh also takes sqlglot types: columns={"id": exp.DataType.build("int")}.
+    return kind.sql(dialect=dialect) if isinstance(kind, exp.DataType) else kind
+
+
+def names(argument: str, value: object, where: Where, *, expressions: bool = False) -> tuple[str, ...]:
+    """A list of names (``tags``, ``grains`` ...); a single string is one name, as SQLMesh reads it."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, (list, tuple, set, frozenset)) or not all(isinstance(item, str) for item in items):
+        raise where.error(argument, "expected a list of strings", value, f'write {argument}=["a", "b"]')
+    if expressions:  # grains: "id AS order_id" names the output column order_id
+        return tuple(_output_name(item, argument, where) for item in items)
+    return tuple(items)
+
+
+def _output_name(text: str, argument: str, where: Where) -> str:
+    try:
+        parsed = sqlglot.parse_one(text, dialect="spark")
+    except ParseError as error:
+        raise where.error(argument, f"cannot parse {text!r}", text, "write a column name") from error
+    return parsed.alias_or_name.lower()
+
+
+def text_map(argument: str, value: object, where: Where) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, dict):
+        raise where.error(argument, f"expected a dict, not {type(value).__name__}", value, f'write {argument}={{"id": "..."}}')
+    return tuple((str(key).lower(), str(text)) for key, text in value.items())
+
+
+def enabled(value: object, where: Where) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.strip().lower() in ("true", "1", "yes")
+    raise where.error("enabled", "expected a bool or 'true'/'false'", value, "write enabled=True or enabled=False")
+
+
+def optional_text(argument: str, value: object, where: Where) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise where.error(argument, f"expected a string, not {type(value).__name__}", value, f'write {argument}="..."')
+
+
+def time_text(argument: str, value: object, where: Where) -> str | None:
+    """``start``/``end``: a date, a timestamp, epoch milliseconds or a relative phrase, as an ISO string."""
+    from dagster_sparkmesh.sqlmesh_api.dates import to_datetime
+
+    if value is None:
+        return None
+    try:
+        moment = to_datetime(value)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise where.error(argument, str(error), value, "write an ISO date like 2024-01-31 or '1 week ago'") from None
+    # A relative phrase ("1 week ago") counts in whole days: the model's start then moves once a day, not with
+    # every load (it is part of the metadata hash).
+    if moment.time() == moment.time().min or _is_relative(value):
+        return moment.date().isoformat()
+    return moment.replace(tzinfo=None).isoformat(sep=" ")
+
+
+def _is_relative(value: object) -> bool:
+    if not isinstance(value, str) or value.strip().isdigit():
+        return False
+    try:
+        datetime.fromisoformat(value.strip())
+    except ValueError:
+        return True
+    return False
+
+
+def statements(argument: str, value: object, where: Where, dialect: str) -> tuple[str, ...]:
+    """Pre/post statements as canonical Spark SQL (transpiled from the model's dialect)."""
+    from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark
+    from dagster_sparkmesh.project.sql.model import canonical_sql
+
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, (str, exp.Expression)) else value
+    if not isinstance(items, (list, tuple)):
+        raise where.error(argument, "expected a list of SQL statements", value, f'write {argument}=["SET x = 1"]')
+    result = []
+    for item in items:
+        try:
+            parsed = item.copy() if isinstance(item, exp.Expression) else sqlglot.parse_one(str(item), dialect=dialect)
+        except ParseError as error:
+            raise where.error(argument, f"cannot parse {item!r}: {error}", item, "write SQL in the model's dialect") from None
+        try:
+            check_runs_on_spark(parsed, dialect=dialect, path=where.path, body="")
+        except ProjectError as error:  # the statement's own line means nothing in the .py file: point at @model
+            raise where.error(argument, error.message, item, error.hint or "") from None
+        result.append(canonical_sql(parsed))
+    return tuple(result)
+
+
+def session_properties(value: object, where: Where) -> tuple[tuple[str, str], ...]:
+    """``session_properties={"spark.sql.shuffle.partitions": 8}`` → (key, value text) pairs for ``SET``."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or not all(isinstance(key, str) for key in value):
+        raise where.error("session_properties", "expected a dict of Spark settings", value,
+                          'write session_properties={"spark.sql.shuffle.partitions": 8}')
+    return tuple((key, str(item).lower() if isinstance(item, bool) else str(item)) for key, item in value.items())
+
+
+def model_kind(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> Any:
+    """The kind of a Python model from its ``@model`` options; the column names it writes into SQL are checked."""
+    if "kind" in options and options["kind"] is None:
+        raise where.error("kind", "kind=None is not a kind", None, "leave kind out for FULL, or name a kind")
+    kind = build_kind(options.get("kind", "FULL"), where, defaults, computed=not options.get("is_sql"))
+    partitioned_by = names("partitioned_by", options.get("partitioned_by"), where)
+    _refuse_odd_column_names(where, _kind_columns(kind) + list(partitioned_by))
+    return kind
+
+
+_COLUMN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_KIND_COLUMN_FIELDS = ("time_column", "unique_key", "valid_from_name", "valid_to_name", "updated_at_name", "columns")
+
+
+def _kind_columns(kind: Any) -> list[str]:
+    found: list[str] = []
+    for field_name in _KIND_COLUMN_FIELDS:
+        value = getattr(kind, field_name, None)
+        found.extend([value] if isinstance(value, str) else [n for n in value or () if n != "*"])
+    return found
+
+
+def _refuse_odd_column_names(where: Where, columns: list[object]) -> None:
+    """The column names the writers put in generated SQL: plain identifiers only, as a SQL model's header demands."""
+    for name in columns:
+        if not isinstance(name, str) or not _COLUMN_NAME.match(name):
+            raise ProjectError(
+                f"invalid column name {name!r} in Python model {where.model}",
+                path=where.path,
+                line=where.line,
+                snippet=repr(name),
+                hint="use letters, digits and underscores only, starting with a letter or underscore",
+            )

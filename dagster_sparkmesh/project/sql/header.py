@@ -1,0 +1,317 @@
+"""The ``MODEL (...)`` header of a SQL model file: find it, split it into properties, read each property.
+
+The header is located with a bracket matcher that knows strings and comments, then blanked out of the file (same
+length, newlines kept) so that the SQL after it parses with its real line numbers. Values are read by hand where
+they are simple words, strings or lists (fast, exact positions for errors) and with sqlglot where they are SQL
+(column types, audit arguments).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from pathlib import Path
+
+import sqlglot
+from croniter import croniter
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.records import AuditCall, SignalCall
+from dagster_sparkmesh.macros import sql_text
+from dagster_sparkmesh.project.sql.header_kind import read_kind
+from dagster_sparkmesh.project.sql.header_values import Value
+from dagster_sparkmesh.snapshot.naming import qualified_name
+
+_HEADER_START = re.compile(r"\s*MODEL\s*\(", re.IGNORECASE)
+_PART = r'[`"]?([A-Za-z_][A-Za-z0-9_]*)[`"]?'
+_NAME = re.compile(rf"^(?:{_PART}\.)?{_PART}\.{_PART}$")
+"""``schema.table`` or ``catalog.schema.table`` (see ``snapshot.naming`` for what a catalog becomes)."""
+CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly", "@annually", "@midnight"})
+
+
+@dataclass(frozen=True)
+class HeaderProperty:
+    key: str
+    """Lower-case property name."""
+    value: Value
+    key_value: Value
+    """The property name as written, for errors about the name itself."""
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """A model file split in two: the header's properties and the SQL body (header blanked, lines kept)."""
+
+    properties: tuple[HeaderProperty, ...]
+    body: str
+    line: int
+    """Line of the ``MODEL`` keyword."""
+
+
+@dataclass
+class ModelHeader:
+    """What the header says, before project defaults are applied (None: not written)."""
+
+    name: str | None = None
+    kind: object | None = None
+    dialect: str | None = None
+    cron: str | None = None
+    start: str | None = None
+    end: str | None = None
+    owner: str | None = None
+    description: str | None = None
+    tags: tuple[str, ...] = ()
+    grains: tuple[str, ...] = ()
+    partitioned_by: tuple[str, ...] = ()
+    columns: tuple[tuple[str, str], ...] = ()
+    column_descriptions: tuple[tuple[str, str], ...] = ()
+    audits: tuple[AuditCall, ...] = ()
+    signals: tuple[SignalCall, ...] = ()
+    enabled: bool = True
+    depends_on: tuple[tuple[str, int], ...] = ()
+    """(model name, line) pairs."""
+    kind_batch_size_written: bool = False
+
+
+def split_model_file(text: str, path: Path) -> ModelFile:
+    """Find the ``MODEL (...)`` header at the top of the file (after comments) and split it off."""
+    clean = sql_text.strip_comments(text)
+    keyword_offset = len(clean) - len(clean.lstrip())
+    match = _HEADER_START.match(clean)
+    if not match:
+        raise _error(
+            text,
+            keyword_offset,
+            path,
+            "a SQL model must start with a MODEL (...) header",
+            "begin the file with MODEL (name schema.table, kind FULL); then write the query",
+        )
+    open_offset = match.end() - 1
+    close = sql_text.matching_close(clean, open_offset)
+    if close is None:
+        raise _error(
+            text,
+            keyword_offset,
+            path,
+            "the MODEL ( header is never closed",
+            "balance the parentheses of the MODEL (...) header (check quotes and nested lists)",
+        )
+    end = _skip_semicolon(clean, close + 1)
+    pieces = sql_text.split_top_level(clean, open_offset + 1, close)
+    properties = tuple(_property(clean, piece, path) for piece in pieces)
+    body = sql_text.blank(text[:end]) + text[end:]
+    return ModelFile(properties, body, sql_text.line_col(text, keyword_offset)[0])
+
+
+def _skip_semicolon(text: str, offset: int) -> int:
+    stripped = text[offset:].lstrip()
+    if stripped.startswith(";"):
+        return len(text) - len(stripped) + 1
+    return offset
+
+
+def _property(text: str, piece: sql_text.Piece, path: Path) -> HeaderProperty:
+    match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*", piece.text)
+    if not match:
+        raise _error(text, piece.offset, path, "malformed MODEL property", "write each property as: name value")
+    value_text = piece.text[match.end() :]
+    key = Value(match.group(1), piece.offset, text, path)
+    return HeaderProperty(match.group(1).lower(), Value(value_text, piece.offset + match.end(), text, path), key)
+
+
+def _error(text: str, offset: int, path: Path, message: str, hint: str) -> ProjectError:
+    line, col = sql_text.line_col(text, offset)
+    return ProjectError(message, path=path, line=line, col=col, snippet=sql_text.line_at(text, offset), hint=hint)
+
+
+def read_header(model_file: ModelFile, default_dialect: str) -> ModelHeader:
+    """Interpret every property; the dialect first, because other values are parsed in it."""
+    header = ModelHeader()
+    seen: dict[str, HeaderProperty] = {}
+    for prop in model_file.properties:
+        key = _ALIASES.get(prop.key, prop.key)
+        if key not in _READERS:
+            raise _unknown_property(prop)
+        if key in seen:
+            raise prop.key_value.error(f"property {prop.key!r} is written twice", "keep one of them")
+        seen[key] = prop
+    if "dialect" in seen:
+        header.dialect = _read_dialect(seen["dialect"].value)
+    dialect = header.dialect or default_dialect
+    for key, prop in seen.items():
+        if key != "dialect":
+            _READERS[key](header, prop.value, dialect)
+    return header
+
+
+def _unknown_property(prop: HeaderProperty) -> ProjectError:
+    close = difflib.get_close_matches(prop.key, sorted(_READERS) + sorted(_ALIASES), n=3)
+    hint = f"did you mean {' or '.join(close)}?" if close else f"supported properties: {', '.join(sorted(_READERS))}"
+    return prop.key_value.error(f"unknown MODEL property {prop.key!r}", hint)
+
+
+def _read_dialect(value: Value) -> str:
+    name = value.scalar().lower()
+    if sqlglot.Dialect.get(name) is None:
+        from sqlglot.dialects.dialect import Dialects
+
+        known = [d.value for d in Dialects if d.value]
+        close = difflib.get_close_matches(name, known, n=3)
+        raise value.error(f"unknown dialect {name!r}", f"did you mean {' or '.join(close)}?" if close else "use a sqlglot dialect name")
+    return name
+
+
+def _read_name(header: ModelHeader, value: Value, dialect: str) -> None:
+    match = _NAME.match(value.text)
+    if not match:
+        raise value.error(
+            f"invalid model name {value.text!r}",
+            "name models as schema.table or catalog.schema.table (letters, digits and underscores)",
+        )
+    header.name = qualified_name([part for part in match.groups() if part])
+
+
+def _read_cron(header: ModelHeader, value: Value, dialect: str) -> None:
+    cron = value.scalar()
+    if cron.lower() not in CRON_ALIASES and not croniter.is_valid(cron):
+        raise value.error(
+            f"invalid cron {cron!r}",
+            "use @hourly, @daily, @weekly, @monthly, @yearly or a 5-field cron expression like '0 6 * * *'",
+        )
+    header.cron = cron.lower() if cron.startswith("@") else cron
+
+
+def _read_date(value: Value, prop: str) -> str:
+    text = value.scalar()
+    try:
+        parsed: date | datetime = datetime.fromisoformat(text) if ("T" in text or " " in text) else date.fromisoformat(text)
+    except ValueError:
+        raise value.error(f"invalid {prop} date {text!r}", "write an ISO date like '2024-01-31' (or '2024-01-31 06:00:00')") from None
+    return parsed.isoformat()
+
+
+def _read_audits(header: ModelHeader, value: Value, dialect: str) -> None:
+    header.audits = tuple(_audit_call(item, dialect) for item in value.items())
+
+
+def _audit_call(item: Value, dialect: str) -> AuditCall:
+    match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?$", item.text, re.DOTALL)
+    if not match:
+        raise item.error(f"malformed audit {item.text!r}", "write audits (name, name(arg := value, ...))")
+    args: list[tuple[str, str]] = []
+    if match.group(2):
+        for arg in item.sub(match.start(2), match.end(2)).items():
+            args.append(_audit_arg(arg, dialect))
+    return AuditCall(name=match.group(1).lower(), args=tuple(args))
+
+
+def _audit_arg(arg: Value, dialect: str) -> tuple[str, str]:
+    match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*:?=\s*", arg.text)
+    if not match:
+        raise arg.error(f"malformed audit argument {arg.text!r}", "write audit arguments as name := value")
+    sql = arg.text[match.end() :]
+    try:
+        expression = sqlglot.parse_one(sql, dialect=dialect)
+    except SqlglotError as exc:
+        raise arg.error(f"invalid audit argument {sql!r}: {exc.args[0].splitlines()[0]}", "write a SQL value") from None
+    if isinstance(expression, exp.Array):
+        # ``[a, b]`` and ``(a, b)`` mean the same column list; one spelling keeps audits' SQL simple.
+        expression = exp.Tuple(expressions=expression.expressions)
+    for identifier in expression.find_all(exp.Identifier):
+        identifier.set("this", identifier.name.lower())
+    return match.group(1).lower(), expression.sql(dialect="spark", comments=False, normalize=True)
+
+
+def _read_columns(header: ModelHeader, value: Value, dialect: str) -> None:
+    columns: list[tuple[str, str]] = []
+    for item in value.items():
+        # A quoted name may hold spaces (`first name`); a bare one is a plain identifier.
+        match = re.match(r'(?:[`"]([^`"]+)[`"]|([A-Za-z_][A-Za-z0-9_]*))\s+(\S.*)$', item.text, re.DOTALL)
+        if not match:
+            raise item.error(f"malformed column {item.text!r}", "write columns (name TYPE, ...)")
+        name, type_text = match.group(1) or match.group(2), match.group(3)
+        try:
+            spark_type = exp.DataType.build(type_text, dialect=dialect).sql(dialect="spark")
+        except (SqlglotError, ValueError):
+            raise item.error(f"unknown column type {type_text!r}", "use a SQL type such as INT, STRING, DATE, DECIMAL(10, 2)") from None
+        columns.append((name.lower(), spark_type))
+    header.columns = tuple(columns)
+
+
+def _read_column_descriptions(header: ModelHeader, value: Value, dialect: str) -> None:
+    pairs: list[tuple[str, str]] = []
+    for item in value.items():
+        name, sep, _ = item.text.partition("=")
+        if not sep:
+            raise item.error(f"malformed column description {item.text!r}", "write column_descriptions (column = 'text', ...)")
+        description = item.sub(len(name) + 1, len(item.text)).scalar()
+        pairs.append((name.strip().strip('`"').lower(), description))
+    header.column_descriptions = tuple(pairs)
+
+
+def _read_depends_on(header: ModelHeader, value: Value, dialect: str) -> None:
+    names = []
+    for item in value.items():
+        match = _NAME.match(item.text)
+        if not match:
+            raise item.error(f"invalid model name {item.text!r} in depends_on", "name models as schema.table")
+        names.append((qualified_name([part for part in match.groups() if part]), item.line))
+    header.depends_on = tuple(names)
+
+
+def _read_signals(header: ModelHeader, value: Value, dialect: str) -> None:
+    """``signals [name, name(arg := value)]``, as SQLMesh writes them."""
+    from dagster_sparkmesh.project.signals import parse_signal_text
+
+    calls = []
+    for item in value.items():
+        try:
+            calls.append(parse_signal_text(item.text, path=Path(), line=item.line))
+        except ProjectError as error:
+            raise item.error(error.message, error.hint or "write name or name(arg := value)") from None
+    header.signals = tuple(calls)
+
+
+def _setter(field_name: str, read: Callable[[Value], object]) -> Callable[[ModelHeader, Value, str], None]:
+    def apply(header: ModelHeader, value: Value, dialect: str) -> None:
+        setattr(header, field_name, read(value))
+
+    return apply
+
+
+def _read_kind(header: ModelHeader, value: Value, dialect: str) -> None:
+    header.kind, header.kind_batch_size_written = read_kind(value)
+
+
+def _lower_words(value: Value) -> tuple[str, ...]:
+    return tuple(item.word().lower() for item in value.items())
+
+
+_READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
+    "name": _read_name,
+    "kind": _read_kind,
+    "dialect": lambda header, value, dialect: None,
+    "cron": _read_cron,
+    "start": _setter("start", lambda value: _read_date(value, "start")),
+    "end": _setter("end", lambda value: _read_date(value, "end")),
+    "owner": _setter("owner", lambda value: value.scalar()),
+    "description": _setter("description", lambda value: value.scalar()),
+    "tags": _setter("tags", lambda value: tuple(item.scalar() for item in value.items())),
+    "grains": _setter("grains", _lower_words),
+    "partitioned_by": _setter("partitioned_by", _lower_words),
+    "columns": _read_columns,
+    "column_descriptions": _read_column_descriptions,
+    "audits": _read_audits,
+    "signals": _read_signals,
+    "enabled": _setter("enabled", lambda value: value.boolean()),
+    "depends_on": _read_depends_on,
+    # SQLMesh's join keys to other models, for its semantic layer: nothing that runs reads them (Python models
+    # accept them the same way). SQLMesh's ecommerce example writes them on every model.
+    "references": lambda header, value, dialect: None,
+}
+_ALIASES = {"grain": "grains"}

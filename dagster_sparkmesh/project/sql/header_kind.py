@@ -1,0 +1,223 @@
+"""The ``kind`` property of a MODEL header: ``NAME`` or ``NAME (property value, ...)`` → a typed kind record."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+
+from dagster_sparkmesh.model.kinds import (
+    KIND_ALIASES,
+    AuditOnlyKind,
+    EmbeddedKind,
+    ExternalKind,
+    FullKind,
+    IncrementalByPartitionKind,
+    IncrementalByTimeRangeKind,
+    IncrementalByUniqueKeyKind,
+    IncrementalUnmanagedKind,
+    ScdType2ByColumnKind,
+    ScdType2ByTimeKind,
+    SeedKind,
+    ViewKind,
+)
+from dagster_sparkmesh.project.sql.header_values import Value
+from dagster_sparkmesh.records import Record
+
+_KIND = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?$", re.DOTALL)
+_DESTRUCTIVE = ("error", "warn", "allow")
+# SQLMesh writes time formats with strftime codes; Spark's date functions want Java patterns.
+_STRFTIME_TO_SPARK = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": "ss", "%f": "SSSSSS"}
+
+Fields = dict[str, object]
+PropertyReader = Callable[[Value], Fields]
+
+
+def _time_column(value: Value) -> Fields:
+    items = value.items()
+    if not items or len(items) > 2 or (len(items) == 2 and not value.is_list()):
+        raise value.error("malformed time_column", "write time_column ds or time_column (ds, '%Y-%m-%d')")
+    fields: Fields = {"time_column": items[0].word().lower()}
+    if len(items) == 2:
+        fields["time_column_format"] = spark_time_format(items[1].scalar())
+    return fields
+
+
+def spark_time_format(text: str) -> str:
+    for code, pattern in _STRFTIME_TO_SPARK.items():
+        text = text.replace(code, pattern)
+    return text
+
+
+def _destructive(value: Value) -> Fields:
+    choice = value.scalar().lower()
+    if choice not in _DESTRUCTIVE:
+        raise value.error(f"invalid on_destructive_change {choice!r}", f"use one of: {', '.join(_DESTRUCTIVE)}")
+    return {"on_destructive_change": choice}
+
+
+def _field(name: str, read: Callable[[Value], object]) -> PropertyReader:
+    return lambda value: {name: read(value)}
+
+
+_INCREMENTAL_COMMON: dict[str, PropertyReader] = {
+    "batch_size": _field("batch_size", Value.integer),
+    "forward_only": _field("forward_only", Value.boolean),
+    "disable_restatement": _field("disable_restatement", Value.boolean),
+    "on_destructive_change": _destructive,
+}
+
+
+def _positive(value: Value) -> int:
+    number = value.integer()
+    if number < 1:
+        raise value.error(f"max_failing_rows must be at least 1, not {number}", "write max_failing_rows 10")
+    return number
+
+
+def _name(value: Value) -> str:
+    return value.word().lower()
+
+
+def _names(value: Value) -> tuple[str, ...]:
+    return tuple(item.word().lower() for item in value.items())
+
+
+def _key(value: Value) -> tuple[str, ...]:
+    key = _names(value)
+    if not key:
+        raise value.error("unique_key lists no column", "write unique_key id or unique_key (a, b)")
+    return key
+
+
+def _tracked_columns(value: Value) -> Fields:
+    """``columns [a, b]`` or ``columns *`` (every column but the key), as SQLMesh writes them."""
+    if value.text in ("*", "'*'", '"*"'):
+        return {"columns": ("*",)}
+    columns = _names(value)
+    if not columns:
+        raise value.error("columns lists no column", "write columns (a, b) or columns *")
+    return {"columns": columns}
+
+
+def _always_forward_only(value: Value) -> Fields:
+    """SQLMesh accepts only ``forward_only true`` on INCREMENTAL_BY_PARTITION (the kind always is)."""
+    if not value.boolean():
+        raise value.error("INCREMENTAL_BY_PARTITION models are always forward-only", "remove forward_only")
+    return {}
+
+
+_SCD_TYPE_2_COMMON: dict[str, PropertyReader] = {
+    "unique_key": _field("unique_key", _key),
+    "valid_from_name": _field("valid_from_name", _name),
+    "valid_to_name": _field("valid_to_name", _name),
+    "invalidate_hard_deletes": _field("invalidate_hard_deletes", Value.boolean),
+    "disable_restatement": _field("disable_restatement", Value.boolean),
+}
+
+_KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]]] = {
+    "FULL": (FullKind, {}, ()),
+    "VIEW": (ViewKind, {"materialized": _field("materialized", Value.boolean)}, ()),
+    "INCREMENTAL_BY_TIME_RANGE": (
+        IncrementalByTimeRangeKind,
+        {"time_column": _time_column, "lookback": _field("lookback", Value.integer), **_INCREMENTAL_COMMON},
+        ("time_column",),
+    ),
+    "INCREMENTAL_BY_UNIQUE_KEY": (
+        IncrementalByUniqueKeyKind,
+        {
+            "unique_key": _field("unique_key", _names),
+            **_INCREMENTAL_COMMON,
+        },
+        ("unique_key",),
+    ),
+    "SCD_TYPE_2_BY_TIME": (
+        ScdType2ByTimeKind,
+        {"updated_at_name": _field("updated_at_name", _name), **_SCD_TYPE_2_COMMON},
+        ("unique_key",),
+    ),
+    "SCD_TYPE_2_BY_COLUMN": (
+        ScdType2ByColumnKind,
+        {"columns": _tracked_columns, **_SCD_TYPE_2_COMMON},
+        ("unique_key", "columns"),
+    ),
+    "INCREMENTAL_BY_PARTITION": (
+        IncrementalByPartitionKind,
+        {
+            "forward_only": _always_forward_only,
+            "disable_restatement": _field("disable_restatement", Value.boolean),
+            "on_destructive_change": _destructive,
+        },
+        (),
+    ),
+    "INCREMENTAL_UNMANAGED": (
+        IncrementalUnmanagedKind,
+        {
+            "insert_overwrite": _field("insert_overwrite", Value.boolean),
+            "forward_only": _field("forward_only", Value.boolean),
+            "disable_restatement": _field("disable_restatement", Value.boolean),
+            "on_destructive_change": _destructive,
+        },
+        (),
+    ),
+    "SEED": (SeedKind, {"path": _field("path", Value.scalar), "batch_size": _field("batch_size", Value.integer)}, ("path",)),
+    "EMBEDDED": (EmbeddedKind, {}, ()),
+    "EXTERNAL": (ExternalKind, {}, ()),
+    "AUDIT_ONLY": (
+        AuditOnlyKind,
+        {"blocking": _field("blocking", Value.boolean), "max_failing_rows": _field("max_failing_rows", _positive)},
+        (),
+    ),
+}
+
+# SQLMesh kinds that cannot be built here: kind → what to use instead.
+_REFUSED_KINDS = {
+    "CUSTOM": "custom materialization classes drive SQLMesh's own engine adapters, which sparkmesh does not run; "
+    "use INCREMENTAL_BY_PARTITION, INCREMENTAL_UNMANAGED, INCREMENTAL_BY_TIME_RANGE or FULL, or compute the rows "
+    "in a Python model",
+    "MANAGED": "managed tables (Snowflake dynamic tables, Databricks materialized views) do not exist on Spark; "
+    "use FULL or an incremental kind",
+}
+_MODEL_NAME = re.compile(r"[(,]\s*name\s+([A-Za-z0-9_.`\"]+)", re.IGNORECASE)
+
+
+def read_kind(value: Value) -> tuple[Record, bool]:
+    """The kind record, and whether ``batch_size`` was written (else the project default applies)."""
+    match = _KIND.match(value.text)
+    if not match:
+        raise value.error(f"malformed kind {value.text!r}", "write kind NAME or kind NAME (property value, ...)")
+    name = match.group(1).upper()
+    name = KIND_ALIASES.get(name, name)
+    if name in _REFUSED_KINDS:
+        raise value.error(f"{_model_of(value)} has kind {name}, which sparkmesh does not support", _REFUSED_KINDS[name])
+    if name not in _KINDS:
+        close = difflib.get_close_matches(name, [*_KINDS, *KIND_ALIASES], n=2)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
+        raise value.error(f"unknown model kind {match.group(1)!r}", f"{hint}supported kinds: {', '.join(_KINDS)}")
+    record, readers, required = _KINDS[name]
+    fields: Fields = {}
+    if match.group(2):
+        for item in value.sub(match.start(2), match.end(2)).items():
+            fields.update(_kind_property(name, item, readers))
+    missing = [prop for prop in required if prop not in fields]
+    if missing:
+        raise value.error(f"kind {name} needs {missing[0]}", f"write kind {name} ({missing[0]} <value>)")
+    return record(**fields), "batch_size" in fields
+
+
+def _model_of(value: Value) -> str:
+    """``model db.x`` from the header's ``name`` property, which may come after ``kind``."""
+    found = _MODEL_NAME.search(value.source)  # the header opens the file, and comments are blanked
+    return "model " + found.group(1).strip('`"').lower() if found else "this model"
+
+
+def _kind_property(kind: str, item: Value, readers: dict[str, PropertyReader]) -> Fields:
+    key_match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*", item.text)
+    key = key_match.group(1).lower() if key_match else ""
+    if key not in readers:
+        close = difflib.get_close_matches(key, list(readers), n=2)
+        known = ", ".join(readers) or "none"
+        hint = f"did you mean {' or '.join(close)}?" if close else f"properties of {kind}: {known}"
+        raise item.error(f"unknown property {key or item.text!r} of kind {kind}", hint)
+    assert key_match is not None
+    return readers[key](item.sub(key_match.end(), len(item.text)))

@@ -1,0 +1,353 @@
+"""One ``.sql`` model file → a Model record plus the raw table references of its query.
+
+The SQL after the header is parsed once (``sqlglot.parse``, the model's dialect), split into pre-statements, the
+single query and post-statements, and written back as canonical Spark SQL: identifiers lower-cased (Spark is
+case-insensitive, quoted or not), comments dropped, sqlglot's normalized formatting. Formatting, comments,
+keyword and identifier case therefore never change ``Model.query``.
+
+References are kept raw (name, line) rather than resolved: resolution needs the whole project, while this
+result is cached per file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError, SqlglotError
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.kinds import ModelKind, ViewKind
+from dagster_sparkmesh.model.records import AuditDefinition, Model
+from dagster_sparkmesh.project.checks.audits import read_inline_audits
+from dagster_sparkmesh.macros import sql_text
+from dagster_sparkmesh.project.config import ModelDefaults
+from dagster_sparkmesh.macros import expansion, jinja
+from dagster_sparkmesh.project.sql.blueprints import Blueprint, split_blueprints
+from dagster_sparkmesh.macros.evaluator import MacroEvaluator
+from dagster_sparkmesh.macros.header import expand_value
+from dagster_sparkmesh.macros.registry import UserMacros
+from dagster_sparkmesh.macros.syntax import Source
+from dagster_sparkmesh.project.sql.header_values import Value
+from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark
+from dagster_sparkmesh.project.sql.header import ModelFile, ModelHeader, read_header, split_model_file
+from dagster_sparkmesh.project.sql.virtual_update import split_virtual_update
+from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.snapshot.naming import DEFAULT_CATALOG
+
+# Identifiers spelled like a keyword are always quoted, so `date` and date give one canonical text (and a
+# quoted `select` never comes out as a bare, broken select).
+_KEYWORDS = frozenset(word.lower() for word in Spark.tokenizer_class.KEYWORDS if word.replace("_", "").isalpha())
+
+
+class TableReference(Record):
+    """A table named in a model's query or ``depends_on``, before it is resolved against the project."""
+
+    name: str
+    """``schema.table`` (or a bare ``table``), lower case."""
+    line: int
+    snippet: str = ""
+
+
+class ParsedSqlModel(Record):
+    """What one SQL file yields; this is the cached value."""
+
+    model: Model
+    references: tuple[TableReference, ...] = ()
+    audits: tuple[AuditDefinition, ...] = ()
+    """``AUDIT (...)`` blocks written in the model file after its query."""
+
+
+class ParsedSqlFile(Record):
+    """What one SQL file yields (one model, or one per blueprint); this is the cached value."""
+
+    models: tuple[ParsedSqlModel, ...]
+
+
+def parse_sql_file(
+    path: Path,
+    text: str,
+    defaults: ModelDefaults,
+    variables: Mapping[str, object],
+    macros: UserMacros | None = None,
+    *,
+    gateway: str | None = None,
+) -> ParsedSqlFile:
+    model_file = split_model_file(text, path)
+    blueprints, model_file = split_blueprints(model_file, defaults.dialect)
+    arguments = (path, text, defaults, variables, macros, gateway)
+    return ParsedSqlFile(models=tuple(_parse_model_file(model_file, *arguments, blueprint) for blueprint in blueprints or [{}]))
+
+
+def parse_sql_model(
+    path: Path,
+    text: str,
+    defaults: ModelDefaults,
+    variables: Mapping[str, object],
+    macros: UserMacros | None = None,
+    *,
+    gateway: str | None = None,
+) -> ParsedSqlModel:
+    """The one model of a file without blueprints."""
+    return _parse_model_file(split_model_file(text, path), path, text, defaults, variables, macros, gateway, {})
+
+
+def _parse_model_file(
+    model_file: ModelFile,
+    path: Path,
+    text: str,
+    defaults: ModelDefaults,
+    variables: Mapping[str, object],
+    macros: UserMacros | None,
+    gateway: str | None,
+    blueprint: Blueprint,
+) -> ParsedSqlModel:
+    if jinja.has_jinja(model_file.body):
+        rendered = jinja.render(model_file.body, path=path, variables=variables, gateway=gateway,
+                                macros_source=macros.jinja_source if macros else "")
+        model_file = replace(model_file, body=rendered)
+    evaluator = load_evaluator(path, defaults.dialect, variables, macros, gateway, text)
+    evaluator.blueprint_variables = blueprint
+    header = read_header(_expand_header(model_file, evaluator), defaults.dialect)
+    if header.name is None:
+        raise ProjectError(
+            "the MODEL header has no name",
+            path=path,
+            line=model_file.line,
+            snippet=sql_text.line_at(text, text.lower().find("model")),
+            hint="add: name schema.table",
+        )
+    kind = _kind_with_defaults(header, defaults)
+    dialect = header.dialect or defaults.dialect
+    evaluator.dialect = dialect
+    body, audits_text = _split_inline_audits(model_file.body)
+    body, virtual_update_text = split_virtual_update(body, path)
+    statements = _parse_statements(body, path, evaluator)
+    on_virtual_update = _parse_statements(virtual_update_text, path, evaluator) if virtual_update_text else []
+    for statement in [*statements, *on_virtual_update]:
+        check_runs_on_spark(statement, dialect=dialect, path=path, body=model_file.body)
+    pre, query, post = _split_statements(statements, kind, path, body, model_file.line)
+    references = _references(query, model_file.body) if query is not None else []
+    references += [TableReference(name=name, line=line) for name, line in header.depends_on]
+    model = Model(
+        name=header.name,
+        kind=kind,
+        source="seed" if kind.from_seed_file else "sql",
+        path=path,
+        line=model_file.line,
+        dialect=dialect,
+        query=canonical_sql(query) if query is not None else None,
+        pre_statements=tuple(canonical_sql(statement) for statement in pre),
+        post_statements=tuple(canonical_sql(statement) for statement in post),
+        on_virtual_update=tuple(canonical_sql(statement) for statement in on_virtual_update),
+        cron=header.cron or defaults.cron,
+        start=header.start or defaults.start,
+        end=header.end,
+        owner=header.owner or defaults.owner,
+        description=header.description,
+        tags=header.tags,
+        grains=header.grains,
+        partitioned_by=header.partitioned_by,
+        columns=header.columns,
+        column_descriptions=header.column_descriptions,
+        audits=header.audits,
+        signals=header.signals,
+        enabled=header.enabled,
+        depends_on=frozenset(reference.name for reference in references),
+    )
+    audits = read_inline_audits(path, audits_text) if audits_text is not None else ()
+    return ParsedSqlModel(model=model, references=_unique(references), audits=audits)
+
+
+_INLINE_AUDIT = re.compile(r"\s*AUDIT\s*\(", re.IGNORECASE)
+
+
+def _split_inline_audits(body: str) -> tuple[str, str | None]:
+    """The model's statements and, when the file has ``AUDIT (...)`` blocks, the text from the first one on.
+    Each part keeps the other blanked, so line numbers stay those of the file."""
+    if "audit" not in body.lower():
+        return body, None
+    clean = sql_text.strip_comments(body)
+    # A model without a query (SEED) may start with its audits; otherwise they follow a statement.
+    starts = (token.end for token in sql_text.tokens(clean) if token.kind == "semicolon")
+    start = next((offset for offset in (0, *starts) if _INLINE_AUDIT.match(clean, offset)), None)
+    if start is None:
+        return body, None
+    return body[:start] + sql_text.blank(body[start:]), sql_text.blank(body[:start]) + body[start:]
+
+
+def _kind_with_defaults(header: ModelHeader, defaults: ModelDefaults) -> ModelKind:
+    kind: ModelKind = header.kind or ViewKind()  # type: ignore[assignment]
+    if kind.incremental_by_interval and not header.kind_batch_size_written and defaults.batch_size:
+        kind = kind.model_copy(update={"batch_size": defaults.batch_size})
+    return kind
+
+
+def load_evaluator(
+    path: Path,
+    dialect: str,
+    variables: Mapping[str, object],
+    macros: UserMacros | None,
+    gateway: str | None,
+    text: str | None = None,
+) -> MacroEvaluator:
+    """The evaluator of one model file at load time: interval values are unknown, so macros reading them wait."""
+    return MacroEvaluator(
+        dialect=dialect,
+        variables=variables,
+        locals={"gateway": gateway} if gateway else {},
+        macros=macros.functions if macros else {},
+        deferred=expansion.RENDER_TIME,
+        source=Source(path, 1, text),
+        gateway=gateway,
+    )
+
+
+def _expand_header(model_file: ModelFile, evaluator: MacroEvaluator) -> ModelFile:
+    properties = []
+    for prop in model_file.properties:
+        value = prop.value
+        expanded = expand_value(prop.key, value.text, evaluator)
+        if expanded != value.text:
+            # The value's source is patched too: a Value's text is always a slice of its source.
+            source = value.source[: value.offset] + expanded + value.source[value.offset + len(value.text) :]
+            prop = replace(prop, value=Value(expanded, value.offset, source, value.path))
+        properties.append(prop)
+    return replace(model_file, properties=tuple(properties))
+
+
+def _parse_statements(body: str, path: Path, evaluator: MacroEvaluator) -> list[exp.Expression]:
+    if not sql_text.strip_comments(body).strip(" \t\r\n;"):
+        return []
+    try:
+        parsed = expansion.parse(body, evaluator.dialect, evaluator.source)
+    except ParseError as error:
+        raise _syntax_error(error, body, path) from None
+    except SqlglotError as error:
+        raise ProjectError(f"SQL syntax error: {error}", path=path, hint="fix the SQL after the MODEL header") from None
+    except RecursionError:
+        # The parser recurses once per nesting level: thousands of nested brackets exhaust the stack.
+        raise ProjectError(
+            "SQL nested too deeply to parse", path=path, hint="flatten the expression (fewer nested brackets)"
+        ) from None
+    if "@" not in body:  # no macro syntax at all: nothing to expand (most files of a large project)
+        return parsed
+    return expansion.expand(parsed, evaluator)
+
+
+def _syntax_error(error: ParseError, body: str, path: Path) -> ProjectError:
+    detail = error.errors[0] if error.errors else {}
+    line = detail.get("line")
+    lines = body.splitlines()
+    snippet = lines[line - 1] if line and 0 < line <= len(lines) else None
+    description = detail.get("description") or str(error).splitlines()[0]
+    return ProjectError(
+        f"SQL syntax error: {description}",
+        path=path,
+        line=line,
+        col=detail.get("col"),
+        snippet=snippet,
+        hint="fix the SQL after the MODEL header (it is parsed in the model's dialect)",
+    )
+
+
+def _split_statements(
+    statements: list[exp.Expression], kind: ModelKind, path: Path, body: str, header_line: int
+) -> tuple[list[exp.Expression], exp.Expression | None, list[exp.Expression]]:
+    """Pre-statements, the one query, post-statements."""
+    query_positions = [index for index, statement in enumerate(statements) if isinstance(statement, exp.Query)]
+    if not kind.has_query:
+        if query_positions:
+            raise _statement_error(statements[query_positions[0]], body, path, f"a {kind.name} model has no query",
+                                   "remove the SELECT: the data comes from the seed file / the existing table")
+        return [], None, statements
+    if not query_positions:
+        raise ProjectError(
+            "the model has no query",
+            path=path,
+            line=header_line,
+            snippet="\n".join(line for line in body.splitlines() if line.strip())[-400:] or None,
+            hint="write one SELECT (or WITH ... SELECT) after the MODEL header",
+        )
+    if len(query_positions) > 1:
+        raise _statement_error(statements[query_positions[1]], body, path, "a model has exactly one query; found a second one",
+                               "keep one SELECT; move other statements before or after it")
+    position = query_positions[0]
+    return statements[:position], statements[position], statements[position + 1 :]
+
+
+def _statement_error(statement: exp.Expression, body: str, path: Path, message: str, hint: str) -> ProjectError:
+    first = next((node for node in statement.walk() if node.meta.get("line")), None)
+    line = first.meta["line"] if first is not None else None
+    lines = body.splitlines()
+    snippet = lines[line - 1] if line and line <= len(lines) else None
+    return ProjectError(message, path=path, line=line, snippet=snippet, hint=hint)
+
+
+def canonical_sql(expression: exp.Expression) -> str:
+    """Spark SQL that is identical for every formatting, comment, keyword-case and identifier-case variant."""
+    for identifier in expression.find_all(exp.Identifier):
+        lowered = identifier.name.lower()
+        identifier.set("this", lowered)
+        identifier.set("quoted", lowered in _KEYWORDS or not exp.SAFE_IDENTIFIER_RE.match(lowered))
+    # copy=False: the caller's tree is already being rewritten here, and copying a large query (sqlglot deep-copies
+    # every node's position dict) costs more than generating it.
+    return expression.sql(dialect="spark", comments=False, normalize=True, copy=False)
+
+
+def _references(query: exp.Expression, body: str) -> list[TableReference]:
+    """Tables the query reads: not CTE names, not ``@this_model``, qualified as written."""
+    cte_names = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    lines = body.splitlines()
+    references = []
+    for table in query.find_all(exp.Table):
+        # Hints name tables by their alias in the query (``/*+ BROADCAST(t) */``): not a read of its own.
+        if not isinstance(table.this, exp.Identifier) or table.find_ancestor(exp.Hint) is not None:
+            continue
+        name = table.name.lower()
+        if not table.db and name in cte_names:
+            continue
+        line = table.this.meta.get("line") or 0
+        snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+        references.append(TableReference(name=reference_name(table), line=line, snippet=snippet))
+    return references + _macro_relations(query, lines)
+
+
+_RELATION_MACROS = frozenset({"@STAR", "@UNION", "@DEDUPLICATE"})
+
+
+def _macro_relations(query: exp.Expression, lines: list[str]) -> list[TableReference]:
+    """Tables named as arguments of a relation macro that waits for schemas (``@UNION('all', db.a, db.b)``): the
+    query will read them once rendered, so they are dependencies now."""
+    references = []
+    for call in query.find_all(exp.Anonymous):
+        if not isinstance(call.this, str) or call.this.upper() not in _RELATION_MACROS:
+            continue
+        for arg in call.expressions:
+            if isinstance(arg, exp.Column) and arg.table:
+                line = arg.this.meta.get("line") or 0
+                snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+                table = exp.to_table(".".join(part.name for part in arg.parts))  # column ``c.db.t``: table ``c.db.t``
+                references.append(TableReference(name=reference_name(table), line=line, snippet=snippet))
+    return references
+
+
+def reference_name(table: exp.Table) -> str:
+    """The lower-case name a table reference is resolved by: ``name``, ``schema.name`` or ``catalog.schema.name``;
+    ``spark_catalog`` is dropped, so ``spark_catalog.db.t`` and ``db.t`` name the same model or external table."""
+    parts = [part.name.lower() for part in table.parts]
+    if len(parts) == 3 and parts[0] == DEFAULT_CATALOG:
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def _unique(references: list[TableReference]) -> tuple[TableReference, ...]:
+    seen: dict[str, TableReference] = {}
+    for reference in references:
+        seen.setdefault(reference.name, reference)
+    return tuple(seen.values())

@@ -1,0 +1,117 @@
+"""Refuse, at load time, SQL of another dialect that open-source Spark cannot run once transpiled.
+
+sqlglot transpiles a model written for BigQuery, DuckDB, Snowflake ... to Spark SQL, but some constructs have no
+Spark equivalent. sqlglot reports a few of them itself (its generator's ``unsupported_level``); others it writes
+out as they are, and Spark then refuses them at run time, or worse reads them differently (``t ASOF JOIN u`` is
+table ``t`` aliased ``ASOF``). Both are caught here, so a model that cannot run never loads. Models written in
+Spark SQL are left alone: their text is what Spark reads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, UnsupportedError
+
+from dagster_sparkmesh.errors import ProjectError
+
+SPARK_DIALECTS = frozenset({"spark", "spark2", "hive"})
+# Type names open-source Spark's parser accepts (``DataType`` keywords of Spark 4).
+_SPARK_TYPES = frozenset(
+    """BOOLEAN TINYINT BYTE SMALLINT SHORT INT INTEGER BIGINT LONG FLOAT REAL DOUBLE DECIMAL DEC NUMERIC STRING
+    VARCHAR CHAR CHARACTER BINARY DATE TIMESTAMP TIMESTAMP_NTZ TIMESTAMP_LTZ TIME INTERVAL ARRAY MAP STRUCT VARIANT
+    VOID""".split()
+)
+_TYPE_NAME = re.compile(r"[A-Z_0-9]+")
+
+
+@dataclass(frozen=True)
+class _Rule:
+    """A construct Spark cannot run: how to spot its node, what to call it, what to write instead."""
+
+    matches: Callable[[exp.Expression], bool]
+    construct: str
+    hint: str
+
+
+def _spark_type_name(node: exp.Expression) -> str | None:
+    """The Spark spelling of a type node's name when Spark does not know it, else None."""
+    if not isinstance(node, exp.DataType):
+        return None
+    found = _TYPE_NAME.match(node.sql(dialect="spark").upper())
+    name = found.group() if found else node.sql(dialect="spark")
+    return None if name in _SPARK_TYPES else name
+
+
+_RULES = (
+    _Rule(
+        lambda node: isinstance(node, exp.Star) and bool(node.args.get("replace") or node.args.get("rename")),
+        "SELECT * REPLACE / * RENAME",
+        "list the columns: SELECT a + 1 AS a, b, ... (Spark has * EXCEPT, but no * REPLACE or * RENAME)",
+    ),
+    _Rule(
+        lambda node: isinstance(node, exp.Join) and str(node.args.get("method") or "").upper() in {"ASOF", "POSITIONAL"},
+        "an ASOF / POSITIONAL join",
+        "Spark has neither (it would read ASOF as a table alias): join on a range and keep the nearest row with "
+        "ROW_NUMBER() OVER (...), or join on a row number",
+    ),
+    _Rule(
+        lambda node: isinstance(node, exp.Array) and any(isinstance(item, exp.Query) for item in node.expressions),
+        "ARRAY(subquery)",
+        "aggregate in a subquery instead: (SELECT collect_list(x) FROM ...)",
+    ),
+    _Rule(
+        lambda node: isinstance(node, exp.MatchRecognize),
+        "MATCH_RECOGNIZE",
+        "express the pattern with window functions (LAG / LEAD) or in a Python model",
+    ),
+    _Rule(
+        lambda node: _spark_type_name(node) is not None,
+        "a type Spark does not have",
+        "cast to a Spark type: STRING (for JSON text), BIGINT, DECIMAL(38, 0), BINARY, TIMESTAMP ...",
+    ),
+)
+
+
+def check_runs_on_spark(statement: exp.Expression, *, dialect: str, path: Path, body: str) -> None:
+    """Raise a ProjectError (file, line, construct, what to write) when ``statement``, parsed from ``dialect``,
+    cannot run on open-source Spark."""
+    if dialect.lower() in SPARK_DIALECTS:
+        return
+    for node in statement.walk():
+        for rule in _RULES:
+            if rule.matches(node):
+                what = rule.construct
+                if rule.construct.startswith("a type"):
+                    what += f" ({_spark_type_name(node)})"
+                raise _refusal(node, statement, body, path, dialect, f"{what} cannot run on Spark", rule.hint)
+    try:
+        statement.sql(dialect="spark", unsupported_level=ErrorLevel.RAISE)
+    except UnsupportedError as error:
+        message = str(error).splitlines()[0]
+        raise _refusal(statement, statement, body, path, dialect, f"sqlglot cannot write this in Spark SQL: {message}",
+                       "rewrite the statement without it (or in Spark SQL, with dialect spark)") from None
+
+
+def _refusal(
+    node: exp.Expression, statement: exp.Expression, body: str, path: Path, dialect: str, message: str, hint: str
+) -> ProjectError:
+    line = _line_of(node)
+    lines = body.splitlines()
+    snippet = lines[line - 1] if line and 0 < line <= len(lines) else node.sql(dialect=dialect)
+    return ProjectError(f"{message} (the model is written in {dialect})", path=path, line=line, snippet=snippet, hint=hint)
+
+
+def _line_of(node: exp.Expression | None) -> int | None:
+    """The line sqlglot recorded for the node's first token that has one (most nodes carry none, e.g. types),
+    else for its parent's."""
+    while node is not None:
+        for child in node.walk():
+            if child.meta.get("line"):
+                return child.meta["line"]
+        node = node.parent
+    return None

@@ -1,0 +1,3 @@
+{% macro alias(expr, name) %}
+  {{ expr }} AS {{ name }}
+{% endmacro %}
