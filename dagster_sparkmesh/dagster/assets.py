@@ -69,6 +69,7 @@ def _group_asset(
         backfill_policy=backfill_policy or group.backfill_policy,
         retry_policy=retry_policy,
         op_tags={"kind": "spark"},
+        pool=translator.get_pool(group.name),
         required_resource_keys={RESOURCE_KEY},
     )
     def _models(context):  # annotations stay off: Dagster inspects them, and they are strings here

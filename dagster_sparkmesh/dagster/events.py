@@ -14,7 +14,6 @@ from dagster_sparkmesh.snapshot.naming import physical_table
 def materialize_result(
     result: ModelRunResult,
     key: dg.AssetKey,
-    lineage: dg.TableColumnLineage | None = None,
     *,
     row_count: int | None = None,
 ) -> dg.MaterializeResult:
@@ -32,8 +31,6 @@ def materialize_result(
     interval = result.range
     if interval is not None:
         metadata["sparkmesh/range"] = f"[{interval.start.isoformat()}, {interval.end.isoformat()})"
-    if lineage is not None:
-        metadata["dagster/column_lineage"] = lineage
     return dg.MaterializeResult(asset_key=key, metadata=metadata)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import dagster as dg
 
 from dagster_sparkmesh.project.column_schema import Columns, derive_column_schemas
+from dagster_sparkmesh.dagster.lineage import LineageTracer
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.model.records import AuditCall, AuditDefinition, Model
 from dagster_sparkmesh.project.records import Project
@@ -81,14 +82,17 @@ def build_sparkmesh_specs(
     derived = derive_column_schemas(project)
     key_by_model: dict[str, dg.AssetKey] = {}
     check_keys: dict[str, tuple[dg.AssetCheckKey, ...]] = {}
+    lineage = _ColumnLineage(project, translator, derived)
     for name, model in models.items():
         partitions_def = translator.get_partitions_def(model, default_start)
         spec = _model_spec(project, model, translator, environment, partitions_def, derived.get(name, ()))
+        spec = lineage.add_to(spec, model)
         checks = _check_specs(model, spec.key, translator, project.audits)
         key_by_model[name] = spec.key
         check_keys[name] = tuple(check.key for check in checks)
         batch_size = getattr(model.kind, "batch_size", None) if partitions_def is not None else None
         grouped.setdefault((partitions_def, batch_size), []).append((spec, checks))
+    lineage.tracer.save()
     names = op_names(environment, list(grouped))
     groups = tuple(
         SpecGroup(
@@ -128,11 +132,42 @@ def _model_spec(
         group_name=translator.get_group_name(model),
         code_version=translator.get_code_version(model),
         automation_condition=translator.get_automation_condition(model),
+        freshness_policy=translator.get_freshness_policy(model),
         owners=translator.get_owners(model),
         tags=translator.get_tags(model),
         kinds=translator.get_kinds(model),
         partitions_def=partitions_def,
     )
+
+
+class _ColumnLineage:
+    """``dagster/column_lineage`` on each SQL model's spec: traced once per definitions load (and cached on disk),
+    where copying it onto every partition's materialization cost 0.3-0.8 s per 365-partition run."""
+
+    def __init__(self, project: Project, translator: SparkMeshTranslator, derived: Mapping[str, Columns]) -> None:
+        self.project, self.translator, self.derived = project, translator, derived
+        self.tracer = LineageTracer(project.path)
+
+    def add_to(self, spec: dg.AssetSpec, model: Model) -> dg.AssetSpec:
+        if model.source != "sql" or "dagster/column_lineage" in spec.metadata:
+            return spec
+        parents = {parent: self._columns(parent) for parent in model.depends_on}
+        traced = self.tracer.column_lineage(model.query, parents, self._key_for)
+        return spec if traced is None else spec.merge_attributes(metadata={"dagster/column_lineage": traced})
+
+    def _key_for(self, table: str) -> dg.AssetKey | None:
+        model = self.project.models.get(table)
+        if model is not None:
+            return self.translator.get_asset_key(model) if model.kind.has_physical_layer else None
+        external = self.project.external_models.get(table)
+        return self.translator.get_asset_key(external) if external is not None else None
+
+    def _columns(self, name: str) -> tuple[tuple[str, str], ...]:
+        """Declared columns, else the derived ones (lineage needs only the names)."""
+        declared = self.project.models.get(name) or self.project.external_models.get(name)
+        if declared is not None and declared.columns:
+            return tuple(declared.columns)
+        return tuple((column, type_ or "UNKNOWN") for column, type_ in self.derived.get(name, ()))
 
 
 def _dep_key(project: Project, name: str, translator: SparkMeshTranslator) -> dg.AssetKey:

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 import dagster as dg
 
 from dagster_sparkmesh.dagster.events import check_result, check_results, materialize_result
-from dagster_sparkmesh.dagster.lineage import column_lineage
 from dagster_sparkmesh.dagster.row_counts import partition_row_counts, table_row_count
 from dagster_sparkmesh.dagster.run_log import left_missing, model_done
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs
@@ -65,7 +64,7 @@ class StepReport:
                 self.context.log.warning(left_missing(result))
             key = self.specs.key_by_model[result.model]
             row_count = self._add_row_counts(result, key)
-            yield materialize_result(result, key, self._lineage(result.model), row_count=row_count)
+            yield materialize_result(result, key, row_count=row_count)
             yield from check_results(result.audits, self.specs.check_keys.get(result.model, ()), selected)
 
     def _up_to_date(self, result: ModelRunResult, selected: set[dg.AssetCheckKey]) -> Iterator[StepEvent]:
@@ -120,27 +119,6 @@ class StepReport:
         range_total = {"sparkmesh/range_rows_written": result.rows_written, "sparkmesh/range_partitions": len(self.partitions)}
         self.context.add_asset_metadata(range_total, asset_key=key, partition_key=self.partitions[-1])
         return None
-
-    def _lineage(self, name: str) -> dg.TableColumnLineage | None:
-        model = self.project.models[name]
-        if model.source != "sql":
-            return None
-        parents = {parent: self._columns(parent) for parent in model.depends_on}
-        externals = self.project.external_models
-
-        def key_for(table: str) -> dg.AssetKey | None:
-            if table in externals:
-                return self.translator.get_asset_key(externals[table])
-            return self.specs.key_by_model.get(table)
-
-        return column_lineage(model.query, parents, key_for)
-
-    def _columns(self, name: str) -> tuple[tuple[str, str], ...]:
-        """Declared columns, else the derived ones (lineage needs only the names)."""
-        declared = (self.project.models.get(name) or self.project.external_models.get(name))
-        if declared is not None and declared.columns:
-            return tuple(declared.columns)
-        return tuple((column, type_ or "UNKNOWN") for column, type_ in self.specs.derived_columns.get(name, ()))
 
 
 def unfinished_failure(results: Sequence[ModelRunResult]) -> dg.Failure:

@@ -1,19 +1,23 @@
-"""How a model looks in Dagster: asset key, group, partitions, metadata, owners, tags, kinds, code version.
+"""How a model looks in Dagster: asset key, group, partitions, metadata, owners, tags, kinds, code version,
+freshness, automation condition, code references.
 
-Override any ``get_*`` method in a subclass to customise one aspect. The translator keeps no state of its own,
-so a subclass may define ``__init__`` without calling ``super().__init__()``; everything a method needs is
-passed in.
+Override any ``get_*`` method in a subclass to customise one aspect. The translator's only state is its
+``SparkMeshTranslatorSettings`` (as dagster-dbt's translator has its settings); a subclass may define ``__init__``
+without calling ``super().__init__()`` and gets the default settings.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 import dagster as dg
 
 from dagster_sparkmesh.clock import utc_now
+from dagster_sparkmesh.dagster.cron import cron_condition, cron_freshness, dagster_cron
 from dagster_sparkmesh.dagster.partitions import time_window_partitions
 from dagster_sparkmesh.errors import ProjectError, SparkMeshError
 from dagster_sparkmesh.model.records import ExternalModel, Model
@@ -42,8 +46,32 @@ def code_as_written(model: Model) -> str | None:
     return body.strip() or model.query
 
 
+@dataclass(frozen=True)
+class SparkMeshTranslatorSettings:
+    """Switches for what the default translator adds to each model asset."""
+
+    automate_on_cron: bool = False
+    """Models run when their cron is due, with their parents updated, without a schedule (SQLMesh's ``run``):
+    ``AutomationCondition.on_cron`` of the model's cron, external parents ignored. Off: the git sensor and the UI
+    request runs."""
+    freshness_from_cron: bool = True
+    """A ``FreshnessPolicy.cron`` per model: the asset turns red when an interval is one cron period late."""
+    enable_code_references: bool = True
+    """``dagster/code_references``: each model asset links to its file and line (to git, when linked)."""
+    pool: str | None = "sparkmesh"
+    """Dagster's concurrency pool of every model step (``dagster instance concurrency set sparkmesh 2`` keeps a
+    cluster from being flooded); None: no pool."""
+
+
 class SparkMeshTranslator:
     """Maps project models and external models to Dagster asset properties."""
+
+    def __init__(self, settings: SparkMeshTranslatorSettings | None = None) -> None:
+        self._settings = settings or SparkMeshTranslatorSettings()
+
+    @property
+    def settings(self) -> SparkMeshTranslatorSettings:
+        return getattr(self, "_settings", None) or SparkMeshTranslatorSettings()
 
     def get_asset_key(self, model: Model | ExternalModel) -> dg.AssetKey:
         """One key part per name part: ``["db", "orders"]``, or ``["ecommerce", "silver", "orders"]``."""
@@ -78,8 +106,30 @@ class SparkMeshTranslator:
         return utc_now()
 
     def get_automation_condition(self, model: Model) -> dg.AutomationCondition | None:
-        """None by default: the git sensor requests exactly the missing intervals after each commit."""
-        return None
+        """None by default: the git sensor requests exactly the missing intervals after each commit. With
+        ``automate_on_cron``: the model's latest interval once its cron tick passed and its parents updated since
+        (external assets are never materialized here, so they do not hold a model back)."""
+        if not self.settings.automate_on_cron:
+            return None
+        return cron_condition(dagster_cron(model.cron))
+
+    def get_freshness_policy(self, model: Model) -> dg.FreshnessPolicy | None:
+        """Fresh while the latest materialization is at most one cron period older than the last cron tick."""
+        if not self.settings.freshness_from_cron:
+            return None
+        return cron_freshness(model.cron)
+
+    def get_pool(self, group_name: str) -> str | None:
+        """The concurrency pool of one model step (``group_name``: the step's op name)."""
+        return self.settings.pool
+
+    def get_code_references(self, model: Model) -> dg.CodeReferencesMetadataValue | None:
+        if not self.settings.enable_code_references:
+            return None
+        with warnings.catch_warnings():  # beta in Dagster 1.13, and stable in what it records
+            warnings.simplefilter("ignore", dg.BetaWarning)
+            reference = dg.LocalFileCodeReference(file_path=str(model.path), line_number=model.line, label=model.name)
+            return dg.CodeReferencesMetadataValue(code_references=[reference])
 
     def get_metadata(self, model: Model | ExternalModel, environment: str) -> dict[str, Any]:
         metadata: dict[str, Any] = {"sparkmesh/model": model.name}
@@ -96,6 +146,10 @@ class SparkMeshTranslator:
             metadata["sparkmesh/path"] = dg.MetadataValue.path(str(model.path))
             # The table is named after the version, which the plan decides; the materialization reports it.
             metadata["sparkmesh/physical_schema"] = physical_schema(model.name)
+            references = self.get_code_references(model)
+            if references is not None:
+                metadata["dagster/code_references"] = references
+        metadata["dagster/storage_kind"] = "spark"
         schema = self.get_column_schema(model)
         if schema is not None:
             metadata["dagster/column_schema"] = schema

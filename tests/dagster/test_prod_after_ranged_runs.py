@@ -80,11 +80,7 @@ def test_prod_after_a_short_range_then_every_partition_counts_every_fact_row(spa
     materialized = {event.materialization.asset_key: event.materialization for event in rebuilt.get_asset_materialization_events()}
     assert set(materialized) == set(FULL_SHOP)
     assert not [key for key, event in materialized.items() if "sparkmesh/up_to_date" in event.metadata]
-    # Lineage through parents that declare no columns (their columns are derived from their queries).
-    lineage = materialized[FULL_SHOP[0]].metadata["dagster/column_lineage"].value.deps_by_column
-    assert [(d.asset_key, d.column_name) for d in lineage["last_order_status"]] == [
-        (dg.AssetKey(["shop", "customer_status"]), "last_order_status")
-    ]
+    assert not [key for key, event in materialized.items() if "dagster/column_lineage" in event.metadata]  # on the spec
     # Step 4: prod equals what the files compute from every day.
     fact_rows, fact_units = spark.sql("SELECT COUNT(*), SUM(quantity) FROM shop.fct_orders").collect()[0]
     assert fact_rows > 0

@@ -16,6 +16,24 @@ from dagster_sparkmesh.project.config import ModelDefaults, ProjectConfig
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 
+def test_column_lineage_is_on_the_spec_through_parents_that_declare_no_columns(tmp_path):
+    view = _model("staging.items", "SELECT id, ts FROM raw.events", ("raw.events",), kind={"name": "VIEW"})
+    total = _model("shop.totals", "SELECT i.id AS item, MAX(i.ts) AS last_seen FROM staging.items AS i GROUP BY i.id",
+                   ("staging.items",))
+    project = _project(view, total).model_copy(update={"path": tmp_path})
+
+    def lineage(specs):
+        deps = _spec(specs, "shop/totals").metadata["dagster/column_lineage"].deps_by_column
+        return {column: [(d.asset_key.to_user_string(), d.column_name) for d in found] for column, found in deps.items()}
+
+    expected = {"item": [("staging/items", "id")], "last_seen": [("staging/items", "ts")]}
+    assert lineage(build_sparkmesh_specs(project)) == expected
+    assert (tmp_path / ".sparkmesh" / "cache" / "column_lineage" / "records.pack").is_file()
+    assert lineage(build_sparkmesh_specs(project)) == expected  # from the cache
+    view_lineage = _spec(build_sparkmesh_specs(project), "staging/items").metadata["dagster/column_lineage"]
+    assert view_lineage.deps_by_column["ts"] == [dg.TableColumnDep(asset_key=dg.AssetKey(["raw", "events"]), column_name="ts")]
+
+
 INCREMENTAL = {"name": "INCREMENTAL_BY_TIME_RANGE", "time_column": "ds"}
 
 

@@ -1,0 +1,63 @@
+"""A model's cron in Dagster's terms: the 5-field expression, its longest period, and the automation condition
+that runs a model when it is due (SQLMesh's ``run``)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from functools import lru_cache
+
+import dagster as dg
+
+from dagster_sparkmesh.plan.intervals import IntervalUnit, Schedule
+
+_FIELDS = {
+    IntervalUnit.HOUR: "0 * * * *",
+    IntervalUnit.DAY: "0 0 * * *",
+    IntervalUnit.WEEK: "0 0 * * 0",
+    IntervalUnit.MONTH: "0 0 1 * *",
+    IntervalUnit.YEAR: "0 0 1 1 *",
+}
+_LONGEST = {
+    IntervalUnit.HOUR: timedelta(hours=1),
+    IntervalUnit.DAY: timedelta(days=1),
+    IntervalUnit.WEEK: timedelta(days=7),
+    IntervalUnit.MONTH: timedelta(days=31),
+    IntervalUnit.YEAR: timedelta(days=366),
+}
+_SAMPLED_TICKS = 400  # enough for a yearly pattern of any 5-field cron finer than monthly
+
+
+def dagster_cron(cron: str) -> str:
+    """``@daily`` and friends as the 5-field expressions Dagster's cron parsing takes everywhere."""
+    schedule = Schedule.of(cron)
+    return _FIELDS.get(schedule.unit, schedule.cron)
+
+
+def longest_period(cron: str) -> timedelta:
+    """The longest gap between two ticks: a model is late only once a whole period has passed."""
+    schedule = Schedule.of(cron)
+    if schedule.unit in _LONGEST:
+        return _LONGEST[schedule.unit]
+    tick, longest = schedule.floor(datetime(2024, 1, 1)), timedelta(0)
+    for _ in range(_SAMPLED_TICKS):
+        following = schedule.next(tick)
+        longest, tick = max(longest, following - tick), following
+    return longest
+
+
+@lru_cache(maxsize=256)
+def cron_freshness(cron: str) -> dg.FreshnessPolicy:
+    """Fresh while the latest materialization is at most one period older than the last tick. One shared policy
+    per cron: building one walks a thousand ticks to validate it (12 ms; 12 s for a 1,000-model project)."""
+    return dg.FreshnessPolicy.cron(deadline_cron=dagster_cron(cron), lower_bound_delta=longest_period(cron))
+
+
+def cron_condition(cron: str) -> dg.AutomationCondition:
+    """``on_cron`` whose parents may be external assets: those are never materialized in Dagster, and the step
+    itself leaves an interval missing when an input is not there yet."""
+    external = dg.AssetSelection.all(include_sources=True) - dg.AssetSelection.all()
+    return (
+        dg.AutomationCondition.in_latest_time_window()
+        & dg.AutomationCondition.cron_tick_passed(cron).since_last_handled()
+        & dg.AutomationCondition.all_deps_updated_since_cron(cron).ignore(external)
+    ).with_label(f"on_cron({cron})")
