@@ -8,9 +8,10 @@ from dagster_sparkmesh.dagster.assets import sparkmesh_assets
 from dagster_sparkmesh.dagster.definitions import SparkMeshProject, build_sparkmesh_definitions
 from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_condition, promotion_key
 from dagster_sparkmesh.dagster.resource import SparkMeshResource
+from dagster_sparkmesh.dagster.selection import build_sparkmesh_asset_selection
 from dagster_sparkmesh.dagster.sensor import ReloadTarget, sparkmesh_git_sensor
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup, build_sparkmesh_specs
-from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
+from dagster_sparkmesh.dagster.translator import SparkMeshTranslator, SparkMeshTranslatorSettings
 
 __all__ = [
     "ReloadTarget",
@@ -18,7 +19,9 @@ __all__ = [
     "SparkMeshResource",
     "SparkMeshSpecs",
     "SparkMeshTranslator",
+    "SparkMeshTranslatorSettings",
     "SpecGroup",
+    "build_sparkmesh_asset_selection",
     "build_sparkmesh_definitions",
     "build_sparkmesh_specs",
     "promotion_asset",

@@ -3,6 +3,7 @@ that runs a model when it is due (SQLMesh's ``run``)."""
 
 from __future__ import annotations
 
+import warnings
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -55,7 +56,9 @@ def cron_freshness(cron: str) -> dg.FreshnessPolicy:
 def cron_condition(cron: str) -> dg.AutomationCondition:
     """``on_cron`` whose parents may be external assets: those are never materialized in Dagster, and the step
     itself leaves an interval missing when an input is not there yet."""
-    external = dg.AssetSelection.all(include_sources=True) - dg.AssetSelection.all()
+    with warnings.catch_warnings():  # ``include_sources`` is marked beta; it is how external assets are selected
+        warnings.simplefilter("ignore", dg.BetaWarning)
+        external = dg.AssetSelection.all(include_sources=True) - dg.AssetSelection.all()
     return (
         dg.AutomationCondition.in_latest_time_window()
         & dg.AutomationCondition.cron_tick_passed(cron).since_last_handled()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dagster as dg
 
+from dagster_sparkmesh.dagster.markdown import changes_markdown
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, dagster_name
 from dagster_sparkmesh.errors import SparkMeshError
@@ -73,7 +74,7 @@ def promotion_asset(
         finally:
             ctx.close()
         context.log.info(f"promoted {environment}: {len(result.views)} view(s) changed")
-        return dg.MaterializeResult(metadata=promotion_metadata(result))
+        return dg.MaterializeResult(metadata={**promotion_metadata(result), "changes": dg.MetadataValue.md(changes_markdown(plan))})
 
     return _promote
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import dagster as dg
 
+from dagster_sparkmesh.dagster.markdown import step_table
 from dagster_sparkmesh.dagster.events import check_result, check_results, materialize_result
 from dagster_sparkmesh.dagster.row_counts import partition_row_counts, table_row_count
 from dagster_sparkmesh.dagster.run_log import left_missing, model_done
@@ -44,6 +45,7 @@ class StepReport:
     unfinished: list[ModelRunResult] = field(default_factory=list)
     """Partitioned models that left some of the run's intervals missing (inputs incomplete, or signals not ready):
     not reported materialized; the step fails with them (``unfinished_failure``)."""
+    step_table_added: bool = False
 
     def log_done(self, result: ModelRunResult) -> None:
         self.context.log.info(model_done(result, self.project.models.get(result.model), bool(self.partitions)))
@@ -64,8 +66,18 @@ class StepReport:
                 self.context.log.warning(left_missing(result))
             key = self.specs.key_by_model[result.model]
             row_count = self._add_row_counts(result, key)
+            self._add_step_table(results, key)
             yield materialize_result(result, key, row_count=row_count)
             yield from check_results(result.audits, self.specs.check_keys.get(result.model, ()), selected)
+
+    def _add_step_table(self, results: Sequence[ModelRunResult], key: dg.AssetKey) -> None:
+        """The step's one table of models, windows, rows and durations, on its first materialization (the last
+        partition's, in a ranged run): the run page shows it once."""
+        if self.step_table_added:
+            return
+        self.step_table_added = True
+        table = {"sparkmesh/step_models": dg.MetadataValue.md(step_table(results))}
+        self.context.add_asset_metadata(table, asset_key=key, partition_key=self.partitions[-1] if self.partitions else None)
 
     def _up_to_date(self, result: ModelRunResult, selected: set[dg.AssetCheckKey]) -> Iterator[StepEvent]:
         key = self.specs.key_by_model[result.model]

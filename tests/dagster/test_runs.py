@@ -80,6 +80,14 @@ def test_range_run_materializes_each_partition_and_records_the_interval(spark, p
         # The range's total is said once, on its last partition, not repeated on every day.
         assert [p for p, m in by_partition.items() if "sparkmesh/range_rows_written" in m] == ["2024-01-03"]
         assert by_partition["2024-01-03"]["sparkmesh/range_rows_written"].value == 3
+        # One table of the step's models, windows, rows and durations, once in the run.
+        tables = [(m.asset_key, m.partition, m.metadata["sparkmesh/step_models"].value) for m in daily
+                  if "sparkmesh/step_models" in m.metadata]
+        assert len(tables) == 1 and tables[0][1] == "2024-01-03"
+        lines = tables[0][2].splitlines()
+        assert lines[0].startswith("| model | window | intervals | rows written | duration |")
+        assert sorted(line.split(" | ")[0] for line in lines[2:]) == ["| `shop.daily_flags`", "| `shop.daily`"]
+        assert "| `shop.daily` | 2024-01-01 → 2024-01-04 | 3 | 3 |" in tables[0][2]
         assert metadata["sparkmesh/range"].value == "[2024-01-01T00:00:00, 2024-01-04T00:00:00)"
         checks = result.get_asset_check_evaluations()
         assert [(c.check_name, c.passed) for c in checks] == [("not_null", True)]
@@ -109,6 +117,8 @@ def test_promotion_waits_for_every_interval_then_points_the_views(spark, project
         assert promoted.success
         views = promoted.get_asset_materialization_events()[0].materialization.metadata
         assert views["views_changed"].value == 4
+        changes = views["changes"].value  # what the plan changes, as the CLI shows it
+        assert "**Added**" in changes and "`shop.daily`" in changes and "`shop.summary`" in changes
         assert spark.sql("SELECT COUNT(*) FROM shop.daily").collect()[0][0] == 5
         assert spark.sql("SELECT grand_total FROM shop.summary").collect()[0][0] == 300
 

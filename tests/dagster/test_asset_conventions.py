@@ -1,0 +1,122 @@
+"""What a dagster-dbt user finds on each asset, here too: freshness from the cron, links to the code, the storage
+kind, a concurrency pool, and (opt-in) runs when the cron is due. Each evaluated by Dagster itself."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import dagster as dg
+import pytest
+from dagster._core.definitions.freshness import FreshnessState
+from dagster._core.definitions.freshness_evaluator import CronFreshnessPolicyEvaluator
+from dagster._core.loader import LoadingContextForTest
+from dagster._core.test_utils import freeze_time
+
+from dagster_sparkmesh.dagster import (
+    SparkMeshProject,
+    SparkMeshTranslator,
+    build_sparkmesh_asset_selection,
+    build_sparkmesh_definitions,
+)
+from dagster_sparkmesh.dagster.cron import dagster_cron, longest_period
+from dagster_sparkmesh.dagster.translator import SparkMeshTranslatorSettings
+from dagster_sparkmesh.errors import PlanError
+
+_spec = importlib.util.spec_from_file_location("conventions_specs", Path(__file__).with_name("test_specs.py"))
+specs_tests = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(specs_tests)
+
+DAILY = dg.AssetKey(["shop", "daily"])
+MIDNIGHT = datetime(2024, 3, 5, tzinfo=timezone.utc)
+
+
+def _definitions(**settings) -> dg.Definitions:
+    translator = SparkMeshTranslator(SparkMeshTranslatorSettings(**settings))
+    return build_sparkmesh_definitions(SparkMeshProject.from_loaded(specs_tests._project()), translator=translator)
+
+
+def _freshness(instance, node, at: datetime) -> FreshnessState:
+    with freeze_time(at):
+        return asyncio.run(CronFreshnessPolicyEvaluator().evaluate_freshness(LoadingContextForTest(instance), node))
+
+
+def test_a_daily_model_turns_stale_when_a_day_is_late():
+    node = _definitions().resolve_asset_graph().get(DAILY)
+    assert node.freshness_policy == dg.FreshnessPolicy.cron(deadline_cron="0 0 * * *", lower_bound_delta=timedelta(days=1))
+    with dg.instance_for_test() as instance:
+        with freeze_time(MIDNIGHT + timedelta(minutes=20)):  # the run after the 5th's tick wrote the 4th
+            instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=DAILY, partition="2024-03-04"))
+        assert _freshness(instance, node, MIDNIGHT + timedelta(hours=23)) == FreshnessState.PASS
+        assert _freshness(instance, node, MIDNIGHT + timedelta(days=1, hours=2)) == FreshnessState.PASS  # due, one period of grace
+        assert _freshness(instance, node, MIDNIGHT + timedelta(days=2, hours=1)) == FreshnessState.FAIL  # a day late
+
+
+def test_periods_and_crons_in_dagsters_terms():
+    assert (dagster_cron("@daily"), dagster_cron("@hourly"), dagster_cron("0 */6 * * *")) == ("0 0 * * *", "0 * * * *", "0 */6 * * *")
+    assert longest_period("@monthly") == timedelta(days=31)
+    assert longest_period("0 9 * * 1-5") == timedelta(days=3)  # Friday 9:00 to Monday 9:00
+
+
+def test_code_references_storage_kind_and_pool():
+    defs = _definitions()
+    graph = defs.resolve_asset_graph()
+    metadata = graph.get(DAILY).metadata
+    [reference] = metadata["dagster/code_references"].code_references
+    assert (reference.file_path, reference.line_number) == ("models/shop.daily.sql", 1)
+    assert metadata["dagster/storage_kind"] == "spark"
+    assert {assets_def.op.pool for assets_def in defs.assets if isinstance(assets_def, dg.AssetsDefinition) and
+            DAILY in assets_def.keys} == {"sparkmesh"}
+    plain = _definitions(enable_code_references=False, freshness_from_cron=False, pool=None)
+    node = plain.resolve_asset_graph().get(DAILY)
+    assert "dagster/code_references" not in node.metadata and node.freshness_policy is None
+
+
+def test_models_run_when_their_cron_is_due_only_when_asked():
+    assert _definitions().resolve_asset_graph().get(DAILY).automation_condition is None
+    defs = _definitions(automate_on_cron=True)
+    selection = dg.AssetSelection.assets(DAILY)
+    with dg.instance_for_test() as instance:
+
+        def evaluate(at: datetime, cursor=None):
+            return dg.evaluate_automation_conditions(defs, instance, selection, evaluation_time=at, cursor=cursor)
+
+        before = evaluate(datetime(2024, 1, 9, 23, 50))
+        ticked = evaluate(datetime(2024, 1, 10, 0, 10), before.cursor)
+        assert ticked.total_requested == 0  # due, but its parent has not been updated since the tick
+        # shop.daily reads staging.orders (a model) and, through an embedded model, raw.events (external).
+        instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=["staging", "orders"]))
+        ready = evaluate(datetime(2024, 1, 10, 0, 20), ticked.cursor)
+        assert ready.total_requested == 1  # the external parent does not hold it back
+        [result] = [r for r in ready.results if r.key == DAILY]
+        assert result.true_subset.expensively_compute_partition_keys() == {"2024-01-09"}
+        assert evaluate(datetime(2024, 1, 10, 0, 30), ready.cursor).total_requested == 0  # once per tick
+
+
+def test_sparkmesh_selectors_as_a_dagster_asset_selection():
+    project = specs_tests._project()
+    defs = build_sparkmesh_definitions(SparkMeshProject.from_loaded(project))
+    graph = defs.resolve_asset_graph()
+
+    def keys(*selectors, **options):
+        selection = build_sparkmesh_asset_selection(defs, *selectors, project=project, **options)
+        return sorted(key.to_user_string() for key in selection.resolve(graph))
+
+    assert keys("tag:finance") == ["shop/daily"]
+    assert keys("+tag:finance") == ["raw/orders", "shop/daily", "staging/orders"]  # the embedded model is no asset
+    assert keys("raw.orders+") == ["raw/orders", "shop/daily", "staging/orders"]
+    assert keys("*.orders", exclude=["raw*"]) == ["staging/orders"]
+    with pytest.raises(PlanError, match="tag:financ"):  # a typo is an error with the near match, never nothing
+        keys("tag:financ")
+
+
+def test_the_selection_reads_the_project_of_the_definitions_resource(tmp_path):
+    example = Path(__file__).resolve().parents[2] / "example_project"
+    defs = build_sparkmesh_definitions(example, sensor=False)
+    selection = build_sparkmesh_asset_selection(defs, "raw.orders+")
+    selected = {key.to_user_string() for key in selection.resolve(defs.resolve_asset_graph())}
+    assert "raw/orders" in selected and len(selected) > 2
+    job = dg.define_asset_job("finance", selection=selection)
+    assert dg.Definitions.merge(defs, dg.Definitions(jobs=[job])).resolve_job_def("finance") is not None
