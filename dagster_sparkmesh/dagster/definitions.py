@@ -10,10 +10,12 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 import dagster as dg
 
 from dagster_sparkmesh.dagster.assets import sparkmesh_assets
+from dagster_sparkmesh.dagster.code_links import GitLink, detect_git_link, link_to_git
 from dagster_sparkmesh.dagster.external_checks import external_audit_checks
 from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_key
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
@@ -85,6 +87,7 @@ def build_sparkmesh_definitions(
     sensor_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED,
     promotion_condition: dg.AutomationCondition | None = None,
     automation_sensor_status: dg.DefaultSensorStatus | None = dg.DefaultSensorStatus.RUNNING,
+    git_link: GitLink | Literal["auto"] | None = "auto",
 ) -> dg.Definitions:
     """Everything Dagster needs to run ``project_dir`` (or several folders: a multi-repo project) into ``environment``.
 
@@ -93,17 +96,21 @@ def build_sparkmesh_definitions(
     ``automation_sensor_status``: the automation sensor that evaluates the promotion asset's condition (and any
     model's, from ``SparkMeshTranslator.get_automation_condition``) starts running by default, so the promotion
     happens without a setting to find in the UI; None ships no sensor (when yours already targets these assets).
+    ``git_link``: where the models' code references link to; ``"auto"``: the project's git repository when its
+    ``origin`` is on GitHub or GitLab; None: local file references only.
     """
     sm_project = project_dir if isinstance(project_dir, SparkMeshProject) else SparkMeshProject.of(project_dir)
     project = sm_project.project
     translator = translator or SparkMeshTranslator()
     specs = build_sparkmesh_specs(project, translator, environment, skip_external_keys=skip_external_keys)
     resource = resource or sm_project.resource()
+    model_assets = sparkmesh_assets(
+        project=project, environment=environment, translator=translator, backfill_policy=backfill_policy, specs=specs,
+        retry_policy=retry_policy,
+    )
+    link = detect_git_link(sm_project.path) if git_link == "auto" else git_link
     assets: list = [
-        *sparkmesh_assets(
-            project=project, environment=environment, translator=translator, backfill_policy=backfill_policy, specs=specs,
-            retry_policy=retry_policy,
-        ),
+        *(link_to_git(model_assets, link) if link and translator.settings.enable_code_references else model_assets),
         *specs.external_specs,
         promotion_asset(project, specs, automation_condition=promotion_condition),
     ]

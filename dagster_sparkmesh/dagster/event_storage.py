@@ -163,7 +163,7 @@ class BatchedSqliteEventLogStorage(SqliteEventLogStorage):
                             entries.setdefault(asset_key.to_string(), {}).update(values)
                 if event_type in ASSET_CHECK_EVENTS:
                     self.store_asset_check_event(event, event_id)
-            pass
+            self._store_asset_event_tags(conn, asset_events, asset_event_ids)
             for asset_key, values in entries.items():
                 _upsert_asset_key(conn, asset_key, values)
 

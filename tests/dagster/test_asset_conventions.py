@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import shutil
+import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from dagster_sparkmesh.dagster import (
     build_sparkmesh_asset_selection,
     build_sparkmesh_definitions,
 )
+from dagster_sparkmesh.dagster.code_links import browse_url
 from dagster_sparkmesh.dagster.cron import dagster_cron, longest_period
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslatorSettings
 from dagster_sparkmesh.errors import PlanError
@@ -120,3 +123,19 @@ def test_the_selection_reads_the_project_of_the_definitions_resource(tmp_path):
     assert "raw/orders" in selected and len(selected) > 2
     job = dg.define_asset_job("finance", selection=selection)
     assert dg.Definitions.merge(defs, dg.Definitions(jobs=[job])).resolve_job_def("finance") is not None
+
+
+def test_code_references_link_to_the_projects_git_host(tmp_path):
+    example = tmp_path / "repo" / "shop"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "example_project", example,
+                    ignore=shutil.ignore_patterns(".sparkmesh", "__pycache__"))
+    git = ["git", "-C", str(example.parent)]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "remote", "add", "origin", "git@github.com:acme/warehouse.git"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "shop"], check=True)
+    defs = build_sparkmesh_definitions(example, sensor=False)
+    [reference] = defs.resolve_asset_graph().get(dg.AssetKey(["shop", "fct_orders"])).metadata["dagster/code_references"].code_references
+    assert reference.url == "https://github.com/acme/warehouse/tree/main/shop/models/shop/fct_orders.sql#L1"
+    assert browse_url("https://ci-token@gitlab.com/acme/warehouse.git") == "https://gitlab.com/acme/warehouse"
+    assert browse_url("ssh://git@internal.host/acme/warehouse") is None  # not a host whose file URLs we know
