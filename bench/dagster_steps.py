@@ -1,16 +1,20 @@
 """The measurements of ``dagster_bench.py``, one per fresh process: ``python bench/dagster_steps.py STEP PROJECT``.
 
 ``defs``: import + load + ``build_sparkmesh_definitions`` + repository resolution (what a code location load does).
-``range``: one direct Spark INSERT OVERWRITE over the range vs one Dagster run of the same partition range.
+``range``: one direct Spark INSERT OVERWRITE over the range vs one Dagster run of the same partition range, on a
+throwaway instance whose event log is the stock SQLite one or ``BatchedSqliteEventLogStorage`` (``--event-storage``).
 Each prints one JSON line of figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 import time
-from datetime import datetime
+from contextlib import contextmanager
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 STARTED = time.perf_counter()
@@ -62,8 +66,11 @@ def step_range(args) -> dict:
     defs = build_sparkmesh_definitions(project.path, resource=resource, sensor=False)
     key = dg.AssetKey(args.model.split("."))
     tags = {"dagster/asset_partition_range_start": args.first_key, "dagster/asset_partition_range_end": args.last_key}
-    dagster_floor = _dagster_floor(model_partitions(defs, args.model), tags)
-    with dg.instance_for_test() as instance:
+    partitions_def = model_partitions(defs, args.model)
+    dagster_floor = _dagster_floor(partitions_def, tags, args.event_storage)
+    days = len(partitions_def.get_partition_keys_in_range(dg.PartitionKeyRange(args.first_key, args.last_key)))
+    floor_365 = dagster_floor if days == 365 else _dagster_floor(*_days_365(), args.event_storage)
+    with bench_instance(args.event_storage) as instance:
         began = time.perf_counter()
         result = dg.materialize(
             defs.assets, selection=[key], resources=defs.resources, instance=instance, tags=tags, raise_on_error=False
@@ -82,6 +89,8 @@ def step_range(args) -> dict:
         "direct_seconds": [direct_first, direct_again],
         "dagster_seconds": dagster_seconds,
         "dagster_floor_seconds": dagster_floor,
+        "dagster_floor_365_seconds": floor_365,
+        "event_storage": args.event_storage,
         "run_seconds": run_seconds,
         "sparkmesh_step_seconds": step_seconds,
         "success": result.success,
@@ -98,16 +107,44 @@ def model_partitions(defs, model: str):
     return defs.resolve_asset_graph().get(dg.AssetKey(model.split("."))).partitions_def
 
 
-def _dagster_floor(partitions_def, tags: dict[str, str]) -> float:
+@contextmanager
+def bench_instance(event_storage: str):
+    """A throwaway instance in a temp dir: stock, or with the batched SQLite event log (which sets
+    DAGSTER_EVENT_BATCH_SIZE in this process when it loads)."""
+    import dagster as dg
+    import yaml
+
+    from dagster_sparkmesh.dagster.event_storage import batched_instance_yaml
+
+    with tempfile.TemporaryDirectory(prefix="sparkmesh_bench_instance_") as home:
+        runs_dir = os.path.join(home, "history", "runs")
+        overrides = yaml.safe_load(batched_instance_yaml(runs_dir)) if event_storage == "batched" else {}
+        with dg.instance_for_test(temp_dir=home, overrides=overrides) as instance:
+            yield instance
+
+
+def _days_365():
+    """365 daily partitions (2023) and the tags of one run over all of them."""
+    import dagster as dg
+
+    first, end = date(2023, 1, 1), date(2024, 1, 1)
+    partitions_def = dg.DailyPartitionsDefinition(start_date=first.isoformat(), end_date=end.isoformat())
+    last = (end - timedelta(days=1)).isoformat()
+    return partitions_def, {"dagster/asset_partition_range_start": first.isoformat(),
+                            "dagster/asset_partition_range_end": last}
+
+
+def _dagster_floor(partitions_def, tags: dict[str, str], event_storage: str) -> float:
     """The same ranged run of an asset that does nothing, on an instance of the same kind: what Dagster itself
-    costs (run creation, one planned and one materialization event per partition, each a SQLite commit)."""
+    costs (run creation, one planned and one materialization event per partition: each a SQLite commit on the
+    stock event log, a few batches on the batched one)."""
     import dagster as dg
 
     @dg.asset(partitions_def=partitions_def, backfill_policy=dg.BackfillPolicy.single_run())
     def nothing():  # no annotation: Dagster resolves annotations, and they are strings here
         return dg.MaterializeResult()
 
-    with dg.instance_for_test() as instance:
+    with bench_instance(event_storage) as instance:
         began = time.perf_counter()
         dg.materialize([nothing], instance=instance, tags=tags)
         return time.perf_counter() - began
@@ -125,6 +162,7 @@ def main() -> None:
     parser.add_argument("--end", type=datetime.fromisoformat)
     parser.add_argument("--first-key")
     parser.add_argument("--last-key")
+    parser.add_argument("--event-storage", choices=("stock", "batched"), default="stock")
     args = parser.parse_args()
     emit(STEPS[args.step](args))
     sys.stdout.flush()

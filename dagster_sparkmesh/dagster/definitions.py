@@ -88,6 +88,8 @@ def build_sparkmesh_definitions(
     promotion_condition: dg.AutomationCondition | None = None,
     automation_sensor_status: dg.DefaultSensorStatus | None = dg.DefaultSensorStatus.RUNNING,
     git_link: GitLink | Literal["auto"] | None = "auto",
+    select: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> dg.Definitions:
     """Everything Dagster needs to run ``project_dir`` (or several folders: a multi-repo project) into ``environment``.
 
@@ -98,11 +100,15 @@ def build_sparkmesh_definitions(
     happens without a setting to find in the UI; None ships no sensor (when yours already targets these assets).
     ``git_link``: where the models' code references link to; ``"auto"``: the project's git repository when its
     ``origin`` is on GitHub or GitLab; None: local file references only.
+    ``select`` / ``exclude``: sparkmesh selectors (``tag:finance+``) of the models that are assets of these
+    definitions (default: every model); the git sensor requests runs for those only.
     """
     sm_project = project_dir if isinstance(project_dir, SparkMeshProject) else SparkMeshProject.of(project_dir)
     project = sm_project.project
     translator = translator or SparkMeshTranslator()
-    specs = build_sparkmesh_specs(project, translator, environment, skip_external_keys=skip_external_keys)
+    specs = build_sparkmesh_specs(
+        project, translator, environment, skip_external_keys=skip_external_keys, select=select, exclude=exclude
+    )
     resource = resource or sm_project.resource()
     model_assets = sparkmesh_assets(
         project=project, environment=environment, translator=translator, backfill_policy=backfill_policy, specs=specs,
@@ -114,7 +120,9 @@ def build_sparkmesh_definitions(
         *specs.external_specs,
         promotion_asset(project, specs, automation_condition=promotion_condition),
     ]
-    sensors: list[dg.SensorDefinition] = [_sensor(sm_project, environment, translator, resource, reload, sensor_status)] if sensor else []
+    sensors: list[dg.SensorDefinition] = (
+        [_sensor(sm_project, specs, translator, resource, reload, sensor_status, (select, exclude))] if sensor else []
+    )
     assets += standalone_audit_checks(project, translator, environment, _asset_names(project, specs, translator))
     if automation_sensor_status is not None:
         sensors.append(automation_sensor(specs, automation_sensor_status))
@@ -144,20 +152,23 @@ def automation_sensor(specs: SparkMeshSpecs, status: dg.DefaultSensorStatus) -> 
 
 def _sensor(
     sm_project: SparkMeshProject,
-    environment: str,
+    specs: SparkMeshSpecs,
     translator: SparkMeshTranslator,
     resource: SparkMeshResource,
     reload: ReloadTarget | None,
     status: dg.DefaultSensorStatus,
+    selection: tuple[Sequence[str], Sequence[str]],
 ) -> dg.SensorDefinition:
     return sparkmesh_git_sensor(
         project_dir=sm_project.path,
-        environment=environment,
+        environment=specs.environment,
         load_project=sm_project.reload,
-        planner=StatePlanner(environment, resource.state_url),
+        planner=StatePlanner(specs.environment, resource.state_url),
         translator=translator,
         reload=reload,
         default_status=status,
+        select=selection[0],
+        exclude=selection[1],
     )
 
 

@@ -13,6 +13,7 @@ import dagster as dg
 from pydantic import Field
 
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.csv_sources import register_csv_sources
 from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.project.config import EngineMode, SparkConnection
 from dagster_sparkmesh.project.records import Project
@@ -38,6 +39,11 @@ class SparkMeshResource(dg.ConfigurableResource):
     state_url: str | None = Field(default=None, description="SQLAlchemy URL of the state store")
     spark_config: dict[str, str] = Field(default_factory=dict, description="extra spark.* settings")
     max_workers: int = Field(default=2, description="models of one step computed in parallel")
+    csv_sources: dict[str, str] = Field(
+        default_factory=dict,
+        description="external model -> folder of CSV files (relative to project_dir), created as a CSV table on "
+        "first use: local development without the production source",
+    )
 
     def connection(self, project: Project) -> SparkConnection:
         """The project's Spark connection with this resource's overrides applied."""
@@ -73,4 +79,18 @@ class SparkMeshResource(dg.ConfigurableResource):
             project=project,
         )
         ctx.max_workers = self.max_workers
+        if self.csv_sources:
+            self._register_csv_sources_on_first_use(ctx)
         return ctx
+
+    def _register_csv_sources_on_first_use(self, ctx: ExecutionContext) -> None:
+        folders = {name: Path(ctx.project.path) / folder for name, folder in self.csv_sources.items()}
+        open_engine = ctx.engine_factory
+
+        def engine_with_sources():
+            engine = open_engine()
+            register_csv_sources(engine, dict(ctx.project.external_models), folders)
+            return engine
+
+        # Still lazy: a step that needs no Spark (nothing to compute) never starts it.
+        ctx.engine_factory = engine_with_sources

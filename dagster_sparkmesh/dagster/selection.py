@@ -15,8 +15,8 @@ import dagster as dg
 
 from dagster_sparkmesh.dagster.definitions import SparkMeshProject
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
+from dagster_sparkmesh.dagster.specs import selected_models
 from dagster_sparkmesh.errors import PlanError
-from dagster_sparkmesh.plan.selectors import select_models
 from dagster_sparkmesh.project.records import Project
 
 _MODEL_METADATA = "sparkmesh/model"
@@ -33,8 +33,7 @@ def build_sparkmesh_asset_selection(
     ``project``: the project ``defs`` were built from; by default the one of their ``sparkmesh`` resource."""
     if not selectors:
         raise PlanError("build_sparkmesh_asset_selection needs at least one selector", hint="e.g. 'tag:finance+'")
-    models = _project(defs, project).models
-    chosen = set(select_models(models, selectors)) - set(select_models(models, exclude) if exclude else ())
+    chosen = selected_models(_project(defs, project), selectors, tuple(exclude))
     keys = [key for key, name in _model_keys(defs).items() if name in chosen]
     return dg.AssetSelection.assets(*keys)
 

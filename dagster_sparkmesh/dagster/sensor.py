@@ -118,7 +118,11 @@ def sparkmesh_git_sensor(
     name: str | None = None,
     minimum_interval_seconds: int = 60,
     default_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED,
+    select: Sequence[str] = (),
+    exclude: Sequence[str] = (),
 ) -> dg.SensorDefinition:
+    """``select`` / ``exclude``: the sparkmesh selectors of the definitions' model assets (runs are requested for
+    those only)."""
     translator = translator or SparkMeshTranslator()
     project_dir = Path(project_dir)
 
@@ -139,7 +143,7 @@ def sparkmesh_git_sensor(
             reload_location(reload, context.log)
             return dg.SensorResult(skip_reason=f"reloading code for commit {head[:12]}", cursor=Cursor(head, PENDING).dump())
         project = load_project()
-        specs = build_sparkmesh_specs(project, translator, environment)
+        specs = build_sparkmesh_specs(project, translator, environment, select=select, exclude=exclude)
         if cursor.commit == head and cursor.phase == BACKFILLING and cursor.plan_id:
             plan = planner.remaining(project, cursor.plan_id)
             if plan is not None:

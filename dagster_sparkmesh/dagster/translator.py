@@ -194,6 +194,11 @@ class SparkMeshTranslator:
         """The fingerprint: it moves exactly when the data the model produces may change."""
         return model.fingerprint
 
+    def get_asset_spec(self, model: Model, spec: dg.AssetSpec) -> dg.AssetSpec:
+        """The last word on a model's spec, after every ``get_*`` above (the Component's ``translation`` hooks in
+        here). Partitions must stay the model's: they are its cron intervals."""
+        return spec
+
     def get_check_name(self, model: Model, index: int) -> str:
         """The asset check of ``model.audits[index]``; a repeated audit gets its position as a suffix."""
         call = model.audits[index]

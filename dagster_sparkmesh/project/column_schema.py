@@ -21,6 +21,7 @@ from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
 from dagster_sparkmesh.model.records import ExternalModel, Model
+from dagster_sparkmesh.project.column_lineage import ColumnSources, trace_qualified
 from dagster_sparkmesh.project.dag import topological_order
 from dagster_sparkmesh.project.records import Project
 
@@ -36,6 +37,13 @@ _SPARK = Dialect.get_or_raise("spark")
 def derive_column_schemas(project: Project) -> dict[str, Columns]:
     """Model name → derived columns, for the SQL models without declared columns whose columns can be named."""
     return _derive(project.models, project.external_models).derived
+
+
+def derive_columns_and_lineage(project: Project) -> tuple[dict[str, Columns], dict[str, ColumnSources]]:
+    """The derived columns, and the column lineage of the models whose queries were qualified to derive them
+    (qualifying is most of the cost of both: one pass does the two)."""
+    derivation = _derive(project.models, project.external_models)
+    return derivation.derived, derivation.sources
 
 
 class ModelColumns:
@@ -81,6 +89,8 @@ class _Derivation:
     def __init__(self) -> None:
         self.known = _KnownColumns()
         self.derived: dict[str, Columns] = {}
+        self.sources: dict[str, ColumnSources] = {}
+        """Column lineage of the models whose queries were qualified here (traced in the same pass)."""
 
 
 def _derive(models: Mapping[str, Model], externals: Mapping[str, ExternalModel]) -> _Derivation:
@@ -97,7 +107,9 @@ def _derive(models: Mapping[str, Model], externals: Mapping[str, ExternalModel])
         if model.source != "sql" or not model.query:
             continue
         parents = tuple(sorted((parent, known.columns.get(parent, ())) for parent in model.depends_on))
-        columns = query_columns(model.query, parents, known.schema)
+        columns, sources = _columns_and_sources(model.query, parents, known.schema)
+        if sources is not None:
+            result.sources[name] = sources
         if columns:
             known.add(name, columns)
             result.derived[name] = columns
@@ -118,46 +130,54 @@ class _KnownColumns:
         self.schema.add_table(node, {column: _data_type(type_ or "UNKNOWN") for column, type_ in columns}, dialect=_SPARK)
 
 
-_CACHE: dict[tuple[str, tuple[tuple[str, Columns], ...]], Columns] = {}
+_Derived = tuple[Columns, "ColumnSources | None"]
+_CACHE: dict[tuple[str, tuple[tuple[str, Columns], ...]], _Derived] = {}
 _CACHE_SIZE = 8192
 
 
 def query_columns(query: str, parents: tuple[tuple[str, Columns], ...], schema: MappingSchema) -> Columns:
     """The output columns of ``query``; ``parents``: (table, its columns or () when unknown) per table read, the
-    known ones also in ``schema``. Cached on (query, parents): definitions are rebuilt with the same models."""
+    known ones also in ``schema``."""
+    return _columns_and_sources(query, parents, schema)[0]
+
+
+def _columns_and_sources(query: str, parents: tuple[tuple[str, Columns], ...], schema: MappingSchema) -> _Derived:
+    """The columns, and the column lineage when the query could be qualified (None otherwise). Cached on
+    (query, parents): definitions are rebuilt with the same models."""
     key = (query, parents)
     if key not in _CACHE:
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.clear()
-        _CACHE[key] = _query_columns(query, all(columns for _, columns in parents), schema)
+        _CACHE[key] = _derive_query(query, all(columns for _, columns in parents), schema)
     return _CACHE[key]
 
 
-def _query_columns(query: str, parents_known: bool, schema: MappingSchema) -> Columns:
+def _derive_query(query: str, parents_known: bool, schema: MappingSchema) -> _Derived:
     try:
         expression = sqlglot.parse_one(query, dialect=_SPARK)
     except SqlglotError:
-        return ()
+        return (), None
     if not isinstance(expression, exp.Query):
-        return ()
+        return (), None
     if parents_known:
         # qualify rewrites in place: the names-only fallback parses again (rare, and cheaper than a copy each time)
-        typed = _typed_columns(expression, schema)
+        typed, sources = _typed_columns(expression, schema)
         if typed:
-            return typed
+            return typed, sources
         expression = sqlglot.parse_one(query, dialect=_SPARK)
-    return _named_columns(expression)
+    return _named_columns(expression), None
 
 
-def _typed_columns(expression: exp.Query, schema: MappingSchema) -> Columns:
+def _typed_columns(expression: exp.Query, schema: MappingSchema) -> _Derived:
     try:
         qualified = qualify(expression, schema=schema, dialect=_SPARK, validate_qualify_columns=False)
+        sources = trace_qualified(qualified)  # before types are annotated: the walk needs only the names
         annotated = annotate_types(qualified, schema=schema, dialect=_SPARK)
     except (SqlglotError, KeyError, ValueError):
-        return ()
+        return (), None
     if _has_star(annotated):
-        return ()
-    return tuple((select.alias_or_name, _type_name(select.type)) for select in annotated.selects)
+        return (), None
+    return tuple((select.alias_or_name, _type_name(select.type)) for select in annotated.selects), sources
 
 
 def _named_columns(expression: exp.Query) -> Columns:
