@@ -21,6 +21,8 @@ from pathlib import Path
 
 from cdp import stop_process_group
 
+from dagster_sparkmesh.dagster.event_storage import batched_instance_yaml
+
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "example_project"
 LOCATION = "example_shop"
@@ -61,8 +63,10 @@ def start_dagster_dev(project: Path, home: Path, port: int, timeout: float = 120
         f"      location_name: {LOCATION}\n      working_directory: .\n"
     )
     home.mkdir(parents=True, exist_ok=True)
-    # No telemetry (these machines have no network) and no first-visit community dialog over the page.
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\nnux:\n  enabled: false\n")
+    # No telemetry (these machines have no network) and no first-visit community dialog over the page; freshness
+    # evaluated and the batched event log, as `./dev ui` sets them.
+    settings = "telemetry:\n  enabled: false\nnux:\n  enabled: false\nfreshness:\n  enabled: true\n"
+    (home / "dagster.yaml").write_text(settings + batched_instance_yaml(str(home / "history" / "runs")))
     log_path = project.parent / "dagster-dev.log"
     env = {
         **os.environ,
