@@ -19,11 +19,24 @@ from dagster_sparkmesh.sqlmesh_api.signals import signal  # noqa: E402
 __all__ = ["SparkMeshError", "load_project", "macro", "model", "signal"]
 
 
+_LAZY = ("SparkMeshProjectComponent",)
+
+
 def __getattr__(name: str) -> object:
     # ``macro`` on first use: importing the package for a Dagster definition never loads the macro language.
     if name == "macro":
         from dagster_sparkmesh.macros import macro
 
         return macro
+    # The Component imports Dagster: only when asked for (``type: dagster_sparkmesh.SparkMeshProjectComponent``).
+    if name == "SparkMeshProjectComponent":
+        from dagster_sparkmesh.dagster.component import SparkMeshProjectComponent
+
+        return SparkMeshProjectComponent
     raise AttributeError(f"module 'dagster_sparkmesh' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    # `dg list components` finds a package's components through dir(): the lazy ones must be listed.
+    return sorted([*globals(), *_LAZY])
 __version__ = "0.1.0"

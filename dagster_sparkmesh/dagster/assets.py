@@ -7,6 +7,7 @@ executor stops the failing model's descendants inside the step and the step then
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 
@@ -49,11 +50,21 @@ def sparkmesh_assets(
     """
     translator = translator or SparkMeshTranslator()
     specs = specs or build_sparkmesh_specs(project, translator, environment)
-    return [_group_asset(group, specs, project, translator, backfill_policy, retry_policy) for group in specs.groups]
+    names = _op_names(specs, translator)
+    return [_group_asset(group, names[group.name], specs, project, translator, backfill_policy, retry_policy)
+            for group in specs.groups]
+
+
+def _op_names(specs: SparkMeshSpecs, translator: SparkMeshTranslator) -> dict[str, str]:
+    """The translator's op name per group; a name several groups got is suffixed with each one's default name."""
+    chosen = {group.name: translator.get_op_name(group.name) for group in specs.groups}
+    taken = Counter(chosen.values())
+    return {group: name if taken[name] == 1 else f"{name}_{group}" for group, name in chosen.items()}
 
 
 def _group_asset(
     group: SpecGroup,
+    op_name: str,
     specs: SparkMeshSpecs,
     project: Project,
     translator: SparkMeshTranslator,
@@ -61,14 +72,14 @@ def _group_asset(
     retry_policy: dg.RetryPolicy | None = None,
 ) -> dg.AssetsDefinition:
     @dg.multi_asset(
-        name=group.name,
+        name=op_name,
         specs=list(group.specs),
         check_specs=list(group.check_specs),
         can_subset=True,
         partitions_def=group.partitions_def,
         backfill_policy=backfill_policy or group.backfill_policy,
         retry_policy=retry_policy,
-        op_tags={"kind": "spark"},
+        op_tags=translator.get_op_tags(group.name),
         pool=translator.get_pool(group.name),
         required_resource_keys={RESOURCE_KEY},
     )

@@ -120,8 +120,15 @@ class SparkMeshTranslator:
         return cron_freshness(model.cron)
 
     def get_pool(self, group_name: str) -> str | None:
-        """The concurrency pool of one model step (``group_name``: the step's op name)."""
+        """The concurrency pool of one model step (``group_name``: the step's default op name)."""
         return self.settings.pool
+
+    def get_op_name(self, group_name: str) -> str:
+        """The op (step) name of the models of one partitions definition (``sparkmesh_prod_daily``)."""
+        return group_name
+
+    def get_op_tags(self, group_name: str) -> dict[str, str]:
+        return {"kind": "spark"}
 
     def get_code_references(self, model: Model) -> dg.CodeReferencesMetadataValue | None:
         if not self.settings.enable_code_references:

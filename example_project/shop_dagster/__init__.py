@@ -1,0 +1,1 @@
+"""The example shop's Dagster definitions, loaded from the Component in ``defs/shop/defs.yaml``."""
