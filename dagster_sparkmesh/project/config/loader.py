@@ -29,6 +29,15 @@ from dagster_sparkmesh.project.config import (
     StateConnection,
 )
 from dagster_sparkmesh.project.config.python_file import read_python_config
+from dagster_sparkmesh.project.config.sqlmesh_keys import (
+    CRON_ALIASES,
+    IGNORED_GATEWAY_KEYS,
+    IGNORED_KEYS,
+    IGNORED_MODEL_DEFAULTS,
+    IGNORED_SPARK_KEYS,
+    OTHER_ENGINES,
+)
+from dagster_sparkmesh.project.config.values import NOT_JSON, json_value
 from dagster_sparkmesh.project.config.values import postgres_url as _postgres_url
 from dagster_sparkmesh.project.config.values import spark_conf_text as _spark_conf_text
 from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
@@ -38,34 +47,6 @@ from dagster_sparkmesh.records import Record
 
 CONFIG_FILES = ("config.yaml", "config.yml")
 PYTHON_CONFIG = "config.py"
-_CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly", "@annually", "@midnight"})
-
-# SQLMesh settings that do not apply to sparkmesh: accepted with a warning.
-IGNORED_KEYS = frozenset(
-    """project format ui plan run users notification_targets linter default_connection default_test_connection
-    default_scheduler physical_schema_override cicd_bot model_naming
-    default_target_environment ignore_patterns cache_dir env_vars physical_schema_mapping
-    environment_suffix_target log_limit janitor migration environment_catalog_mapping gateway_managed_virtual_layer
-    infer_python_dependencies disable_anonymized_analytics auto_categorize_changes time_column_format
-    pinned_environments loader loader_kwargs username feature_flags dbt virtual_environment_mode""".split()
-)
-_IGNORED_MODEL_DEFAULTS = frozenset(
-    """kind storage_format session_properties physical_properties virtual_properties on_destructive_change
-    on_additive_change audits optimize_query allow_partials enabled interval_unit table_format formatting
-    validate_query pre_statements post_statements""".split()
-)
-# The other engines SQLMesh connects to: a gateway of theirs is left out with a warning, so the project loads
-# unchanged; any other connection type is most likely a typo of "spark" and stays an error.
-OTHER_ENGINES = frozenset(
-    """athena azuresql bigquery clickhouse databricks duckdb fabric gcp_postgres motherduck mssql mysql postgres
-    redshift risingwave snowflake trino""".split()
-)
-_IGNORED_GATEWAY_KEYS = frozenset({"test_connection", "scheduler", "state_schema", "variables"})
-_IGNORED_SPARK_KEYS = frozenset(
-    {"config_dir", "catalog", "concurrent_tasks", "register_comments", "pre_ping", "pretty_sql"}
-)
-
-
 # SQLMesh refuses a config without it; a warning lets projects written for sparkmesh before still load.
 _NO_DIALECT = ("model_defaults.dialect is not set (SQLMesh requires it): models are read as spark SQL; set it, e.g. "
                "'model_defaults: {dialect: spark}' (or the dialect your models are written in)")
@@ -264,7 +245,7 @@ class _ConfigReader:
         known = ("dialect", "start", "cron", "owner", "batch_size")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
-            if key in _IGNORED_MODEL_DEFAULTS:
+            if key in IGNORED_MODEL_DEFAULTS:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
                 fields[key] = self._value(value_node) if key == "batch_size" else self._text(value_node, key)
@@ -276,7 +257,7 @@ class _ConfigReader:
     def _check_default(self, key: str, value: object, node: yaml.Node) -> None:
         if key == "dialect" and sqlglot.Dialect.get(str(value).lower()) is None:
             raise self._error(node, f"unknown dialect {value!r}", "use a sqlglot dialect name such as spark or duckdb")
-        if key == "cron" and str(value).lower() not in _CRON_ALIASES and not croniter.is_valid(str(value)):
+        if key == "cron" and str(value).lower() not in CRON_ALIASES and not croniter.is_valid(str(value)):
             raise self._error(node, f"invalid cron {value!r}", "use @daily, @hourly, ... or a 5-field cron expression")
         if key == "start":
             try:
@@ -291,7 +272,7 @@ class _ConfigReader:
     def _gateway(self, name: str, node: yaml.Node) -> GatewayConfig | None:
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, f"gateway {name!r}"):
-            if key in _IGNORED_GATEWAY_KEYS:
+            if key in IGNORED_GATEWAY_KEYS:
                 self._warn(key_node, f"gateways.{name}.{key} is not used by sparkmesh; ignored")
             elif key == "connection" and self._engine_of(value_node) in OTHER_ENGINES:
                 self._warn(key_node, f"gateway {name!r} connects to {self._engine_of(value_node)}, not Spark; left out")
@@ -313,7 +294,7 @@ class _ConfigReader:
         known = ("type", "mode", "remote", "master", "connect_port", "config")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "connection"):
-            if key in _IGNORED_SPARK_KEYS:
+            if key in IGNORED_SPARK_KEYS:
                 self._warn(key_node, f"connection.{key} is not used by sparkmesh; ignored")
             elif key == "config":
                 fields["config"] = {k: _spark_conf_text(self._value(v)) for k, _, v in self._items(value_node, "config")}
@@ -347,30 +328,12 @@ class _ConfigReader:
         """As in SQLMesh, a variable is any YAML value: lists and mappings too (``@EACH`` and Python read them)."""
         result: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "variables"):
-            value = _json_value(self._value(value_node))
-            if value is _NOT_JSON:
+            value = json_value(self._value(value_node))
+            if value is NOT_JSON:
                 raise self._error(value_node, f"variable {key!r} must be a string, number, boolean, list or mapping",
                                   "write a plain YAML value")
             result[key] = value
         return result
-
-
-_NOT_JSON = object()
-
-
-def _json_value(value: object) -> object:
-    """``value`` with dates as ISO text; ``_NOT_JSON`` when it holds something else (a set, binary data)."""
-    if isinstance(value, date):
-        return value.isoformat()
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, list):
-        items = [_json_value(item) for item in value]
-        return _NOT_JSON if any(item is _NOT_JSON for item in items) else items
-    if isinstance(value, dict):
-        pairs = {str(k): _json_value(v) for k, v in value.items()}
-        return _NOT_JSON if any(item is _NOT_JSON for item in pairs.values()) else pairs
-    return _NOT_JSON
 
 
 def _ttl(reader: _ConfigReader, node: yaml.Node) -> str:

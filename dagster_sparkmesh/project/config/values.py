@@ -1,9 +1,11 @@
-"""Value conversions of the config reader: ``env_var`` substitution, PostgreSQL URLs, Spark configuration text."""
+"""Value conversions of the config reader: ``env_var`` substitution, PostgreSQL URLs, Spark configuration text,
+variables as JSON values."""
 
 from __future__ import annotations
 
 import os
 import re
+from datetime import date
 from pathlib import Path
 
 from sqlalchemy.engine import URL
@@ -50,3 +52,21 @@ def substitute_env_vars(text: str, path: Path) -> str:
         return value
 
     return _ENV_VAR.sub(replace, text) if "env_var" in text else text
+
+
+NOT_JSON = object()
+
+
+def json_value(value: object) -> object:
+    """``value`` with dates as ISO text; ``NOT_JSON`` when it holds something else (a set, binary data)."""
+    if isinstance(value, date):
+        return value.isoformat()
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, list):
+        items = [json_value(item) for item in value]
+        return NOT_JSON if any(item is NOT_JSON for item in items) else items
+    if isinstance(value, dict):
+        pairs = {str(k): json_value(v) for k, v in value.items()}
+        return NOT_JSON if any(item is NOT_JSON for item in pairs.values()) else pairs
+    return NOT_JSON
