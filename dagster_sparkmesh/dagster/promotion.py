@@ -12,10 +12,10 @@ import dagster as dg
 from dagster_sparkmesh.dagster.markdown import changes_markdown
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, dagster_name
-from dagster_sparkmesh.errors import SparkMeshError
+from dagster_sparkmesh.errors import SparkMeshError, StateConflictError
 from dagster_sparkmesh.execution.apply import promote_plan
 from dagster_sparkmesh.execution.plans import PLAN_ID_TAG, plan_to_promote
-from dagster_sparkmesh.execution.promotion import MissingIntervals
+from dagster_sparkmesh.execution.promotion import MissingIntervals, promoted_by_another
 from dagster_sparkmesh.execution.results import PromotionResult
 from dagster_sparkmesh.project.records import Project
 
@@ -63,12 +63,19 @@ def promotion_asset(
     def _promote(context):  # annotations stay off: Dagster inspects them, and they are strings here
         sparkmesh: SparkMeshResource = getattr(context.resources, RESOURCE_KEY)
         ctx = sparkmesh.open_context(environment, project)
+        plan = None
         try:
             plan = plan_to_promote(ctx, context.run.tags.get(PLAN_ID_TAG))
             result = promote_plan(ctx, plan, log={"dagster_run": context.run.run_id})
         except MissingIntervals as missing:
             # A refusal is an answer, not a crash: `from None` keeps the core's stack out of the run log.
             raise refusal(missing) from None
+        except StateConflictError as conflict:
+            if plan is None or not promoted_by_another(ctx, plan):
+                raise dg.Failure(description=str(conflict), metadata={"error": type(conflict).__name__}) from None
+            context.log.info(f"{environment} was promoted to plan {plan.plan_id} by a concurrent run of the same plan")
+            return dg.MaterializeResult(metadata={"plan_id": plan.plan_id, "views_changed": 0,
+                                                  "promoted_by": "a concurrent promotion of the same plan"})
         except SparkMeshError as error:
             raise dg.Failure(description=str(error), metadata={"error": type(error).__name__}) from None
         finally:

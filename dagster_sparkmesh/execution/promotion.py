@@ -41,6 +41,24 @@ RENEW_LEASE_EVERY_SECONDS = 60.0
 per minute at most, far inside ``LEASE_DURATION`` (10 minutes), instead of one per view."""
 
 
+SAME_PLAN_WAIT_SECONDS = 300.0
+"""How long a promotion that lost the lease to another promotion of the same plan waits for that one to finish."""
+
+
+def promoted_by_another(ctx: ExecutionContext, plan: Plan, *, timeout: float = SAME_PLAN_WAIT_SECONDS) -> bool:
+    """After losing the lease: whether another process promoting this same plan (Dagster may launch the promotion
+    from a backfill and from the automation sensor at once) finished it. Waits while that one holds the lease."""
+    deadline = time.monotonic() + timeout
+    while True:
+        environment = ctx.state.get_environment(ctx.environment)
+        if environment is not None and environment.plan_id == plan.plan_id:
+            return True
+        lease = ctx.state.get_promotion_lease(ctx.environment)
+        if lease is None or lease.plan_id != plan.plan_id or time.monotonic() >= deadline:
+            return False
+        time.sleep(0.5)
+
+
 def promote(ctx: ExecutionContext, plan: Plan) -> PromotionResult:
     """The promotion stage of ``plan`` (its snapshots were pushed when it was prepared: ``execution.apply``)."""
     lease = _HeldLease(ctx.state, ctx.state.acquire_promotion_lease(ctx.environment, plan.plan_id))

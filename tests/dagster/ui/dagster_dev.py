@@ -34,14 +34,22 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def copy_example(target: Path, connect_port: int) -> Path:
-    """The example project, with its managed Spark Connect server moved to ``connect_port``."""
+def copy_example(target: Path, connect_port: int, end: str | None = None) -> Path:
+    """The example project, with its managed Spark Connect server moved to ``connect_port``; ``end``: the last day
+    of every incremental model (a few partitions instead of every day since 2024)."""
     shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".sparkmesh", "__pycache__"))
     config = target / "config.yaml"
     anchor = "      type: spark\n"
     text = config.read_text()
     assert anchor in text, f"{config} changed shape: update copy_example"
     config.write_text(text.replace(anchor, f"{anchor}      connect_port: {connect_port}\n", 1))
+    if end:
+        for model in (target / "models").rglob("*.sql"):
+            text = model.read_text()
+            if "kind INCREMENTAL" in text:
+                name_line = text.splitlines(keepends=True)[1]
+                assert name_line.lstrip().startswith("name "), f"{model} changed shape: update copy_example"
+                model.write_text(text.replace(name_line, f"{name_line}  end '{end}',\n", 1))
     return target
 
 
@@ -59,8 +67,8 @@ def start_dagster_dev(project: Path, home: Path, port: int, timeout: float = 120
     workspace = project.parent / "workspace.yaml"
     workspace.write_text(
         "load_from:\n"
-        f"  - python_file:\n      relative_path: {project.name}/definitions.py\n"
-        f"      location_name: {LOCATION}\n      working_directory: .\n"
+        f"  - python_module:\n      module_name: shop_dagster.definitions\n"
+        f"      location_name: {LOCATION}\n      working_directory: {project.name}\n"
     )
     home.mkdir(parents=True, exist_ok=True)
     # No telemetry (these machines have no network) and no first-visit community dialog over the page; freshness
