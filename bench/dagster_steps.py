@@ -50,7 +50,12 @@ def step_range(args) -> dict:
     import dagster as dg
     from floor import direct_overwrite
 
-    from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_definitions
+    from dagster_sparkmesh.dagster import (
+        SparkMeshResource,
+        SparkMeshTranslator,
+        SparkMeshTranslatorSettings,
+        build_sparkmesh_definitions,
+    )
     from dagster_sparkmesh.engine.session import open_session
     from dagster_sparkmesh.project.loader import load_project
     from dagster_sparkmesh.project.rendering import render_query
@@ -63,7 +68,8 @@ def step_range(args) -> dict:
     query = render_query(model, start=args.start, end=args.end, execution_time=args.end, table_for={}, models=project.models)
     spark.sql("CREATE SCHEMA IF NOT EXISTS direct")
     direct_first = direct_overwrite(spark, "direct.first", query, model.kind.time_column)
-    defs = build_sparkmesh_definitions(project.path, resource=resource, sensor=False)
+    settings = SparkMeshTranslatorSettings(partition_row_counts=not args.no_partition_row_counts)
+    defs = build_sparkmesh_definitions(project.path, resource=resource, sensor=False, translator=SparkMeshTranslator(settings))
     key = dg.AssetKey(args.model.split("."))
     tags = {"dagster/asset_partition_range_start": args.first_key, "dagster/asset_partition_range_end": args.last_key}
     partitions_def = model_partitions(defs, args.model)
@@ -163,6 +169,7 @@ def main() -> None:
     parser.add_argument("--first-key")
     parser.add_argument("--last-key")
     parser.add_argument("--event-storage", choices=("stock", "batched"), default="stock")
+    parser.add_argument("--no-partition-row-counts", action="store_true")
     args = parser.parse_args()
     emit(STEPS[args.step](args))
     sys.stdout.flush()

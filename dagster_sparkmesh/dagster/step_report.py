@@ -122,7 +122,9 @@ class StepReport:
             if not self.partitions:
                 return table_row_count(self.ctx.engine, model, table, result.rows_written)
             partitions_def = self.specs.group_of(result.model).partitions_def
-            counts = partition_row_counts(self.ctx.engine, model, table, partitions_def, self.partitions)
+            counts = None
+            if self.translator.settings.partition_row_counts:
+                counts = partition_row_counts(self.ctx.engine, model, table, partitions_def, self.partitions)
         except SparkMeshError as error:
             self.context.log.warning(f"{result.model}: rows not counted: {error}")
             return None

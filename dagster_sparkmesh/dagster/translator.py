@@ -58,6 +58,9 @@ class SparkMeshTranslatorSettings:
     """A ``FreshnessPolicy.cron`` per model: the asset turns red when an interval is one cron period late."""
     enable_code_references: bool = True
     """``dagster/code_references``: each model asset links to its file and line (to git, when linked)."""
+    partition_row_counts: bool = True
+    """``dagster/partition_row_count`` on each partition of a ranged run: one grouped count over the range after the
+    write (3-4 s for 365 days of 5,000 rows on 2 cores, most of it Spark reading the new partitions' metadata)."""
     pool: str | None = "sparkmesh"
     """Dagster's concurrency pool of every model step (``dagster instance concurrency set sparkmesh 2`` keeps a
     cluster from being flooded); None: no pool."""
