@@ -68,7 +68,7 @@ def step_range(args) -> dict:
     query = render_query(model, start=args.start, end=args.end, execution_time=args.end, table_for={}, models=project.models)
     spark.sql("CREATE SCHEMA IF NOT EXISTS direct")
     direct_first = direct_overwrite(spark, "direct.first", query, model.kind.time_column)
-    settings = SparkMeshTranslatorSettings(partition_row_counts=not args.no_partition_row_counts)
+    settings = SparkMeshTranslatorSettings(partition_row_counts_up_to=None if args.count_all_partitions else 92)
     defs = build_sparkmesh_definitions(project.path, resource=resource, sensor=False, translator=SparkMeshTranslator(settings))
     key = dg.AssetKey(args.model.split("."))
     tags = {"dagster/asset_partition_range_start": args.first_key, "dagster/asset_partition_range_end": args.last_key}
@@ -169,7 +169,7 @@ def main() -> None:
     parser.add_argument("--first-key")
     parser.add_argument("--last-key")
     parser.add_argument("--event-storage", choices=("stock", "batched"), default="stock")
-    parser.add_argument("--no-partition-row-counts", action="store_true")
+    parser.add_argument("--count-all-partitions", action="store_true", help="dagster/partition_row_count on all")
     args = parser.parse_args()
     emit(STEPS[args.step](args))
     sys.stdout.flush()

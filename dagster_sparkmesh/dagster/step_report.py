@@ -70,6 +70,10 @@ class StepReport:
             yield materialize_result(result, key, row_count=row_count)
             yield from check_results(result.audits, self.specs.check_keys.get(result.model, ()), selected)
 
+    def _count_partitions(self) -> bool:
+        limit = self.translator.settings.partition_row_counts_up_to
+        return limit is None or len(self.partitions) <= limit
+
     def _add_step_table(self, results: Sequence[ModelRunResult], key: dg.AssetKey) -> None:
         """The step's one table of models, windows, rows and durations, on its first materialization (the last
         partition's, in a ranged run): the run page shows it once."""
@@ -123,7 +127,7 @@ class StepReport:
                 return table_row_count(self.ctx.engine, model, table, result.rows_written)
             partitions_def = self.specs.group_of(result.model).partitions_def
             counts = None
-            if self.translator.settings.partition_row_counts:
+            if self._count_partitions():
                 counts = partition_row_counts(self.ctx.engine, model, table, partitions_def, self.partitions)
         except SparkMeshError as error:
             self.context.log.warning(f"{result.model}: rows not counted: {error}")

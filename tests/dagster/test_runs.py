@@ -11,7 +11,14 @@ import pytest
 
 pytest.importorskip("dagster_sparkmesh.engine.adapter")
 
-from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_specs, promotion_key, sparkmesh_assets  # noqa: E402
+from dagster_sparkmesh.dagster import (  # noqa: E402
+    SparkMeshResource,
+    SparkMeshTranslator,
+    SparkMeshTranslatorSettings,
+    build_sparkmesh_specs,
+    promotion_key,
+    sparkmesh_assets,
+)
 from dagster_sparkmesh.dagster.promotion import promotion_asset  # noqa: E402
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
 from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
@@ -38,18 +45,18 @@ def resource(spark, project_dir) -> SparkMeshResource:
     return SparkMeshResource(project_dir=str(project_dir), spark_config={"spark.sql.warehouse.dir": warehouse})
 
 
-def _assets(project_dir: Path):
+def _assets(project_dir: Path, translator: SparkMeshTranslator | None = None):
     project = load_project(project_dir, use_cache=False)
-    specs = build_sparkmesh_specs(project)
-    return [*sparkmesh_assets(project=project, specs=specs), promotion_asset(project, specs)]
+    specs = build_sparkmesh_specs(project, translator)
+    return [*sparkmesh_assets(project=project, specs=specs, translator=translator), promotion_asset(project, specs)]
 
 
-def _materialize(project_dir, resource, instance, selection, partitions: tuple[str, str] | None = None):
+def _materialize(project_dir, resource, instance, selection, partitions: tuple[str, str] | None = None, translator=None):
     tags = {}
     if partitions:
         tags = {"dagster/asset_partition_range_start": partitions[0], "dagster/asset_partition_range_end": partitions[1]}
     return dg.materialize(
-        _assets(project_dir),
+        _assets(project_dir, translator),
         selection=selection,
         resources={"sparkmesh": resource},
         instance=instance,
@@ -94,6 +101,17 @@ def test_range_run_materializes_each_partition_and_records_the_interval(spark, p
         assert _intervals(project_dir, "shop.daily") == [(datetime(2024, 1, 1), datetime(2024, 1, 4))]
         table = metadata["sparkmesh/physical_table"].value
         assert spark.sql(f"SELECT COUNT(*) FROM {table}").collect()[0][0] == 3
+
+
+def test_per_partition_row_counts_are_left_out_beyond_the_limit(spark, project_dir, resource):
+    quiet = SparkMeshTranslator(SparkMeshTranslatorSettings(partition_row_counts_up_to=1))
+    with dg.instance_for_test() as instance:
+        assert _materialize(project_dir, resource, instance, [EVENTS]).success
+        result = _materialize(project_dir, resource, instance, [DAILY], ("2024-01-01", "2024-01-02"), translator=quiet)
+        assert result.success
+        daily = [e.materialization for e in result.get_asset_materialization_events() if e.materialization.asset_key == DAILY]
+        assert len(daily) == 2 and not [m for m in daily if "dagster/partition_row_count" in m.metadata]
+        assert [m.metadata["sparkmesh/range_rows_written"].value for m in daily if "sparkmesh/range_rows_written" in m.metadata] == [2]
 
 
 def test_promotion_waits_for_every_interval_then_points_the_views(spark, project_dir, resource):
