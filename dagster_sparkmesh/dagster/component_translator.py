@@ -43,17 +43,20 @@ class ComponentTranslator(SparkMeshTranslator):
         super().__init__(settings)
         self.translation = translation
         self.op = op
-        self._keys: dict[str, dg.AssetKey] = {}
+        self._keys: dict[tuple[str, str], dg.AssetKey] = {}  # (model, fingerprint): the sensor reloads the project
 
     def get_asset_key(self, model: Model | ExternalModel) -> dg.AssetKey:
         base = super().get_asset_key(model)
         if self.translation is None or not isinstance(model, Model):
             return base
-        if model.name not in self._keys:
-            # The key alone, from a spec of the cheap attributes (a template may read the group or the tags).
-            spec = dg.AssetSpec(key=base, group_name=self.get_group_name(model), tags=self.get_tags(model))
-            self._keys[model.name] = self.translation(spec, template_data(model)).key
-        return self._keys[model.name]
+        cached = (model.name, model.fingerprint)
+        if cached not in self._keys:
+            # The key alone, from a spec of the cheap attributes (a template may read the group, tags or kinds); a
+            # key template reading anything else is caught when the full spec's key differs (``_final_spec``).
+            spec = dg.AssetSpec(key=base, group_name=self.get_group_name(model), tags=self.get_tags(model),
+                                kinds=self.get_kinds(model), owners=self.get_owners(model))
+            self._keys[cached] = self.translation(spec, template_data(model)).key
+        return self._keys[cached]
 
     def get_asset_spec(self, model: Model, spec: dg.AssetSpec) -> dg.AssetSpec:
         if self.translation is None:

@@ -18,12 +18,10 @@ _FIELDS = {
     IntervalUnit.MONTH: "0 0 1 * *",
     IntervalUnit.YEAR: "0 0 1 1 *",
 }
-_LONGEST = {
-    IntervalUnit.HOUR: timedelta(hours=1),
-    IntervalUnit.DAY: timedelta(days=1),
-    IntervalUnit.WEEK: timedelta(days=7),
-    IntervalUnit.MONTH: timedelta(days=31),
-    IntervalUnit.YEAR: timedelta(days=366),
+_FIXED = {IntervalUnit.HOUR: timedelta(hours=1), IntervalUnit.DAY: timedelta(days=1), IntervalUnit.WEEK: timedelta(days=7)}
+_VARYING = {
+    IntervalUnit.MONTH: (timedelta(days=28), timedelta(days=31)),
+    IntervalUnit.YEAR: (timedelta(days=365), timedelta(days=366)),
 }
 _SAMPLED_TICKS = 400  # enough for a yearly pattern of any 5-field cron finer than monthly
 
@@ -36,21 +34,34 @@ def dagster_cron(cron: str) -> str:
 
 def longest_period(cron: str) -> timedelta:
     """The longest gap between two ticks: a model is late only once a whole period has passed."""
+    return periods(cron)[1]
+
+
+def periods(cron: str) -> tuple[timedelta, timedelta]:
+    """The shortest and the longest gap between two ticks (other crons: a sample of their ticks)."""
     schedule = Schedule.of(cron)
-    if schedule.unit in _LONGEST:
-        return _LONGEST[schedule.unit]
-    tick, longest = schedule.floor(datetime(2024, 1, 1)), timedelta(0)
+    if schedule.unit in _FIXED:
+        return _FIXED[schedule.unit], _FIXED[schedule.unit]
+    if schedule.unit in _VARYING:
+        return _VARYING[schedule.unit]
+    tick, gaps = schedule.floor(datetime(2024, 1, 1)), []
     for _ in range(_SAMPLED_TICKS):
         following = schedule.next(tick)
-        longest, tick = max(longest, following - tick), following
-    return longest
+        gaps.append(following - tick)
+        tick = following
+    return min(gaps), max(gaps)
 
 
 @lru_cache(maxsize=256)
 def cron_freshness(cron: str) -> dg.FreshnessPolicy:
-    """Fresh while the latest materialization is at most one period older than the last tick. One shared policy
-    per cron: building one walks a thousand ticks to validate it (12 ms; 12 s for a 1,000-model project)."""
-    return dg.FreshnessPolicy.cron(deadline_cron=dagster_cron(cron), lower_bound_delta=longest_period(cron))
+    """Late once an interval is one period overdue. A regular cron: ``FreshnessPolicy.cron`` (deadline = the cron,
+    one period of grace). A cron whose periods vary (monthly, weekdays only) cannot have that grace (Dagster wants
+    it within the shortest period): a time window of two longest periods instead. One shared policy per cron:
+    building one walks a thousand ticks to validate it (12 ms; 12 s for a 1,000-model project)."""
+    shortest, longest = periods(cron)
+    if shortest == longest:
+        return dg.FreshnessPolicy.cron(deadline_cron=dagster_cron(cron), lower_bound_delta=longest)
+    return dg.FreshnessPolicy.time_window(fail_window=2 * longest, warn_window=longest)
 
 
 def cron_condition(cron: str) -> dg.AutomationCondition:

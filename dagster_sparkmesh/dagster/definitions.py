@@ -115,6 +115,8 @@ def build_sparkmesh_definitions(
         retry_policy=retry_policy,
     )
     link = detect_git_link(sm_project.path) if git_link == "auto" else git_link
+    if link is not None and not all(_inside(folder, link.root) for folder in (sm_project.path, *sm_project.more_paths)):
+        link = None  # a multi-repo project's other repositories have other URLs: local references only
     assets: list = [
         *(link_to_git(model_assets, link) if link and translator.settings.enable_code_references else model_assets),
         *specs.external_specs,
@@ -128,6 +130,10 @@ def build_sparkmesh_definitions(
         sensors.append(automation_sensor(specs, automation_sensor_status))
     checks = external_audit_checks(project, translator, environment, skip_external_keys)
     return dg.Definitions(assets=assets, asset_checks=checks, sensors=sensors, resources={RESOURCE_KEY: resource})
+
+
+def _inside(folder: Path | str, root: Path) -> bool:
+    return Path(folder).resolve().is_relative_to(root.resolve())
 
 
 def _asset_names(project: Project, specs: SparkMeshSpecs, translator: SparkMeshTranslator) -> frozenset[str]:
@@ -163,7 +169,7 @@ def _sensor(
         project_dir=sm_project.path,
         environment=specs.environment,
         load_project=sm_project.reload,
-        planner=StatePlanner(specs.environment, resource.state_url),
+        planner=StatePlanner(specs.environment, resource.state_url, selection=selection),
         translator=translator,
         reload=reload,
         default_status=status,

@@ -35,7 +35,8 @@ class LineageTracer:
     def __init__(self, project_path: Path | None) -> None:
         self.cache: RecordCache[TracedColumns] | None = None
         if project_path is not None and project_path.is_dir():  # a project built in memory has no cache
-            salt = cache_salt(("lineage",), (sys.modules[__name__],))  # editing the tracer invalidates its traces
+            # Editing the tracer (here or in project.column_lineage) invalidates its traces.
+            salt = cache_salt(("lineage",), (sys.modules[__name__], sys.modules[trace_query.__module__]))
             self.cache = RecordCache(cache_dir(project_path, "column_lineage"), salt, TracedColumns)
 
     def column_lineage(

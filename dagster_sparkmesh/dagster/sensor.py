@@ -29,7 +29,7 @@ import dagster as dg
 from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.dagster.partitions import key_range_for
 from dagster_sparkmesh.dagster.promotion import promotion_key
-from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup, build_sparkmesh_specs
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup, build_sparkmesh_specs, selected_models
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.execution.plans import PLAN_ID_TAG
 from dagster_sparkmesh.plan.builder import build_plan
@@ -251,14 +251,25 @@ def _tags(head: str, plan: Plan) -> dict[str, str]:
 class StatePlanner:
     """The default planner: plans against the project's state store (or ``state_url``), as of ``clock()``."""
 
-    def __init__(self, environment: str, state_url: str | None, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self,
+        environment: str,
+        state_url: str | None,
+        clock: Callable[[], datetime] = utc_now,
+        selection: tuple[Sequence[str], Sequence[str]] = ((), ()),
+    ) -> None:
         self.environment = environment
         self.state_url = state_url
         self.clock = clock
+        self.selection = selection
+        """(select, exclude) of the definitions: their plans take only those models' changes (``--select-model``),
+        so that no interval is left for a model this code location does not run."""
 
     def plan(self, project: Project) -> Plan:
+        select, exclude = self.selection
+        chosen = selected_models(project, select, exclude) if select or exclude else None
         with self._state(project) as state:
-            plan = build_plan(project, state, self.environment, execution_time=self.clock())
+            plan = build_plan(project, state, self.environment, execution_time=self.clock(), selected=chosen)
             return store_plan(state, plan)
 
     def remaining(self, project: Project, plan_id: str) -> Plan | None:

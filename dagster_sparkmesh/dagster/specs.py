@@ -19,7 +19,7 @@ from dagster_sparkmesh.project.column_schema import Columns, derive_columns_and_
 from dagster_sparkmesh.dagster.lineage import LineageTracer
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.model.records import AuditCall, AuditDefinition, Model
-from dagster_sparkmesh.errors import ConfigError
+from dagster_sparkmesh.errors import ConfigError, PlanError
 from dagster_sparkmesh.plan.selectors import select_models
 from dagster_sparkmesh.project.records import Project
 
@@ -148,12 +148,27 @@ def _model_spec(
 
 
 def selected_models(project: Project, select: Collection[str], exclude: Collection[str]) -> set[str]:
+    """A ``select`` selector matching nothing is an error (a typo); an ``exclude`` one excludes nothing (``tag:wip``
+    with no work in progress must not break the code location)."""
     chosen = set(select_models(project.models, select)) if select else set(project.models)
-    return chosen - set(select_models(project.models, exclude)) if exclude else chosen
+    for selector in exclude:
+        try:
+            chosen -= set(select_models(project.models, [selector]))
+        except PlanError:
+            continue
+    return chosen
 
 
 def _final_spec(translator: SparkMeshTranslator, model: Model, spec: dg.AssetSpec) -> dg.AssetSpec:
     final = translator.get_asset_spec(model, spec)
+    if final.key != spec.key:
+        raise ConfigError(
+            f"the translation of {model.name} gives its spec the key {final.key.to_user_string()}, but "
+            f"get_asset_key gives {spec.key.to_user_string()}",
+            path=model.path,
+            line=model.line,
+            hint="rename assets in get_asset_key (dependencies, checks and the sensor use it), not in get_asset_spec",
+        )
     if final.partitions_def != spec.partitions_def:
         raise ConfigError(
             f"the translation of {model.name} changes its partitions",

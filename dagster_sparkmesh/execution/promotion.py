@@ -28,6 +28,7 @@ from dagster_sparkmesh.plan.explain import format_plan
 from dagster_sparkmesh.project.rendering import render_statements
 from dagster_sparkmesh.snapshot.naming import physical_table, quote, view_name
 from dagster_sparkmesh.snapshot.records import Environment, EnvironmentSnapshot, Interval
+from dagster_sparkmesh.state.leases import LEASE_DURATION, abandoned
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.state.records import PromotionLease
@@ -41,20 +42,19 @@ RENEW_LEASE_EVERY_SECONDS = 60.0
 per minute at most, far inside ``LEASE_DURATION`` (10 minutes), instead of one per view."""
 
 
-SAME_PLAN_WAIT_SECONDS = 300.0
-"""How long a promotion that lost the lease to another promotion of the same plan waits for that one to finish."""
-
-
-def promoted_by_another(ctx: ExecutionContext, plan: Plan, *, timeout: float = SAME_PLAN_WAIT_SECONDS) -> bool:
+def promoted_by_another(ctx: ExecutionContext, plan: Plan, *, timeout: float | None = None) -> bool:
     """After losing the lease: whether another process promoting this same plan (Dagster may launch the promotion
-    from a backfill and from the automation sensor at once) finished it. Waits while that one holds the lease."""
-    deadline = time.monotonic() + timeout
+    from a backfill and from the automation sensor at once) finished it. Waits while that one holds the lease and
+    lives (at most a lease's duration: the holder renews it while it swaps views)."""
+    deadline = time.monotonic() + (LEASE_DURATION.total_seconds() if timeout is None else timeout)
     while True:
         environment = ctx.state.get_environment(ctx.environment)
         if environment is not None and environment.plan_id == plan.plan_id:
             return True
         lease = ctx.state.get_promotion_lease(ctx.environment)
-        if lease is None or lease.plan_id != plan.plan_id or time.monotonic() >= deadline:
+        if lease is None or lease.plan_id != plan.plan_id or abandoned(lease, ctx.clock()):
+            return False
+        if time.monotonic() >= deadline:
             return False
         time.sleep(0.5)
 

@@ -102,6 +102,13 @@ def _may_take_over(held: PromotionLease, wanted: PromotionLease, now: datetime) 
     return held.holder.host == wanted.holder.host and not _process_alive(held.holder.pid)
 
 
+def abandoned(lease: PromotionLease, now: datetime) -> bool:
+    """Nobody is promoting under this lease any more: it expired, or its holder on this host is gone."""
+    if lease.expires_at <= now:
+        return True
+    return lease.holder.host == LeaseHolder.current().host and not _process_alive(lease.holder.pid)
+
+
 def _process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)  # signal 0: only asks whether the process exists

@@ -24,9 +24,9 @@ from dagster_sparkmesh.dagster import (
     build_sparkmesh_definitions,
 )
 from dagster_sparkmesh.dagster.code_links import browse_url
-from dagster_sparkmesh.dagster.cron import dagster_cron, longest_period
+from dagster_sparkmesh.dagster.cron import cron_freshness, dagster_cron, longest_period
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslatorSettings
-from dagster_sparkmesh.errors import PlanError
+from dagster_sparkmesh.errors import ConfigError, PlanError
 
 _spec = importlib.util.spec_from_file_location("conventions_specs", Path(__file__).with_name("test_specs.py"))
 specs_tests = importlib.util.module_from_spec(_spec)
@@ -139,3 +139,36 @@ def test_code_references_link_to_the_projects_git_host(tmp_path):
     assert reference.url == "https://github.com/acme/warehouse/tree/main/shop/models/shop/fct_orders.sql#L1"
     assert browse_url("https://ci-token@gitlab.com/acme/warehouse.git") == "https://gitlab.com/acme/warehouse"
     assert browse_url("ssh://git@internal.host/acme/warehouse") is None  # not a host whose file URLs we know
+
+
+def test_crons_whose_periods_vary_get_a_time_window_policy():
+    assert cron_freshness("@monthly") == dg.FreshnessPolicy.time_window(fail_window=timedelta(days=62), warn_window=timedelta(days=31))
+    assert isinstance(cron_freshness("0 9 * * 1-5"), type(dg.FreshnessPolicy.time_window(fail_window=timedelta(days=1))))
+    monthly = specs_tests._model("shop.monthly", "SELECT 1 AS x", cron="@monthly")
+    build_sparkmesh_definitions(SparkMeshProject.from_loaded(specs_tests._project(monthly))).resolve_asset_graph()
+
+
+def test_an_exclude_matching_nothing_excludes_nothing_and_a_renamed_spec_is_refused():
+    project = specs_tests._project()
+    defs = build_sparkmesh_definitions(SparkMeshProject.from_loaded(project), exclude=["tag:wip"])
+    assert DAILY in defs.resolve_asset_graph().get_all_asset_keys()
+
+    class Renaming(SparkMeshTranslator):
+        def get_asset_spec(self, model, spec):
+            return spec.replace_attributes(key=spec.key.with_prefix("p"))
+
+    with pytest.raises(ConfigError, match="rename assets in get_asset_key"):
+        build_sparkmesh_definitions(SparkMeshProject.from_loaded(project), translator=Renaming())
+
+
+def test_the_sensors_plans_take_only_the_selected_models(tmp_path):
+    from dagster_sparkmesh.dagster.sensor import StatePlanner
+    from dagster_sparkmesh.project.loader import load_project
+
+    shop = tmp_path / "shop"
+    shutil.copytree(Path(__file__).parent / "projects" / "shop", shop)
+    project = load_project(shop)
+    plan = StatePlanner("prod", None, selection=(["+shop.daily"], [])).plan(project)
+    assert set(plan.missing_intervals) == {"raw.events", "shop.daily"}  # no interval left for unselected models
+    everything = StatePlanner("prod", None).plan(project)
+    assert {"shop.summary", "shop.daily_flags"} <= set(everything.missing_intervals)
