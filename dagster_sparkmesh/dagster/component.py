@@ -24,7 +24,12 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 import dagster as dg
-from dagster.components.resolved.core_models import OpSpec
+from dagster.components.resolved.core_models import (
+    MultiRunBackfillPolicyModel,
+    OpSpec,
+    SingleRunBackfillPolicyModel,
+    resolve_backfill_policy,
+)
 from dagster.components.utils.translation import TranslationFn, TranslationFnResolver
 
 from dagster_sparkmesh.dagster.component_scaffolder import SparkMeshProjectScaffolder
@@ -113,6 +118,11 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
     ] = None
     translation_settings: TranslationSettings | None = None
     op: Annotated[OpSpec | None, dg.Resolver.default(description="name, tags, pool, backfill_policy of the steps")] = None
+    backfill_policy: Annotated[
+        dg.BackfillPolicy | None,
+        dg.Resolver(resolve_backfill_policy, model_field_type=SingleRunBackfillPolicyModel | MultiRunBackfillPolicyModel | None),
+    ] = None
+    """Of every model step (default: one run per range, or the model's batch size); ``op.backfill_policy`` too."""
     retry_policy: Annotated[
         dg.RetryPolicy | None, dg.Resolver(_resolve_retry_policy, model_field_type=RetryPolicyModel | None)
     ] = None
@@ -130,7 +140,7 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
             self.environment,
             translator=self.translator(),
             resource=self.resource(project),
-            backfill_policy=self.op.backfill_policy if self.op else None,
+            backfill_policy=self.backfill_policy or (self.op.backfill_policy if self.op else None),
             retry_policy=self.retry_policy,
             skip_external_keys=[dg.AssetKey.from_user_string(key) for key in self.skip_external_keys],
             sensor=sensor.enabled,

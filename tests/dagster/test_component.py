@@ -39,6 +39,7 @@ def _load(sandbox, project: Path, **attributes):
 def test_the_component_builds_the_projects_definitions():
     with create_defs_folder_sandbox() as sandbox, _load(
         sandbox, SHOP, environment="dev", select=["+shop.daily"], sensor={"enabled": False},
+        backfill_policy={"type": "multi_run", "max_partitions_per_run": 7}, retry_policy={"max_retries": 2},
         engine={"mode": "local", "spark_config": {"spark.sql.shuffle.partitions": "2"}},
     ) as (component, defs):
         assert isinstance(component, SparkMeshProjectComponent)
@@ -46,6 +47,9 @@ def test_the_component_builds_the_projects_definitions():
         keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
         assert keys == {"raw/events", "shop/daily", "sparkmesh/promote_dev"}  # selected: shop.daily and its parent
         assert graph.get(DAILY).code_version == graph.get(DAILY).metadata["sparkmesh/fingerprint"]
+        daily = defs.resolve_assets_def(DAILY)
+        assert daily.backfill_policy == dg.BackfillPolicy.multi_run(7)
+        assert daily.op.retry_policy == dg.RetryPolicy(max_retries=2)
         assert [sensor.name for sensor in defs.sensors] == ["sparkmesh_dev_automation"]
         resource = defs.resources["sparkmesh"]
         assert (resource.project_dir, resource.engine_mode) == (str(SHOP.resolve()), "local")
