@@ -46,8 +46,6 @@ class SparkMeshSpecs:
     """Model name → asset key, for every model asset."""
     check_keys: Mapping[str, tuple[dg.AssetCheckKey, ...]] = field(default_factory=dict)
     """Model name → the check key of each of its audits, in the order of ``Model.audits``."""
-    derived_columns: Mapping[str, Columns] = field(default_factory=dict)
-    """SQL models without declared columns → the columns sqlglot derived for them (``column_schema``)."""
 
     @property
     def model_by_key(self) -> dict[dg.AssetKey, str]:
@@ -116,7 +114,7 @@ def build_sparkmesh_specs(
         for spec in (_external_spec(external, translator, environment) for external in project.external_models.values())
         if spec.key not in set(skip_external_keys)
     )
-    return SparkMeshSpecs(environment, groups, external_specs, key_by_model, check_keys, derived)
+    return SparkMeshSpecs(environment, groups, external_specs, key_by_model, check_keys)
 
 
 def _model_spec(

@@ -34,13 +34,9 @@ _UNKNOWN_TYPES = {exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL}
 _SPARK = Dialect.get_or_raise("spark")
 
 
-def derive_column_schemas(project: Project) -> dict[str, Columns]:
-    """Model name → derived columns, for the SQL models without declared columns whose columns can be named."""
-    return _derive(project.models, project.external_models).derived
-
-
 def derive_columns_and_lineage(project: Project) -> tuple[dict[str, Columns], dict[str, ColumnSources]]:
-    """The derived columns, and the column lineage of the models whose queries were qualified to derive them
+    """Model name → derived columns, for the SQL models without declared columns whose columns can be named; and
+    the column lineage of the models whose queries were qualified to derive them
     (qualifying is most of the cost of both: one pass does the two)."""
     derivation = _derive(project.models, project.external_models)
     return derivation.derived, derivation.sources
