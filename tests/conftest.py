@@ -6,12 +6,18 @@ schema (``schema`` fixture) rather than by session.
 
 from __future__ import annotations
 
+import os
 import uuid
 from pathlib import Path
 
 import pytest
 
 from dagster_sparkmesh.project.config import SparkConnection
+
+# The suite's projects run Spark in-process (one shared session), not on the default managed server each would
+# start for itself: set before any project loads, and inherited by the CLI and Dagster processes tests start.
+# Tests of the default remove it (tests/engine/test_default_server.py).
+os.environ.setdefault("SPARKMESH_SPARK_MODE", "local")
 
 TEST_SPARK = SparkConnection(mode="local", master="local[2]", config={"spark.sql.shuffle.partitions": "2"})
 

@@ -22,7 +22,7 @@ from pyspark.storagelevel import StorageLevel
 
 from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
-from dagster_sparkmesh.engine.partition_sql import TimeWindow, column_list, drop_partition_statements
+from dagster_sparkmesh.engine.partition_sql import TimeWindow, column_list, drop_partition_statements, rebalance_hint
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
@@ -177,7 +177,11 @@ class SparkEngine(SparkCatalog):
                 hint="create the table with PARTITIONED BY the time column",
             )
         partition_window = window.predicate(types[partition_column], column=partition_column)
-        select = f"SELECT {column_list(types)} FROM ({query_sql}) AS source WHERE {window.predicate(types[window.column])}"
+        hint = rebalance_hint(partition_column) if window.spans_several_days else ""
+        select = (
+            f"SELECT {hint}{column_list(types)} FROM ({query_sql}) AS source "
+            f"WHERE {window.predicate(types[window.column])}"
+        )
         if fresh:  # nothing stale to find: write straight from the query, one job
             return self._insert_overwrite_counted(table, select, partition_window)
         with self._staged(select) as (view, rows):

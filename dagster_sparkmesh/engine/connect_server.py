@@ -28,6 +28,7 @@ import pyspark
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.project.config import SparkConnection, state_dir
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.engine.idle_stop import mark_used, start_watcher, stop_watcher
 from dagster_sparkmesh.engine.processes import group_members, is_zombie
 from dagster_sparkmesh.engine.settings import require_java, session_settings
 
@@ -46,6 +47,8 @@ class ServerStatus(Record):
     port: int | None = None
     url: str | None = None
     log_path: Path | None = None
+    watcher_pid: int | None = None
+    """The process that stops the server once idle (``engine.idle_stop``); None: the server never idles out."""
 
 
 def server_dir(project_path: Path) -> Path:
@@ -57,7 +60,7 @@ def server_status(project_path: Path) -> ServerStatus:
     recorded = _read_record(project_path)
     if recorded is None:
         return ServerStatus(running=False)
-    if not _is_our_server(recorded.pid):
+    if not is_our_server(recorded.pid):
         _record_path(project_path).unlink(missing_ok=True)
         return ServerStatus(running=False, log_path=recorded.log_path)
     return recorded.model_copy(update={"running": port_open(recorded.port)})
@@ -66,12 +69,20 @@ def server_status(project_path: Path) -> ServerStatus:
 def start_server(project_path: Path, connection: SparkConnection) -> ServerStatus:
     """Start the project's server, or reuse it when it already runs and answers a query."""
     # Concurrent first runs of a Dagster backfill all get here: one launches, the others wait and reuse it.
-    with _start_lock(project_path):
-        return _start_or_reuse(project_path, connection)
+    with start_lock(project_path):
+        status = _start_or_reuse(project_path, connection)
+        mark_used(server_dir(project_path))  # under the lock: the idle watcher cannot stop it before we connect
+        return status
+
+
+def recorded_pid(project_path: Path) -> int | None:
+    recorded = _read_record(project_path)
+    return recorded.pid if recorded is not None else None
 
 
 @contextmanager
-def _start_lock(project_path: Path) -> Iterator[None]:
+def start_lock(project_path: Path) -> Iterator[None]:
+    """Held while a server is started, reused or stopped for being idle."""
     folder = server_dir(project_path)
     folder.mkdir(parents=True, exist_ok=True)
     with open(folder / "start.lock", "w") as handle:
@@ -95,14 +106,22 @@ def _start_or_reuse(project_path: Path, connection: SparkConnection) -> ServerSt
     except EngineError:
         stop_server(project_path)
         raise
+    if connection.idle_timeout > 0:
+        watcher = start_watcher(
+            server_dir(project_path), project_path, status.pid or 0, connection.connect_port, connection.idle_timeout
+        )
+        status = status.model_copy(update={"watcher_pid": watcher})
+        _write_record(project_path, status)
     return status.model_copy(update={"running": True})
 
 
 def stop_server(project_path: Path) -> None:
     """Stop the server and its children (whole process group) and wait for them; no-op when none runs."""
     recorded = _read_record(project_path)
-    if recorded is not None and recorded.pid is not None and _is_our_server(recorded.pid):
+    if recorded is not None and recorded.pid is not None and is_our_server(recorded.pid):
         _terminate_group(recorded.pid)
+    if recorded is not None:
+        stop_watcher(recorded.watcher_pid)
     _record_path(project_path).unlink(missing_ok=True)
 
 
@@ -221,7 +240,7 @@ def _alive(pid: int) -> bool:
     return not is_zombie(pid)
 
 
-def _is_our_server(pid: int | None) -> bool:
+def is_our_server(pid: int | None) -> bool:
     """Alive and really a Spark Connect server: a pid may be reused by an unrelated process after a reboot."""
     if pid is None or not _alive(pid):
         return False

@@ -34,13 +34,14 @@ def test_fixture_config_maps_to_the_typed_config(monkeypatch: pytest.MonkeyPatch
     assert any("'linter' is a SQLMesh setting" in warning for warning in loaded.warnings)
 
 
-def test_only_non_spark_gateways_fall_back_to_local_spark(tmp_path: Path) -> None:
+def test_only_non_spark_gateways_fall_back_to_the_default_spark(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("SPARKMESH_SPARK_MODE", raising=False)
     project = _project(tmp_path, "from sqlmesh.core.config import SnowflakeConnectionConfig\nconfig = Config(gateways={'sf': GatewayConfig(connection=SnowflakeConnectionConfig(user='u'),"
                                  " state_connection=PostgresConnectionConfig(host='db', database='state')),"
                                  " 'duck': GatewayConfig(connection=DuckDBConnectionConfig())})\n")
     loaded = load_config(project)
 
-    assert loaded.config.connection.mode == "local"
+    assert (loaded.config.connection.mode, loaded.config.connection.master) == ("managed", "local[2]")
     assert any("no gateway connects to Spark" in warning for warning in loaded.warnings)
 
 

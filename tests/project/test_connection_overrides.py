@@ -28,7 +28,7 @@ default_gateway: laptop
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     for name in ("SPARKMESH_SPARK_MODE", "SPARKMESH_SPARK_MASTER", "SPARKMESH_SPARK_REMOTE",
-                 "SPARKMESH_SPARK_CONNECT_PORT", "SPARKMESH_SPARK_CONF"):
+                 "SPARKMESH_SPARK_CONNECT_PORT", "SPARKMESH_SPARK_CONF", "SPARKMESH_SPARK_IDLE_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "config.yaml").write_text(CONFIG)
     return tmp_path
@@ -36,7 +36,19 @@ def project(tmp_path, monkeypatch):
 
 def test_without_variables_the_file_decides(project):
     connection = load_config(project).config.connection
-    assert (connection.mode, connection.master, connection.remote) == ("local", "local[4]", None)
+    # The default engine: the project's managed Connect server, stopped after 30 idle minutes.
+    assert (connection.mode, connection.master, connection.remote) == ("managed", "local[4]", None)
+    assert connection.idle_timeout == 1800
+
+
+def test_idle_timeout_from_the_file_and_the_environment(project, monkeypatch):
+    (project / "config.yaml").write_text(CONFIG.replace("      master: local[4]\n", "      master: local[4]\n      idle_timeout: 60\n"))
+    assert load_config(project).config.connection.idle_timeout == 60
+    monkeypatch.setenv("SPARKMESH_SPARK_IDLE_TIMEOUT", "0")
+    assert load_config(project).config.connection.idle_timeout == 0
+    monkeypatch.setenv("SPARKMESH_SPARK_IDLE_TIMEOUT", "10m")
+    with pytest.raises(ConfigError, match="SPARKMESH_SPARK_IDLE_TIMEOUT"):
+        load_config(project)
 
 
 def test_variables_replace_the_default_gateways_connection_fields(project, monkeypatch):

@@ -15,7 +15,8 @@ from dagster_sparkmesh.records import Record
 
 EngineMode = Literal["local", "managed", "connect"]
 """local: in-process SparkSession (Hive catalog, embedded Derby: one process at a time);
-managed: a Spark Connect server that sparkmesh starts on 127.0.0.1 and shares between processes;
+managed (the default): a Spark Connect server that sparkmesh starts on 127.0.0.1 on first need, shares between
+processes and stops once idle;
 connect: an existing Spark Connect server (``remote: sc://host:port``)."""
 
 
@@ -29,13 +30,17 @@ class ModelDefaults(Record):
 
 class SparkConnection(Record):
     type: Literal["spark"] = "spark"
-    mode: EngineMode = "local"
+    mode: EngineMode = "managed"
+    """Default ``managed``: the first command that needs Spark starts the project's Connect server, the
+    following ones connect to it (no JVM start each); ``local`` runs Spark inside each process instead."""
     remote: str | None = None
     """Spark Connect URL for mode=connect (``sc://host:port``)."""
     master: str = "local[2]"
     """For mode=local (and the managed server): ``local[N]``, ``spark://host:7077``, ``yarn``, ``k8s://...``."""
     connect_port: int = 15002
     """Port of the managed Spark Connect server."""
+    idle_timeout: int = Field(default=1800, ge=0)
+    """Seconds without a client after which the managed server stops itself (0: it runs until ``spark stop``)."""
     config: dict[str, str] = Field(default_factory=dict)
     """Extra Spark configuration (``spark.*`` keys)."""
 

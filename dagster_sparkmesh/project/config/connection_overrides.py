@@ -20,7 +20,8 @@ MASTER = "SPARKMESH_SPARK_MASTER"
 REMOTE = "SPARKMESH_SPARK_REMOTE"
 CONNECT_PORT = "SPARKMESH_SPARK_CONNECT_PORT"
 CONF = "SPARKMESH_SPARK_CONF"
-VARIABLES = (MODE, MASTER, REMOTE, CONNECT_PORT, CONF)
+IDLE_TIMEOUT = "SPARKMESH_SPARK_IDLE_TIMEOUT"
+VARIABLES = (MODE, MASTER, REMOTE, CONNECT_PORT, CONF, IDLE_TIMEOUT)
 
 
 def apply_connection_overrides(config: ProjectConfig, environ: Mapping[str, str]) -> ProjectConfig:
@@ -49,6 +50,10 @@ def connection_updates(connection: SparkConnection, environ: Mapping[str, str]) 
         updates["remote"] = value
     if value := environ.get(CONNECT_PORT, "").strip():
         updates["connect_port"] = _port(value)
+    if value := environ.get(IDLE_TIMEOUT, "").strip():
+        if not value.isdigit():
+            raise _bad(IDLE_TIMEOUT, value, "write whole seconds (0: the managed server never stops by itself)")
+        updates["idle_timeout"] = int(value)
     if value := environ.get(CONF, "").strip():
         updates["config"] = {**connection.config, **_spark_conf(value)}
     return updates

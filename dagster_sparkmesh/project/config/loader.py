@@ -188,7 +188,7 @@ class _ConfigReader:
         if not fields["gateways"]:
             del fields["gateways"]
             fields.pop("default_gateway", None)
-            self._warn(root, "no gateway connects to Spark; the local Spark session is used "
+            self._warn(root, "no gateway connects to Spark; the default Spark engine (the managed server, local[2]) is used "
                              "(add a Spark gateway here, in ~/.sqlmesh/config.yaml or with SQLMESH__GATEWAYS__...)")
         elif fields.get("default_gateway") in self.skipped_gateways:
             first = next(iter(fields["gateways"]))  # type: ignore[call-overload]
@@ -291,7 +291,7 @@ class _ConfigReader:
         return str(self._value(types[0])).lower() if types else "spark"
 
     def _spark_connection(self, node: yaml.Node) -> SparkConnection:
-        known = ("type", "mode", "remote", "master", "connect_port", "config")
+        known = ("type", "mode", "remote", "master", "connect_port", "idle_timeout", "config")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "connection"):
             if key in IGNORED_SPARK_KEYS:
@@ -299,7 +299,7 @@ class _ConfigReader:
             elif key == "config":
                 fields["config"] = {k: _spark_conf_text(self._value(v)) for k, _, v in self._items(value_node, "config")}
             elif key in known:
-                fields[key] = self._value(value_node) if key == "connect_port" else self._text(value_node, key)
+                fields[key] = self._value(value_node) if key in ("connect_port", "idle_timeout") else self._text(value_node, key)
             else:
                 raise self._unknown(key, key_node, list(known), "connection")
         if str(fields.get("type", "spark")).lower() != "spark":

@@ -1,0 +1,146 @@
+"""Stop the managed Spark Connect server once no client has used it for ``idle_timeout`` seconds.
+
+The server is the default engine: the first command that needs Spark starts it, the following ones connect in
+under a second. Left alone it would hold a JVM (and a gigabyte of heap) forever, so each server gets a watcher:
+a small Python process (``python -m dagster_sparkmesh.engine.idle_stop``) in a session of its own, which
+outlives the command that started it and ends with the server.
+
+"In use" is read from the operating system, not from clients' good manners: a Spark Connect client keeps its
+gRPC connection open as long as its session lives, so an established TCP connection to the server's port is a
+client (a Dagster step computing for an hour included). A client also touches ``last_used`` whenever it obtains
+the server (``start_server``) and when it closes its sessions, which is the clock where /proc is missing.
+
+The watcher stops the server only under the start lock, after checking once more: a command that obtained the
+server a moment ago has touched ``last_used`` under that same lock, so it is never handed a server about to stop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+LAST_USED = "last_used"
+WATCHER_MODULE = "dagster_sparkmesh.engine.idle_stop"
+_TCP_ESTABLISHED = "01"
+_watchers: dict[int, subprocess.Popen] = {}
+
+
+def mark_used(folder: Path) -> None:
+    """Record that a client obtained or released the server (``folder``: the server's state folder)."""
+    path = folder / LAST_USED
+    try:
+        path.touch()
+        os.utime(path)
+    except OSError:
+        pass  # the folder went away with a stopped project: nothing to keep alive
+
+
+def seconds_since_use(folder: Path) -> float:
+    try:
+        return max(0.0, time.time() - (folder / LAST_USED).stat().st_mtime)  # file times are wall-clock seconds
+    except OSError:
+        return float("inf")
+
+
+def established_clients(port: int, proc: Path = Path("/proc")) -> int | None:
+    """TCP connections established to ``port`` on this machine; None where /proc/net is not available."""
+    counted, readable = 0, False
+    for table in ("tcp", "tcp6"):
+        try:
+            lines = (proc / "net" / table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        readable = True
+        for line in lines:
+            fields = line.split()
+            if len(fields) > 3 and fields[3] == _TCP_ESTABLISHED and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                counted += 1
+    return counted if readable else None
+
+
+def is_idle(folder: Path, port: int, idle_timeout: float) -> bool:
+    if established_clients(port):
+        mark_used(folder)  # the idle clock starts when the last client leaves
+        return False
+    return seconds_since_use(folder) >= idle_timeout
+
+
+def start_watcher(folder: Path, project_path: Path, server_pid: int, port: int, idle_timeout: float) -> int:
+    """Launch the watcher of the server ``server_pid``; returns its pid."""
+    mark_used(folder)
+    command = [
+        sys.executable, "-m", WATCHER_MODULE, str(project_path), str(server_pid), str(port), str(idle_timeout),
+    ]
+    with open(folder / "idle-stop.log", "ab") as log:
+        process = subprocess.Popen(
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+    _watchers[process.pid] = process
+    return process.pid
+
+
+def stop_watcher(pid: int | None) -> None:
+    """End a watcher (not this process: a watcher stopping its server is on its way out anyway)."""
+    if pid is None or pid == os.getpid() or not _is_watcher(pid):
+        return
+    try:
+        os.kill(pid, 15)
+    except ProcessLookupError:
+        return
+    child = _watchers.pop(pid, None)
+    if child is not None:
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            child.kill()
+
+
+def _is_watcher(pid: int) -> bool:
+    child = _watchers.get(pid)
+    if child is not None:
+        return child.poll() is None
+    try:
+        return WATCHER_MODULE in (Path("/proc") / str(pid) / "cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+
+
+def poll_interval(idle_timeout: float) -> float:
+    return min(10.0, max(0.5, idle_timeout / 4))
+
+
+def watch(project_path: Path, server_pid: int, port: int, idle_timeout: float) -> str:
+    """Wait until the server is gone or idle (then stop it); returns what happened."""
+    from dagster_sparkmesh.engine import connect_server
+
+    folder = connect_server.server_dir(project_path)
+    while True:
+        time.sleep(poll_interval(idle_timeout))
+        if connect_server.recorded_pid(project_path) != server_pid or not connect_server.is_our_server(server_pid):
+            return "the server stopped or was replaced"
+        if not is_idle(folder, port, idle_timeout):
+            continue
+        with connect_server.start_lock(project_path):
+            still_ours = connect_server.recorded_pid(project_path) == server_pid
+            if still_ours and is_idle(folder, port, idle_timeout):
+                connect_server.stop_server(project_path)
+                return f"stopped the idle server (pid {server_pid}) after {idle_timeout:g} s without a client"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=WATCHER_MODULE, description="stop an idle managed Spark Connect server")
+    parser.add_argument("project", type=Path)
+    parser.add_argument("server_pid", type=int)
+    parser.add_argument("port", type=int)
+    parser.add_argument("idle_timeout", type=float)
+    args = parser.parse_args(argv)
+    outcome = watch(args.project, args.server_pid, args.port, args.idle_timeout)
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {outcome}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
