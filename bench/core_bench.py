@@ -22,6 +22,7 @@ except in (e) cold, where starting the server is the point.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import socket
@@ -101,6 +102,7 @@ def run(args, workdir: Path) -> None:
         run_child(STEPS, "apply", str(project), "--environment", "dev", "--mode", "managed", *window)
         warm = run_child(STEPS, "promote", str(project), "--mode", "managed", *window, *profile("warm")).figures
         rows += _promotion_rows(cold, warm)
+        rows += _cli_rows(project, changed, end, args.port)
     finally:
         _stop_server(project)
     print_table(f"core runtime: {args.models} models x {args.days} daily intervals (python {sys.version.split()[0]})", rows)
@@ -120,8 +122,7 @@ def _backfill_rows(floor: dict, backfill: dict, args) -> list[Row]:
 
 
 def _noop_rows(project: Path, start: datetime, end: datetime, window: list[str]) -> list[Row]:
-    last_day = (end - timedelta(days=1)).date().isoformat()
-    cli = ["-p", str(project), "plan", "prod", "--no-prompts", "--start", start.date().isoformat(), "--end", last_day]
+    cli = ["-p", str(project), "plan", "prod", "--no-prompts", "--start", start.date().isoformat(), "--execution-time", end.isoformat()]
     began = time.perf_counter()
     result = subprocess.run([sys.executable, "-c", NOOP_CHECK, *cli], capture_output=True, text=True, check=False)
     wall = time.perf_counter() - began
@@ -187,6 +188,39 @@ def _promotion_rows(cold: dict, warm: dict) -> list[Row]:
         Row("e. promote dev change to prod, warm managed server", "< 3 s",
             f"{warm['seconds']:.2f} s (process {warm['process_seconds']:.2f} s)", verdict(warm["seconds"] < 3)),
     ]
+
+
+def _cli_rows(project: Path, changed: str, end: datetime, port: int) -> list[Row]:
+    """What a user types, each a fresh `sparkmesh` process, the managed server already running (warm)."""
+    _edit(project, changed, "+ 3 AS amount")
+    now = ["--execution-time", end.isoformat()]
+    dev, _ = _sparkmesh(project, port, "plan", "dev", "--auto-apply", *now)
+    promote, _ = _sparkmesh(project, port, "plan", "prod", "--auto-apply", *now)
+    next_day = ["--execution-time", (end + timedelta(days=1)).isoformat()]
+    daily, said = _sparkmesh(project, port, "run", *next_day)
+    ran = re.search(r"Ran (\d+) model\(s\): (\d+) interval\(s\), (\d+) rows", said)
+    again, said_again = _sparkmesh(project, port, "run", *next_day)
+    once = bool(ran) and "up to date" in said_again
+    models = len(load_project(project).models)
+    print(f"h. daily run: {ran.group(0) if ran else said[-2000:]}; a second run: {said_again.strip().splitlines()[-1]}")
+    return [
+        Row("f. CLI: dev plan + apply of a one-model change, warm server", "< 8 s", f"{dev:.2f} s", verdict(dev < 8)),
+        Row("g. CLI: promotion of that change to prod, warm server", "< 3 s", f"{promote:.2f} s", verdict(promote < 3)),
+        Row(f"h. CLI: daily `run` of one new day, {models} models, warm server", "< 15 s, each interval once",
+            f"{daily:.2f} s, {ran.group(1) if ran else '?'} models, {ran.group(2) if ran else '?'} intervals; "
+            f"repeated: {again:.2f} s, nothing to do", verdict(daily < 15 and once)),
+    ]
+
+
+def _sparkmesh(project: Path, port: int, *arguments: str) -> tuple[float, str]:
+    env = {**os.environ, "SPARKMESH_SPARK_MODE": "managed", "SPARKMESH_SPARK_CONNECT_PORT": str(port)}
+    command = [str(Path(sys.executable).parent / "sparkmesh"), "-p", str(project), *arguments]
+    began = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, check=False, env=env, timeout=1800)
+    seconds = time.perf_counter() - began
+    if result.returncode != 0:
+        raise SystemExit(f"sparkmesh {' '.join(arguments)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return seconds, result.stdout
 
 
 def _stop_server(project: Path) -> None:

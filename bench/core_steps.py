@@ -7,6 +7,7 @@ Steps: ``floor``, ``apply`` (plan + apply an environment), ``noop-api`` (plan on
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import cProfile
 import pstats
 import sys
@@ -47,11 +48,11 @@ def step_apply(args) -> dict:
     from dagster_sparkmesh.execution.context import ExecutionContext
 
     project = load_project(args.project)
-    ctx = ExecutionContext.open(project.path, args.environment, connection=connection(project, args.mode, args.port))
+    ctx = _as_of_end(ExecutionContext.open(project.path, args.environment, connection=connection(project, args.mode, args.port)), args)
     warm_up(ctx.engine.spark)
     began = time.perf_counter()
     with _profiled(args.profile):
-        plan = plan_for(ctx, args.start, args.end)
+        plan = plan_for(ctx, args.start)
         planned = time.perf_counter()
         result = apply_plan(ctx, plan)
     done = time.perf_counter()
@@ -66,15 +67,32 @@ def step_apply(args) -> dict:
         "categories": {name: category.value for name, category in plan.categories.items()},
         "views": [f"{v.action} {v.view}" for v in (result.promotion.views if result.promotion else ())],
         "slowest": sorted(((m.duration_seconds, m.model) for m in result.models), reverse=True)[:5],
+        "durations": sorted(m.duration_seconds for m in result.models if not m.skipped),
+        "peak_heap_mb": _peak_heap_mb(ctx.engine.spark),
     }
+
+
+def _peak_heap_mb(spark) -> float | None:
+    """The driver JVM's peak heap use, summed over its heap pools (in-process sessions only: Connect has no JVM
+    handle)."""
+    jvm = getattr(getattr(spark, "sparkContext", None), "_jvm", None) if not _is_connect(spark) else None
+    if jvm is None:
+        return None
+    pools = jvm.java.lang.management.ManagementFactory.getMemoryPoolMXBeans()
+    heap = [pool for pool in pools if str(pool.getType()) == "Heap memory"]
+    return sum(pool.getPeakUsage().getUsed() for pool in heap) / 2**20
+
+
+def _is_connect(spark) -> bool:
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def step_noop_api(args) -> dict:
     from dagster_sparkmesh.execution.plans import plan_for
     from dagster_sparkmesh.execution.context import ExecutionContext
 
-    ctx = ExecutionContext.open(args.project, args.environment)
-    plan = plan_for(ctx, args.start, args.end)
+    ctx = _as_of_end(ExecutionContext.open(args.project, args.environment), args)
+    plan = plan_for(ctx, args.start)
     return {
         "seconds": time.perf_counter() - STARTED,
         "noop": plan.is_noop,
@@ -91,9 +109,9 @@ def step_promote(args) -> dict:
 
     began = time.perf_counter()
     project = load_project(args.project)
-    ctx = ExecutionContext.open(project.path, args.environment, connection=connection(project, args.mode, args.port))
+    ctx = _as_of_end(ExecutionContext.open(project.path, args.environment, connection=connection(project, args.mode, args.port)), args)
     with _profiled(args.profile):
-        plan = plan_for(ctx, args.start, args.end)
+        plan = plan_for(ctx, args.start)
         planned = time.perf_counter()
         missing = {name: len(i) for name, i in plan.missing_intervals.items() if i}
         ctx.engine  # noqa: B018 - connect (and start the server when cold) apart from the promotion itself
@@ -109,6 +127,12 @@ def step_promote(args) -> dict:
         "missing_before": missing,
         "views": [f"{v.action} {v.view}" for v in result.views],
     }
+
+
+def _as_of_end(ctx, args):
+    """The window's end is the steps' "now", not an explicit plan end: an environment planned with an explicit
+    end is a bounded preview that ``run`` never extends, and the daily run (core_bench h) must extend prod."""
+    return dataclasses.replace(ctx, clock=lambda: args.end)
 
 
 def _spark_context_active() -> bool:

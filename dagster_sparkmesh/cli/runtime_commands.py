@@ -35,13 +35,20 @@ PROD = "prod"
 
 
 @contextmanager
-def open_context(context: CliContext, environment: str) -> Iterator[ExecutionContext]:
-    """The execution context of a command; the state store is closed when the command ends."""
+def open_context(
+    context: CliContext, environment: str, execution_time: datetime | None = None
+) -> Iterator[ExecutionContext]:
+    """The execution context of a command; the state store is closed when the command ends.
+
+    ``execution_time``: the command's "now" (SQLMesh's ``--execution-time``): which intervals are complete, due by
+    cron, and what the default end of a plan is."""
     from dagster_sparkmesh.execution.context import ExecutionContext
 
     project = context.project()
     ctx = ExecutionContext.open(project.path, environment, project=project)
     ctx = dataclasses.replace(ctx, engine_factory=context.engine_factory or _project_engine(project))
+    if execution_time is not None:
+        ctx = dataclasses.replace(ctx, clock=lambda: execution_time)
     try:
         yield ctx
     finally:
@@ -76,6 +83,16 @@ def plan_window(start: str | None, end: str | None) -> tuple[datetime | None, da
     return start_at, end_at
 
 
+EXECUTION_TIME = click.option(
+    "--execution-time",
+    help="Act as if it were this time (date or timestamp, UTC): which intervals are complete and due. Default: now.",
+)
+
+
+def _execution_time(text: str | None) -> datetime | None:
+    return parse_time(text, "--execution-time") if text else None
+
+
 def make_console() -> Console:
     """Rich output; when piped (CI logs, ./dev demo) wider than rich's 80 columns so that diffs are not cut."""
     width = None if sys.stdout.isatty() else 160
@@ -103,6 +120,7 @@ def make_console() -> Console:
 @click.option("--auto-apply", is_flag=True, help="Apply without asking.")
 @click.option("--no-prompts", is_flag=True, help="Never ask; without --auto-apply the plan is only shown.")
 @click.option("--explain", is_flag=True, help="Print what applying would do, and change nothing.")
+@EXECUTION_TIME
 @pass_cli_context
 def plan(
     context: CliContext,
@@ -116,6 +134,7 @@ def plan(
     auto_apply: bool,
     no_prompts: bool,
     explain: bool,
+    execution_time: str | None,
 ) -> None:
     """Compare the project with ENVIRONMENT (default prod), show the changes, and apply them."""
     from dagster_sparkmesh.cli.plan_view import explain_steps, plan_tree
@@ -124,7 +143,7 @@ def plan(
 
     start_at, end_at = plan_window(start, end)
     console = make_console()
-    with open_context(context, environment) as ctx:
+    with open_context(context, environment, _execution_time(execution_time)) as ctx:
         restated = select_models(ctx.project.models, restate_models) if restate_models else ()
         options = {
             "forward_only": forward_only,
@@ -211,8 +230,9 @@ def apply_with_progress(ctx: ExecutionContext, the_plan: Plan, console: Console)
     multiple=True,
     help="Run only these models (same selectors as plan) and the models upstream of them.",
 )
+@EXECUTION_TIME
 @pass_cli_context
-def run(context: CliContext, environment: str, select_models_: tuple[str, ...]) -> None:
+def run(context: CliContext, environment: str, select_models_: tuple[str, ...], execution_time: str | None) -> None:
     """Compute the intervals that became due (by cron) for ENVIRONMENT's current models; promote nothing new."""
     from dagster_sparkmesh.cli.plan_view import audits_text, missing_interval_lines, model_progress
     from dagster_sparkmesh.execution.abort import run_until_stopped
@@ -221,7 +241,7 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...]) 
     from dagster_sparkmesh.plan.standalone_audits import with_standalone_audits
 
     console = make_console()
-    with open_context(context, environment) as ctx:
+    with open_context(context, environment, _execution_time(execution_time)) as ctx:
         current = existing_environment(ctx, environment)
         selected = _with_upstream(ctx.project.models, select_models_) if select_models_ else None
         # An environment planned with an explicit end is a bounded preview: it does not grow past that end.

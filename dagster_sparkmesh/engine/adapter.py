@@ -22,7 +22,9 @@ from pyspark.storagelevel import StorageLevel
 
 from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
-from dagster_sparkmesh.engine.partition_sql import TimeWindow, column_list, drop_partition_statements, rebalance_hint
+from dagster_sparkmesh.engine.partition_sql import (
+    TimeWindow, column_list, drop_partition_statements, partition_spec, rebalance_hint,
+)
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
@@ -155,6 +157,7 @@ class SparkEngine(SparkCatalog):
         *,
         partition_column: str | None = None,
         fresh: bool = False,
+        reads_target: bool = False,
     ) -> int:
         """INCREMENTAL_BY_TIME_RANGE: replace exactly the rows of ``[start, end)``. Returns the rows written.
 
@@ -167,6 +170,7 @@ class SparkEngine(SparkCatalog):
 
         ``fresh``: the caller created the table empty for this write, so no partition of the window can be stale;
         the search for stale partitions (a Spark job reading the window's files) is skipped.
+        ``reads_target``: the query reads the table itself, so it is computed (staged) before the write.
         """
         partition_column = partition_column or window.column
         types, partitions = self._write_layout(table, window, fresh)
@@ -184,10 +188,46 @@ class SparkEngine(SparkCatalog):
         )
         if fresh:  # nothing stale to find: write straight from the query, one job
             return self._insert_overwrite_counted(table, select, partition_window)
+        day = window.single_day if partition_column == window.column and not reads_target else None
+        if day is not None and types[partition_column].lower() == "date":
+            written = self._overwrite_one_day(table, query_sql, window, types, day)
+            if written is not None:
+                return written
         with self._staged(select) as (view, rows):
             self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
             self._drop_partitions_not_in(table, quote_identifier(view), where=partition_window, partitions=partitions)
         return rows
+
+    def _overwrite_one_day(
+        self, table: str, query_sql: str, window: TimeWindow, types: dict[str, str], day: str
+    ) -> int | None:
+        """The daily run's write: one day of a table partitioned by a DATE time column, in one statement.
+
+        Every row of a one-day window has that date, so the partition is named statically: Spark replaces exactly
+        that partition, with no staging and no search for stale partitions (three Spark jobs become one); a day
+        the query has no row for is dropped (it is empty now, DESIGN invariant 3).
+        None when the query turns out to read the table (Spark refuses that at analysis, before touching a file):
+        the caller stages it.
+        """
+        columns = [column for column in types if column != window.column]
+        spec = partition_spec([window.column], [day])
+        statement = (
+            f"INSERT OVERWRITE TABLE {quote(table)} {spec} SELECT {column_list(columns)} FROM ({query_sql}) AS source "
+            f"WHERE {window.predicate('date')}"
+        )
+        try:
+            with spark_errors(statement):
+                written = rows_written(self.spark.sql(statement))
+        except EngineError as error:
+            if (error_class(error.__cause__) or "").startswith("UNSUPPORTED_OVERWRITE"):
+                return None
+            raise
+        if written is None:
+            written = int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)} WHERE {window.predicate('date')}")[0][0])
+        if written == 0:  # Spark leaves the emptied partition registered: drop it, as the staged path does
+            for drop in drop_partition_statements(table, [window.column], [[day]]):
+                self.execute(drop)
+        return written
 
     def _write_layout(self, table: str, window: TimeWindow, fresh: bool) -> tuple[dict[str, str], list[str]]:
         """Column → type in table order, and the partition columns: as created by this engine, else the catalog's."""

@@ -257,8 +257,10 @@ def _record_path(project_path: Path) -> Path:
 
 def _read_record(project_path: Path) -> ServerStatus | None:
     try:
-        return ServerStatus.model_validate(json.loads(_record_path(project_path).read_text()))
-    except (OSError, ValueError):
+        recorded = json.loads(_record_path(project_path).read_text())
+        # Fields another sparkmesh version wrote are ignored: its server must still be found, reused and stopped.
+        return ServerStatus.model_validate({k: v for k, v in recorded.items() if k in ServerStatus.model_fields})
+    except (OSError, ValueError, AttributeError):
         return None
 
 

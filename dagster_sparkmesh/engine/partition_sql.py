@@ -37,6 +37,12 @@ class TimeWindow:
     """How a string (or integer) time column spells its periods, in Spark's datetime pattern."""
 
     @property
+    def single_day(self) -> str | None:
+        """``yyyy-MM-dd`` when the window is exactly one calendar day (midnight to midnight), else None."""
+        midnight = self.start == datetime.combine(self.start.date(), datetime.min.time())
+        return self.start.date().isoformat() if midnight and self.end - self.start == timedelta(days=1) else None
+
+    @property
     def spans_several_days(self) -> bool:
         return self.end - self.start > timedelta(days=1)
 

@@ -53,6 +53,10 @@ def test_managed_server_start_query_reuse_and_stop(tmp_path):
         engine.create_or_alter_view("s.v", f"SELECT * FROM {table}")
         engine.create_or_alter_view("s.v", f"SELECT id FROM {table}")
         assert sorted(engine.query_rows("SELECT * FROM s.v")) == [(3,), (4,)]
+        # The daily run's one-statement write: Connect reports no metrics, so the day is counted.
+        one_day = TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 2))
+        assert engine.overwrite_interval(table, "SELECT 5 AS id, DATE'2024-01-01' AS ds", one_day) == 1
+        assert sorted(engine.query_rows("SELECT * FROM s.v")) == [(4,), (5,)]
         assert (tmp_path / ".sparkmesh" / "warehouse" / "s.db" / "daily").is_dir()
         assert server_status(tmp_path).running
     finally:

@@ -86,8 +86,8 @@ def test_first_command_starts_the_server_the_next_reuse_it_and_it_stops_when_idl
         client.stop()
         assert _wait_for(lambda: not server_status(project).running, timeout=IDLE_TIMEOUT * 6)
         assert not port_open(port) and not (server_dir(project) / "server.json").exists()
-        assert "stopped the idle server" in (server_dir(project) / "idle-stop.log").read_text()
         assert _wait_for(lambda: not Path(f"/proc/{first.watcher_pid}").exists() or _zombie(first.watcher_pid), 15)
+        assert "stopped the idle server" in (server_dir(project) / "idle-stop.log").read_text()
 
         # The next command starts a new one and finds the data where the last one left it.
         again = _sparkmesh(project, "fetchdf", "SELECT COUNT(*) AS n FROM s.days", "--json")
@@ -139,3 +139,18 @@ def test_a_stale_record_never_blocks_a_command(tmp_path):
     assert not server_status(tmp_path).running
     assert not (folder / "server.json").exists()
     stop_server(tmp_path)  # nothing to stop: no error
+
+
+def test_a_record_written_by_another_version_still_finds_its_server(tmp_path):
+    folder = server_dir(tmp_path)
+    folder.mkdir(parents=True)
+    alive = subprocess.Popen(["sleep", "30"])  # not a Spark server: found, then refused as someone else's pid
+    try:
+        (folder / "server.json").write_text(json.dumps({"running": True, "pid": alive.pid, "from_the_future": 1}))
+        from dagster_sparkmesh.engine.connect_server import _read_record
+
+        assert _read_record(tmp_path).pid == alive.pid
+        assert not server_status(tmp_path).running
+    finally:
+        alive.kill()
+        alive.wait()

@@ -159,3 +159,28 @@ def test_write_dataframe_creates_then_replaces(engine, schema, spark):
 def test_temp_view_for_unit_test_inputs(engine):
     engine.create_temp_view("unit_input", [("id", "BIGINT"), ("ds", "DATE")], [(1, "2024-01-01")])
     assert engine.query_rows("SELECT * FROM unit_input") == [(1, date(2024, 1, 1))]
+
+
+def _partitions(engine, table):
+    return [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {table}")]
+
+
+def test_one_day_overwrite_names_the_partition_and_drops_a_day_left_empty(engine, daily_table):
+    day_two = TimeWindow("ds", datetime(2024, 1, 2), datetime(2024, 1, 3))
+    # Rows of other days in the query never reach the table: only the window's rows are written.
+    written = engine.overwrite_interval(daily_table, _daily({"2024-01-02": [20, 21], "2024-01-03": [99]}), day_two)
+    assert written == 2
+    assert [tuple(r) for r in _rows(engine, daily_table)] == [
+        (1, date(2024, 1, 1)), (2, date(2024, 1, 1)), (20, date(2024, 1, 2)), (21, date(2024, 1, 2)),
+        (4, date(2024, 1, 3)), (5, date(2024, 1, 4)),
+    ]
+    assert engine.overwrite_interval(daily_table, _daily({"2024-01-03": [7]}), day_two) == 0
+    assert "ds=2024-01-02" not in _partitions(engine, daily_table)
+    assert [r[0] for r in _rows(engine, daily_table)] == [1, 2, 4, 5]
+
+
+def test_one_day_overwrite_of_a_query_reading_the_table_itself(engine, daily_table):
+    reads_itself = f"SELECT id + 100 AS id, DATE'2024-01-04' AS ds FROM {daily_table} WHERE ds = DATE'2024-01-03'"
+    window = TimeWindow("ds", datetime(2024, 1, 4), datetime(2024, 1, 5))
+    assert engine.overwrite_interval(daily_table, reads_itself, window) == 1  # staged: Spark refuses the direct write
+    assert [r[0] for r in _rows(engine, daily_table)] == [1, 2, 3, 4, 104]
