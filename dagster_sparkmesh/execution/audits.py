@@ -3,22 +3,29 @@ small sample."""
 
 from __future__ import annotations
 
+from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.results import AuditResult
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.snapshot.naming import quote
 
 SAMPLE_ROWS = 5
 
 
-def run_audits(ctx: ExecutionContext, model: Model, table: str) -> list[AuditResult]:
+def run_audits(ctx: ExecutionContext, model: Model, table: str, written: Interval | None = None) -> list[AuditResult]:
+    """The model's audits over its table; over only the ``written`` interval for a model with a time column, as
+    SQLMesh audits an incremental model's new data (a daily run then reads one day, not the whole history)."""
     if not model.audits:
         return []
     from dagster_sparkmesh.model.builtin_audits import render_audit_query
 
+    audited = quote(table)
+    if written is not None and model.kind.has_time_column:
+        audited = _rows_of_interval(ctx, model, table, written)
     results = []
     for call in model.audits:
-        query = render_audit_query(call, quote(table), ctx.project.audits)
+        query = render_audit_query(call, audited, ctx.project.audits)
         results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query))
     return results
 
@@ -33,6 +40,13 @@ def evaluate_audit(
         rows = ctx.engine.query_rows(f"SELECT * FROM ({query}) AS offending LIMIT {int(sample_rows)}")
         sample = tuple(tuple(str(value) for value in row) for row in rows)
     return AuditResult(name=name, blocking=blocking, failing_rows=failing, sample=sample, query=query)
+
+
+def _rows_of_interval(ctx: ExecutionContext, model: Model, table: str, written: Interval) -> str:
+    kind = model.kind
+    window = TimeWindow(kind.time_column, written.start, written.end, kind.time_column_format)  # type: ignore[attr-defined]
+    types = {column.lower(): data_type for column, data_type in ctx.engine.columns(table)}
+    return f"(SELECT * FROM {quote(table)} WHERE {window.predicate(types[window.column.lower()])})"
 
 
 def _is_blocking(ctx: ExecutionContext, call) -> bool:

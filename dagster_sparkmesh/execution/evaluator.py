@@ -120,7 +120,7 @@ def _commit(
     Only the intervals whose inputs were complete are recorded (``plan.coverage``); the others go to
     ``incomplete`` and stay missing, so the model is computed again once its parents have them."""
     _run_statements(ctx, target, _span(batch), target.model.post_statements)
-    audits = run_audits(ctx, target.model, target.table)
+    audits = run_audits(ctx, target.model, target.table, written=_span(batch))
     failed = [audit for audit in audits if audit.blocking and not audit.passed]
     if failed:
         raise AuditFailure(

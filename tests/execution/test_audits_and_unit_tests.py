@@ -1,6 +1,7 @@
 """Audits stop a plan before promotion; the example project's YAML unit tests pass on Spark and can fail."""
 
 import shutil
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -44,3 +45,18 @@ def test_example_unit_tests_pass_and_a_wrong_expectation_fails(tmp_path, make_co
     failing = [r for r in run_unit_tests(make_context(project)) if not r.passed]
     assert [r.name for r in failing] == ["test_customer_status_keeps_latest_order"]
     assert "expected" in failing[0].message
+
+
+def test_an_incremental_models_audits_read_only_the_interval_written(spark, mini_project, make_context):
+    """As in SQLMesh: a run audits its new interval, so a bad row of an earlier day neither fails it nor is read."""
+    ctx = make_context(mini_project)
+    plan = plan_for(ctx, START, END - timedelta(days=1))
+    apply_plan(ctx, plan)
+    table = plan.tables(())["shop.daily"]
+    spark.sql(f"INSERT INTO {table} PARTITION (ds = DATE'2024-01-02') SELECT NULL, 0").collect()  # an old bad row
+
+    ran = apply_plan(ctx, plan_for(ctx, START, END))  # the last day only
+    [daily] = [result for result in ran.models if result.model == "shop.daily"]
+    assert [a.failing_rows for a in daily.audits] == [0]
+    assert "2024-01-05" in daily.audits[0].query and "2024-01-06" in daily.audits[0].query
+    assert ctx.state.get_intervals("shop.daily", plan.version_of("shop.daily"))[-1].end == END
