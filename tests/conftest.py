@@ -14,10 +14,10 @@ import pytest
 
 from dagster_sparkmesh.project.config import SparkConnection
 
-# The suite's projects run Spark in-process (one shared session), not on the default managed server each would
-# start for itself: set before any project loads, and inherited by the CLI and Dagster processes tests start.
-# Tests of the default remove it (tests/engine/test_default_server.py).
-os.environ.setdefault("SPARKMESH_SPARK_MODE", "local")
+# The suite's projects run Spark in-process (one shared session), not on the managed server each would start for
+# itself: set before any project loads, inherited by the CLI and Dagster processes tests start; a mode a test's
+# config.yaml sets still wins. Tests of the default remove it (tests/engine/test_default_server.py).
+os.environ.setdefault("SPARKMESH_SPARK_DEFAULT_MODE", "local")
 
 TEST_SPARK = SparkConnection(mode="local", master="local[2]", config={"spark.sql.shuffle.partitions": "2"})
 

@@ -81,7 +81,10 @@ class ExecutionContext:
 
             return SparkEngine(open_session(spark_connection, project.path))
 
-        return cls(project=project, state=state, environment=environment, engine_factory=engine_factory)
+        return cls(
+            project=project, state=state, environment=environment, engine_factory=engine_factory,
+            max_workers=spark_connection.workers,
+        )
 
 
 def _is_connect_session(session: object) -> bool:

@@ -43,7 +43,7 @@ def _project(folder: Path, port: int) -> Path:
 
 
 def _sparkmesh(project: Path, *arguments: str) -> subprocess.CompletedProcess:
-    env = {key: value for key, value in os.environ.items() if key != "SPARKMESH_SPARK_MODE"}  # the default
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SPARKMESH_SPARK_")}  # defaults
     result = subprocess.run(
         [str(SCRIPT), "-p", str(project), *arguments], capture_output=True, text=True, timeout=240, env=env
     )

@@ -35,7 +35,7 @@ def test_fixture_config_maps_to_the_typed_config(monkeypatch: pytest.MonkeyPatch
 
 
 def test_only_non_spark_gateways_fall_back_to_the_default_spark(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.delenv("SPARKMESH_SPARK_MODE", raising=False)
+    monkeypatch.delenv("SPARKMESH_SPARK_DEFAULT_MODE", raising=False)
     project = _project(tmp_path, "from sqlmesh.core.config import SnowflakeConnectionConfig\nconfig = Config(gateways={'sf': GatewayConfig(connection=SnowflakeConnectionConfig(user='u'),"
                                  " state_connection=PostgresConnectionConfig(host='db', database='state')),"
                                  " 'duck': GatewayConfig(connection=DuckDBConnectionConfig())})\n")

@@ -28,7 +28,8 @@ default_gateway: laptop
 @pytest.fixture
 def project(tmp_path, monkeypatch):
     for name in ("SPARKMESH_SPARK_MODE", "SPARKMESH_SPARK_MASTER", "SPARKMESH_SPARK_REMOTE",
-                 "SPARKMESH_SPARK_CONNECT_PORT", "SPARKMESH_SPARK_CONF", "SPARKMESH_SPARK_IDLE_TIMEOUT"):
+                 "SPARKMESH_SPARK_CONNECT_PORT", "SPARKMESH_SPARK_CONF", "SPARKMESH_SPARK_IDLE_TIMEOUT",
+                 "SPARKMESH_SPARK_DEFAULT_MODE"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "config.yaml").write_text(CONFIG)
     return tmp_path
@@ -105,3 +106,22 @@ def test_the_cli_reports_a_bad_variable_as_a_user_error(project):
     result = CliRunner().invoke(main, ["-p", str(project), "info"], env={"SPARKMESH_SPARK_MODE": "cluster"})
     assert result.exit_code == 2
     assert "environment variable SPARKMESH_SPARK_MODE" in result.output and "SPARKMESH_SPARK_MODE=cluster" in result.output
+
+
+def test_concurrent_tasks_is_how_many_models_compute_at_once(project):
+    from dagster_sparkmesh.project.config import SparkConnection
+
+    (project / "config.yaml").write_text(CONFIG.replace("      master: local[4]\n", "      master: local[4]\n      concurrent_tasks: 3\n"))
+    assert load_config(project).config.connection.workers == 3
+    assert SparkConnection(mode="managed").workers == 4  # round trips to a server overlap
+    assert SparkConnection(mode="local").workers == 2
+
+
+def test_a_machine_chooses_the_default_mode_and_a_configured_mode_wins(project, monkeypatch):
+    monkeypatch.setenv("SPARKMESH_SPARK_DEFAULT_MODE", "local")
+    assert load_config(project).config.connection.mode == "local"  # config.yaml sets none
+    (project / "config.yaml").write_text(CONFIG.replace("      master: local[4]\n", "      mode: managed\n      master: local[4]\n"))
+    assert load_config(project).config.connection.mode == "managed"
+    monkeypatch.setenv("SPARKMESH_SPARK_DEFAULT_MODE", "cluster")
+    with pytest.raises(ConfigError, match="SPARKMESH_SPARK_DEFAULT_MODE"):
+        load_config(project)

@@ -291,7 +291,7 @@ class _ConfigReader:
         return str(self._value(types[0])).lower() if types else "spark"
 
     def _spark_connection(self, node: yaml.Node) -> SparkConnection:
-        known = ("type", "mode", "remote", "master", "connect_port", "idle_timeout", "config")
+        known = ("type", "mode", "remote", "master", "connect_port", "idle_timeout", "concurrent_tasks", "config")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "connection"):
             if key in IGNORED_SPARK_KEYS:
@@ -299,7 +299,7 @@ class _ConfigReader:
             elif key == "config":
                 fields["config"] = {k: _spark_conf_text(self._value(v)) for k, _, v in self._items(value_node, "config")}
             elif key in known:
-                fields[key] = self._value(value_node) if key in ("connect_port", "idle_timeout") else self._text(value_node, key)
+                fields[key] = self._value(value_node) if key in ("connect_port", "idle_timeout", "concurrent_tasks") else self._text(value_node, key)
             else:
                 raise self._unknown(key, key_node, list(known), "connection")
         if str(fields.get("type", "spark")).lower() != "spark":

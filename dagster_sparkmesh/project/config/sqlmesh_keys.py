@@ -25,5 +25,5 @@ OTHER_ENGINES = frozenset(
 )
 IGNORED_GATEWAY_KEYS = frozenset({"test_connection", "scheduler", "state_schema", "variables"})
 IGNORED_SPARK_KEYS = frozenset(
-    {"config_dir", "catalog", "concurrent_tasks", "register_comments", "pre_ping", "pretty_sql"}
+    {"config_dir", "catalog", "register_comments", "pre_ping", "pretty_sql"}
 )
