@@ -18,12 +18,11 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-import tempfile
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from generate_project import CONFIG, generate_project
-from timing import BENCH_DIR, Row, print_table, run_child, verdict
+from timing import BENCH_DIR, Row, in_workdir, print_table, run_child, verdict
 
 STEPS = BENCH_DIR / "dagster_steps.py"
 START = date(2024, 1, 1)
@@ -141,13 +140,7 @@ def main() -> None:
     parser.add_argument("--only", choices=("defs", "range"))
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     args = parser.parse_args()
-    if args.keep:
-        shutil.rmtree(args.keep, ignore_errors=True)
-        args.keep.mkdir(parents=True)
-        run(args, args.keep)
-    else:
-        with tempfile.TemporaryDirectory(prefix="sparkmesh_dagster_bench_") as tmp:
-            run(args, Path(tmp))
+    in_workdir(args.keep, "sparkmesh_dagster_bench_", lambda folder: run(args, folder))
 
 
 def run(args, workdir: Path) -> None:

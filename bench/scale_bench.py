@@ -12,17 +12,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import socket
 import statistics
-import tempfile
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from generate_project import START, generate_project
-from timing import BENCH_DIR, Row, print_table, run_child
+from timing import BENCH_DIR, Row, in_workdir, print_table, run_child
 
 from dagster_sparkmesh.engine.connect_server import stop_server
+from dagster_sparkmesh.engine.standalone_cluster import free_port
 
 STEPS = BENCH_DIR / "core_steps.py"
 
@@ -35,13 +33,7 @@ def main() -> None:
     parser.add_argument("--driver-memory", default="4g", help="spark.driver.memory of the session or server")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     args = parser.parse_args()
-    if args.keep:
-        shutil.rmtree(args.keep, ignore_errors=True)
-        args.keep.mkdir(parents=True)
-        run(args, args.keep)
-    else:
-        with tempfile.TemporaryDirectory(prefix="sparkmesh_scale_bench_") as tmp:
-            run(args, Path(tmp))
+    in_workdir(args.keep, "sparkmesh_scale_bench_", lambda folder: run(args, folder))
 
 
 def run(args, workdir: Path) -> None:
@@ -53,7 +45,7 @@ def run(args, workdir: Path) -> None:
         generate_project(project, models=args.models, days=args.days)
         env = {"SPARKMESH_SPARK_CONF": json.dumps({"spark.driver.memory": args.driver_memory})}
         try:
-            child = run_child(STEPS, "apply", str(project), *window, "--mode", mode, "--port", str(_free_port()), env=env)
+            child = run_child(STEPS, "apply", str(project), *window, "--mode", mode, "--port", str(free_port()), env=env)
         finally:
             stop_server(project)
         figures = child.figures
@@ -69,12 +61,6 @@ def run(args, workdir: Path) -> None:
             "ok",  # apply_plan raises when a model fails: reaching here is completing
         ))
     print_table(f"scale: initial backfill ({args.models} models x {args.days} days)", rows)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 if __name__ == "__main__":

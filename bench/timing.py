@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,6 +45,17 @@ def run_child(script: Path, *args: str, env: dict[str, str] | None = None, timeo
     if result.returncode != 0 or not lines:
         raise SystemExit(f"{script.name} {' '.join(args)} failed ({result.returncode}):\n{result.stderr[-4000:]}")
     return ChildRun(wall_s=wall, figures=json.loads(lines[-1]))
+
+
+def in_workdir(keep: Path | None, prefix: str, run: Callable[[Path], None]) -> None:
+    """``run(folder)`` in ``keep`` (emptied first, then kept) or in a temporary folder removed afterwards."""
+    if keep is None:
+        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+            run(Path(tmp))
+        return
+    shutil.rmtree(keep, ignore_errors=True)
+    keep.mkdir(parents=True)
+    run(keep)
 
 
 def emit(figures: dict) -> None:
