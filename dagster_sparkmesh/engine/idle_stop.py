@@ -2,8 +2,9 @@
 
 The server is the default engine: the first command that needs Spark starts it, the following ones connect in
 under a second. Left alone it would hold a JVM (and a gigabyte of heap) forever, so each server gets a watcher:
-a small Python process (``python -m dagster_sparkmesh.engine.idle_stop``) in a session of its own, which
-outlives the command that started it and ends with the server.
+a small Python process (``python -m dagster_sparkmesh.engine.idle_watcher``) in a session of its own, which
+outlives the command that started it and ends with the server. This module is what the server's owner and the
+watcher share: when the server counts as used, and how the watcher is started and stopped.
 
 "In use" is read from the operating system, not from clients' good manners: a Spark Connect client keeps its
 gRPC connection open as long as its session lives, so an established TCP connection to the server's port is a
@@ -16,7 +17,6 @@ server a moment ago has touched ``last_used`` under that same lock, so it is nev
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 LAST_USED = "last_used"
-WATCHER_MODULE = "dagster_sparkmesh.engine.idle_stop"
+WATCHER_MODULE = "dagster_sparkmesh.engine.idle_watcher"
 _TCP_ESTABLISHED = "01"
 _watchers: dict[int, subprocess.Popen] = {}
 
@@ -111,36 +111,3 @@ def _is_watcher(pid: int) -> bool:
 
 def poll_interval(idle_timeout: float) -> float:
     return min(10.0, max(0.5, idle_timeout / 4))
-
-
-def watch(project_path: Path, server_pid: int, port: int, idle_timeout: float) -> str:
-    """Wait until the server is gone or idle (then stop it); returns what happened."""
-    from dagster_sparkmesh.engine import connect_server
-
-    folder = connect_server.server_dir(project_path)
-    while True:
-        time.sleep(poll_interval(idle_timeout))
-        if connect_server.recorded_pid(project_path) != server_pid or not connect_server.is_our_server(server_pid):
-            return "the server stopped or was replaced"
-        if not is_idle(folder, port, idle_timeout):
-            continue
-        with connect_server.start_lock(project_path):
-            still_ours = connect_server.recorded_pid(project_path) == server_pid
-            if still_ours and is_idle(folder, port, idle_timeout):
-                connect_server.stop_server(project_path)
-                return f"stopped the idle server (pid {server_pid}) after {idle_timeout:g} s without a client"
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog=WATCHER_MODULE, description="stop an idle managed Spark Connect server")
-    parser.add_argument("project", type=Path)
-    parser.add_argument("server_pid", type=int)
-    parser.add_argument("port", type=int)
-    parser.add_argument("idle_timeout", type=float)
-    args = parser.parse_args(argv)
-    outcome = watch(args.project, args.server_pid, args.port, args.idle_timeout)
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {outcome}", flush=True)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,0 +1,45 @@
+"""The idle watcher's process: ``python -m dagster_sparkmesh.engine.idle_watcher PROJECT PID PORT SECONDS``.
+
+Started by ``connect_server`` beside each managed server it launches (see ``idle_stop`` for what "idle" means);
+it exits when the server is gone, replaced, or stopped by it for being idle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from dagster_sparkmesh.engine import connect_server
+from dagster_sparkmesh.engine.idle_stop import WATCHER_MODULE, is_idle, poll_interval
+
+
+def watch(project_path: Path, server_pid: int, port: int, idle_timeout: float) -> str:
+    """Wait until the server is gone or idle (then stop it); returns what happened."""
+    folder = connect_server.server_dir(project_path)
+    while True:
+        time.sleep(poll_interval(idle_timeout))
+        if connect_server.recorded_pid(project_path) != server_pid or not connect_server.is_our_server(server_pid):
+            return "the server stopped or was replaced"
+        if not is_idle(folder, port, idle_timeout):
+            continue
+        with connect_server.start_lock(project_path):
+            still_ours = connect_server.recorded_pid(project_path) == server_pid
+            if still_ours and is_idle(folder, port, idle_timeout):
+                connect_server.stop_server(project_path)
+                return f"stopped the idle server (pid {server_pid}) after {idle_timeout:g} s without a client"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=WATCHER_MODULE, description="stop an idle managed Spark Connect server")
+    parser.add_argument("project", type=Path)
+    parser.add_argument("server_pid", type=int)
+    parser.add_argument("port", type=int)
+    parser.add_argument("idle_timeout", type=float)
+    args = parser.parse_args(argv)
+    outcome = watch(args.project, args.server_pid, args.port, args.idle_timeout)
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {outcome}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
