@@ -23,7 +23,7 @@ from pyspark.storagelevel import StorageLevel
 from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.partition_sql import (
-    TimeWindow, column_list, drop_partition_statements, partition_spec, rebalance_hint,
+    TimeWindow, column_list, drop_partition_statements, rebalance_hint,
 )
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.engine.write_metrics import rows_written
@@ -190,41 +190,23 @@ class SparkEngine(SparkCatalog):
             return self._insert_overwrite_counted(table, select, partition_window)
         day = window.single_day if partition_column == window.column and not reads_target else None
         if day is not None and types[partition_column].lower() == "date":
-            written = self._overwrite_one_day(table, query_sql, window, types, day)
-            if written is not None:
-                return written
+            return self._overwrite_one_day(table, select, window, day)
         with self._staged(select) as (view, rows):
             self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
             self._drop_partitions_not_in(table, quote_identifier(view), where=partition_window, partitions=partitions)
         return rows
 
-    def _overwrite_one_day(
-        self, table: str, query_sql: str, window: TimeWindow, types: dict[str, str], day: str
-    ) -> int | None:
-        """The daily run's write: one day of a table partitioned by a DATE time column, in one statement.
+    def _overwrite_one_day(self, table: str, select_sql: str, window: TimeWindow, day: str) -> int:
+        """The daily run's write: one day of a table partitioned by a DATE time column, straight from the query.
 
-        Every row of a one-day window has that date, so the partition is named statically: Spark replaces exactly
-        that partition, with no staging and no search for stale partitions (three Spark jobs become one); a day
-        the query has no row for is dropped (it is empty now, DESIGN invariant 3).
-        None when the query turns out to read the table (Spark refuses that at analysis, before touching a file):
-        the caller stages it.
+        Every row of a one-day window has that date, so the dynamic overwrite can replace no other partition, and
+        the only stale partition there can be is the day itself when the query has no row for it: dropped then
+        (it is empty now, DESIGN invariant 3). No staging and no search for stale days: three Spark jobs become
+        one. Dynamic, not a static ``PARTITION (ds = ...)``: a static overwrite deletes the day's files before the
+        query runs, so a crash meanwhile would leave an interval recorded by an earlier run without its rows.
         """
-        columns = [column for column in types if column != window.column]
-        spec = partition_spec([window.column], [day])
-        statement = (
-            f"INSERT OVERWRITE TABLE {quote(table)} {spec} SELECT {column_list(columns)} FROM ({query_sql}) AS source "
-            f"WHERE {window.predicate('date')}"
-        )
-        try:
-            with spark_errors(statement):
-                written = rows_written(self.spark.sql(statement))
-        except EngineError as error:
-            if (error_class(error.__cause__) or "").startswith("UNSUPPORTED_OVERWRITE"):
-                return None
-            raise
-        if written is None:
-            written = int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)} WHERE {window.predicate('date')}")[0][0])
-        if written == 0:  # Spark leaves the emptied partition registered: drop it, as the staged path does
+        written = self._insert_overwrite_counted(table, select_sql, window.predicate("date"))
+        if written == 0:
             for drop in drop_partition_statements(table, [window.column], [[day]]):
                 self.execute(drop)
         return written

@@ -182,5 +182,5 @@ def test_one_day_overwrite_names_the_partition_and_drops_a_day_left_empty(engine
 def test_one_day_overwrite_of_a_query_reading_the_table_itself(engine, daily_table):
     reads_itself = f"SELECT id + 100 AS id, DATE'2024-01-04' AS ds FROM {daily_table} WHERE ds = DATE'2024-01-03'"
     window = TimeWindow("ds", datetime(2024, 1, 4), datetime(2024, 1, 5))
-    assert engine.overwrite_interval(daily_table, reads_itself, window) == 1  # staged: Spark refuses the direct write
+    assert engine.overwrite_interval(daily_table, reads_itself, window) == 1
     assert [r[0] for r in _rows(engine, daily_table)] == [1, 2, 3, 4, 104]
