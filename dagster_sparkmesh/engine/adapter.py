@@ -157,7 +157,6 @@ class SparkEngine(SparkCatalog):
         *,
         partition_column: str | None = None,
         fresh: bool = False,
-        reads_target: bool = False,
     ) -> int:
         """INCREMENTAL_BY_TIME_RANGE: replace exactly the rows of ``[start, end)``. Returns the rows written.
 
@@ -170,7 +169,6 @@ class SparkEngine(SparkCatalog):
 
         ``fresh``: the caller created the table empty for this write, so no partition of the window can be stale;
         the search for stale partitions (a Spark job reading the window's files) is skipped.
-        ``reads_target``: the query reads the table itself, so it is computed (staged) before the write.
         """
         partition_column = partition_column or window.column
         types, partitions = self._write_layout(table, window, fresh)
@@ -188,7 +186,7 @@ class SparkEngine(SparkCatalog):
         )
         if fresh:  # nothing stale to find: write straight from the query, one job
             return self._insert_overwrite_counted(table, select, partition_window)
-        day = window.single_day if partition_column == window.column and not reads_target else None
+        day = window.single_day if partition_column == window.column else None
         if day is not None and types[partition_column].lower() == "date":
             return self._overwrite_one_day(table, select, window, day)
         with self._staged(select) as (view, rows):
@@ -203,7 +201,8 @@ class SparkEngine(SparkCatalog):
         the only stale partition there can be is the day itself when the query has no row for it: dropped then
         (it is empty now, DESIGN invariant 3). No staging and no search for stale days: three Spark jobs become
         one. Dynamic, not a static ``PARTITION (ds = ...)``: a static overwrite deletes the day's files before the
-        query runs, so a crash meanwhile would leave an interval recorded by an earlier run without its rows.
+        query runs, so a crash meanwhile would leave an interval recorded by an earlier run without its rows; and a
+        dynamic overwrite writes into a staging folder, so a query may read the table it replaces a day of.
         """
         written = self._insert_overwrite_counted(table, select_sql, window.predicate("date"))
         if written == 0:

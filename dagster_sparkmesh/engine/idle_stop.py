@@ -9,7 +9,8 @@ watcher share: when the server counts as used, and how the watcher is started an
 "In use" is read from the operating system, not from clients' good manners: a Spark Connect client keeps its
 gRPC connection open as long as its session lives, so an established TCP connection to the server's port is a
 client (a Dagster step computing for an hour included). A client also touches ``last_used`` whenever it obtains
-the server (``start_server``) and when it closes its sessions, which is the clock where /proc is missing.
+the server (``start_server``) and when it closes its sessions (``session.close_sessions``): where /proc is missing
+(macOS) that is the only clock, so there a session open longer than ``idle_timeout`` is not seen as a client.
 
 The watcher stops the server only under the start lock, after checking once more: a command that obtained the
 server a moment ago has touched ``last_used`` under that same lock, so it is never handed a server about to stop.
@@ -17,7 +18,9 @@ server a moment ago has touched ``last_used`` under that same lock, so it is nev
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -31,12 +34,8 @@ _watchers: dict[int, subprocess.Popen] = {}
 
 def mark_used(folder: Path) -> None:
     """Record that a client obtained or released the server (``folder``: the server's state folder)."""
-    path = folder / LAST_USED
-    try:
-        path.touch()
-        os.utime(path)
-    except OSError:
-        pass  # the folder went away with a stopped project: nothing to keep alive
+    with contextlib.suppress(OSError):  # the folder went away with a stopped project: nothing to keep alive
+        (folder / LAST_USED).touch()  # sets the time of an existing file too
 
 
 def seconds_since_use(folder: Path) -> float:
@@ -88,7 +87,7 @@ def stop_watcher(pid: int | None) -> None:
     if pid is None or pid == os.getpid() or not _is_watcher(pid):
         return
     try:
-        os.kill(pid, 15)
+        os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
     child = _watchers.pop(pid, None)

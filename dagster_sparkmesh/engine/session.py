@@ -19,7 +19,8 @@ from py4j.protocol import Py4JError
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from dagster_sparkmesh.engine.connect_server import port_open, start_server
+from dagster_sparkmesh.engine.connect_server import port_open, server_dir, start_server
+from dagster_sparkmesh.engine.idle_stop import mark_used
 from dagster_sparkmesh.engine.settings import RUNTIME_SETTINGS, require_java, session_settings, warehouse_dir
 from dagster_sparkmesh.errors import ConfigError, EngineError
 from dagster_sparkmesh.project.config import SparkConnection, state_dir
@@ -69,6 +70,8 @@ def close_sessions(project_path: Path | None = None) -> None:
     project = Path(project_path).resolve() if project_path is not None else None
     for key in [key for key in _sessions if project is None or key.project == project]:
         _sessions.pop(key).stop()
+        if key.mode == "managed":
+            mark_used(server_dir(key.project))  # the idle clock starts when the last client leaves
 
 
 # A Connect session left to the garbage collector at interpreter exit closes its gRPC channel after gRPC's own

@@ -215,9 +215,7 @@ def _write_time_range(
         window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format)
         if not exists:  # the first batch creates the table empty; False: a concurrent run created it first
             exists, created = True, ctx.engine.create_interval_table(target.table, query, window)
-        rows += ctx.engine.overwrite_interval(
-            target.table, query, window, fresh=created, reads_target=target.model.depends_on_self
-        )
+        rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created)
         audits = _commit(ctx, target, unit_intervals, incomplete)
     return rows, audits
 
