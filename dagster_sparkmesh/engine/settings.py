@@ -54,7 +54,21 @@ def session_settings(connection: SparkConnection, project_path: Path) -> dict[st
         "spark.sql.shuffle.partitions": DEFAULT_SHUFFLE_PARTITIONS,
     }
     settings.update(connection.config)
+    if connection.master.startswith("local") and "spark.hadoop.fs.file.impl" not in connection.config:
+        settings.update(_fork_free_filesystem(settings.get("spark.driver.extraClassPath")))
     return settings
+
+
+def _fork_free_filesystem(classpath: str | None) -> dict[str, str]:
+    """Executors run inside the driver with a local master, so the driver's class path is enough for them; a
+    cluster's executors would not find the class, and keep Hadoop's filesystem."""
+    from dagster_sparkmesh.engine.local_filesystem import fork_free_settings
+
+    try:
+        java = require_java()
+    except EngineError:
+        return {}  # the session's own start reports the missing Java
+    return fork_free_settings(java, classpath)
 
 
 def require_java() -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.engine.adapter import SparkEngine
+from dagster_sparkmesh.engine.local_filesystem import CLASS_NAME
 from dagster_sparkmesh.engine.connect_server import server_status, start_server, stop_server
 from dagster_sparkmesh.engine.session import close_sessions, open_session
 from dagster_sparkmesh.project.config import SparkConnection
@@ -58,6 +59,7 @@ def test_managed_server_start_query_reuse_and_stop(tmp_path):
         assert engine.overwrite_interval(table, "SELECT 5 AS id, DATE'2024-01-01' AS ds", one_day) == 1
         assert sorted(engine.query_rows("SELECT * FROM s.v")) == [(4,), (5,)]
         assert (tmp_path / ".sparkmesh" / "warehouse" / "s.db" / "daily").is_dir()
+        assert engine.spark.conf.get("spark.hadoop.fs.file.impl") == CLASS_NAME  # the server writes without forks
         assert server_status(tmp_path).running
     finally:
         close_sessions(tmp_path)

@@ -1,0 +1,75 @@
+"""Time every Spark statement a step runs, on any thread: ``python bench/statement_log.py STEP PROJECT ...``
+runs ``core_steps.py`` with ``SparkSession.sql`` and the DataFrame actions wrapped, then prints the statements
+grouped by their first words (count, total seconds), the slowest ones, and the time outside Spark per model.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+RECORDS: list[tuple[str, str, float]] = []
+_local = threading.local()
+
+
+def _timed(kind, function):
+    def wrapper(self, *args, **kwargs):
+        if getattr(_local, "inside", False):
+            return function(self, *args, **kwargs)
+        _local.inside = True
+        began = time.perf_counter()
+        try:
+            return function(self, *args, **kwargs)
+        finally:
+            _local.inside = False
+            text = str(args[0]) if kind == "sql" and args else kind
+            RECORDS.append((threading.current_thread().name, text, time.perf_counter() - began))
+    return wrapper
+
+
+def _patch() -> None:
+    from pyspark.sql.classic.dataframe import DataFrame
+    from pyspark.sql.session import SparkSession
+
+    SparkSession.sql = _timed("sql", SparkSession.sql)
+    for action in ("collect", "count", "persist", "createOrReplaceTempView"):
+        setattr(DataFrame, action, _timed(f"DataFrame.{action}", getattr(DataFrame, action)))
+
+
+def _group(text: str) -> str:
+    words = re.sub(r"\s+", " ", text.strip()).split(" ")
+    head = " ".join(words[:3]).upper()
+    if "REBALANCE" in text:
+        head += " (rebalanced)"
+    return head[:60]
+
+
+def main() -> None:
+    _patch()
+    import core_steps
+
+    sys.argv = ["core_steps.py", *sys.argv[1:]]
+    try:
+        core_steps.main()
+    finally:
+        groups = collections.defaultdict(lambda: [0, 0.0])
+        for _, text, seconds in RECORDS:
+            groups[_group(text)][0] += 1
+            groups[_group(text)][1] += seconds
+        print(f"\n{len(RECORDS)} Spark calls, {sum(r[2] for r in RECORDS):.2f} s in all (threads overlap)")
+        for head, (count, seconds) in sorted(groups.items(), key=lambda item: -item[1][1])[:25]:
+            print(f"{seconds:8.2f} s {count:5d}  {head}")
+        print("slowest:")
+        for thread, text, seconds in sorted(RECORDS, key=lambda r: -r[2])[:8]:
+            flat = re.sub(r"\s+", " ", text)
+            print(f"{seconds:8.2f} s  {thread}: {flat[:150]}")
+
+
+if __name__ == "__main__":
+    main()
