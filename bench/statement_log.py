@@ -37,9 +37,13 @@ def _patch() -> None:
     from pyspark.sql.classic.dataframe import DataFrame
     from pyspark.sql.session import SparkSession
 
-    SparkSession.sql = _timed("sql", SparkSession.sql)
-    for action in ("collect", "count", "persist", "createOrReplaceTempView"):
-        setattr(DataFrame, action, _timed(f"DataFrame.{action}", getattr(DataFrame, action)))
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectFrame
+    from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+    for session, frame in ((SparkSession, DataFrame), (ConnectSession, ConnectFrame)):
+        session.sql = _timed("sql", session.sql)
+        for action in ("collect", "count", "persist", "createOrReplaceTempView"):
+            setattr(frame, action, _timed(f"DataFrame.{action}", getattr(frame, action)))
 
 
 def _group(text: str) -> str:
@@ -52,11 +56,18 @@ def _group(text: str) -> str:
 
 def main() -> None:
     _patch()
-    import core_steps
-
-    sys.argv = ["core_steps.py", *sys.argv[1:]]
     try:
-        core_steps.main()
+        if sys.argv[1] == "cli":  # a sparkmesh command in this process: statement_log.py cli -p DIR run ...
+            from dagster_sparkmesh.cli.main import main as cli
+
+            began = time.perf_counter()
+            cli(sys.argv[2:], standalone_mode=False)
+            print(f"command: {time.perf_counter() - began:.2f} s")
+        else:
+            import core_steps
+
+            sys.argv = ["core_steps.py", *sys.argv[1:]]
+            core_steps.main()
     finally:
         groups = collections.defaultdict(lambda: [0, 0.0])
         for _, text, seconds in RECORDS:

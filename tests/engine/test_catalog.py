@@ -71,3 +71,14 @@ def test_creating_a_table_over_a_stale_folder_in_the_warehouse_succeeds(engine, 
     engine.create_table_like_query(f"{schema}.orders", "SELECT 1 AS id", [])
     assert engine.row_count(f"{schema}.orders") == 0
     assert not (stale / "part-00000-crashed.parquet").exists()
+
+
+def test_a_schema_dropped_through_the_engine_is_created_again(engine):
+    engine.create_schema("t_schema_memo")
+    engine.create_schema("t_schema_memo")  # known: no second round trip
+    assert engine.list_schema("t_schema_memo") == set()
+    engine.drop_schema("t_schema_memo")
+    assert engine.list_schema("t_schema_memo") is None
+    engine.create_schema("t_schema_memo")  # forgotten with the drop: created again
+    assert engine.list_schema("t_schema_memo") == set()
+    engine.drop_schema("t_schema_memo")
