@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from generate_project import START, generate_project
-from timing import BENCH_DIR, Row, print_table, run_child, verdict
+from timing import BENCH_DIR, Row, print_table, run_child, run_sparkmesh, verdict
 
 from dagster_sparkmesh.engine.connect_server import server_status, stop_server
 from dagster_sparkmesh.project.loader import load_project
@@ -111,13 +111,15 @@ def run(args, workdir: Path) -> None:
 def _backfill_rows(floor: dict, backfill: dict, args) -> list[Row]:
     base = floor["partitioned"]["seconds"]
     ratio = backfill["seconds"] / base
+    plain = backfill["seconds"] / floor["plain"]["seconds"]
     print(f"b. backfill: {len(backfill['written'])} tables; plan {backfill['plan_seconds']:.2f} s, "
           f"apply {backfill['apply_seconds']:.2f} s; "
           f"slowest models {backfill['slowest']}")
     return [
         Row("a. floor, plain CTAS per model", "-", f"{floor['plain']['seconds']:.2f} s", "-"),
         Row("a. floor, partitioned like sparkmesh", "-", f"{base:.2f} s", "-"),
-        Row("b. initial backfill prod (plan + apply)", "<= 1.3x floor", f"{backfill['seconds']:.2f} s = {ratio:.2f}x", verdict(ratio <= 1.3)),
+        Row("b. initial backfill prod (plan + apply)", "<= 1.5x plain floor, <= partitioned floor",
+            f"{backfill['seconds']:.2f} s = {plain:.2f}x plain, {ratio:.2f}x partitioned", verdict(plain <= 1.5 and ratio <= 1.0)),
     ]
 
 
@@ -214,13 +216,7 @@ def _cli_rows(project: Path, changed: str, end: datetime, port: int) -> list[Row
 
 def _sparkmesh(project: Path, port: int, *arguments: str) -> tuple[float, str]:
     env = {**os.environ, "SPARKMESH_SPARK_MODE": "managed", "SPARKMESH_SPARK_CONNECT_PORT": str(port)}
-    command = [str(Path(sys.executable).parent / "sparkmesh"), "-p", str(project), *arguments]
-    began = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, check=False, env=env, timeout=1800)
-    seconds = time.perf_counter() - began
-    if result.returncode != 0:
-        raise SystemExit(f"sparkmesh {' '.join(arguments)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return seconds, result.stdout
+    return run_sparkmesh(project, env, *arguments, timeout=1800)
 
 
 def _stop_server(project: Path) -> None:

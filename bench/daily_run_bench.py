@@ -16,14 +16,12 @@ import argparse
 import os
 import re
 import statistics
-import subprocess
 import sys
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 
 from generate_project import START, generate_project
-from timing import Row, in_workdir, print_table, verdict
+from timing import Row, in_workdir, print_table, run_sparkmesh, verdict
 
 from dagster_sparkmesh.engine.connect_server import stop_server
 from dagster_sparkmesh.engine.standalone_cluster import free_port
@@ -51,13 +49,13 @@ def run(args, workdir: Path) -> None:
     kinds = {name: model.kind_name for name, model in load_project(project).models.items()}
     rows = []
     try:
-        _sparkmesh(project, env, "spark", "start")
-        backfill, _ = _sparkmesh(project, env, "plan", "prod", "--auto-apply", "--execution-time", end.isoformat())
+        run_sparkmesh(project, env, "spark", "start")
+        backfill, _ = run_sparkmesh(project, env, "plan", "prod", "--auto-apply", "--execution-time", end.isoformat())
         rows.append(Row(f"initial backfill, {args.models} x {args.days} (CLI, warm server)", "-", f"{backfill:.2f} s", "-"))
         for day in range(1, args.new_days + 1):
             now = (end + timedelta(days=day)).isoformat()
             rows.append(_daily_row(project, env, now, kinds, f"daily run, new day {day}"))
-        again, said = _sparkmesh(project, env, "run", "--execution-time", now)
+        again, said = run_sparkmesh(project, env, "run", "--execution-time", now)
         nothing = "up to date" in said
         rows.append(Row("the same run again", "nothing to do", f"{again:.2f} s, nothing to do: {nothing}", verdict(nothing)))
     finally:
@@ -66,7 +64,7 @@ def run(args, workdir: Path) -> None:
 
 
 def _daily_row(project: Path, env: dict, now: str, kinds: dict[str, str], label: str) -> Row:
-    seconds, said = _sparkmesh(project, env, "run", "--execution-time", now)
+    seconds, said = run_sparkmesh(project, env, "run", "--execution-time", now)
     ran = RAN.search(said)
     per_model = [(name, int(rows), float(spent)) for name, rows, spent in MODEL_LINE.findall(said)]
     by_kind: dict[str, list[float]] = {}
@@ -81,16 +79,6 @@ def _daily_row(project: Path, env: dict, now: str, kinds: dict[str, str], label:
     models = len(per_model)
     return Row(label, "< 15 s, each model once", f"{seconds:.2f} s, {models} models, {written} rows; {costs}",
                verdict(seconds < 15 and models == len(kinds)))
-
-
-def _sparkmesh(project: Path, env: dict, *arguments: str) -> tuple[float, str]:
-    command = [str(Path(sys.executable).parent / "sparkmesh"), "-p", str(project), *arguments]
-    began = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, check=False, env=env, timeout=3600)
-    seconds = time.perf_counter() - began
-    if result.returncode != 0:
-        raise SystemExit(f"sparkmesh {' '.join(arguments)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
-    return seconds, result.stdout
 
 
 if __name__ == "__main__":

@@ -47,6 +47,20 @@ def run_child(script: Path, *args: str, env: dict[str, str] | None = None, timeo
     return ChildRun(wall_s=wall, figures=json.loads(lines[-1]))
 
 
+def run_sparkmesh(project: Path, env: dict[str, str], *arguments: str, timeout: float = 3600) -> tuple[float, str]:
+    """``sparkmesh -p project arguments...`` as a fresh process, as a user types it: (seconds, stdout); exits the
+    benchmark with the command's output when it fails."""
+    command = [str(Path(sys.executable).parent / "sparkmesh"), "-p", str(project), *arguments]
+    began = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, check=False, env=env, timeout=timeout)
+    seconds = time.perf_counter() - began
+    if result.returncode != 0:
+        raise SystemExit(
+            f"sparkmesh {' '.join(arguments)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
+    return seconds, result.stdout
+
+
 def in_workdir(keep: Path | None, prefix: str, run: Callable[[Path], None]) -> None:
     """``run(folder)`` in ``keep`` (emptied first, then kept) or in a temporary folder removed afterwards."""
     if keep is None:
