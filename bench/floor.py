@@ -47,6 +47,10 @@ def _statement(model, table: str, query: str, layout: str) -> str:
     partitioned = ""
     if layout == "partitioned" and model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
         partitioned = f" PARTITIONED BY ({model.kind.time_column})"
+    if layout == "monthly" and model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
+        column = model.kind.time_column
+        query = f"SELECT *, TRUNC({column}, 'MM') AS __month FROM ({query}) AS source"
+        partitioned = " PARTITIONED BY (__month)"
     return f"CREATE TABLE {table} USING parquet{partitioned} AS {query}"
 
 

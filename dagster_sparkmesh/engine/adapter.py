@@ -25,10 +25,13 @@ from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.partition_sql import (
     TimeWindow, column_list, drop_partition_statements, rebalance_hint,
 )
+from dagster_sparkmesh.engine.period_tables import (
+    PERIOD_TIME_TYPES, PeriodLayout, create_period_table, layout_from_catalog, overwrite_period_interval,
+)
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
-from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
+from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
 
 UPSERT_STAGING_SUFFIX = "__sm_upsert"
 
@@ -39,6 +42,7 @@ class SparkEngine(SparkCatalog):
         # (column, type) in table order of the tables ``create_interval_table`` just created, for the fresh write
         # that follows: it need not ask the catalog for a layout this engine wrote itself a moment ago.
         self._created_layouts: dict[str, list[tuple[str, str]]] = {}
+        self._period_layouts: dict[str, PeriodLayout] = {}
 
     # -- tables ----------------------------------------------------------------------------------------------
 
@@ -60,8 +64,10 @@ class SparkEngine(SparkCatalog):
         return self.row_count(table)
 
     def create_interval_table(self, table: str, query_sql: str, window: TimeWindow) -> bool:
-        """Create the empty table of an INCREMENTAL_BY_TIME_RANGE model: the query's columns and types, partitioned
-        by the time column. True if this call created it, False if another writer did first.
+        """Create the empty table of an INCREMENTAL_BY_TIME_RANGE model with the query's columns and types: a period
+        table (``engine.period_tables``) when the window names a period and the time column is a date or a
+        timestamp, else a table partitioned by the time column. True if this call created it, False if another
+        writer did first.
 
         A plain CREATE TABLE, not a CTAS with the first batch: concurrent runs over different ranges of a new
         model race to create its table, and a CTAS writes its files (in overwrite mode) before it registers the
@@ -78,10 +84,24 @@ class SparkEngine(SparkCatalog):
                 hint="select the time column, or name the right one in the model's kind",
             )
         layout = [(field.name, field.dataType.simpleString()) for field in fields]
+        if window.period is not None and dict(layout)[window.column].lower() in PERIOD_TIME_TYPES:
+            period_layout = PeriodLayout(tuple(layout), window.period)
+            self._period_layouts[table] = period_layout
+            return create_period_table(self, table, period_layout)
         columns = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in layout)
         statement = (
             f"CREATE TABLE {quote(table)} ({columns}) USING parquet PARTITIONED BY ({quote_identifier(window.column)})"
         )
+        created = self.create_empty_table(table, statement)
+        # The catalog lists partition columns last.
+        self._created_layouts[table] = [c for c in layout if c[0] != window.column] + [
+            c for c in layout if c[0] == window.column
+        ]
+        return created
+
+    def create_empty_table(self, table: str, statement: str) -> bool:
+        """Run ``statement``, a CREATE TABLE of ``table`` with no rows; False if another writer created it first.
+        A folder left by a crash (no table owns it) is removed first."""
         try:
             self.execute(statement)
         except EngineError as error:
@@ -89,12 +109,8 @@ class SparkEngine(SparkCatalog):
                 return False
             if error_class(error.__cause__) != "LOCATION_ALREADY_EXISTS":
                 raise
-            self._remove_stale_location(table, error.__cause__)  # no table owns the folder: a crash left it
+            self._remove_stale_location(table, error.__cause__)
             self.execute(statement)
-        # The catalog lists partition columns last.
-        self._created_layouts[table] = [c for c in layout if c[0] != window.column] + [
-            c for c in layout if c[0] == window.column
-        ]
         return True
 
     def _lost_creation_race(self, table: str, error: EngineError) -> bool:
@@ -170,6 +186,9 @@ class SparkEngine(SparkCatalog):
         ``fresh``: the caller created the table empty for this write, so no partition of the window can be stale;
         the search for stale partitions (a Spark job reading the window's files) is skipped.
         """
+        period_layout = self.period_layout(table)
+        if period_layout is not None:
+            return overwrite_period_interval(self, table, query_sql, window, period_layout)
         partition_column = partition_column or window.column
         types, partitions = self._write_layout(table, window, fresh)
         if partition_column not in partitions:
@@ -185,7 +204,7 @@ class SparkEngine(SparkCatalog):
             f"WHERE {window.predicate(types[window.column])}"
         )
         if fresh:  # nothing stale to find: write straight from the query, one job
-            return self._insert_overwrite_counted(table, select, partition_window)
+            return self.insert_overwrite_counted(table, select, partition_window)
         day = window.single_day if partition_column == window.column else None
         if day is not None and types[partition_column].lower() == "date":
             return self._overwrite_one_day(table, select, window, day)
@@ -204,11 +223,26 @@ class SparkEngine(SparkCatalog):
         query runs, so a crash meanwhile would leave an interval recorded by an earlier run without its rows; and a
         dynamic overwrite writes into a staging folder, so a query may read the table it replaces a day of.
         """
-        written = self._insert_overwrite_counted(table, select_sql, window.predicate("date"))
+        written = self.insert_overwrite_counted(table, select_sql, window.predicate("date"))
         if written == 0:
             for drop in drop_partition_statements(table, [window.column], [[day]]):
                 self.execute(drop)
         return written
+
+    def period_layout(self, table: str) -> PeriodLayout | None:
+        """The layout of ``table`` if it is a period table (its data table is in the catalog), else None."""
+        if table not in self._period_layouts:
+            try:
+                listed = self._catalog_columns(period_data_table(table))
+            except EngineError as error:
+                if error_class(error.__cause__) not in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"):
+                    raise
+                return None
+            layout = layout_from_catalog([(c.name, c.dataType, c.isPartition) for c in listed])
+            if layout is None:
+                return None
+            self._period_layouts[table] = layout  # a version's table never changes its layout
+        return self._period_layouts[table]
 
     def _write_layout(self, table: str, window: TimeWindow, fresh: bool) -> tuple[dict[str, str], list[str]]:
         """Column → type in table order, and the partition columns: as created by this engine, else the catalog's."""
@@ -218,7 +252,7 @@ class SparkEngine(SparkCatalog):
         catalog = self._catalog_columns(table)  # one catalog round trip for the types and the partitions
         return {column.name: column.dataType for column in catalog}, [c.name for c in catalog if c.isPartition]
 
-    def _insert_overwrite_counted(self, table: str, select_sql: str, partition_window: str) -> int:
+    def insert_overwrite_counted(self, table: str, select_sql: str, partition_window: str) -> int:
         """``INSERT OVERWRITE`` (dynamic: the partitions written) of ``select_sql``, whose columns are in table order.
         Returns the rows written: the write's own count where the session reports it, else a count of the window
         (a second job listing every partition written: 20-30 % of a 365-day write)."""

@@ -16,7 +16,7 @@ from dagster_sparkmesh.engine.failure_kinds import is_transient
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.errors import EngineError
-from dagster_sparkmesh.snapshot.naming import quote
+from dagster_sparkmesh.snapshot.naming import period_data_table, quote
 
 
 class SparkCatalog:
@@ -90,6 +90,10 @@ class SparkCatalog:
         kind = self._object_type(qualified)
         return kind is not None and kind != "VIEW"
 
+    def physical_exists(self, qualified: str) -> bool:
+        """A table or a view of that name is in the catalog now (a period table's physical table is a view)."""
+        return self._object_type(qualified) is not None
+
     def view_exists(self, qualified: str) -> bool:
         return self._object_type(qualified) == "VIEW"
 
@@ -98,6 +102,18 @@ class SparkCatalog:
 
     def drop_view(self, qualified: str) -> None:
         self.execute(f"DROP VIEW IF EXISTS {quote(qualified)}")
+
+    def drop_physical(self, qualified: str, *, is_view: bool) -> None:
+        """A snapshot's physical table: a view (``is_view``: a VIEW kind's), a table, or a period table's view
+        and then its data table (``engine.period_tables``), whichever the catalog holds."""
+        if is_view:
+            self.drop_view(qualified)
+            return
+        if self._object_type(qualified) == "VIEW":
+            self.drop_view(qualified)
+        else:
+            self.drop_table(qualified)
+        self.drop_table(period_data_table(qualified))
 
     def list_tables(self, schema: str) -> list[str]:
         """Names (unqualified) of the tables and views in ``schema``; empty when the schema does not exist."""

@@ -35,6 +35,8 @@ class TimeWindow:
     end: datetime
     time_format: str = "yyyy-MM-dd"
     """How a string (or integer) time column spells its periods, in Spark's datetime pattern."""
+    period: str | None = None
+    """The partition period of a new table (``engine.period_tables``): ``month`` or ``day``; None: the time column."""
 
     @property
     def single_day(self) -> str | None:

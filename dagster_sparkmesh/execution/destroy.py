@@ -15,6 +15,7 @@ from dagster_sparkmesh.plan.previews import preview_version
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.snapshot.naming import (
     is_preview_version,
+    period_data_table,
     physical_schema,
     physical_table,
     view_name,
@@ -70,10 +71,7 @@ def _drop_tables(ctx: ExecutionContext) -> tuple[list[str], set[str]]:
         table = physical_table(snapshot.name, snapshot.version)
         if table in tables:
             continue  # snapshots sharing a version share the table
-        if snapshot.kind_type.physical_is_view:
-            ctx.engine.drop_view(table)
-        else:
-            ctx.engine.drop_table(table)
+        ctx.engine.drop_physical(table, is_view=snapshot.kind_type.physical_is_view)
         tables.append(table)
         schemas.add(physical_schema(snapshot.name))
     return tables, schemas
@@ -92,12 +90,9 @@ def _drop_preview_tables(ctx: ExecutionContext, environments: list) -> list[str]
     for name, version, kind in sorted(candidates):
         table = physical_table(name, version)
         schema, short_name = table.split(".")
-        if short_name not in listing[schema]:
+        if short_name not in listing[schema] and period_data_table(short_name) not in listing[schema]:
             continue
-        if kind_type(kind).physical_is_view:
-            ctx.engine.drop_view(table)
-        else:
-            ctx.engine.drop_table(table)
+        ctx.engine.drop_physical(table, is_view=kind_type(kind).physical_is_view)
         dropped.append(table)
     return dropped
 

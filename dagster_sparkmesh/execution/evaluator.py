@@ -22,6 +22,7 @@ from dagster_sparkmesh.execution.preflight import check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.plan.intervals import IntervalUnit, interval_unit
 from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps, lookback_of
 from dagster_sparkmesh.project.rendering import render_query, render_statements
 from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table, quote_identifier
@@ -196,13 +197,14 @@ def _write_time_range(
     # Batches never overlap: in a table this step creates, no batch's window can hold stale partitions (a
     # concurrent run writes there only if its range overlaps this one, and then it writes the same rows).
     created = False
-    exists = ctx.engine.table_exists(target.table)
+    period = partition_period(target.model)
+    exists = ctx.engine.physical_exists(target.table)
     # A model that reads itself reads its earlier intervals: one interval at a time, in order, from a table that
     # exists (empty, with the declared columns) before its first query is even analyzed.
     batch_size = 1 if target.model.depends_on_self else kind.batch_size
     if target.model.depends_on_self and not exists:
         first = min(target.intervals)
-        window = TimeWindow(kind.time_column, first.start, first.end, kind.time_column_format)
+        window = TimeWindow(kind.time_column, first.start, first.end, kind.time_column_format, period)
         exists, created = True, ctx.engine.create_interval_table(target.table, _empty_select(target.model), window)
     for number, batch in enumerate(batches(list(target.intervals), batch_size)):
         if number and target.should_stop():
@@ -212,12 +214,20 @@ def _write_time_range(
         if not number and not target.time_column_checked:
             check_time_column(ctx.engine, target.model, query)  # its inputs exist only now: before any write
         crashpoint("interval_write")
-        window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format)
+        window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format, period)
         if not exists:  # the first batch creates the table empty; False: a concurrent run created it first
             exists, created = True, ctx.engine.create_interval_table(target.table, query, window)
-        rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created)
+        with ctx.state.table_write_lock(target.table):  # a period holds several intervals: writers take turns
+            rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created)
         audits = _commit(ctx, target, unit_intervals, incomplete)
     return rows, audits
+
+
+def partition_period(model: Model) -> str:
+    """The period a new time-range table is partitioned by (``engine.period_tables``): a month of daily (weekly,
+    monthly...) intervals, a day of hourly or other cron intervals."""
+    coarse = (IntervalUnit.DAY, IntervalUnit.WEEK, IntervalUnit.MONTH, IntervalUnit.YEAR)
+    return "month" if interval_unit(model.cron) in coarse else "day"
 
 
 def _write_unique_key(

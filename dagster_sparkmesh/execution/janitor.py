@@ -23,6 +23,7 @@ from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.snapshot.naming import (
     PROD,
     is_preview_version,
+    period_data_table,
     physical_schema,
     physical_table,
     view_name,
@@ -153,7 +154,7 @@ def _drop_unreferenced_previews(
     for name, version, kind in unreferenced:
         table = physical_table(name, version)
         schema, short_name = table.split(".")
-        present = short_name in listing[schema]
+        present = short_name in listing[schema] or period_data_table(short_name) in listing[schema]
         if present:
             _drop_physical(ctx, table, kind)
             dropped.append(table)
@@ -163,7 +164,4 @@ def _drop_unreferenced_previews(
 
 
 def _drop_physical(ctx: ExecutionContext, table: str, kind_name: str) -> None:
-    if kind_type(kind_name).physical_is_view:
-        ctx.engine.drop_view(table)
-    else:
-        ctx.engine.drop_table(table)
+    ctx.engine.drop_physical(table, is_view=kind_type(kind_name).physical_is_view)

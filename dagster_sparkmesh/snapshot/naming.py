@@ -32,6 +32,7 @@ from dagster_sparkmesh.errors import SparkMeshError
 PROD = "prod"
 PHYSICAL_SCHEMA_PREFIX = "sparkmesh__"
 PREVIEW_MARKER = "__preview_"
+PERIOD_DATA_SUFFIX = "__data"
 DEFAULT_CATALOG = "spark_catalog"
 CATALOG_SEPARATOR = "__"
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -92,6 +93,12 @@ def physical_table(model_name: str, version: str) -> str:
     schema, table = split_model_name(model_name)
     version = validate_identifier(version, "version")
     return f"{PHYSICAL_SCHEMA_PREFIX}{schema}.{schema}__{table}__{version}"
+
+
+def period_data_table(physical: str) -> str:
+    """The table holding a period table's rows (``engine.period_tables``); ``physical`` is the view over it that
+    everything else reads. Physical names end with their version (``__v...``), so no physical name ends so."""
+    return f"{physical}{PERIOD_DATA_SUFFIX}"
 
 
 def view_schema(model_name: str, environment: str) -> str:

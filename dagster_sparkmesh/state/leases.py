@@ -99,17 +99,17 @@ def _try_insert(connection: sa.Connection, lease: PromotionLease) -> bool:
 def _may_take_over(held: PromotionLease, wanted: PromotionLease, now: datetime) -> bool:
     if held.plan_id == wanted.plan_id or held.expires_at <= now:
         return True
-    return held.holder.host == wanted.holder.host and not _process_alive(held.holder.pid)
+    return held.holder.host == wanted.holder.host and not process_alive(held.holder.pid)
 
 
 def abandoned(lease: PromotionLease, now: datetime) -> bool:
     """Nobody is promoting under this lease any more: it expired, or its holder on this host is gone."""
     if lease.expires_at <= now:
         return True
-    return lease.holder.host == LeaseHolder.current().host and not _process_alive(lease.holder.pid)
+    return lease.holder.host == LeaseHolder.current().host and not process_alive(lease.holder.pid)
 
 
-def _process_alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)  # signal 0: only asks whether the process exists
     except ProcessLookupError:

@@ -154,12 +154,27 @@ def _v5_stored_plans(connection: sa.Connection) -> None:
     meta.create_all(connection)
 
 
+def _v6_table_write_locks(connection: sa.Connection) -> None:
+    """Interval writes into a table whose partitions hold several intervals (a month of days) take turns."""
+    meta = sa.MetaData()
+    sa.Table(
+        "table_write_locks", meta,
+        sa.Column("table_name", sa.String, primary_key=True),
+        sa.Column("holder_json", sa.Text, nullable=False),
+        sa.Column("token", sa.String, nullable=False),
+        sa.Column("acquired_at", sa.String, nullable=False),
+        sa.Column("expires_at", sa.String, nullable=False),
+    )
+    meta.create_all(connection)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial_tables,
     _v2_plan_application_log,
     _v3_promotion_leases,
     _v4_forget_intervals_computed_from_partial_parents,
     _v5_stored_plans,
+    _v6_table_write_locks,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -94,6 +94,16 @@ promotion_leases = sa.Table(
     sa.Column("views_touched", sa.Boolean, nullable=False),
 )
 
+table_write_locks = sa.Table(
+    "table_write_locks",
+    metadata,
+    sa.Column("table_name", sa.String, primary_key=True),
+    sa.Column("holder_json", sa.Text, nullable=False),
+    sa.Column("token", sa.String, nullable=False),
+    sa.Column("acquired_at", sa.String, nullable=False),
+    sa.Column("expires_at", sa.String, nullable=False),
+)
+
 plans = sa.Table(
     "plans",
     metadata,

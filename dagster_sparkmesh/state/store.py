@@ -6,7 +6,10 @@ A thin facade: every method is one transaction that delegates to the module owni
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -18,7 +21,9 @@ from dagster_sparkmesh.errors import StateError
 from dagster_sparkmesh.project.config import state_dir
 from dagster_sparkmesh.snapshot import intervals as interval_math
 from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot, SnapshotId
-from dagster_sparkmesh.state import environments, interval_rows, leases, migrations, plan_log, plans, snapshots
+from dagster_sparkmesh.state import (
+    environments, interval_rows, leases, migrations, plan_log, plans, snapshots, write_locks,
+)
 from dagster_sparkmesh.state.connection import (
     create_state_engine,
     ensure_schema,
@@ -219,6 +224,42 @@ class StateStore:
     def invalidate_environment(self, name: str) -> bool:
         with write_transaction(self._engine) as connection:
             return environments.invalidate(connection, name, self._clock())
+
+    # table write locks
+
+    @contextmanager
+    def table_write_lock(self, table_name: str, *, poll_seconds: float = 0.2) -> Iterator[None]:
+        """Hold ``table_name``'s write lock (see ``write_locks``) for the block: wait while a live writer holds it,
+        renew it while the block runs, give it back after."""
+        holder = LeaseHolder.current()
+        while True:
+            with write_transaction(self._engine) as connection:
+                token = write_locks.try_acquire(connection, table_name, holder, self._clock())
+            if token is not None:
+                break
+            time.sleep(poll_seconds)
+        stop = threading.Event()
+        renewer = threading.Thread(
+            target=self._renew_write_lock, args=(table_name, token, stop), name="sparkmesh-write-lock", daemon=True
+        )
+        renewer.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            renewer.join()
+            with write_transaction(self._engine) as connection:
+                write_locks.release(connection, table_name, token)
+
+    def _renew_write_lock(self, table_name: str, token: str, stop: threading.Event) -> None:
+        while not stop.wait(write_locks.WRITE_LOCK_DURATION.total_seconds() / 5):
+            with write_transaction(self._engine) as connection:
+                if not write_locks.renew(connection, table_name, token, self._clock()):
+                    return
+
+    def table_write_lock_holder(self, table_name: str) -> LeaseHolder | None:
+        with read_transaction(self._engine) as connection:
+            return write_locks.holder_of(connection, table_name)
 
     # stored plans
 
