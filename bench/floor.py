@@ -24,8 +24,9 @@ def floor_table(model_name: str, layout: str) -> str:
 def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout: str) -> dict[str, float]:
     """Write every model of ``project`` over ``[start, end)``; returns seconds per model.
 
-    ``layout``: ``plain`` = unpartitioned CTAS; ``partitioned`` = the layout sparkmesh writes (incremental models
-    partitioned by their time column), so that the comparison is not skewed by the cost of writing partitions.
+    ``layout``: ``plain`` = unpartitioned CTAS; ``monthly`` = the layout sparkmesh writes (time-range models
+    partitioned by their time column's month, ``engine.period_tables``); ``partitioned`` = the layout before it (one
+    partition per day).
     """
     seconds = {}
     lookup = {name: floor_table(name, layout) for name in project.models}
