@@ -164,8 +164,12 @@ def test_asset_pages_show_a_derived_column_schema_and_the_python_source(browser,
     browser.open(f"{url}/assets/shop/customers")
     # shop.customers declares no columns: Dagster shows the ones derived from its query, typed, described.
     browser.wait_for("document.body.innerText.includes('DECIMAL(12, 2)')", "the derived columns of shop.customers")
+    # The descriptions are rendered (as Markdown) after the column table itself: wait for them, not just the types.
+    browser.wait_for(
+        "document.body.innerText.includes('sum of the amounts of order lines not returned')",
+        "the column description of shop.customers.lifetime_revenue",
+    )
     text = browser.text()
-    assert "sum of the amounts of order lines not returned" in text, "the column description is missing"
     assert "LEFT JOIN lifetime AS l" in text, "the SQL is not shown as written"
     browser.screenshot("0-sql-model-columns")
 
