@@ -42,7 +42,6 @@ class SparkEngine(SparkCatalog):
         # (column, type) in table order of the tables ``create_interval_table`` just created, for the fresh write
         # that follows: it need not ask the catalog for a layout this engine wrote itself a moment ago.
         self._created_layouts: dict[str, list[tuple[str, str]]] = {}
-        self._period_layouts: dict[str, PeriodLayout] = {}
 
     # -- tables ----------------------------------------------------------------------------------------------
 

@@ -28,6 +28,9 @@ class SparkCatalog:
         # trip each, ~0.1-0.4 s over Spark Connect). Only empty schemas are ever dropped (janitor, destroy), so one
         # holding the table being written cannot vanish meanwhile.
         self._schemas: set[str] = set()
+        # Physical table -> its period layout (``engine.period_tables``), as found or created by this engine; forgotten
+        # when the table is dropped, so a table created again under the same name is looked up again.
+        self._period_layouts: dict = {}
 
     # -- statements and queries -------------------------------------------------------------------------------
 
@@ -106,6 +109,7 @@ class SparkCatalog:
     def drop_physical(self, qualified: str, *, is_view: bool) -> None:
         """A snapshot's physical table: a view (``is_view``: a VIEW kind's), a table, or a period table's view
         and then its data table (``engine.period_tables``), whichever the catalog holds."""
+        self._period_layouts.pop(qualified, None)
         if is_view:
             self.drop_view(qualified)
             return

@@ -140,6 +140,9 @@ def overwrite_period_interval(engine: SparkEngine, table: str, query_sql: str, w
     if not existing:  # nothing to keep or clear: straight from the query, one statement
         select = f"SELECT {hint}* FROM ({new_rows}) AS new_rows"
         return engine.insert_overwrite_counted(data, select, f"{in_periods} AND {in_window}")
+    # Another session (a concurrent run on the same Spark Connect server) may have rewritten these months since
+    # this session listed the table's files: list them again, under the write lock, before reading them back.
+    engine.execute(f"REFRESH TABLE {quote(data)}")
     kept = (
         f"SELECT {column_list(layout.names)}, {hidden}, FALSE AS sparkmesh_new FROM {quote(data)} "
         f"WHERE {in_periods} AND NOT ({in_window})"

@@ -7,6 +7,7 @@ A crash anywhere leaves the intervals missing, so a re-run recomputes exactly th
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -223,9 +224,19 @@ def _write_time_range(
     return rows, audits
 
 
-def partition_period(model: Model) -> str:
-    """The period a new time-range table is partitioned by (``engine.period_tables``): a month of daily (weekly,
-    monthly...) intervals, a day of hourly or other cron intervals."""
+PERIOD_TABLES_VARIABLE = "SPARKMESH_PERIOD_TABLES"
+
+
+def partition_period(model: Model) -> str | None:
+    """The period a new time-range table is partitioned by when period tables are switched on
+    (``SPARKMESH_PERIOD_TABLES=1``, ``engine.period_tables``): a month of daily (weekly, monthly...) intervals, a day
+    of hourly or other cron intervals. None (the default): one partition per time column value.
+
+    Opt-in, not the default: Dagster runs writing different days of one month at once rewrite the same month's
+    files, and a reader holding a listing from before another run's commit fails with FAILED_READ_FILE
+    (``tests/reliability/test_concurrent_runs.py`` fails so with period tables); day partitions never share files."""
+    if os.environ.get(PERIOD_TABLES_VARIABLE, "").lower() not in ("1", "true", "yes"):
+        return None
     coarse = (IntervalUnit.DAY, IntervalUnit.WEEK, IntervalUnit.MONTH, IntervalUnit.YEAR)
     return "month" if interval_unit(model.cron) in coarse else "day"
 
