@@ -61,8 +61,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=0, help="port of the managed Spark Connect server (default: a free one)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     parser.add_argument("--profile", type=Path, help="write cProfile stats of the timed steps into this folder")
+    parser.add_argument(
+        "--day-partitions", action="store_true",
+        help="the default layout (a partition per day) instead of period tables (SPARKMESH_PERIOD_TABLES=1)",
+    )
     args = parser.parse_args()
     args.port = args.port or free_port()
+    if not args.day_partitions:  # the steps are child processes: they inherit it
+        os.environ["SPARKMESH_PERIOD_TABLES"] = "1"
     if args.keep:
         shutil.rmtree(args.keep, ignore_errors=True)
         run(args, args.keep)
