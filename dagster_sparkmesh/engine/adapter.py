@@ -85,8 +85,9 @@ class SparkEngine(SparkCatalog):
         layout = [(field.name, field.dataType.simpleString()) for field in fields]
         if window.period is not None and dict(layout)[window.column].lower() in PERIOD_TIME_TYPES:
             period_layout = PeriodLayout(tuple(layout), window.period)
-            self._period_layouts[table] = period_layout
-            return create_period_table(self, table, period_layout)
+            created = create_period_table(self, table, period_layout)
+            self._period_layouts[table] = period_layout  # only once the table is there: a failed create caches nothing
+            return created
         columns = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in layout)
         statement = (
             f"CREATE TABLE {quote(table)} ({columns}) USING parquet PARTITIONED BY ({quote_identifier(window.column)})"
