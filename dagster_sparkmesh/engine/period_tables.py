@@ -9,28 +9,31 @@ table ``<physical>__data``. The physical table that everything else reads (child
 diffs, the environments' views) is a view over it selecting the model's columns only, so the hidden column is
 seen nowhere else.
 
-An interval write replaces exactly the interval (DESIGN invariant 3). When no period it touches holds rows yet (a
-backfill into a new table, the first day of a month), the query's rows are written straight, in one statement.
-Otherwise the touched periods are rewritten: their rows outside the interval, read back from the table, with the
-query's rows inside it, computed once and persisted so that the counts and the write see the same rows; a period
-left with no row is dropped. The dynamic overwrite writes into a staging folder and swaps the periods at commit,
-so a crash leaves each period old or new, and the interval unrecorded. Writes into one table take turns
-(``state.write_locks``): two rewrites of one month at once would each drop the other's days.
+An interval write replaces exactly the interval (DESIGN invariant 3) without changing a file a reader may be
+reading: it writes new immutable *segments* (``engine.period_segments``: the rows of a range inside one period)
+and switches the physical view to them in one ``ALTER VIEW``. When no current segment overlaps the interval (a
+backfill into a new table, a daily run's new day) the query's rows are written straight, in one statement; else
+the overlapping segments' rows outside the interval are written with them into the new segment. A crash before
+the switch leaves the view as it was and the interval unrecorded. Writes into one table take turns
+(``state.write_locks``): two writes planned from the same view would each retire the other's segment.
 """
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING
-
-from pyspark.storagelevel import StorageLevel
 
 from dagster_sparkmesh.engine.failures import spark_errors
 from dagster_sparkmesh.engine.partition_sql import (
     TimeWindow, column_list, drop_partition_statements, rebalance_hint,
 )
+from dagster_sparkmesh.engine import period_segments
+from dagster_sparkmesh.engine.period_segments import (
+    Segment, current_values, droppable_segments, new_version, parse_segment, plan_segment_write, segment_list,
+    segment_of_rows, view_sql,
+)
+from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
 
@@ -78,31 +81,6 @@ def layout_from_catalog(columns: list[tuple[str, str, bool]]) -> PeriodLayout | 
     return PeriodLayout(tuple((n, t) for n, t, is_partition in columns if not is_partition), period)
 
 
-def period_expression(column: str, period: str) -> str:
-    """The period of a date or timestamp ``column``: its first day as ``yyyy-MM-dd`` text, which sorts as the dates
-    do and which the metastore filters on (range predicates on the period prune partitions there)."""
-    as_date = f"CAST({quote_identifier(column)} AS DATE)"
-    first_day = f"TRUNC({as_date}, 'MM')" if period == "month" else as_date
-    return f"CAST({first_day} AS STRING)"
-
-
-def periods_touched(window: TimeWindow, period: str) -> list[date]:
-    """The periods that overlap ``[start, end)``, in order (at least one)."""
-    first = window.start.date().replace(day=1) if period == "month" else window.start.date()
-    periods = [first]
-    while True:
-        following = _next_period(periods[-1], period)
-        if datetime.combine(following, datetime.min.time()) >= window.end:
-            return periods
-        periods.append(following)
-
-
-def _next_period(start: date, period: str) -> date:
-    if period == "day":
-        return start + timedelta(days=1)
-    return date(start.year + start.month // 12, start.month % 12 + 1, 1)
-
-
 def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout) -> bool:
     """The data table (empty) and the physical view over it; True if this call created the data table.
 
@@ -119,62 +97,63 @@ def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout) -
     created = engine.create_empty_table(
         data, f"CREATE TABLE {quote(data)} ({columns}) USING parquet PARTITIONED BY ({quote_identifier(hidden)})"
     )
-    engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS SELECT {column_list(layout.names)} FROM {quote(data)}")
+    empty = view_sql(data, column_list(layout.names), hidden, [])
+    engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {empty}")
     return created
 
 
-def overwrite_period_interval(engine: SparkEngine, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout) -> int:
+def overwrite_period_interval(
+    engine: SparkEngine, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout,
+) -> int:
     """Replace exactly the rows of ``[start, end)``; returns the rows the query wrote for it. The caller holds the
-    table's write lock."""
+    table's write lock: two writes planned from the same current segments would each retire the other's."""
     data = period_data_table(table)
-    periods = periods_touched(window, layout.period)
     hidden = quote_identifier(layout.period_column)
+    listed = _listed_segments(engine, data, layout)
+    current = _current_segments(engine, table, layout, listed)
+    plan = plan_segment_write(current, window.start, window.end, layout.period, new_version())
     in_window = window.predicate(layout.type_of(window.column))
-    in_periods = f"{hidden} >= '{periods[0].isoformat()}' AND {hidden} <= '{periods[-1].isoformat()}'"
-    new_rows = (
-        f"SELECT {column_list(layout.names)}, {period_expression(window.column, layout.period)} AS {hidden} "
-        f"FROM ({query_sql}) AS source WHERE {in_window}"
-    )
-    hint = rebalance_hint(layout.period_column) if len(periods) > 1 else ""
-    existing = _existing_periods(engine, data, layout.period_column) & set(periods)
-    if not existing:  # nothing to keep or clear: straight from the query, one statement
-        select = f"SELECT {hint}* FROM ({new_rows}) AS new_rows"
-        return engine.insert_overwrite_counted(data, select, f"{in_periods} AND {in_window}")
-    # Another session (a concurrent run on the same Spark Connect server) may have rewritten these months since
-    # this session listed the table's files: list them again, under the write lock, before reading them back.
-    engine.execute(f"REFRESH TABLE {quote(data)}")
-    kept = (
-        f"SELECT {column_list(layout.names)}, {hidden}, FALSE AS sparkmesh_new FROM {quote(data)} "
-        f"WHERE {in_periods} AND NOT ({in_window})"
-    )
-    merged = f"{kept} UNION ALL SELECT *, TRUE AS sparkmesh_new FROM ({new_rows}) AS new_rows"
-    view = f"sparkmesh_period_rows_{uuid.uuid4().hex[:12]}"
-    with spark_errors(merged):
-        frame = engine.spark.sql(merged).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        with spark_errors(merged):
-            frame.createOrReplaceTempView(view)
-        counts = engine.query_rows(
-            f"SELECT {hidden}, COUNT_IF(sparkmesh_new) FROM {quote_identifier(view)} GROUP BY {hidden}"
+    segment = segment_of_rows(window.column, layout.period, plan.written)
+    rows = f"SELECT {column_list(layout.names)}, {segment} AS {hidden} FROM ({query_sql}) AS source WHERE {in_window}"
+    if plan.replaced:  # the replaced segments' rows outside the interval go into the new segments too
+        rows += (
+            f" UNION ALL SELECT {column_list(layout.names)}, {segment} AS {hidden} FROM {quote(data)} "
+            f"WHERE {hidden} IN ({segment_list(plan.replaced)}) AND NOT ({in_window})"
         )
-        if counts:
-            engine.execute(
-                f"INSERT OVERWRITE TABLE {quote(data)} "
-                f"SELECT {hint}{column_list(layout.names)}, {hidden} FROM {quote_identifier(view)}"
-            )
-    finally:
-        engine.drop_temp_view(view)
-        frame.unpersist()
-    written = {row[0] for row in counts}
-    emptied = [[period.isoformat()] for period in sorted(existing) if period.isoformat() not in written]
-    for statement in drop_partition_statements(data, [layout.period_column], emptied):
-        engine.execute(statement)
-    return sum(int(row[1]) for row in counts)
+    hint = rebalance_hint(layout.period_column) if len(plan.written) > 1 else ""
+    statement = f"INSERT INTO TABLE {quote(data)} SELECT {hint}* FROM ({rows}) AS segment_rows"
+    with spark_errors(statement):
+        result = engine.spark.sql(statement)
+    written = None if plan.replaced else rows_written(result)  # the write's count includes the kept rows
+    if written is None:
+        count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}) AND {in_window}"
+        written = int(engine.query_rows(count)[0][0])
+    # The switch: one metastore update, so a reader sees the segments before the write or after it, never a mix.
+    engine.execute(f"ALTER VIEW {quote(table)} AS {view_sql(data, column_list(layout.names), layout.period_column, plan.current_after)}")
+    now_ms = int(datetime.now(timezone.utc).timestamp() * 1000)
+    retired = [[s.value] for s in droppable_segments(listed, plan.current_after, now_ms, period_segments.RETIRED_SEGMENT_GRACE)]
+    for drop in drop_partition_statements(data, [layout.period_column], retired):
+        engine.execute(drop)
+    return written
 
 
-def _existing_periods(engine: SparkEngine, data: str, column: str) -> set[date]:
-    """The periods the data table holds, from the metastore (no Spark job)."""
-    prefix = f"{column}="
+def _listed_segments(engine: SparkEngine, data: str, layout: PeriodLayout) -> list[Segment]:
+    """Every segment the data table holds, from the metastore (no Spark job)."""
+    prefix = f"{layout.period_column}="
     values = [row[0][len(prefix):] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")]
-    # A NULL period (Hive's __HIVE_DEFAULT_PARTITION__) cannot occur: rows are written only inside a window.
-    return {date.fromisoformat(value) for value in values if value[:1].isdigit()}
+    # A NULL segment (Hive's __HIVE_DEFAULT_PARTITION__) cannot occur: every row written maps to a touched period.
+    return [parse_segment(value, layout.period) for value in values if value[:1].isdigit()]
+
+
+def _current_segments(engine: SparkEngine, table: str, layout: PeriodLayout, listed: list[Segment]) -> list[Segment]:
+    """The segments the physical view names now (all listed ones for a view of the whole data table)."""
+    rows = engine.query_rows(f"DESCRIBE TABLE EXTENDED {quote(table)}")
+    text = next((row[1] for row in rows if row[0] == "View Text"), None)
+    if text is None:
+        raise EngineError(f"{table} is not the view of a period table", hint="drop the table and its __data table")
+    values = current_values(text)
+    if values is None:
+        return sorted(listed)
+    return sorted(parse_segment(value, layout.period) for value in values)
+
+

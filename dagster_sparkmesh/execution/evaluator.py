@@ -228,14 +228,10 @@ PERIOD_TABLES_VARIABLE = "SPARKMESH_PERIOD_TABLES"
 
 
 def partition_period(model: Model) -> str | None:
-    """The period a new time-range table is partitioned by when period tables are switched on
-    (``SPARKMESH_PERIOD_TABLES=1``, ``engine.period_tables``): a month of daily (weekly, monthly...) intervals, a day
-    of hourly or other cron intervals. None (the default): one partition per time column value.
-
-    Opt-in, not the default: Dagster runs writing different days of one month at once rewrite the same month's
-    files, and a reader holding a listing from before another run's commit fails with FAILED_READ_FILE
-    (``tests/reliability/test_concurrent_runs.py`` fails so with period tables); day partitions never share files."""
-    if os.environ.get(PERIOD_TABLES_VARIABLE, "").lower() not in ("1", "true", "yes"):
+    """The period a new time-range table is partitioned by (``engine.period_tables``): a month of daily (weekly,
+    monthly...) intervals, a day of hourly or other cron intervals. ``SPARKMESH_PERIOD_TABLES=0`` switches period
+    tables off for new tables (None: one partition per time column value, the layout before them)."""
+    if os.environ.get(PERIOD_TABLES_VARIABLE, "").lower() in ("0", "false", "no"):
         return None
     coarse = (IntervalUnit.DAY, IntervalUnit.WEEK, IntervalUnit.MONTH, IntervalUnit.YEAR)
     return "month" if interval_unit(model.cron) in coarse else "day"

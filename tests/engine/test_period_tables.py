@@ -1,12 +1,13 @@
 """Period tables (``engine.period_tables``): rows partitioned by month behind a view of the model's columns; an
 interval write replaces exactly the interval, also inside a month that holds other days."""
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 import pytest
 
+from dagster_sparkmesh.engine import period_segments
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
-from dagster_sparkmesh.engine.period_tables import periods_touched
+from dagster_sparkmesh.engine.period_segments import current_values
 from dagster_sparkmesh.errors import EngineError
 
 
@@ -25,13 +26,25 @@ def _rows(engine, table):
     return engine.query_rows(f"SELECT * FROM {table} ORDER BY ds, id")
 
 
-def _partitions(engine, table):
-    return [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {table}__data")]
+def _segments(engine, table):
+    """The data table's partitions as segment ranges ``start..end`` (versions left out), in order."""
+    values = [row[0].split("=", 1)[1] for row in engine.query_rows(f"SHOW PARTITIONS {table}__data")]
+    return sorted(_range(value) for value in values)
+
+
+def _current(engine, table):
+    text = next(r[1] for r in engine.query_rows(f"DESCRIBE TABLE EXTENDED {table}") if r[0] == "View Text")
+    return sorted(_range(value) for value in current_values(text))
+
+
+def _range(value):
+    start, end, _ = value.split("_", 2)
+    return f"{start[:8]}..{end[:8]}"
 
 
 @pytest.fixture
 def monthly(engine, schema):
-    """Jan 30 - Feb 2 written into a new period table: two month partitions."""
+    """Jan 30 - Feb 2 written into a new period table: one segment in each month."""
     table = f"{schema}.events__v1"
     window = _window("2024-01-30", "2024-02-03")
     query = _daily({"2024-01-30": [1], "2024-01-31": [2], "2024-02-01": [3], "2024-02-02": [4], "2024-02-05": [9]})
@@ -40,28 +53,51 @@ def monthly(engine, schema):
     return table
 
 
-def test_a_new_table_holds_month_partitions_behind_a_view_of_the_model_columns(engine, monthly):
+@pytest.fixture
+def no_grace(monkeypatch):
+    monkeypatch.setattr(period_segments, "RETIRED_SEGMENT_GRACE", timedelta(0))
+
+
+def test_a_new_table_holds_a_segment_per_month_behind_a_view_of_the_model_columns(engine, monthly):
     assert engine.columns(monthly) == [("id", "int"), ("ds", "date")]
     assert engine.view_exists(monthly) and engine.table_exists(f"{monthly}__data")
-    assert _partitions(engine, monthly) == ["sparkmesh_month=2024-01-01", "sparkmesh_month=2024-02-01"]
+    assert _segments(engine, monthly) == _current(engine, monthly) == ["20240130..20240201", "20240201..20240203"]
     assert _rows(engine, monthly) == [
         (1, date(2024, 1, 30)), (2, date(2024, 1, 31)), (3, date(2024, 2, 1)), (4, date(2024, 2, 2))
     ]
 
 
-def test_one_day_inside_a_month_replaces_that_day_only(engine, monthly):
+def test_one_day_inside_a_segment_replaces_that_day_only(engine, monthly):
     written = engine.overwrite_interval(monthly, _daily({"2024-01-31": [20, 21]}), _window("2024-01-31", "2024-02-01"))
     assert written == 2
     assert _rows(engine, monthly) == [
         (1, date(2024, 1, 30)), (20, date(2024, 1, 31)), (21, date(2024, 1, 31)),
         (3, date(2024, 2, 1)), (4, date(2024, 2, 2)),
     ]
+    # The January segment was rewritten into a new one; the retired one stays for readers until the grace ends.
+    assert _current(engine, monthly) == ["20240130..20240201", "20240201..20240203"]
+    assert _segments(engine, monthly) == ["20240130..20240201", "20240130..20240201", "20240201..20240203"]
 
 
-def test_a_now_empty_interval_is_cleared_and_an_emptied_month_dropped(engine, monthly):
+def test_a_reader_that_resolved_the_view_before_a_rewrite_reads_the_rows_before_it(engine, monthly):
+    before = engine.spark.sql(f"SELECT id FROM {monthly} ORDER BY id")  # analysed now, run below
+    engine.overwrite_interval(monthly, _daily({"2024-01-30": [10], "2024-01-31": [11]}), _window("2024-01-30", "2024-02-01"))
+    assert [row[0] for row in before.collect()] == [1, 2, 3, 4]
+    assert [row[0] for row in engine.spark.sql(f"SELECT id FROM {monthly} ORDER BY id").collect()] == [3, 4, 10, 11]
+
+
+def test_a_retired_segment_is_dropped_by_a_later_write_once_the_grace_has_passed(engine, monthly, no_grace):
+    engine.overwrite_interval(monthly, _daily({"2024-01-31": [20]}), _window("2024-01-31", "2024-02-01"))
+    engine.overwrite_interval(monthly, _daily({"2024-02-03": [5]}), _window("2024-02-03", "2024-02-04"))
+    assert _segments(engine, monthly) == _current(engine, monthly) == [
+        "20240130..20240201", "20240201..20240203", "20240203..20240204"
+    ]
+    assert [row[0] for row in _rows(engine, monthly)] == [1, 20, 3, 4, 5]
+
+
+def test_a_now_empty_interval_is_cleared(engine, monthly):
     assert engine.overwrite_interval(monthly, _daily({}), _window("2024-01-30", "2024-02-02")) == 0
     assert _rows(engine, monthly) == [(4, date(2024, 2, 2))]
-    assert _partitions(engine, monthly) == ["sparkmesh_month=2024-02-01"]
     # Idempotent.
     assert engine.overwrite_interval(monthly, _daily({}), _window("2024-01-30", "2024-02-02")) == 0
     assert _rows(engine, monthly) == [(4, date(2024, 2, 2))]
@@ -74,10 +110,43 @@ def test_a_query_reading_its_own_table_sees_the_rows_before_the_write(engine, mo
     assert _rows(engine, monthly)[-2:] == [(4, date(2024, 2, 2)), (5, date(2024, 2, 3))]
 
 
-def test_a_new_month_is_written_straight_and_old_months_are_untouched(engine, monthly):
-    assert engine.overwrite_interval(monthly, _daily({"2024-03-01": [7]}), _window("2024-03-01", "2024-03-02")) == 1
+def test_a_day_next_to_the_written_ones_is_a_segment_of_its_own_and_nothing_is_rewritten(engine, monthly):
+    before = _segments(engine, monthly)
+    assert engine.overwrite_interval(monthly, _daily({"2024-02-03": [7]}), _window("2024-02-03", "2024-02-04")) == 1
+    assert _segments(engine, monthly) == _current(engine, monthly) == sorted([*before, "20240203..20240204"])
     assert len(_rows(engine, monthly)) == 5
-    assert _partitions(engine, monthly)[-1] == "sparkmesh_month=2024-03-01"
+
+
+def test_a_month_of_daily_writes_is_merged_before_it_holds_too_many_segments(engine, schema, no_grace):
+    table = f"{schema}.daily__v1"
+    days = [f"2024-03-{day:02d}" for day in range(1, 13)]
+    engine.create_interval_table(table, _daily({days[0]: [1]}), _window(days[0], days[1]))
+    for number, day in enumerate(days[:-1], start=1):
+        engine.overwrite_interval(table, _daily({day: [number]}), _window(day, days[number]))
+        assert len(_current(engine, table)) <= period_segments.MAX_SEGMENTS_PER_PERIOD
+    assert [row[0] for row in _rows(engine, table)] == list(range(1, 12))
+    assert _current(engine, table)[0] == "20240301..20240310"  # the ninth write merged the first eight days with its own
+
+
+def test_a_segment_no_view_names_is_not_read_and_is_dropped_by_the_next_write(engine, monthly):
+    # A write that crashed before switching the view left its segment behind (newer than the one the view names).
+    engine.execute(
+        f"INSERT INTO {monthly}__data SELECT 99, DATE'2024-01-30', '20240130T000000_20240201T000000_9999999999999abc'"
+    )
+    assert [row[0] for row in _rows(engine, monthly)] == [1, 2, 3, 4]
+    engine.overwrite_interval(monthly, _daily({"2024-02-03": [5]}), _window("2024-02-03", "2024-02-04"))
+    assert len(_segments(engine, monthly)) == 3 and [row[0] for row in _rows(engine, monthly)] == [1, 2, 3, 4, 5]
+
+
+def test_a_table_of_the_first_period_layout_is_read_and_written_alike(engine, schema):
+    # Whole-month partitions named by their first day, behind a view of the whole data table.
+    table = f"{schema}.legacy__v1"
+    engine.execute(f"CREATE TABLE {table}__data (id INT, ds DATE, sparkmesh_month STRING) USING parquet PARTITIONED BY (sparkmesh_month)")
+    engine.execute(f"INSERT INTO {table}__data VALUES (1, DATE'2024-01-01', '2024-01-01'), (2, DATE'2024-01-02', '2024-01-01')")
+    engine.execute(f"CREATE VIEW {table} AS SELECT id, ds FROM {table}__data")
+    assert engine.overwrite_interval(table, _daily({"2024-01-02": [3]}), _window("2024-01-02", "2024-01-03")) == 1
+    assert [row[0] for row in _rows(engine, table)] == [1, 3]
+    assert _current(engine, table) == ["20240101..20240201"]
 
 
 def test_a_string_time_column_keeps_partitions_of_its_own_values(engine, schema):
@@ -99,17 +168,3 @@ def test_a_query_column_named_like_the_hidden_column_is_refused(engine, schema):
 def test_drop_physical_removes_the_view_and_its_data_table(engine, monthly):
     engine.drop_physical(monthly, is_view=False)
     assert not engine.physical_exists(monthly) and not engine.physical_exists(f"{monthly}__data")
-
-
-@pytest.mark.parametrize(
-    ("start", "end", "period", "expected"),
-    [
-        ("2024-01-01", "2024-01-02", "month", ["2024-01-01"]),
-        ("2024-01-15", "2024-03-01", "month", ["2024-01-01", "2024-02-01"]),
-        ("2023-12-31", "2024-01-01 00:00:01", "month", ["2023-12-01", "2024-01-01"]),
-        ("2024-01-01 06:00", "2024-01-02 06:00", "day", ["2024-01-01", "2024-01-02"]),
-        ("2024-01-01 05:00", "2024-01-01 06:00", "day", ["2024-01-01"]),
-    ],
-)
-def test_periods_touched_by_a_window(start, end, period, expected):
-    assert [p.isoformat() for p in periods_touched(_window(start, end), period)] == expected

@@ -1,5 +1,5 @@
-"""Period tables switched on (``SPARKMESH_PERIOD_TABLES=1``) through plans: a backfill, then a one-day run that
-rewrites its month, give the same view rows as the default layout's fresh build of the same files."""
+"""Period tables (the default) through plans: a backfill, then a one-day run into the same month, give the same view
+rows as a fresh build of the same files in the day-partitioned layout (``SPARKMESH_PERIOD_TABLES=0``)."""
 
 from datetime import timedelta
 
@@ -16,19 +16,19 @@ def _daily_rows(spark) -> list[tuple]:
 def test_a_period_table_backfilled_then_run_for_a_day_holds_what_a_fresh_build_holds(
     spark, mini_project, make_context, monkeypatch
 ):
-    monkeypatch.setenv("SPARKMESH_PERIOD_TABLES", "1")
+    monkeypatch.delenv("SPARKMESH_PERIOD_TABLES", raising=False)
     ctx = make_context(mini_project)
     plan = plan_for(ctx, START, END - timedelta(days=1))
     apply_plan(ctx, plan)
-    apply_plan(ctx, plan_for(ctx, START, END))  # the last day only: its month is rewritten
+    apply_plan(ctx, plan_for(ctx, START, END))  # the last day only: a segment of its own
     table = plan.tables(())["shop.daily"]
     assert ctx.engine.view_exists(table) and ctx.engine.table_exists(f"{table}__data")
-    months = {row[0] for row in ctx.engine.query_rows(f"SHOW PARTITIONS {table}__data")}
-    assert months and all(month.startswith("sparkmesh_month=") for month in months)
+    segments = {row[0] for row in ctx.engine.query_rows(f"SHOW PARTITIONS {table}__data")}
+    assert segments and all(segment.startswith("sparkmesh_month=") for segment in segments)
     with_periods = _daily_rows(spark)
     assert len(with_periods) == (END - START).days
 
-    monkeypatch.delenv("SPARKMESH_PERIOD_TABLES")
+    monkeypatch.setenv("SPARKMESH_PERIOD_TABLES", "0")
     ctx.engine.drop_physical(table, is_view=False)
     ctx.state.remove_intervals("shop.daily", plan.version_of("shop.daily"), Interval(start=START, end=END))
     apply_plan(ctx, plan_for(ctx, START, END))  # the fresh build, day partitions
