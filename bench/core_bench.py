@@ -63,12 +63,12 @@ def main() -> None:
     parser.add_argument("--profile", type=Path, help="write cProfile stats of the timed steps into this folder")
     parser.add_argument(
         "--day-partitions", action="store_true",
-        help="the default layout (a partition per day) instead of period tables (SPARKMESH_PERIOD_TABLES=1)",
+        help="a partition per day (SPARKMESH_PERIOD_TABLES=0) instead of period tables, the default layout",
     )
     args = parser.parse_args()
     args.port = args.port or free_port()
-    if not args.day_partitions:  # the steps are child processes: they inherit it
-        os.environ["SPARKMESH_PERIOD_TABLES"] = "1"
+    if args.day_partitions:  # the steps are child processes: they inherit it
+        os.environ["SPARKMESH_PERIOD_TABLES"] = "0"
     if args.keep:
         shutil.rmtree(args.keep, ignore_errors=True)
         run(args, args.keep)

@@ -25,7 +25,8 @@ def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout
     """Write every model of ``project`` over ``[start, end)``; returns seconds per model.
 
     ``layout``: ``plain`` = unpartitioned CTAS; ``monthly`` = the layout sparkmesh writes (time-range models
-    partitioned by their time column's month, ``engine.period_tables``); ``partitioned`` = the layout before it (one
+    partitioned by their time column's month, one segment per month as ``engine.period_tables`` writes a backfill);
+    ``partitioned`` = the day-partitioned layout (``SPARKMESH_PERIOD_TABLES=0``; one
     partition per day).
     """
     seconds = {}

@@ -53,14 +53,20 @@ class SparkEngine(SparkCatalog):
         Crash-safe: Spark registers a CTAS table only after its files are written, so the catalog never shows a
         partial table; a folder left by a crash is removed on the next attempt (``_create_table_as``).
         """
-        try:
-            self._create_table_as(table, f"SELECT * FROM ({query_sql}) AS source", partitioned_by)
-        except EngineError as error:
-            if self._lost_creation_race(table, error):
-                return None
-            raise
+        if not self.create_table_from_select(table, f"SELECT * FROM ({query_sql}) AS source", partitioned_by):
+            return None
         # Counting a fresh parquet table reads only the files' footers.
         return self.row_count(table)
+
+    def create_table_from_select(self, table: str, select_sql: str, partitioned_by: Sequence[str] = ()) -> bool:
+        """One CTAS; False when another writer created ``table`` first."""
+        try:
+            self._create_table_as(table, select_sql, partitioned_by)
+        except EngineError as error:
+            if self._lost_creation_race(table, error):
+                return False
+            raise
+        return True
 
     def create_interval_table(self, table: str, query_sql: str, window: TimeWindow) -> bool:
         """Create the empty table of an INCREMENTAL_BY_TIME_RANGE model with the query's columns and types: a period

@@ -90,15 +90,15 @@ class SparkCatalog:
 
     def table_exists(self, qualified: str) -> bool:
         """A table (not a view) of that name is in the catalog now."""
-        kind = self._object_type(qualified)
+        kind = self.object_type(qualified)
         return kind is not None and kind != "VIEW"
 
     def physical_exists(self, qualified: str) -> bool:
         """A table or a view of that name is in the catalog now (a period table's physical table is a view)."""
-        return self._object_type(qualified) is not None
+        return self.object_type(qualified) is not None
 
     def view_exists(self, qualified: str) -> bool:
-        return self._object_type(qualified) == "VIEW"
+        return self.object_type(qualified) == "VIEW"
 
     def drop_table(self, qualified: str) -> None:
         self.execute(f"DROP TABLE IF EXISTS {quote(qualified)}")
@@ -113,7 +113,7 @@ class SparkCatalog:
         if is_view:
             self.drop_view(qualified)
             return
-        if self._object_type(qualified) == "VIEW":
+        if self.object_type(qualified) == "VIEW":
             self.drop_view(qualified)
         else:
             self.drop_table(qualified)
@@ -148,7 +148,8 @@ class SparkCatalog:
         with spark_errors(f"DESCRIBE TABLE {quote(qualified)}"):
             return list(self.spark.catalog.listColumns(quote(qualified)))
 
-    def _object_type(self, qualified: str) -> str | None:
+    def object_type(self, qualified: str) -> str | None:
+        """The catalog's type of a table or view now (``VIEW``, ``MANAGED``, ``EXTERNAL``), None when it does not exist."""
         try:
             return self.spark.catalog.getTable(quote(qualified)).tableType
         except PySparkException as error:

@@ -6,7 +6,7 @@ The partition value names the range and a version, ``20240101T000000_20240201T00
 physical view lists the segments that are current (``WHERE sparkmesh_month IN (...)``), and current segments never
 overlap. An interval write adds new segments and switches the view to them in one ``ALTER VIEW``:
 
-- a readers that resolved the view before the switch goes on reading the segments it found, whose files stay
+- a reader that resolved the view before the switch goes on reading the segments it found, whose files stay
   in place (a rewrite in place would make such a reader fail on a missing file, or, between the delete and the
   rename of a dynamic overwrite, silently read an empty month);
 - a daily write into a month that already holds other days adds a one-day segment instead of rewriting the month;
@@ -151,7 +151,8 @@ def segment_of_rows(column: str, period: str, written: Sequence[Segment]) -> str
     as_date = f"CAST({quote_identifier(column)} AS DATE)"
     key = f"CAST(TRUNC({as_date}, 'MM') AS STRING)" if period == "month" else f"CAST({as_date} AS STRING)"
     cases = " ".join(
-        f"WHEN {string_literal(period_start(s.start, period).isoformat())} THEN {string_literal(s.value)}" for s in written
+        f"WHEN {string_literal(period_start(segment.start, period).isoformat())} THEN {string_literal(segment.value)}"
+        for segment in written
     )
     # A row outside every touched period would land in no segment: fail the write rather than file it under NULL.
     return f"CASE {key} {cases} ELSE RAISE_ERROR('sparkmesh: a row outside the periods of its interval') END"

@@ -25,13 +25,13 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.engine.failures import spark_errors
+from dagster_sparkmesh.engine import period_segments
 from dagster_sparkmesh.engine.partition_sql import (
     TimeWindow, column_list, drop_partition_statements, rebalance_hint,
 )
-from dagster_sparkmesh.engine import period_segments
 from dagster_sparkmesh.engine.period_segments import (
-    Segment, current_values, droppable_segments, new_version, parse_segment, plan_segment_write, segment_list,
-    segment_of_rows, view_sql,
+    Segment, SegmentWrite, current_values, droppable_segments, new_version, parse_segment, plan_segment_write,
+    segment_list, segment_of_rows, view_sql,
 )
 from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
@@ -93,7 +93,8 @@ def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout) -
             hint="rename the column",
         )
     data = period_data_table(table)
-    columns = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in (*layout.columns, (hidden, "string")))
+    typed = (*layout.columns, (hidden, "string"))
+    columns = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in typed)
     created = engine.create_empty_table(
         data, f"CREATE TABLE {quote(data)} ({columns}) USING parquet PARTITIONED BY ({quote_identifier(hidden)})"
     )
@@ -108,33 +109,43 @@ def overwrite_period_interval(
     """Replace exactly the rows of ``[start, end)``; returns the rows the query wrote for it. The caller holds the
     table's write lock: two writes planned from the same current segments would each retire the other's."""
     data = period_data_table(table)
-    hidden = quote_identifier(layout.period_column)
     listed = _listed_segments(engine, data, layout)
     current = _current_segments(engine, table, layout, listed)
     plan = plan_segment_write(current, window.start, window.end, layout.period, new_version())
+    written = _write_segments(engine, data, query_sql, window, layout, plan)
+    # The switch: one metastore update, so a reader sees the segments before the write or after it, never a mix.
+    columns = column_list(layout.names)
+    engine.execute(f"ALTER VIEW {quote(table)} AS {view_sql(data, columns, layout.period_column, plan.current_after)}")
+    now_ms = int(datetime.now(timezone.utc).timestamp() * 1000)
+    grace = period_segments.RETIRED_SEGMENT_GRACE
+    retired = [[segment.value] for segment in droppable_segments(listed, plan.current_after, now_ms, grace)]
+    for drop in drop_partition_statements(data, [layout.period_column], retired):
+        engine.execute(drop)
+    return written
+
+
+def _write_segments(
+    engine: SparkEngine, data: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, plan: SegmentWrite,
+) -> int:
+    """Append the new segments (no reader sees them before the switch); returns the query's rows in the window."""
+    hidden, columns = quote_identifier(layout.period_column), column_list(layout.names)
     in_window = window.predicate(layout.type_of(window.column))
     segment = segment_of_rows(window.column, layout.period, plan.written)
-    rows = f"SELECT {column_list(layout.names)}, {segment} AS {hidden} FROM ({query_sql}) AS source WHERE {in_window}"
+    rows = f"SELECT {columns}, {segment} AS {hidden} FROM ({query_sql}) AS source WHERE {in_window}"
     if plan.replaced:  # the replaced segments' rows outside the interval go into the new segments too
         rows += (
-            f" UNION ALL SELECT {column_list(layout.names)}, {segment} AS {hidden} FROM {quote(data)} "
+            f" UNION ALL SELECT {columns}, {segment} AS {hidden} FROM {quote(data)} "
             f"WHERE {hidden} IN ({segment_list(plan.replaced)}) AND NOT ({in_window})"
         )
     hint = rebalance_hint(layout.period_column) if len(plan.written) > 1 else ""
     statement = f"INSERT INTO TABLE {quote(data)} SELECT {hint}* FROM ({rows}) AS segment_rows"
     with spark_errors(statement):
         result = engine.spark.sql(statement)
-    written = None if plan.replaced else rows_written(result)  # the write's count includes the kept rows
-    if written is None:
-        count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}) AND {in_window}"
-        written = int(engine.query_rows(count)[0][0])
-    # The switch: one metastore update, so a reader sees the segments before the write or after it, never a mix.
-    engine.execute(f"ALTER VIEW {quote(table)} AS {view_sql(data, column_list(layout.names), layout.period_column, plan.current_after)}")
-    now_ms = int(datetime.now(timezone.utc).timestamp() * 1000)
-    retired = [[s.value] for s in droppable_segments(listed, plan.current_after, now_ms, period_segments.RETIRED_SEGMENT_GRACE)]
-    for drop in drop_partition_statements(data, [layout.period_column], retired):
-        engine.execute(drop)
-    return written
+    written = None if plan.replaced else rows_written(result)  # with kept rows, the write's count holds them too
+    if written is not None:
+        return written
+    count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}) AND {in_window}"
+    return int(engine.query_rows(count)[0][0])
 
 
 def _listed_segments(engine: SparkEngine, data: str, layout: PeriodLayout) -> list[Segment]:

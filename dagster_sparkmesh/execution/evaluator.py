@@ -12,6 +12,9 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from dagster_sparkmesh.engine.generation_tables import (
+    GENERATIONS, create_empty_generation_table, create_generation_table, full_table_layout, replace_generation,
+)
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.engine.scd2 import merge_history
 from dagster_sparkmesh.errors import AuditFailure
@@ -157,15 +160,26 @@ def _write_full(
 ) -> tuple[int, list[AuditResult]]:
     """FULL (and Python FULL): recompute the whole table once for all missing intervals."""
     span = _span(target.intervals)
-    exists = ctx.engine.table_exists(target.table)
-    if target.model.depends_on_self and not exists:  # it reads its own (empty, at first) table
-        ctx.engine.create_table_like_query(target.table, _empty_select(target.model), list(target.model.partitioned_by))
-        exists = True
+    partitioned_by = list(target.model.partitioned_by)
+    layout = full_table_layout(ctx.engine, target.table)
+    generations = layout == GENERATIONS or (layout is None and generation_tables_enabled())
+    if target.model.depends_on_self and layout is None:  # it reads its own (empty, at first) table
+        if generations:
+            create_empty_generation_table(ctx.engine, target.table, _empty_select(target.model), partitioned_by)
+        else:
+            ctx.engine.create_table_like_query(target.table, _empty_select(target.model), partitioned_by)
+        layout = "exists"
     query = _select_for(ctx, target, span)
     rows = None
-    if not exists:
-        rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
-    if rows is None:
+    if layout is None:
+        rows = (
+            create_generation_table(ctx.engine, target.table, query, partitioned_by) if generations
+            else ctx.engine.create_table_with_rows(target.table, query, partitioned_by)
+        )
+    if rows is None and generations:
+        with ctx.state.table_write_lock(target.table):  # a write drops generations no view names: one at a time
+            rows = replace_generation(ctx.engine, target.table, query)
+    elif rows is None:
         rows = ctx.engine.replace_full(target.table, query)
     return rows, _commit(ctx, target, target.intervals, incomplete)
 
@@ -225,13 +239,21 @@ def _write_time_range(
 
 
 PERIOD_TABLES_VARIABLE = "SPARKMESH_PERIOD_TABLES"
+GENERATION_TABLES_VARIABLE = "SPARKMESH_GENERATION_TABLES"
+_OFF = ("0", "false", "no")
+
+
+def generation_tables_enabled() -> bool:
+    """A new FULL model's table is a generation table (``engine.generation_tables``) unless
+    ``SPARKMESH_GENERATION_TABLES=0`` (then a plain table, the layout before them)."""
+    return os.environ.get(GENERATION_TABLES_VARIABLE, "").lower() not in _OFF
 
 
 def partition_period(model: Model) -> str | None:
     """The period a new time-range table is partitioned by (``engine.period_tables``): a month of daily (weekly,
     monthly...) intervals, a day of hourly or other cron intervals. ``SPARKMESH_PERIOD_TABLES=0`` switches period
     tables off for new tables (None: one partition per time column value, the layout before them)."""
-    if os.environ.get(PERIOD_TABLES_VARIABLE, "").lower() in ("0", "false", "no"):
+    if os.environ.get(PERIOD_TABLES_VARIABLE, "").lower() in _OFF:
         return None
     coarse = (IntervalUnit.DAY, IntervalUnit.WEEK, IntervalUnit.MONTH, IntervalUnit.YEAR)
     return "month" if interval_unit(model.cron) in coarse else "day"

@@ -1,11 +1,10 @@
 """Table write locks: at most one interval write at a time into a physical table (DESIGN invariant 7).
 
-A time-range model's table is partitioned by a period coarser than its intervals (a month of daily intervals,
-``engine.period_tables``), so an interval write rewrites whole periods: the rows of the period outside the interval
-are read back and written again with the new ones. Two runs writing different days of the same month at once
-would each rewrite the month without the other's days, and both would record their intervals. So each interval
-write holds the table's lock, taken like a promotion lease: an insert (the primary key makes a second insert a
-conflict), given back by deleting the row with its token.
+A time-range model's table is a period table (``engine.period_tables``): an interval write plans its segments from
+the segments the physical view names, writes the new ones and switches the view. Two runs writing different days
+of the same month at once would plan from the same view, and the later switch would retire the other's segment
+while both record their intervals. So each interval write holds the table's lock, taken like a promotion lease: an
+insert (the primary key makes a second insert a conflict), given back by deleting the row with its token.
 
 A lock is taken over when its holder cannot be writing any more: it expired (its holder renews it while it
 writes: ``StateStore.table_write_lock``), or its holder's process on this host is gone (a SIGKILLed run).

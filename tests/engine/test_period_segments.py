@@ -38,7 +38,8 @@ def test_a_day_next_to_a_segment_leaves_it_alone():
 
 
 def test_a_day_inside_segments_rewrites_the_ones_it_overlaps_into_their_union():
-    first, second, third = _segment("2024-01-01", "2024-01-10"), _segment("2024-01-10", "2024-01-12"), _segment("2024-01-12", "2024-01-20")
+    first, second = _segment("2024-01-01", "2024-01-10"), _segment("2024-01-10", "2024-01-12")
+    third = _segment("2024-01-12", "2024-01-20")
     plan = plan_segment_write([first, second, third], _at("2024-01-09"), _at("2024-01-11"), "month", V2)
     assert plan.replaced == (first, second)
     assert _ranges(plan.written) == ["2024-01-01..2024-01-12"] and plan.written[0].version == V2

@@ -81,7 +81,8 @@ def test_one_day_inside_a_segment_replaces_that_day_only(engine, monthly):
 
 def test_a_reader_that_resolved_the_view_before_a_rewrite_reads_the_rows_before_it(engine, monthly):
     before = engine.spark.sql(f"SELECT id FROM {monthly} ORDER BY id")  # analysed now, run below
-    engine.overwrite_interval(monthly, _daily({"2024-01-30": [10], "2024-01-31": [11]}), _window("2024-01-30", "2024-02-01"))
+    rewrite = _daily({"2024-01-30": [10], "2024-01-31": [11]})
+    engine.overwrite_interval(monthly, rewrite, _window("2024-01-30", "2024-02-01"))
     assert [row[0] for row in before.collect()] == [1, 2, 3, 4]
     assert [row[0] for row in engine.spark.sql(f"SELECT id FROM {monthly} ORDER BY id").collect()] == [3, 4, 10, 11]
 
@@ -125,7 +126,8 @@ def test_a_month_of_daily_writes_is_merged_before_it_holds_too_many_segments(eng
         engine.overwrite_interval(table, _daily({day: [number]}), _window(day, days[number]))
         assert len(_current(engine, table)) <= period_segments.MAX_SEGMENTS_PER_PERIOD
     assert [row[0] for row in _rows(engine, table)] == list(range(1, 12))
-    assert _current(engine, table)[0] == "20240301..20240310"  # the ninth write merged the first eight days with its own
+    # The ninth write merged the first eight days' segments with its own.
+    assert _current(engine, table)[0] == "20240301..20240310"
 
 
 def test_a_segment_no_view_names_is_not_read_and_is_dropped_by_the_next_write(engine, monthly):
@@ -141,8 +143,12 @@ def test_a_segment_no_view_names_is_not_read_and_is_dropped_by_the_next_write(en
 def test_a_table_of_the_first_period_layout_is_read_and_written_alike(engine, schema):
     # Whole-month partitions named by their first day, behind a view of the whole data table.
     table = f"{schema}.legacy__v1"
-    engine.execute(f"CREATE TABLE {table}__data (id INT, ds DATE, sparkmesh_month STRING) USING parquet PARTITIONED BY (sparkmesh_month)")
-    engine.execute(f"INSERT INTO {table}__data VALUES (1, DATE'2024-01-01', '2024-01-01'), (2, DATE'2024-01-02', '2024-01-01')")
+    engine.execute(
+        f"CREATE TABLE {table}__data (id INT, ds DATE, sparkmesh_month STRING) "
+        "USING parquet PARTITIONED BY (sparkmesh_month)"
+    )
+    rows = "(1, DATE'2024-01-01', '2024-01-01'), (2, DATE'2024-01-02', '2024-01-01')"
+    engine.execute(f"INSERT INTO {table}__data VALUES {rows}")
     engine.execute(f"CREATE VIEW {table} AS SELECT id, ds FROM {table}__data")
     assert engine.overwrite_interval(table, _daily({"2024-01-02": [3]}), _window("2024-01-02", "2024-01-03")) == 1
     assert [row[0] for row in _rows(engine, table)] == [1, 3]

@@ -1,0 +1,154 @@
+"""Generation tables: a FULL model's rows as immutable generations behind its physical view.
+
+Replacing a table's whole content in place is what ``INSERT OVERWRITE`` does, and Spark deletes the table's files
+before its job writes the new ones: for the length of the write, every reader of the table (a dashboard on the
+prod view, a child model of a concurrent run) finds it empty, or fails on a file it listed a moment before. To
+shorten that window the rows used to be computed and persisted first, which cost a second Spark job per write.
+
+A generation table keeps the rows in ``<physical>__data``, partitioned by a hidden ``sparkmesh_generation``
+column (then by the model's own ``partitioned_by``); the physical table is a view of the model's columns over
+one generation. A write appends a new generation (one job, straight from the query: readers do not see it), then
+switches the view to it with one ``ALTER VIEW``: a reader finds the old rows or the new ones, never none. The
+generation before stays readable for ``RETIRED_SEGMENT_GRACE`` after the switch (a query that resolved the view
+before it may still list its files) and is dropped by a later write; a generation no view ever named (a crashed
+write's) is dropped by the next write that finds it. Writes into one table take turns (``state.write_locks``): a
+write could otherwise drop the generation another write is about to switch to.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
+
+from dagster_sparkmesh.engine import period_segments
+from dagster_sparkmesh.engine.failures import error_class, spark_errors
+from dagster_sparkmesh.engine.partition_sql import column_list, drop_partition_statements, string_literal
+from dagster_sparkmesh.engine.period_segments import new_version
+from dagster_sparkmesh.engine.write_metrics import rows_written
+from dagster_sparkmesh.errors import EngineError
+from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
+
+if TYPE_CHECKING:
+    from dagster_sparkmesh.engine.adapter import SparkEngine
+
+GENERATION_COLUMN = "sparkmesh_generation"
+GENERATIONS = "generations"
+_GENERATION_IN_VIEW = re.compile(rf"`{GENERATION_COLUMN}`\s*=\s*'(?P<generation>[0-9a-f]+)'")
+
+
+def create_generation_table(
+    engine: SparkEngine, table: str, query_sql: str, partitioned_by: Sequence[str] = ()
+) -> int | None:
+    """The data table holding the query's rows as its first generation (one CTAS), then the view over it.
+    Returns the rows written, or None when another writer created the data table first (then write with
+    ``replace_generation``, which also creates the view a crash may have left missing)."""
+    generation = new_version()
+    data = period_data_table(table)
+    columns = [name for name, _ in engine.query_schema(query_sql)]  # analysis only, no Spark job
+    if GENERATION_COLUMN in columns:
+        raise EngineError(
+            f"the query of {table} has a column named {GENERATION_COLUMN}, the name of sparkmesh's hidden column",
+            hint="rename the column",
+        )
+    select = f"SELECT *, {_generation_literal(generation)} FROM ({query_sql}) AS source"
+    if not engine.create_table_from_select(data, select, [GENERATION_COLUMN, *partitioned_by]):
+        return None
+    # The view after its data: the physical table is never seen before the rows it shows (DESIGN invariant 2).
+    engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {_view_sql(data, columns, generation)}")
+    return int(engine.query_rows(f"SELECT COUNT(*) FROM {quote(table)}")[0][0])  # footers of one new generation
+
+
+def create_empty_generation_table(
+    engine: SparkEngine, table: str, query_sql: str, partitioned_by: Sequence[str] = ()
+) -> None:
+    """An empty generation table with the query's columns (a FULL model that reads its own table)."""
+    create_generation_table(engine, table, f"SELECT * FROM ({query_sql}) AS source WHERE 1 = 0", partitioned_by)
+
+
+def full_table_layout(engine: SparkEngine, table: str) -> str | None:
+    """``generations`` or ``table`` (a plain table, the layout before generation tables): how a FULL model's
+    physical table is stored; None when it does not exist. A data table without its view (a crash between the
+    two) is a generation table: the next write creates the view."""
+    kind = engine.object_type(table)
+    if kind == "VIEW":
+        return GENERATIONS
+    if kind is not None:
+        return "table"
+    return GENERATIONS if engine.table_exists(period_data_table(table)) else None
+
+
+def replace_generation(engine: SparkEngine, table: str, query_sql: str) -> int:
+    """The table's whole content becomes the query's rows; returns the rows written. The caller holds the table's
+    write lock."""
+    data = period_data_table(table)
+    columns, previous, has_view = _described(engine, table)
+    generation = new_version()
+    statement = (
+        f"INSERT INTO TABLE {quote(data)} BY NAME "
+        f"SELECT {column_list(columns)}, {_generation_literal(generation)} FROM ({query_sql}) AS source"
+    )
+    with spark_errors(statement):
+        written = rows_written(engine.spark.sql(statement))
+    if written is None:  # Spark Connect reports no write metrics: count the new generation's footers
+        count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {_generation_is(generation)}"
+        written = int(engine.query_rows(count)[0][0])
+    engine.create_or_alter_view(table, _view_sql(data, columns, generation), known_missing=not has_view)
+    _drop_retired(engine, data, current=generation, previous=previous)
+    return written
+
+
+def _generation_literal(generation: str) -> str:
+    return f"{string_literal(generation)} AS {quote_identifier(GENERATION_COLUMN)}"
+
+
+def _generation_is(generation: str) -> str:
+    return f"{quote_identifier(GENERATION_COLUMN)} = {string_literal(generation)}"
+
+
+def _view_sql(data: str, columns: Sequence[str], generation: str) -> str:
+    return f"SELECT {column_list(columns)} FROM {quote(data)} WHERE {_generation_is(generation)}"
+
+
+def _described(engine: SparkEngine, table: str) -> tuple[list[str], str | None, bool]:
+    """The view's columns, the generation it names, and whether it exists (a crash may have left only the data
+    table: then its columns, and no generation)."""
+    statement = f"DESCRIBE TABLE EXTENDED {quote(table)}"
+    try:
+        rows = engine.query_rows(statement)
+    except EngineError as error:
+        if error_class(error.__cause__) != "TABLE_OR_VIEW_NOT_FOUND":
+            raise
+        data_columns = [name for name, _ in engine.columns(period_data_table(table))]
+        return [name for name in data_columns if name != GENERATION_COLUMN], None, False
+    columns = []
+    for name, *_ in rows:
+        if not name or name.startswith("#"):
+            break
+        columns.append(name)
+    text = next((row[1] for row in rows if row[0] == "View Text"), "")
+    match = _GENERATION_IN_VIEW.search(text)
+    return columns, match.group("generation") if match else None, True
+
+
+def _drop_retired(engine: SparkEngine, data: str, *, current: str, previous: str | None) -> None:
+    """Drop the generations nobody can be reading: every one but the current and the one it just retired, once
+    the grace has passed since that one's write began (it retired the older ones), and at once any generation
+    newer than it that no view ever named."""
+    listed = {
+        row[0].split("/", 1)[0].split("=", 1)[1] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")
+    }
+    now_ms = int(datetime.now(timezone.utc).timestamp() * 1000)
+    grace_ms = int(period_segments.RETIRED_SEGMENT_GRACE.total_seconds() * 1000)
+    previous_ms = _written_at_ms(previous) if previous else 0
+    droppable = sorted(
+        generation for generation in listed - {current, previous}
+        if _written_at_ms(generation) > previous_ms or now_ms - previous_ms >= grace_ms
+    )
+    for drop in drop_partition_statements(data, [GENERATION_COLUMN], [[g] for g in droppable]):
+        engine.execute(drop)
+
+
+def _written_at_ms(generation: str) -> int:
+    return int(generation[:13])
