@@ -144,7 +144,10 @@ def _write_segments(
     written = None if plan.replaced else rows_written(result)  # with kept rows, the write's count holds them too
     if written is not None:
         return written
-    count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}) AND {in_window}"
+    # Spark Connect reports no write metrics. Without kept rows every row of the new segments is the query's:
+    # their count reads only the parquet footers.
+    new_rows = f" AND {in_window}" if plan.replaced else ""
+    count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}){new_rows}"
     return int(engine.query_rows(count)[0][0])
 
 

@@ -186,9 +186,9 @@ def test_a_model_reading_a_new_python_model_is_checked_before_its_own_first_writ
     assert isinstance(error, BadTimeColumn)
     assert "its time column ds is a double" in str(error) and error.path == project / "models" / "daily.sql"
     daily = plan.version_of(f"{schema}_shop.daily")
-    assert not ctx.engine.table_exists(physical_table(f"{schema}_shop.daily", daily)), "nothing of the model written"
+    assert not ctx.engine.physical_exists(physical_table(f"{schema}_shop.daily", daily)), "nothing of the model written"
     assert ctx.state.get_intervals(f"{schema}_shop.daily", daily) == []
-    assert ctx.engine.table_exists(physical_table(f"{schema}_raw.events", plan.version_of(f"{schema}_raw.events")))
+    assert ctx.engine.physical_exists(physical_table(f"{schema}_raw.events", plan.version_of(f"{schema}_raw.events")))
 
 
 def test_a_valid_plan_passes_and_reports_what_it_checked(tmp_path, spark, schema, make_context, clean_catalog):
