@@ -46,37 +46,57 @@ def create_generation_table(
     ``replace_generation``, which also creates the view a crash may have left missing)."""
     generation = new_version()
     data = period_data_table(table)
-    columns = [name for name, _ in engine.query_schema(query_sql)]  # analysis only, no Spark job
-    if GENERATION_COLUMN in columns:
-        raise EngineError(
-            f"the query of {table} has a column named {GENERATION_COLUMN}, the name of sparkmesh's hidden column",
-            hint="rename the column",
-        )
-    select = f"SELECT *, {_generation_literal(generation)} FROM ({query_sql}) AS source"
-    if not engine.create_table_from_select(data, select, [GENERATION_COLUMN, *partitioned_by]):
+    if not _create_data_table(engine, table, query_sql, generation, partitioned_by):
         return None
-    # The view after its data: the physical table is never seen before the rows it shows (DESIGN invariant 2).
-    engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {_view_sql(data, columns, generation)}")
-    return int(engine.query_rows(f"SELECT COUNT(*) FROM {quote(table)}")[0][0])  # footers of one new generation
+    # Counted before the view exists: a concurrent writer of the same model may switch it to its own generation.
+    written = int(engine.query_rows(f"SELECT COUNT(*) FROM {quote(data)} WHERE {_generation_is(generation)}")[0][0])
+    _create_view(engine, table, generation)  # after its data: never seen before the rows it shows (invariant 2)
+    return written
 
 
 def create_empty_generation_table(
     engine: SparkEngine, table: str, query_sql: str, partitioned_by: Sequence[str] = ()
 ) -> None:
-    """An empty generation table with the query's columns (a FULL model that reads its own table)."""
-    create_generation_table(engine, table, f"SELECT * FROM ({query_sql}) AS source WHERE 1 = 0", partitioned_by)
+    """An empty generation table with the query's columns (a FULL model that reads its own table). Its view names
+    a generation without rows, also when the data table was there already (a crash before its view, or a
+    concurrent writer: any empty generation reads as any other)."""
+    generation = new_version()
+    _create_data_table(engine, table, f"SELECT * FROM ({query_sql}) AS source WHERE 1 = 0", generation, partitioned_by)
+    _create_view(engine, table, generation)
+
+
+def _create_data_table(
+    engine: SparkEngine, table: str, query_sql: str, generation: str, partitioned_by: Sequence[str]
+) -> bool:
+    """One CTAS of the query's rows as ``generation``; False when the data table was there already."""
+    select = f"SELECT *, {_generation_literal(generation)} FROM ({query_sql}) AS source"
+    try:
+        return engine.create_table_from_select(period_data_table(table), select, [GENERATION_COLUMN, *partitioned_by])
+    except EngineError as error:
+        duplicate = error_class(error.__cause__) in ("COLUMN_ALREADY_EXISTS", "AMBIGUOUS_COLUMN_OR_FIELD")
+        if duplicate and f"`{GENERATION_COLUMN}`" in str(error.__cause__):
+            raise EngineError(
+                f"the query of {table} has a column named {GENERATION_COLUMN}, the name of sparkmesh's hidden column",
+                hint="rename the column",
+            ) from error
+        raise
+
+
+def _create_view(engine: SparkEngine, table: str, generation: str) -> None:
+    """The view of one generation; its columns are the data table's but the hidden one (the query's)."""
+    hidden, data = quote_identifier(GENERATION_COLUMN), quote(period_data_table(table))
+    view = f"SELECT * EXCEPT ({hidden}) FROM {data} WHERE {_generation_is(generation)}"
+    engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {view}")
 
 
 def full_table_layout(engine: SparkEngine, table: str) -> str | None:
     """``generations`` or ``table`` (a plain table, the layout before generation tables): how a FULL model's
-    physical table is stored; None when it does not exist. A data table without its view (a crash between the
-    two) is a generation table: the next write creates the view."""
+    physical table is stored; None when it does not exist. A data table left without its view by a crash is found
+    by ``create_generation_table`` (its CTAS finds the table there) and mended by ``replace_generation``."""
     kind = engine.object_type(table)
-    if kind == "VIEW":
-        return GENERATIONS
-    if kind is not None:
-        return "table"
-    return GENERATIONS if engine.table_exists(period_data_table(table)) else None
+    if kind is None:
+        return None
+    return GENERATIONS if kind == "VIEW" else "table"
 
 
 def replace_generation(engine: SparkEngine, table: str, query_sql: str) -> int:

@@ -109,19 +109,28 @@ def overwrite_period_interval(
     """Replace exactly the rows of ``[start, end)``; returns the rows the query wrote for it. The caller holds the
     table's write lock: two writes planned from the same current segments would each retire the other's."""
     data = period_data_table(table)
-    listed = _listed_segments(engine, data, layout)
-    current = _current_segments(engine, table, layout, listed)
+    named = _segments_named_by_view(engine, table, layout)
+    listed = _listed_segments(engine, data, layout) if named is None else None
+    current = named if named is not None else listed
     plan = plan_segment_write(current, window.start, window.end, layout.period, new_version())
     written = _write_segments(engine, data, query_sql, window, layout, plan)
     # The switch: one metastore update, so a reader sees the segments before the write or after it, never a mix.
     columns = column_list(layout.names)
     engine.execute(f"ALTER VIEW {quote(table)} AS {view_sql(data, columns, layout.period_column, plan.current_after)}")
+    if plan.replaced:  # only a write that retires segments leaves any behind (and a crash, found here too)
+        _drop_retired(engine, data, layout, plan, listed)
+    return written
+
+
+def _drop_retired(
+    engine: SparkEngine, data: str, layout: PeriodLayout, plan: SegmentWrite, listed: list[Segment] | None
+) -> None:
+    listed = listed if listed is not None else _listed_segments(engine, data, layout)
     now_ms = int(datetime.now(timezone.utc).timestamp() * 1000)
     grace = period_segments.RETIRED_SEGMENT_GRACE
     retired = [[segment.value] for segment in droppable_segments(listed, plan.current_after, now_ms, grace)]
     for drop in drop_partition_statements(data, [layout.period_column], retired):
         engine.execute(drop)
-    return written
 
 
 def _write_segments(
@@ -159,15 +168,12 @@ def _listed_segments(engine: SparkEngine, data: str, layout: PeriodLayout) -> li
     return [parse_segment(value, layout.period) for value in values if value[:1].isdigit()]
 
 
-def _current_segments(engine: SparkEngine, table: str, layout: PeriodLayout, listed: list[Segment]) -> list[Segment]:
-    """The segments the physical view names now (all listed ones for a view of the whole data table)."""
+def _segments_named_by_view(engine: SparkEngine, table: str, layout: PeriodLayout) -> list[Segment] | None:
+    """The segments the physical view names now; None for a view of the whole data table (the first period
+    layout's, where every partition is current)."""
     rows = engine.query_rows(f"DESCRIBE TABLE EXTENDED {quote(table)}")
     text = next((row[1] for row in rows if row[0] == "View Text"), None)
     if text is None:
         raise EngineError(f"{table} is not the view of a period table", hint="drop the table and its __data table")
     values = current_values(text)
-    if values is None:
-        return sorted(listed)
-    return sorted(parse_segment(value, layout.period) for value in values)
-
-
+    return None if values is None else sorted(parse_segment(value, layout.period) for value in values)
