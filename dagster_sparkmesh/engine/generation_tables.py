@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.engine import period_segments
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.partition_sql import column_list, drop_partition_statements, string_literal
-from dagster_sparkmesh.engine.period_segments import new_version
+from dagster_sparkmesh.engine.period_segments import new_version, wall_clock_ms
 from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
@@ -159,7 +158,7 @@ def _drop_retired(engine: SparkEngine, data: str, *, current: str, previous: str
     listed = {
         row[0].split("/", 1)[0].split("=", 1)[1] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")
     }
-    now_ms = int(datetime.now(timezone.utc).timestamp() * 1000)
+    now_ms = wall_clock_ms()
     grace_ms = int(period_segments.RETIRED_SEGMENT_GRACE.total_seconds() * 1000)
     previous_ms = _written_at_ms(previous) if previous else 0
     droppable = sorted(

@@ -22,12 +22,12 @@ This module is pure: it plans, the engine runs the statements.
 from __future__ import annotations
 
 import re
-import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
+from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.engine.partition_sql import string_literal
 from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 
@@ -36,6 +36,7 @@ MAX_SEGMENTS_PER_PERIOD = 8
 one extra day rewritten (a month's rows rewritten once every eight days)."""
 RETIRED_SEGMENT_GRACE = timedelta(minutes=15)
 _STAMP = "%Y%m%dT%H%M%S"
+_EPOCH = datetime(1970, 1, 1)
 _IN_LIST = re.compile(r"\bIN\s*\((?P<values>[^)]*)\)\s*$", re.IGNORECASE)
 _NOTHING = re.compile(r"\bWHERE\s+FALSE\s*$", re.IGNORECASE)
 
@@ -73,7 +74,13 @@ def parse_segment(value: str, period: str) -> Segment:
 
 
 def new_version() -> str:
-    return f"{time.time_ns() // 1_000_000:013d}{uuid.uuid4().hex[:9]}"
+    return f"{wall_clock_ms():013d}{uuid.uuid4().hex[:9]}"
+
+
+def wall_clock_ms() -> int:
+    """Milliseconds since the epoch, from the wall clock: versions and the grace measure the time readers live in,
+    not a run's execution time."""
+    return int((utc_now() - _EPOCH).total_seconds() * 1000)
 
 
 def next_period(start: date, period: str) -> date:

@@ -21,7 +21,6 @@ the switch leaves the view as it was and the interval unrecorded. Writes into on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.engine.failures import spark_errors
@@ -31,7 +30,7 @@ from dagster_sparkmesh.engine.partition_sql import (
 )
 from dagster_sparkmesh.engine.period_segments import (
     Segment, SegmentWrite, current_values, droppable_segments, new_version, parse_segment, plan_segment_write,
-    segment_list, segment_of_rows, view_sql,
+    segment_list, segment_of_rows, view_sql, wall_clock_ms,
 )
 from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
@@ -126,7 +125,7 @@ def _drop_retired(
     engine: SparkEngine, data: str, layout: PeriodLayout, plan: SegmentWrite, listed: list[Segment] | None
 ) -> None:
     listed = listed if listed is not None else _listed_segments(engine, data, layout)
-    now_ms = int(datetime.now(timezone.utc).timestamp() * 1000)
+    now_ms = wall_clock_ms()
     grace = period_segments.RETIRED_SEGMENT_GRACE
     retired = [[segment.value] for segment in droppable_segments(listed, plan.current_after, now_ms, grace)]
     for drop in drop_partition_statements(data, [layout.period_column], retired):
