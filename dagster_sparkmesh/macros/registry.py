@@ -81,7 +81,9 @@ def load_user_macros(project_root: Path) -> UserMacros:
     modules = []
     # A module of the host process may already be called ``macros`` (a test package, another project's): set it
     # aside so that ``macros.x`` means this project's folder, and put it back after.
-    hidden = {name: module for name, module in sys.modules.items() if name == "macros" or name.startswith("macros.")}
+    # A snapshot: another thread (Spark's, a run's) may import while this one reads the module table.
+    loaded = list(sys.modules.items())
+    hidden = {name: module for name, module in loaded if name == "macros" or name.startswith("macros.")}
     for name in hidden:
         del sys.modules[name]
     try:

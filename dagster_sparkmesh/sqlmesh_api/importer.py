@@ -122,7 +122,8 @@ def project_imports(root: Path | None = None) -> Iterator[list[Path]]:
 
 
 def _set_aside(top: str) -> dict[str, ModuleType]:
-    names = [name for name in sys.modules if name == top or name.startswith(top + ".")]
+    # A snapshot (list() runs without a thread switch): another thread may import while this one reads the table.
+    names = [name for name in list(sys.modules) if name == top or name.startswith(top + ".")]
     return {name: sys.modules.pop(name) for name in names}
 
 
