@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from dagster_sparkmesh.engine import period_segments
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.partition_sql import column_list, drop_partition_statements, string_literal
-from dagster_sparkmesh.engine.period_segments import new_version, wall_clock_ms
+from dagster_sparkmesh.engine.period_segments import new_version, version_written_at_ms, wall_clock_ms
 from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
@@ -160,14 +160,10 @@ def _drop_retired(engine: SparkEngine, data: str, *, current: str, previous: str
     }
     now_ms = wall_clock_ms()
     grace_ms = int(period_segments.RETIRED_SEGMENT_GRACE.total_seconds() * 1000)
-    previous_ms = _written_at_ms(previous) if previous else 0
+    previous_ms = version_written_at_ms(previous or "")
     droppable = sorted(
         generation for generation in listed - {current, previous}
-        if _written_at_ms(generation) > previous_ms or now_ms - previous_ms >= grace_ms
+        if version_written_at_ms(generation) > previous_ms or now_ms - previous_ms >= grace_ms
     )
     for drop in drop_partition_statements(data, [GENERATION_COLUMN], [[g] for g in droppable]):
         engine.execute(drop)
-
-
-def _written_at_ms(generation: str) -> int:
-    return int(generation[:13])

@@ -58,7 +58,7 @@ class Segment:
 
     @property
     def written_at_ms(self) -> int:
-        return int(self.version[:13]) if self.version else 0
+        return version_written_at_ms(self.version)
 
     def overlaps(self, start: datetime, end: datetime) -> bool:
         return self.start < end and start < self.end
@@ -75,6 +75,11 @@ def parse_segment(value: str, period: str) -> Segment:
 
 def new_version() -> str:
     return f"{wall_clock_ms():013d}{uuid.uuid4().hex[:9]}"
+
+
+def version_written_at_ms(version: str) -> int:
+    """When the write that made ``version`` (``new_version``) began; 0 for the first layout's unversioned values."""
+    return int(version[:13]) if version else 0
 
 
 def wall_clock_ms() -> int:
