@@ -24,11 +24,17 @@ def _timed(kind, function):
             return function(self, *args, **kwargs)
         _local.inside = True
         began = time.perf_counter()
+        result = None
         try:
-            return function(self, *args, **kwargs)
+            result = function(self, *args, **kwargs)
+            return result
         finally:
             _local.inside = False
             text = str(args[0]) if kind == "sql" and args else kind
+            if kind == "sql" and result is not None:
+                result._statement_log_text = text  # an action on this frame is labelled with its statement
+            elif kind != "sql" and hasattr(self, "_statement_log_text"):
+                text = f"{kind} of {self._statement_log_text}"
             RECORDS.append((threading.current_thread().name, text, time.perf_counter() - began))
     return wrapper
 
@@ -48,7 +54,7 @@ def _patch() -> None:
 
 def _group(text: str) -> str:
     words = re.sub(r"\s+", " ", text.strip()).split(" ")
-    head = " ".join(words[:3]).upper()
+    head = " ".join(words[:5 if words[0].startswith("DataFrame.") else 3]).upper()
     if "REBALANCE" in text:
         head += " (rebalanced)"
     return head[:60]

@@ -150,6 +150,8 @@ def view_changes(plan: Plan, current: Environment | None) -> list[ViewChange]:
 def model_line(result: ModelRunResult) -> Text:
     if result.skipped:
         return Text(f"  {result.model}: up to date", style="dim")
+    if result.kept:
+        return Text(f"  {result.model}: inputs unchanged since its last write, table kept", style="dim")
     span = f" {range_text(result.range)}" if result.range else ""
     text = Text(f"  {result.model}:{span} {result.rows_written} rows in {result.duration_seconds:.1f} s")
     failed = result.failed_blocking_audits

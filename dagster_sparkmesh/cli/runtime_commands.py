@@ -273,9 +273,11 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...], 
                 )
             )
         computed = [r for r in applied.models if not r.skipped]
+        kept = sum(1 for r in computed if r.kept)
         console.print(
             f"Ran {len(computed)} model(s): {sum(len(r.intervals) for r in computed)} interval(s), "
             f"{sum(r.rows_written for r in computed)} rows written in {time.monotonic() - began:.1f} s"
+            + (f"; {kept} FULL table(s) kept, their query and inputs unchanged" if kept else "")
         )
         if applied.audits:  # standalone audits over the models that got data
             console.print(audits_text(applied.audits))

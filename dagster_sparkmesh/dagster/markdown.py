@@ -51,6 +51,8 @@ def _outcome(result: ModelRunResult) -> str:
         return "blocking audit failed"
     if result.skipped and not result.not_ready:
         return "up to date"
+    if result.kept:
+        return "kept: inputs unchanged"
     if result.incomplete or result.not_ready:
         return "left intervals missing"
     return "computed"

@@ -25,6 +25,11 @@ def step_started(models: Sequence[str], environment: str, partitions: Sequence[s
 
 
 def model_done(result: ModelRunResult, model: Model | None, partitioned: bool) -> str:
+    if result.kept:
+        return (
+            f"{result.model}: its query and every table it reads are unchanged since its last write: "
+            "the table was kept, not recomputed"
+        )
     if result.skipped:
         return (
             f"{result.model}: already up to date (version {result.version}), not recomputed; "

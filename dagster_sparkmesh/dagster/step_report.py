@@ -56,7 +56,7 @@ class StepReport:
         for result in results:
             if result.failed_blocking_audits:
                 continue
-            if result.skipped and not result.not_ready:
+            if (result.skipped and not result.not_ready) or result.kept:
                 yield from self._up_to_date(result, selected if recheck else set())
                 continue
             if self.partitions and (result.incomplete or result.not_ready):
@@ -88,7 +88,7 @@ class StepReport:
         table = result.physical_table or physical_table(result.model, result.version)
         metadata = {
             "sparkmesh/up_to_date": True,
-            "sparkmesh/recomputed": dg.MetadataValue.text("no: the data was already complete for this version"),
+            "sparkmesh/recomputed": dg.MetadataValue.text(_NOT_RECOMPUTED_KEPT if result.kept else _NOT_RECOMPUTED),
             "sparkmesh/version": result.version,
             "sparkmesh/physical_table": table,
             "sparkmesh/intervals": 0,
@@ -137,6 +137,10 @@ class StepReport:
         range_total = {"sparkmesh/range_rows_written": result.rows_written, "sparkmesh/range_partitions": len(self.partitions)}
         self.context.add_asset_metadata(range_total, asset_key=key, partition_key=self.partitions[-1])
         return None
+
+
+_NOT_RECOMPUTED = "no: the data was already complete for this version"
+_NOT_RECOMPUTED_KEPT = "no: its query and every table it reads are unchanged since its last write; the table was kept"
 
 
 def unfinished_failure(results: Sequence[ModelRunResult]) -> dg.Failure:

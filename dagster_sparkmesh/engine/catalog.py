@@ -31,6 +31,7 @@ class SparkCatalog:
         # Physical table -> its period layout (``engine.period_tables``), as found or created by this engine; forgotten
         # when the table is dropped, so a table created again under the same name is looked up again.
         self._period_layouts: dict = {}
+        self._system_functions: frozenset[str] | None = None
 
     # -- statements and queries -------------------------------------------------------------------------------
 
@@ -51,6 +52,12 @@ class SparkCatalog:
         one analysis round trip)."""
         with spark_errors(sql):
             return [(field.name, field.dataType.simpleString()) for field in self.spark.sql(sql).schema.fields]
+
+    def system_functions(self) -> frozenset[str]:
+        """The names (lower case) of the functions Spark ships, asked once per engine."""
+        if self._system_functions is None:
+            self._system_functions = frozenset(str(row[0]).lower() for row in self.query_rows("SHOW SYSTEM FUNCTIONS"))
+        return self._system_functions
 
     @contextmanager
     def session_settings(self, settings: Sequence[tuple[str, str]]) -> Iterator[None]:
@@ -99,6 +106,18 @@ class SparkCatalog:
 
     def view_exists(self, qualified: str) -> bool:
         return self.object_type(qualified) == "VIEW"
+
+    def view_text(self, qualified: str) -> str | None:
+        """The SQL a view was created or last altered with, as the catalog keeps it (trailing comments trimmed);
+        None for a table or nothing. One metastore look-up, no Spark job."""
+        statement = f"DESCRIBE TABLE EXTENDED {quote(qualified)}"
+        try:
+            rows = self.query_rows(statement)
+        except EngineError as error:
+            if error_class(error.__cause__) in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"):
+                return None
+            raise
+        return next((row[1] for row in rows if row[0] == "View Text"), None)
 
     def drop_table(self, qualified: str) -> None:
         self.execute(f"DROP TABLE IF EXISTS {quote(qualified)}")
@@ -168,6 +187,15 @@ class SparkCatalog:
             self.spark.catalog.dropTempView(view)
 
     # -- views -----------------------------------------------------------------------------------------------
+
+    def ensure_view(self, view: str, select_sql: str) -> bool:
+        """``create_or_alter_view`` unless the view already says exactly ``select_sql``; True if it changed. A
+        re-run of a view whose query renders the same costs one look-up instead of a metastore update."""
+        text = self.view_text(view)
+        if text is not None and text.strip() == select_sql.strip():
+            return False
+        self.create_or_alter_view(view, select_sql, known_missing=text is None)
+        return True
 
     def create_or_alter_view(self, view: str, select_sql: str, known_missing: bool = False) -> None:
         """Create the view if missing, else ALTER VIEW: readers never see it missing (never CREATE OR REPLACE).

@@ -37,6 +37,11 @@ GENERATIONS = "generations"
 _GENERATION_IN_VIEW = re.compile(rf"`{GENERATION_COLUMN}`\s*=\s*'(?P<generation>[0-9a-f]+)'")
 
 
+def names_generation(view_text: str) -> bool:
+    """The view's text names one generation (the view of a generation table)."""
+    return _GENERATION_IN_VIEW.search(view_text) is not None
+
+
 def create_generation_table(
     engine: SparkEngine, table: str, query_sql: str, partitioned_by: Sequence[str] = ()
 ) -> int | None:

@@ -113,6 +113,10 @@ def overwrite_period_interval(
     current = named if named is not None else listed
     plan = plan_segment_write(current, window.start, window.end, layout.period, new_version())
     written = _write_segments(engine, data, query_sql, window, layout, plan)
+    if not written and not plan.replaced:
+        # No rows and nothing replaced (a daily run's day without data): the view already shows the rows it would
+        # show, and keeping its text keeps the table's content token (``engine.content_tokens``) for its readers.
+        return 0
     # The switch: one metastore update, so a reader sees the segments before the write or after it, never a mix.
     columns = column_list(layout.names)
     engine.execute(f"ALTER VIEW {quote(table)} AS {view_sql(data, columns, layout.period_column, plan.current_after)}")

@@ -52,6 +52,7 @@ def run_models(
             time_column_checked=name in preflight.time_columns_checked,
             first_query=preflight.first_queries.get(name),
             versions=versions,
+            keep_unchanged=name not in plan.restatements,
         )
         result = evaluate_model(ctx, target)
         if name in ready and ready[name].not_ready:

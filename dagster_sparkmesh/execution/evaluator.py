@@ -25,6 +25,7 @@ from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.preflight import check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
+from dagster_sparkmesh.execution.unchanged_inputs import inputs_digest
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.intervals import IntervalUnit, interval_unit
 from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps, lookback_of
@@ -50,6 +51,9 @@ class ModelTarget:
     """Model name → the version the environment reads: where the parents' recorded intervals are looked up."""
     first_query: tuple[Interval, str] | None = None
     """(batch, query) the preflight rendered for the first batch from these very tables: not rendered again."""
+    keep_unchanged: bool = False
+    """A FULL model whose query and inputs did not change since its last write keeps its table
+    (``execution.unchanged_inputs``); False for a restatement, which recomputes whatever it finds."""
 
     @property
     def table(self) -> str:
@@ -67,8 +71,14 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
     # Writers are idempotent per interval and record intervals after the data, so a transient failure can
     # simply run the writer again (intervals it already recorded are rewritten identically).
     incomplete: list[Interval] = []
+    kept: list[bool] = []
+
+    def attempt() -> tuple[int, list[AuditResult]]:
+        kept.clear()  # what an attempt that failed found says nothing about this one
+        return writer(ctx, target, incomplete, kept)
+
     with ctx.engine.session_settings(target.model.session_properties):
-        rows, audits = with_retries(lambda: writer(ctx, target, incomplete), ctx.retry_policy)
+        rows, audits = with_retries(attempt, ctx.retry_policy)
     return ModelRunResult(
         model=target.model.name,
         version=target.version,
@@ -78,6 +88,7 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
         duration_seconds=round(time.monotonic() - began, 3),
         audits=tuple(audits),
         incomplete=tuple(sorted(set(incomplete))),
+        kept=bool(kept),
     )
 
 
@@ -117,15 +128,16 @@ def _span(intervals: tuple[Interval, ...]) -> Interval:
 
 
 def _commit(
-    ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, ...], incomplete: list[Interval]
+    ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, ...], incomplete: list[Interval],
+    *, audit: bool = True,
 ) -> list[AuditResult]:
     """Run the post-statements, audit the freshly written batch, then record it. A failing post-statement or
-    blocking audit leaves the batch unrecorded.
+    blocking audit leaves the batch unrecorded; ``audit=False``: a kept table, audited when it was written.
 
     Only the intervals whose inputs were complete are recorded (``plan.coverage``); the others go to
     ``incomplete`` and stay missing, so the model is computed again once its parents have them."""
     _run_statements(ctx, target, _span(batch), target.model.post_statements)
-    audits = run_audits(ctx, target.model, target.table, written=_span(batch))
+    audits = run_audits(ctx, target.model, target.table, written=_span(batch)) if audit else []
     failed = [audit for audit in audits if audit.blocking and not audit.passed]
     if failed:
         raise AuditFailure(
@@ -156,7 +168,7 @@ def audit_results_of(error: BaseException) -> list[AuditResult]:
 
 
 def _write_full(
-    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     """FULL (and Python FULL): recompute the whole table once for all missing intervals."""
     span = _span(target.intervals)
@@ -178,22 +190,27 @@ def _write_full(
         )
     if rows is None and generations:
         with ctx.state.table_write_lock(target.table):  # a write drops generations no view names: one at a time
+            digest = inputs_digest(ctx, target.model, query, target.table_for)
+            if target.keep_unchanged and digest is not None and digest == ctx.state.write_inputs_digest(target.table):
+                kept.append(True)  # the same query over the same rows: the table already holds its result
+                return 0, _commit(ctx, target, target.intervals, incomplete, audit=False)
             rows = replace_generation(ctx.engine, target.table, query)
+            ctx.state.record_write_inputs(target.table, digest)
     elif rows is None:
         rows = ctx.engine.replace_full(target.table, query)
     return rows, _commit(ctx, target, target.intervals, incomplete)
 
 
 def _write_view(
-    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     span = _span(target.intervals)
-    ctx.engine.create_or_alter_view(target.table, _select_for(ctx, target, span))
+    ctx.engine.ensure_view(target.table, _select_for(ctx, target, span))  # unchanged text: no metastore update
     return 0, _commit(ctx, target, target.intervals, incomplete)
 
 
 def _write_seed(
-    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     from dagster_sparkmesh.project.seeds import read_seed
 
@@ -203,7 +220,7 @@ def _write_seed(
 
 
 def _write_time_range(
-    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     from dagster_sparkmesh.plan.intervals import batches
 
@@ -260,7 +277,7 @@ def partition_period(model: Model) -> str | None:
 
 
 def _write_unique_key(
-    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     span = _span(target.intervals)
     query = _select_for(ctx, target, span)
@@ -276,7 +293,7 @@ def _write_unique_key(
 
 
 def _write_scd_type_2(
-    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     """SCD type 2: merge the query's current rows into the history once for all missing intervals."""
     query = _select_for(ctx, target, _span(target.intervals))
@@ -286,7 +303,7 @@ def _write_scd_type_2(
 
 
 def _write_by_partition(
-    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     """INCREMENTAL_BY_PARTITION: the query's rows replace exactly the partitions they hold, once for all missing
     intervals; the table's other partitions keep their rows."""
@@ -298,7 +315,7 @@ def _write_by_partition(
 
 
 def _write_unmanaged(
-    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval]
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     """INCREMENTAL_UNMANAGED: append the query's rows (``insert_overwrite``: replace the partitions they hold).
 
@@ -363,7 +380,9 @@ def _seed_path(model: Model):
     return (model.path.parent / model.kind.path).resolve()
 
 
-_Writer = Callable[[ExecutionContext, ModelTarget, list[Interval]], tuple[int, list[AuditResult]]]
+_Writer = Callable[[ExecutionContext, ModelTarget, list[Interval], list[bool]], tuple[int, list[AuditResult]]]
+"""(context, target, incomplete: intervals computed from incomplete inputs, kept: True appended when the table was
+kept as it was) -> (rows written, audit results)."""
 _WRITERS: dict[str, _Writer] = {
     "FULL": _write_full,
     "VIEW": _write_view,

@@ -120,6 +120,7 @@ def _drop_unreferenced_snapshots(
         if table not in tables:
             _drop_physical(ctx, table, snapshot.kind_name)
             ctx.state.remove_intervals(snapshot.name, snapshot.version, _ALL_TIME)
+            ctx.state.record_write_inputs(table, None)
             tables.append(table)
     ctx.state.delete_snapshots([s.id for s in expired])
     return tables, len(expired), previews

@@ -31,6 +31,9 @@ class ModelRunResult(Record):
     duration_seconds: float = 0.0
     skipped: bool = False
     """True when the version's intervals were already complete: nothing was recomputed."""
+    kept: bool = False
+    """True when a FULL model's table was kept as it was: its query and inputs had not changed since its last
+    write (``execution.unchanged_inputs``). No rows written, no audits run; its intervals are recorded."""
     audits: tuple[AuditResult, ...] = ()
     incomplete: tuple[Interval, ...] = ()
     """Intervals computed but not recorded complete: a parent lacked data for them when this model read it

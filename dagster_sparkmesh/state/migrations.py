@@ -168,6 +168,18 @@ def _v6_table_write_locks(connection: sa.Connection) -> None:
     meta.create_all(connection)
 
 
+def _v7_write_inputs(connection: sa.Connection) -> None:
+    """A FULL model's write records what it read, so that a run can keep a table whose inputs did not change."""
+    meta = sa.MetaData()
+    sa.Table(
+        "write_inputs", meta,
+        sa.Column("table_name", sa.String, primary_key=True),
+        sa.Column("digest", sa.String, nullable=False),
+        sa.Column("written_at", sa.String, nullable=False),
+    )
+    meta.create_all(connection)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial_tables,
     _v2_plan_application_log,
@@ -175,6 +187,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v4_forget_intervals_computed_from_partial_parents,
     _v5_stored_plans,
     _v6_table_write_locks,
+    _v7_write_inputs,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

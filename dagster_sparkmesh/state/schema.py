@@ -104,6 +104,14 @@ table_write_locks = sa.Table(
     sa.Column("expires_at", sa.String, nullable=False),
 )
 
+write_inputs = sa.Table(
+    "write_inputs",
+    metadata,
+    sa.Column("table_name", sa.String, primary_key=True),
+    sa.Column("digest", sa.String, nullable=False),
+    sa.Column("written_at", sa.String, nullable=False),
+)
+
 plans = sa.Table(
     "plans",
     metadata,

@@ -22,7 +22,7 @@ from dagster_sparkmesh.project.config import state_dir
 from dagster_sparkmesh.snapshot import intervals as interval_math
 from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot, SnapshotId
 from dagster_sparkmesh.state import (
-    environments, interval_rows, leases, migrations, plan_log, plans, snapshots, write_locks,
+    environments, interval_rows, leases, migrations, plan_log, plans, snapshots, write_inputs, write_locks,
 )
 from dagster_sparkmesh.state.connection import (
     create_state_engine,
@@ -260,6 +260,17 @@ class StateStore:
     def table_write_lock_holder(self, table_name: str) -> LeaseHolder | None:
         with read_transaction(self._engine) as connection:
             return write_locks.holder_of(connection, table_name)
+
+    # what FULL writes read
+
+    def write_inputs_digest(self, table_name: str) -> str | None:
+        """The digest ``record_write_inputs`` recorded for the table's last write (``state.write_inputs``)."""
+        with read_transaction(self._engine) as connection:
+            return write_inputs.digest_of(connection, table_name)
+
+    def record_write_inputs(self, table_name: str, digest: str | None) -> None:
+        with write_transaction(self._engine) as connection:
+            write_inputs.record(connection, table_name, digest, self._clock())
 
     # stored plans
 
