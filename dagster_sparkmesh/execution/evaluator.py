@@ -171,34 +171,48 @@ def _write_full(
     ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     """FULL (and Python FULL): recompute the whole table once for all missing intervals."""
-    span = _span(target.intervals)
-    partitioned_by = list(target.model.partitioned_by)
     layout = full_table_layout(ctx.engine, target.table)
-    generations = layout == GENERATIONS or (layout is None and generation_tables_enabled())
+    if layout == GENERATIONS or (layout is None and generation_tables_enabled()):
+        return _write_generation(ctx, target, incomplete, kept, exists=layout is not None)
+    partitioned_by = list(target.model.partitioned_by)
     if target.model.depends_on_self and layout is None:  # it reads its own (empty, at first) table
-        if generations:
-            create_empty_generation_table(ctx.engine, target.table, _empty_select(target.model), partitioned_by)
-        else:
-            ctx.engine.create_table_like_query(target.table, _empty_select(target.model), partitioned_by)
-        layout = "exists"
-    query = _select_for(ctx, target, span)
-    rows = None
-    if layout is None:
-        rows = (
-            create_generation_table(ctx.engine, target.table, query, partitioned_by) if generations
-            else ctx.engine.create_table_with_rows(target.table, query, partitioned_by)
-        )
-    if rows is None and generations:
-        with ctx.state.table_write_lock(target.table):  # a write drops generations no view names: one at a time
-            digest = inputs_digest(ctx, target.model, query, target.table_for)
-            if target.keep_unchanged and digest is not None and digest == ctx.state.write_inputs_digest(target.table):
-                kept.append(True)  # the same query over the same rows: the table already holds its result
-                return 0, _commit(ctx, target, target.intervals, incomplete, audit=False)
-            rows = replace_generation(ctx.engine, target.table, query)
-            ctx.state.record_write_inputs(target.table, digest)
-    elif rows is None:
+        ctx.engine.create_table_like_query(target.table, _empty_select(target.model), partitioned_by)
+        layout = "table"
+    query = _select_for(ctx, target, _span(target.intervals))
+    rows = ctx.engine.create_table_with_rows(target.table, query, partitioned_by) if layout is None else None
+    if rows is None:
         rows = ctx.engine.replace_full(target.table, query)
     return rows, _commit(ctx, target, target.intervals, incomplete)
+
+
+def _write_generation(
+    ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool], *, exists: bool
+) -> tuple[int, list[AuditResult]]:
+    """A FULL model's generation table: write a generation and switch the view, or keep the table when its query
+    and inputs are unchanged since its last write (``execution.unchanged_inputs``).
+
+    The inputs are read, the table written and its view switched under the table's write lock, so writers of one
+    table read their inputs in the order they switch. The digest is forgotten before a write and recorded after its
+    audits passed: a recorded digest always describes rows that passed them."""
+    partitioned_by = list(target.model.partitioned_by)
+    with ctx.state.table_write_lock(target.table):  # a write drops generations no view names: one at a time
+        if target.model.depends_on_self and not exists:  # it reads its own (empty, at first) table
+            create_empty_generation_table(ctx.engine, target.table, _empty_select(target.model), partitioned_by)
+            exists = True
+        query = _select_for(ctx, target, _span(target.intervals))
+        digest = inputs_digest(ctx, target.model, query, target.table_for)
+        if exists and target.keep_unchanged and digest is not None:
+            if digest == ctx.state.write_inputs_digest(target.table):
+                kept.append(True)  # the same query over the same rows: the table already holds its result
+                return 0, _commit(ctx, target, target.intervals, incomplete, audit=False)
+        rows = None if exists else create_generation_table(ctx.engine, target.table, query, partitioned_by)
+        if rows is None:  # the table was there, or another writer created it first
+            ctx.state.record_write_inputs(target.table, None)
+            rows = replace_generation(ctx.engine, target.table, query)
+    audits = _commit(ctx, target, target.intervals, incomplete)
+    if digest is not None:
+        ctx.state.record_write_inputs(target.table, digest)
+    return rows, audits
 
 
 def _write_view(

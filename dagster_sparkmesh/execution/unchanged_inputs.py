@@ -48,7 +48,8 @@ def inputs_digest(ctx: ExecutionContext, model: Model, query: str, table_for: Ma
     tokens: dict[str, str] = {}
     if not _read_tokens(ctx, query, model_of, tokens):
         return None
-    payload = json.dumps({"query": query, "inputs": sorted(tokens.items())})
+    audits = [audit.model_dump(mode="json") for audit in model.audits]  # a new audit must see the rows once
+    payload = json.dumps({"query": query, "inputs": sorted(tokens.items()), "audits": audits}, default=str)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

@@ -6,7 +6,9 @@ from datetime import datetime
 import pytest
 import sqlglot
 
+from dagster_sparkmesh.errors import AuditFailure
 from dagster_sparkmesh.execution.apply import apply_plan
+from dagster_sparkmesh.execution.backfill import BackfillFailed
 from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.unchanged_inputs import _repeatable, inputs_digest
 from tests.execution.test_apply import START
@@ -22,13 +24,13 @@ def _view_text(ctx, plan, model: str) -> str:
 
 @pytest.fixture
 def ran_twice(mini_project, make_context):
-    """The mini project built to 2024-01-05, then run for 2024-01-05 (a day with rows): every FULL table has been
-    replaced once, so its inputs are recorded."""
+    """The mini project built to 2024-01-05, then run for 2024-01-05 (a day with rows): shop.summary reads a new
+    day and is recomputed; raw.events reads nothing and is kept from its first write."""
     ctx = make_context(mini_project)
     ctx.clock = lambda: datetime(2024, 1, 9)
     apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 5)))
     second = _by_model(apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 6))))
-    assert not second["raw.events"].kept and not second["shop.summary"].kept  # nothing recorded before
+    assert second["raw.events"].kept and not second["shop.summary"].kept
     assert second["shop.summary"].rows_written == 1
     return ctx
 
@@ -58,6 +60,20 @@ def test_a_changed_input_or_a_restatement_recomputes_the_full_table(spark, ran_t
     again = _by_model(apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 6), restate_models=["shop.summary"])))
     assert not again["shop.summary"].kept and again["shop.summary"].rows_written == 1  # restated: recomputed
     assert [tuple(r) for r in spark.sql("SELECT grand_total, days FROM shop.summary").collect()] == [(300, 5)]
+
+
+def test_a_table_whose_blocking_audit_failed_is_recomputed_not_kept(spark, mini_project, make_context):
+    summary = mini_project / "models" / "summary.sql"
+    summary.write_text(summary.read_text().replace("kind FULL", "kind FULL,\n  audits (accepted_range(column := days, max_v := 4))"))
+    ctx = make_context(mini_project)
+    ctx.clock = lambda: datetime(2024, 1, 9)
+    apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 5)))  # 4 days: passes
+    for end in (datetime(2024, 1, 6), datetime(2024, 1, 7)):  # 5 days: fails, then fails again (not kept)
+        with pytest.raises(BackfillFailed) as failed:
+            apply_plan(ctx, plan_for(ctx, START, end))
+        assert isinstance(failed.value.errors["shop.summary"], AuditFailure)
+    version = plan_for(ctx, START, datetime(2024, 1, 7)).version_of("shop.summary")
+    assert ctx.state.get_intervals("shop.summary", version)[-1].end == datetime(2024, 1, 5)
 
 
 def test_no_digest_for_a_query_reading_a_table_no_model_writes(ran_twice):
