@@ -156,8 +156,11 @@ def _write_segments(
     written = None if plan.replaced else rows_written(result)  # with kept rows, the write's count holds them too
     if written is not None:
         return written
-    # Spark Connect reports no write metrics. Without kept rows every row of the new segments is the query's:
-    # their count reads only the parquet footers.
+    # Spark Connect reports no write metrics. A segment without rows has no partition: when the metastore lists
+    # none of the new ones (a day without data), nothing was written, and no Spark job has to say so.
+    if not plan.replaced and not {segment.value for segment in plan.written} & _partition_values(engine, data, layout):
+        return 0
+    # Without kept rows every row of the new segments is the query's: their count reads only the parquet footers.
     new_rows = f" AND {in_window}" if plan.replaced else ""
     count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}){new_rows}"
     return int(engine.query_rows(count)[0][0])
@@ -165,10 +168,14 @@ def _write_segments(
 
 def _listed_segments(engine: SparkEngine, data: str, layout: PeriodLayout) -> list[Segment]:
     """Every segment the data table holds, from the metastore (no Spark job)."""
-    prefix = f"{layout.period_column}="
-    values = [row[0][len(prefix):] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")]
     # A NULL segment (Hive's __HIVE_DEFAULT_PARTITION__) cannot occur: every row written maps to a touched period.
-    return [parse_segment(value, layout.period) for value in values if value[:1].isdigit()]
+    values = _partition_values(engine, data, layout)
+    return [parse_segment(value, layout.period) for value in sorted(values) if value[:1].isdigit()]
+
+
+def _partition_values(engine: SparkEngine, data: str, layout: PeriodLayout) -> set[str]:
+    prefix = f"{layout.period_column}="
+    return {row[0][len(prefix):] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")}
 
 
 def _segments_named_by_view(engine: SparkEngine, table: str, layout: PeriodLayout) -> list[Segment] | None:

@@ -177,3 +177,20 @@ def test_a_query_column_named_like_the_hidden_column_is_refused(engine, schema):
 def test_drop_physical_removes_the_view_and_its_data_table(engine, monthly):
     engine.drop_physical(monthly, is_view=False)
     assert not engine.physical_exists(monthly) and not engine.physical_exists(f"{monthly}__data")
+
+
+@pytest.mark.parametrize("metrics", [True, False], ids=["write metrics", "no write metrics (Spark Connect)"])
+def test_a_window_without_rows_writes_nothing_and_keeps_the_view(engine, monthly, monkeypatch, metrics):
+    from dagster_sparkmesh.engine import period_tables
+
+    if not metrics:
+        monkeypatch.setattr(period_tables, "rows_written", lambda result: None)
+    before = engine.view_text(monthly)
+    empty = _daily({"2024-02-05": [9]})  # a row outside the window only
+    assert engine.overwrite_interval(monthly, empty, _window("2024-02-03", "2024-02-04")) == 0
+    assert engine.view_text(monthly) == before
+    assert _segments(engine, monthly) == ["20240130..20240201", "20240201..20240203"]
+    one_day = _daily({"2024-02-03": [5, 6]})
+    assert engine.overwrite_interval(monthly, one_day, _window("2024-02-03", "2024-02-04")) == 2
+    assert engine.view_text(monthly) != before
+    assert _rows(engine, monthly)[-2:] == [(5, date(2024, 2, 3)), (6, date(2024, 2, 3))]
