@@ -191,10 +191,12 @@ class SparkCatalog:
     def ensure_view(self, view: str, select_sql: str) -> bool:
         """``create_or_alter_view`` unless the view already says exactly ``select_sql``; True if it changed. A
         re-run of a view whose query renders the same costs one look-up instead of a metastore update."""
-        text = self.view_text(view)
+        # Asked first: describing a view that does not exist makes Spark Connect's client log the error.
+        kind = self.object_type(view)
+        text = self.view_text(view) if kind == "VIEW" else None
         if text is not None and text.strip() == select_sql.strip():
             return False
-        self.create_or_alter_view(view, select_sql, known_missing=text is None)
+        self.create_or_alter_view(view, select_sql, known_missing=kind is None)
         return True
 
     def create_or_alter_view(self, view: str, select_sql: str, known_missing: bool = False) -> None:

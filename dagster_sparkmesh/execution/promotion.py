@@ -3,7 +3,7 @@
 Physical before virtual, by construction (DESIGN invariant 2): before any view is touched, every interval the
 environment needs must be recorded in the state store and every physical table must exist in the catalog *now*
 (listed from the catalog, never from a cache). Views are created if missing, else swapped with ``ALTER VIEW``
-(atomic for readers), in DAG order; only views whose target changes are touched. The environment record is
+(atomic for readers), several at a time (no view reads another); only views whose target changes are touched. The environment record is
 swapped last, in one transaction that fails if another promotion got there first.
 
 Racing promotions (invariant 7): the environment's promotion lease (``state.leases``) is taken before anything
@@ -15,7 +15,9 @@ A promotion that takes over the lease of one that died while swapping views re-p
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.errors import EngineError, ExecutionError, StateConflictError
@@ -88,10 +90,8 @@ def _promote_holding(ctx: ExecutionContext, plan: Plan, lease: _HeldLease) -> li
     listing = _catalog_listing(ctx, plan)
     _verify_physical_tables_exist(ctx, plan, listing)
     changes = _view_changes(ctx, plan, current, listing, repoint_all=lease.views_may_differ)
-    for change in changes:
-        lease.before_view_change()
-        crashpoint("view_swap")
-        _apply_view_change(ctx, change, listing)
+    _create_missing_schemas(ctx, changes, listing)
+    _apply_view_changes(ctx, changes, lease)
     crashpoint("environment_swap")
     lease.swap_environment(plan.environment_after, expected_plan_id=plan.previous_plan_id)
     return changes
@@ -245,7 +245,27 @@ def _view_changes(
     return changes
 
 
-def _apply_view_change(ctx: ExecutionContext, change: ViewChange, listing: CatalogListing) -> None:
+def _create_missing_schemas(ctx: ExecutionContext, changes: list[ViewChange], listing: CatalogListing) -> None:
+    for schema in sorted({c.view.split(".")[0] for c in changes if c.action != "drop"}):
+        if listing.get(schema) is None:
+            ctx.engine.create_schema(schema)
+            listing[schema] = set()
+
+
+def _apply_view_changes(ctx: ExecutionContext, changes: list[ViewChange], lease: _HeldLease) -> None:
+    """Swap the views, ``max_workers`` at a time: each is a metastore round trip (~0.15 s over Spark Connect), and
+    no view reads another (each selects from a physical table that exists already), so their order is free. The
+    lease is extended between groups."""
+    group = max(1, ctx.max_workers) * 4
+    workers = ThreadPoolExecutor(max(1, ctx.max_workers), thread_name_prefix=f"{threading.current_thread().name}-views")
+    with workers as pool:
+        for first in range(0, len(changes), group):
+            lease.before_view_change()
+            list(pool.map(lambda change: _apply_view_change(ctx, change), changes[first:first + group]))
+
+
+def _apply_view_change(ctx: ExecutionContext, change: ViewChange) -> None:
+    crashpoint("view_swap")
     if change.action == "drop":
         ctx.engine.drop_view(change.view)
         return
@@ -258,10 +278,6 @@ def _apply_view_change(ctx: ExecutionContext, change: ViewChange, listing: Catal
             return
         except EngineError:
             pass
-    schema = change.view.split(".")[0]
-    if listing.get(schema) is None:
-        ctx.engine.create_schema(schema)
-        listing[schema] = set()
     ctx.engine.create_or_alter_view(change.view, select, known_missing=change.action == "create")
 
 

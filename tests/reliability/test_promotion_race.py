@@ -223,7 +223,8 @@ def test_racing_promotions_one_wins_the_other_touches_no_view_readers_never_fail
     winning_plan = plans[winner][1]
     assert isinstance(outcomes[loser], StateConflictError), outcomes[loser]
     assert f"environment prod is being promoted by plan {winning_plan.plan_id} (" in str(outcomes[loser])
-    assert [thread for thread, _ in recorder.swaps] == [winner] * len(MODELS), "the loser touched a view"
+    # Views are swapped by worker threads named after the promoting thread.
+    assert [thread.split("-views")[0] for thread, _ in recorder.swaps] == [winner] * len(MODELS), "the loser touched a view"
     assert _view_targets(spark) == _physical_tables(winning_plan)
     assert {name: {row[0] for row in spark.sql(f"SELECT plan FROM {name}").collect()} for name in MODELS} == {
         name: {winner} for name in MODELS
@@ -233,7 +234,8 @@ def test_racing_promotions_one_wins_the_other_touches_no_view_readers_never_fail
     assert state.get_promotion_lease("prod") is None
     assert [e.plan_id for e in state.environment_history("prod")] == [base.plan_id]
     assert reader.errors == []
-    assert reads_during_race >= len(MODELS) ** 2, "the reader read every view after every swap"
+    # Every swap waited for a read of every view after it (swaps running side by side may share one).
+    assert reads_during_race >= len(MODELS) * 2, "the reader read every view after every swap"
     assert all(seen <= {"v0", winner} for seen in reader.seen.values()), reader.seen
 
 
@@ -244,6 +246,7 @@ def test_after_a_promotion_died_mid_swap_the_next_plan_repoints_every_view(
     base = _promoted(make_context(write_project(tmp_path / "base", {})))
     crashed = make_context(write_project(tmp_path / "a", dict.fromkeys(("alpha", "beta", "gamma"), "a")))
     crashed_plan = _backfilled(crashed)
+    crashed.max_workers = 1  # one view at a time: the failure comes after exactly one swap
     with SlowViewSwaps(engine, fail_at=2) as recorder, pytest.raises(RuntimeError, match="connection"):
         promote(crashed, crashed_plan)
     assert len(recorder.swaps) == 1
