@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from dagster_sparkmesh.engine.failures import spark_errors
 from dagster_sparkmesh.engine import period_segments
 from dagster_sparkmesh.engine.partition_sql import (
-    TimeWindow, column_list, drop_partition_statements, rebalance_hint,
+    TimeWindow, column_list, drop_partition_statements, rebalance_hint, string_literal,
 )
 from dagster_sparkmesh.engine.period_segments import (
     Segment, SegmentWrite, current_values, droppable_segments, new_version, parse_segment, plan_segment_write,
@@ -156,9 +156,9 @@ def _write_segments(
     written = None if plan.replaced else rows_written(result)  # with kept rows, the write's count holds them too
     if written is not None:
         return written
-    # Spark Connect reports no write metrics. A segment without rows has no partition: when the metastore lists
-    # none of the new ones (a day without data), nothing was written, and no Spark job has to say so.
-    if not plan.replaced and not {segment.value for segment in plan.written} & _partition_values(engine, data, layout):
+    # Spark Connect reports no write metrics. A segment without rows has no partition: when the metastore does not
+    # list a daily write's one new segment (a day without data), nothing was written, and no Spark job has to say so.
+    if not plan.replaced and len(plan.written) == 1 and not _has_partition(engine, data, layout, plan.written[0]):
         return 0
     # Without kept rows every row of the new segments is the query's: their count reads only the parquet footers.
     new_rows = f" AND {in_window}" if plan.replaced else ""
@@ -171,6 +171,11 @@ def _listed_segments(engine: SparkEngine, data: str, layout: PeriodLayout) -> li
     # A NULL segment (Hive's __HIVE_DEFAULT_PARTITION__) cannot occur: every row written maps to a touched period.
     values = _partition_values(engine, data, layout)
     return [parse_segment(value, layout.period) for value in sorted(values) if value[:1].isdigit()]
+
+
+def _has_partition(engine: SparkEngine, data: str, layout: PeriodLayout, segment: Segment) -> bool:
+    spec = f"{quote_identifier(layout.period_column)} = {string_literal(segment.value)}"
+    return bool(engine.query_rows(f"SHOW PARTITIONS {quote(data)} PARTITION ({spec})"))
 
 
 def _partition_values(engine: SparkEngine, data: str, layout: PeriodLayout) -> set[str]:
