@@ -7,7 +7,6 @@ A crash anywhere leaves the intervals missing, so a re-run recomputes exactly th
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -22,12 +21,12 @@ from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
+from dagster_sparkmesh.execution.layouts import generation_tables_enabled, partition_period
 from dagster_sparkmesh.execution.preflight import check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
 from dagster_sparkmesh.execution.unchanged_inputs import inputs_digest
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.intervals import IntervalUnit, interval_unit
 from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps, lookback_of
 from dagster_sparkmesh.project.rendering import render_query, render_statements
 from dagster_sparkmesh.snapshot.naming import physical_schema, physical_table, quote_identifier
@@ -267,27 +266,6 @@ def _write_time_range(
             rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created)
         audits = _commit(ctx, target, unit_intervals, incomplete)
     return rows, audits
-
-
-PERIOD_TABLES_VARIABLE = "SPARKMESH_PERIOD_TABLES"
-GENERATION_TABLES_VARIABLE = "SPARKMESH_GENERATION_TABLES"
-_OFF = ("0", "false", "no")
-
-
-def generation_tables_enabled() -> bool:
-    """A new FULL model's table is a generation table (``engine.generation_tables``) unless
-    ``SPARKMESH_GENERATION_TABLES=0`` (then a plain table, the layout before them)."""
-    return os.environ.get(GENERATION_TABLES_VARIABLE, "").lower() not in _OFF
-
-
-def partition_period(model: Model) -> str | None:
-    """The period a new time-range table is partitioned by (``engine.period_tables``): a month of daily (weekly,
-    monthly...) intervals, a day of hourly or other cron intervals. ``SPARKMESH_PERIOD_TABLES=0`` switches period
-    tables off for new tables (None: one partition per time column value, the layout before them)."""
-    if os.environ.get(PERIOD_TABLES_VARIABLE, "").lower() in _OFF:
-        return None
-    coarse = (IntervalUnit.DAY, IntervalUnit.WEEK, IntervalUnit.MONTH, IntervalUnit.YEAR)
-    return "month" if interval_unit(model.cron) in coarse else "day"
 
 
 def _write_unique_key(

@@ -191,6 +191,39 @@ def test_an_up_to_date_model_is_reported_unchanged_and_its_checks_evaluated_agai
         assert any(m.startswith("raw.events: already up to date") for m in messages)
 
 
+def _clock_at(monkeypatch, moment: datetime) -> None:
+    """Runs from now on plan and write at ``moment`` (the resource's contexts take it as their clock)."""
+    opened = SparkMeshResource.open_context
+
+    def open_context(self, environment, project=None):
+        ctx = opened(self, environment, project)
+        ctx.clock = lambda: moment
+        return ctx
+
+    monkeypatch.setattr(SparkMeshResource, "open_context", open_context)
+
+
+def test_a_full_model_whose_query_and_inputs_did_not_change_is_kept_with_its_data_version(
+    project_dir, resource, monkeypatch
+):
+    opened = SparkMeshResource.open_context
+    with dg.instance_for_test() as instance:
+        _clock_at(monkeypatch, datetime(2024, 1, 6))
+        first = _materialize(project_dir, resource, instance, [EVENTS])
+        monkeypatch.setattr(SparkMeshResource, "open_context", opened)
+        _clock_at(monkeypatch, datetime(2024, 1, 7))  # a new day is due: SQLMesh would recompute the whole table
+        again = _materialize(project_dir, resource, instance, [EVENTS])
+        assert first.success and again.success
+        [before] = [e.materialization for e in first.get_asset_materialization_events()]
+        [after] = [e.materialization for e in again.get_asset_materialization_events()]
+        assert "sparkmesh/recomputed" not in before.metadata
+        assert after.metadata["sparkmesh/recomputed"].value.startswith("no: its query and every table it reads")
+        assert after.tags["dagster/data_version"] == before.tags["dagster/data_version"]
+        messages = [entry.user_message for entry in instance.all_logs(again.run_id)]
+        assert any(m.startswith("raw.events: its query and every table it reads are unchanged") for m in messages)
+    assert _intervals(project_dir, "raw.events")[-1][1] == datetime(2024, 1, 7)
+
+
 def test_partitions_computed_before_their_parent_has_them_fail_instead_of_showing_materialized(
     spark, project_dir, resource
 ):

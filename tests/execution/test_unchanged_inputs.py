@@ -110,3 +110,25 @@ SPARK_FUNCTIONS = frozenset({"pmod", "hash", "concat", "explode", "sequence", "s
 )
 def test_repeatable_queries(sql, repeatable):
     assert _repeatable(sqlglot.parse_one(sql, read="spark"), SPARK_FUNCTIONS) is repeatable
+
+
+def test_a_full_model_reading_a_view_model_follows_it_to_what_it_reads(spark, mini_project, make_context):
+    (mini_project / "models" / "big_summary.sql").write_text(
+        "MODEL (name shop.big_summary, kind FULL);\n\nSELECT COUNT(*) AS big_days, SUM(total) AS total FROM shop.big_days\n"
+    )
+    ctx = make_context(mini_project)
+    ctx.clock = lambda: datetime(2024, 1, 9)
+    apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 5)))
+    with_rows = _by_model(apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 6))))  # daily gains 2024-01-05
+    assert not with_rows["shop.big_summary"].kept and with_rows["shop.big_summary"].rows_written == 1
+    without_rows = _by_model(apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 7))))
+    assert without_rows["shop.big_summary"].kept  # the VIEW model's text and daily's segments: all unchanged
+    assert [tuple(r) for r in spark.sql("SELECT big_days, total FROM shop.big_summary").collect()] == [(5, 300)]
+
+    tables = plan_for(ctx, START, datetime(2024, 1, 7)).tables(())
+    query = f"SELECT COUNT(*) AS big_days, SUM(total) AS total FROM {tables['shop.big_days']}"
+    model = ctx.project.models["shop.big_summary"]
+    before = inputs_digest(ctx, model, query, tables)
+    assert before is not None and inputs_digest(ctx, model, query, tables) == before
+    apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 7), restate_models=["shop.daily"]))
+    assert inputs_digest(ctx, model, query, tables) not in (None, before)  # daily, behind the view, was rewritten
