@@ -91,7 +91,7 @@ class StepReport:
             "sparkmesh/recomputed": dg.MetadataValue.text(_NOT_RECOMPUTED_KEPT if result.kept else _NOT_RECOMPUTED),
             "sparkmesh/version": result.version,
             "sparkmesh/physical_table": table,
-            "sparkmesh/intervals": 0,
+            "sparkmesh/intervals": len(result.intervals) if result.kept else 0,  # a kept table's are recorded
         }
         yield dg.MaterializeResult(asset_key=key, metadata=metadata, data_version=self._data_version(key, result.model))
         check_keys = [k for k in self.specs.check_keys.get(result.model, ()) if k in selected]

@@ -188,16 +188,14 @@ class SparkCatalog:
 
     # -- views -----------------------------------------------------------------------------------------------
 
-    def ensure_view(self, view: str, select_sql: str) -> bool:
-        """``create_or_alter_view`` unless the view already says exactly ``select_sql``; True if it changed. A
-        re-run of a view whose query renders the same costs one look-up instead of a metastore update."""
+    def ensure_view(self, view: str, select_sql: str) -> None:
+        """``create_or_alter_view`` unless the view already says exactly ``select_sql``: a re-run of a view whose
+        query renders the same costs a look-up instead of a metastore update."""
         # Asked first: describing a view that does not exist makes Spark Connect's client log the error.
         kind = self.object_type(view)
         text = self.view_text(view) if kind == "VIEW" else None
-        if text is not None and text.strip() == select_sql.strip():
-            return False
-        self.create_or_alter_view(view, select_sql, known_missing=kind is None)
-        return True
+        if text is None or text.strip() != select_sql.strip():
+            self.create_or_alter_view(view, select_sql, known_missing=kind is None)
 
     def create_or_alter_view(self, view: str, select_sql: str, known_missing: bool = False) -> None:
         """Create the view if missing, else ALTER VIEW: readers never see it missing (never CREATE OR REPLACE).

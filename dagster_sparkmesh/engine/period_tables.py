@@ -168,9 +168,10 @@ def _write_segments(
 
 def _listed_segments(engine: SparkEngine, data: str, layout: PeriodLayout) -> list[Segment]:
     """Every segment the data table holds, from the metastore (no Spark job)."""
+    prefix = f"{layout.period_column}="
+    values = [row[0][len(prefix):] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")]
     # A NULL segment (Hive's __HIVE_DEFAULT_PARTITION__) cannot occur: every row written maps to a touched period.
-    values = _partition_values(engine, data, layout)
-    return [parse_segment(value, layout.period) for value in sorted(values) if value[:1].isdigit()]
+    return [parse_segment(value, layout.period) for value in values if value[:1].isdigit()]
 
 
 def _has_partition(engine: SparkEngine, data: str, layout: PeriodLayout, segment: Segment) -> bool:
@@ -178,16 +179,11 @@ def _has_partition(engine: SparkEngine, data: str, layout: PeriodLayout, segment
     return bool(engine.query_rows(f"SHOW PARTITIONS {quote(data)} PARTITION ({spec})"))
 
 
-def _partition_values(engine: SparkEngine, data: str, layout: PeriodLayout) -> set[str]:
-    prefix = f"{layout.period_column}="
-    return {row[0][len(prefix):] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")}
-
 
 def _segments_named_by_view(engine: SparkEngine, table: str, layout: PeriodLayout) -> list[Segment] | None:
     """The segments the physical view names now; None for a view of the whole data table (the first period
     layout's, where every partition is current)."""
-    rows = engine.query_rows(f"DESCRIBE TABLE EXTENDED {quote(table)}")
-    text = next((row[1] for row in rows if row[0] == "View Text"), None)
+    text = engine.view_text(table)
     if text is None:
         raise EngineError(f"{table} is not the view of a period table", hint="drop the table and its __data table")
     values = current_values(text)

@@ -3,8 +3,8 @@
 Physical before virtual, by construction (DESIGN invariant 2): before any view is touched, every interval the
 environment needs must be recorded in the state store and every physical table must exist in the catalog *now*
 (listed from the catalog, never from a cache). Views are created if missing, else swapped with ``ALTER VIEW``
-(atomic for readers), several at a time (no view reads another); only views whose target changes are touched. The environment record is
-swapped last, in one transaction that fails if another promotion got there first.
+(atomic for readers), several at a time (no view reads another); only views whose target changes are touched.
+The environment record is swapped last, in one transaction that fails if another promotion got there first.
 
 Racing promotions (invariant 7): the environment's promotion lease (``state.leases``) is taken before anything
 else and given back in the transaction that swaps the record, so views are swapped by one promotion at a time.

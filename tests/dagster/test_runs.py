@@ -219,6 +219,7 @@ def test_a_full_model_whose_query_and_inputs_did_not_change_is_kept_with_its_dat
         assert "sparkmesh/recomputed" not in before.metadata
         assert after.metadata["sparkmesh/recomputed"].value.startswith("no: its query and every table it reads")
         assert after.tags["dagster/data_version"] == before.tags["dagster/data_version"]
+        assert after.metadata["sparkmesh/intervals"].value == 6  # 2024-01-01 to 2024-01-07, recorded complete
         messages = [entry.user_message for entry in instance.all_logs(again.run_id)]
         assert any(m.startswith("raw.events: its query and every table it reads are unchanged") for m in messages)
     assert _intervals(project_dir, "raw.events")[-1][1] == datetime(2024, 1, 7)
