@@ -46,14 +46,33 @@ def _patch() -> None:
     from pyspark.sql.connect.dataframe import DataFrame as ConnectFrame
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
+    from pyspark.sql.connect.readwriter import DataFrameWriter as ConnectWriter
+    from pyspark.sql.readwriter import DataFrameWriter
+
     for session, frame in ((SparkSession, DataFrame), (ConnectSession, ConnectFrame)):
         session.sql = _timed("sql", session.sql)
         for action in ("collect", "count", "persist", "createOrReplaceTempView"):
             setattr(frame, action, _timed(f"DataFrame.{action}", getattr(frame, action)))
+    for writer in (DataFrameWriter, ConnectWriter):  # the counted writes (engine.counted_writes)
+        for action in ("insertInto", "saveAsTable"):
+            setattr(writer, action, _timed_write(action, getattr(writer, action)))
+
+
+def _timed_write(action, function):
+    """A DataFrameWriter action, labelled with the table it writes."""
+    def wrapper(self, table, *args, **kwargs):
+        began = time.perf_counter()
+        try:
+            return function(self, table, *args, **kwargs)
+        finally:
+            RECORDS.append((threading.current_thread().name, f"DataFrameWriter.{action} {table}", time.perf_counter() - began))
+    return wrapper
 
 
 def _group(text: str) -> str:
     words = re.sub(r"\s+", " ", text.strip()).split(" ")
+    if words[0].startswith("DataFrameWriter."):
+        return words[0].upper()
     head = " ".join(words[:5 if words[0].startswith("DataFrame.") else 3]).upper()
     if "REBALANCE" in text:
         head += " (rebalanced)"

@@ -21,6 +21,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.storagelevel import StorageLevel
 
 from dagster_sparkmesh.engine.catalog import SparkCatalog
+from dagster_sparkmesh.engine.counted_writes import RowChecks, create_counting, insert_counting
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.partition_sql import (
     TimeWindow, column_list, drop_partition_statements, rebalance_hint,
@@ -29,7 +30,6 @@ from dagster_sparkmesh.engine.period_tables import (
     PERIOD_TIME_TYPES, PeriodLayout, create_period_table, layout_from_catalog, overwrite_period_interval,
 )
 from dagster_sparkmesh.engine.typed_rows import typed_frame
-from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
 
@@ -53,22 +53,25 @@ class SparkEngine(SparkCatalog):
         Crash-safe: Spark registers a CTAS table only after its files are written, so the catalog never shows a
         partial table; a folder left by a crash is removed on the next attempt (``_create_table_as``).
         """
-        if not self.create_table_from_select(table, f"SELECT * FROM ({query_sql}) AS source", partitioned_by):
-            return None
-        # Counting a fresh parquet table reads only the files' footers.
-        return self.row_count(table)
+        return self.create_table_from_select(table, f"SELECT * FROM ({query_sql}) AS source", partitioned_by)
 
-    def create_table_from_select(self, table: str, select_sql: str, partitioned_by: Sequence[str] = ()) -> bool:
-        """One CTAS; False when another writer created ``table`` first."""
+    def create_table_from_select(
+        self, table: str, select_sql: str, partitioned_by: Sequence[str] = (), checks: RowChecks | None = None
+    ) -> int | None:
+        """One CTAS; returns the rows written, or None when another writer created ``table`` first. ``checks``:
+        conditions the write counts on its rows (``engine.counted_writes``)."""
         try:
-            self._create_table_as(table, select_sql, partitioned_by)
+            written = self._create_table_as(table, select_sql, partitioned_by, checks)
         except EngineError as error:
             if self._lost_creation_race(table, error):
-                return False
+                return None
             raise
-        return True
+        return written if written is not None else self.row_count(table)  # a fresh table's count reads footers
 
-    def create_interval_table(self, table: str, query_sql: str, window: TimeWindow) -> bool:
+    def create_interval_table(
+        self, table: str, query_sql: str, window: TimeWindow, *,
+        columns: Sequence[tuple[str, str]] | None = None, empty_view: bool = False,
+    ) -> bool:
         """Create the empty table of an INCREMENTAL_BY_TIME_RANGE model with the query's columns and types: a period
         table (``engine.period_tables``) when the window names a period and the time column is a date or a
         timestamp, else a table partitioned by the time column. True if this call created it, False if another
@@ -79,19 +82,20 @@ class SparkEngine(SparkCatalog):
         table, so the loser of the race could clear the winner's files, or meet them as LOCATION_ALREADY_EXISTS
         and take them for a crash's leftovers. Registering an empty table writes no file: a loser only finds
         the table there (measured: 1 of 3 concurrent Dagster range runs failed that way before this).
+
+        ``columns``: the query's (column, type) pairs if the caller analyzed it already. A period table's view is
+        created by its first write (``empty_view``: now, with no rows, for a query that reads its own table).
         """
-        with spark_errors(query_sql):
-            fields = self.spark.sql(query_sql).schema.fields  # analysis only, no Spark job
-        if window.column not in {field.name for field in fields}:
+        layout = list(columns) if columns is not None else self.query_schema(query_sql)  # analysis, no Spark job
+        if window.column not in {name for name, _ in layout}:
             raise EngineError(
                 f"the query of {table} has no column {window.column}, its time column",
-                snippet=", ".join(field.name for field in fields),
+                snippet=", ".join(name for name, _ in layout),
                 hint="select the time column, or name the right one in the model's kind",
             )
-        layout = [(field.name, field.dataType.simpleString()) for field in fields]
         if window.period is not None and dict(layout)[window.column].lower() in PERIOD_TIME_TYPES:
             period_layout = PeriodLayout(tuple(layout), window.period)
-            created = create_period_table(self, table, period_layout)
+            created = create_period_table(self, table, period_layout, empty_view=empty_view)
             self._period_layouts[table] = period_layout  # only once the table is there: a failed create caches nothing
             return created
         columns = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in layout)
@@ -131,19 +135,18 @@ class SparkEngine(SparkCatalog):
         """An empty parquet table with the query's columns and types (the query runs with no rows)."""
         self._create_table_as(table, f"SELECT * FROM ({query_sql}) AS source WHERE 1 = 0", partitioned_by)
 
-    def _create_table_as(self, table: str, select_sql: str, partitioned_by: Sequence[str]) -> None:
-        partitions = f" PARTITIONED BY ({column_list(partitioned_by)})" if partitioned_by else ""
-        statement = f"CREATE TABLE {quote(table)} USING parquet{partitions} AS {select_sql}"
+    def _create_table_as(
+        self, table: str, select_sql: str, partitioned_by: Sequence[str], checks: RowChecks | None = None
+    ) -> int | None:
+        """The CTAS; returns the rows it wrote (None: the session did not say)."""
         try:
-            with spark_errors(statement):
-                self.spark.sql(statement)
+            return create_counting(self.spark, table, select_sql, partitioned_by, checks)
         except EngineError as error:
             if error_class(error.__cause__) != "LOCATION_ALREADY_EXISTS" or self.table_exists(table):
                 raise  # a table registered meanwhile owns the folder: never remove it
             # A crash between writing a table's files and registering it leaves its folder behind.
             self._remove_stale_location(table, error.__cause__)
-            with spark_errors(statement):
-                self.spark.sql(statement)
+            return create_counting(self.spark, table, select_sql, partitioned_by, checks)
 
     def _remove_stale_location(self, table: str, cause: BaseException | None) -> None:
         location = _error_parameter(cause, "location")
@@ -179,6 +182,8 @@ class SparkEngine(SparkCatalog):
         *,
         partition_column: str | None = None,
         fresh: bool = False,
+        new: bool = False,
+        checks: RowChecks | None = None,
     ) -> int:
         """INCREMENTAL_BY_TIME_RANGE: replace exactly the rows of ``[start, end)``. Returns the rows written.
 
@@ -190,11 +195,14 @@ class SparkEngine(SparkCatalog):
         explicitly (DESIGN invariant 3). Running it twice gives the same table.
 
         ``fresh``: the caller created the table empty for this write, so no partition of the window can be stale;
-        the search for stale partitions (a Spark job reading the window's files) is skipped.
+        the search for stale partitions (a Spark job reading the window's files) is skipped. ``new``: moreover
+        nobody wrote into it since (the caller created it holding the table's write lock): a period table's
+        first write need not read its view. ``checks``: conditions a period table's write counts on the
+        window's rows (``engine.counted_writes``).
         """
         period_layout = self.period_layout(table)
         if period_layout is not None:
-            return overwrite_period_interval(self, table, query_sql, window, period_layout)
+            return overwrite_period_interval(self, table, query_sql, window, period_layout, new=new, checks=checks)
         partition_column = partition_column or window.column
         types, partitions = self._write_layout(table, window, fresh)
         if partition_column not in partitions:
@@ -260,11 +268,9 @@ class SparkEngine(SparkCatalog):
 
     def insert_overwrite_counted(self, table: str, select_sql: str, partition_window: str) -> int:
         """``INSERT OVERWRITE`` (dynamic: the partitions written) of ``select_sql``, whose columns are in table order.
-        Returns the rows written: the write's own count where the session reports it, else a count of the window
-        (a second job listing every partition written: 20-30 % of a 365-day write)."""
-        statement = f"INSERT OVERWRITE TABLE {quote(table)} {select_sql}"
-        with spark_errors(statement):
-            written = rows_written(self.spark.sql(statement))
+        Returns the rows written, counted by the write itself (``engine.counted_writes``), else by a count of the
+        window (a second job listing every partition written: 20-30 % of a 365-day write)."""
+        written = insert_counting(self.spark, table, select_sql, overwrite=True)
         if written is not None:
             return written
         return int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)} WHERE {partition_window}")[0][0])

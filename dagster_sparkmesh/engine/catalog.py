@@ -6,6 +6,7 @@ becomes an EngineError quoting the statement. Existence checks ask the catalog e
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
@@ -28,6 +29,7 @@ class SparkCatalog:
         # trip each, ~0.1-0.4 s over Spark Connect). Only empty schemas are ever dropped (janitor, destroy), so one
         # holding the table being written cannot vanish meanwhile.
         self._schemas: set[str] = set()
+        self._schema_creation = threading.Lock()
         # Physical table -> its period layout (``engine.period_tables``), as found or created by this engine; forgotten
         # when the table is dropped, so a table created again under the same name is looked up again.
         self._period_layouts: dict = {}
@@ -87,9 +89,12 @@ class SparkCatalog:
     # -- catalog ---------------------------------------------------------------------------------------------
 
     def create_schema(self, name: str) -> None:
-        if name not in self._schemas:
-            self.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(name)}")
-            self._schemas.add(name)
+        if name in self._schemas:
+            return
+        with self._schema_creation:  # workers needing the same new schema wait for one creation, not ask again
+            if name not in self._schemas:
+                self.execute(f"CREATE SCHEMA IF NOT EXISTS {quote(name)}")
+                self._schemas.add(name)
 
     def drop_schema(self, name: str, cascade: bool = False) -> None:
         self._schemas.discard(name)
@@ -154,6 +159,7 @@ class SparkCatalog:
                 if error_class(error) == "SCHEMA_NOT_FOUND":
                     return None
                 raise
+        self._schemas.add(schema)  # it exists: a write into it need not create it
         return {row["tableName"] for row in rows if not row["isTemporary"]}
 
     def columns(self, qualified: str) -> list[tuple[str, str]]:

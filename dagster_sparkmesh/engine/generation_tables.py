@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.engine import period_segments
-from dagster_sparkmesh.engine.failures import error_class, spark_errors
+from dagster_sparkmesh.engine.counted_writes import RowChecks, insert_counting
+from dagster_sparkmesh.engine.failures import error_class
 from dagster_sparkmesh.engine.partition_sql import column_list, drop_partition_statements, string_literal
 from dagster_sparkmesh.engine.period_segments import new_version, version_written_at_ms, wall_clock_ms
-from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
 
@@ -43,18 +43,15 @@ def names_generation(view_text: str) -> bool:
 
 
 def create_generation_table(
-    engine: SparkEngine, table: str, query_sql: str, partitioned_by: Sequence[str] = ()
+    engine: SparkEngine, table: str, query_sql: str, partitioned_by: Sequence[str] = (), checks: RowChecks | None = None
 ) -> int | None:
-    """The data table holding the query's rows as its first generation (one CTAS), then the view over it.
-    Returns the rows written, or None when another writer created the data table first (then write with
+    """The data table holding the query's rows as its first generation (one CTAS, which counts them), then the view
+    over it. Returns the rows written, or None when another writer created the data table first (then write with
     ``replace_generation``, which also creates the view a crash may have left missing)."""
     generation = new_version()
-    data = period_data_table(table)
-    if not _create_data_table(engine, table, query_sql, generation, partitioned_by):
-        return None
-    # Counted before the view exists: a concurrent writer of the same model may switch it to its own generation.
-    written = int(engine.query_rows(f"SELECT COUNT(*) FROM {quote(data)} WHERE {_generation_is(generation)}")[0][0])
-    _create_view(engine, table, generation)  # after its data: never seen before the rows it shows (invariant 2)
+    written = _create_data_table(engine, table, query_sql, generation, partitioned_by, checks)
+    if written is not None:
+        _create_view(engine, table, generation)  # after its data: never seen before the rows it shows (invariant 2)
     return written
 
 
@@ -70,12 +67,16 @@ def create_empty_generation_table(
 
 
 def _create_data_table(
-    engine: SparkEngine, table: str, query_sql: str, generation: str, partitioned_by: Sequence[str]
-) -> bool:
-    """One CTAS of the query's rows as ``generation``; False when the data table was there already."""
+    engine: SparkEngine, table: str, query_sql: str, generation: str, partitioned_by: Sequence[str],
+    checks: RowChecks | None = None,
+) -> int | None:
+    """One CTAS of the query's rows as ``generation``; returns the rows written, None when the data table was there
+    already."""
     select = f"SELECT *, {_generation_literal(generation)} FROM ({query_sql}) AS source"
     try:
-        return engine.create_table_from_select(period_data_table(table), select, [GENERATION_COLUMN, *partitioned_by])
+        return engine.create_table_from_select(
+            period_data_table(table), select, [GENERATION_COLUMN, *partitioned_by], checks
+        )
     except EngineError as error:
         duplicate = error_class(error.__cause__) in ("COLUMN_ALREADY_EXISTS", "AMBIGUOUS_COLUMN_OR_FIELD")
         if duplicate and f"`{GENERATION_COLUMN}`" in str(error.__cause__):
@@ -108,19 +109,32 @@ def replace_generation(engine: SparkEngine, table: str, query_sql: str) -> int:
     write lock."""
     data = period_data_table(table)
     columns, previous, has_view = _described(engine, table)
+    listed = [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")]  # no writer adds any meanwhile
     generation = new_version()
-    statement = (
-        f"INSERT INTO TABLE {quote(data)} BY NAME "
-        f"SELECT {column_list(columns)}, {_generation_literal(generation)} FROM ({query_sql}) AS source"
-    )
-    with spark_errors(statement):
-        written = rows_written(engine.spark.sql(statement))
-    if written is None:  # Spark Connect reports no write metrics: count the new generation's footers
+    select = f"SELECT {_in_table_order(engine, data, columns, listed, generation)} FROM ({query_sql}) AS source"
+    written = insert_counting(engine.spark, data, select)
+    if written is None:  # the session did not say: count the new generation's footers
         count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {_generation_is(generation)}"
         written = int(engine.query_rows(count)[0][0])
     engine.create_or_alter_view(table, _view_sql(data, columns, generation), known_missing=not has_view)
-    _drop_retired(engine, data, current=generation, previous=previous)
+    _drop_retired(engine, data, listed, current=generation, previous=previous)
     return written
+
+
+def _in_table_order(engine: SparkEngine, data: str, columns: Sequence[str], listed: Sequence[str], generation: str) -> str:
+    """The select list of a generation's rows in the data table's column order (the write matches by position):
+    the model's columns, then the partition columns (the generation's, then the model's ``partitioned_by``), whose
+    names a listed partition spells (``sparkmesh_generation=.../region=...``); the catalog's when none is listed."""
+    if listed:
+        partitions = [part.split("=", 1)[0] for part in listed[0].split("/")]
+        lowered = {name.lower() for name in partitions}
+        order = [name for name in columns if name.lower() not in lowered] + partitions
+    else:
+        order = [name for name, _ in engine.columns(data)]
+    return ", ".join(
+        _generation_literal(generation) if name.lower() == GENERATION_COLUMN else quote_identifier(name)
+        for name in order
+    )
 
 
 def _generation_literal(generation: str) -> str:
@@ -156,18 +170,16 @@ def _described(engine: SparkEngine, table: str) -> tuple[list[str], str | None, 
     return columns, match.group("generation") if match else None, True
 
 
-def _drop_retired(engine: SparkEngine, data: str, *, current: str, previous: str | None) -> None:
+def _drop_retired(engine: SparkEngine, data: str, listed: Sequence[str], *, current: str, previous: str | None) -> None:
     """Drop the generations nobody can be reading: every one but the current and the one it just retired, once
     the grace has passed since that one's write began (it retired the older ones), and at once any generation
-    newer than it that no view ever named."""
-    listed = {
-        row[0].split("/", 1)[0].split("=", 1)[1] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")
-    }
+    newer than it that no view ever named. ``listed``: the data table's partitions before the write."""
+    generations = {partition.split("/", 1)[0].split("=", 1)[1] for partition in listed}
     now_ms = wall_clock_ms()
     grace_ms = int(period_segments.RETIRED_SEGMENT_GRACE.total_seconds() * 1000)
     previous_ms = version_written_at_ms(previous or "")
     droppable = sorted(
-        generation for generation in listed - {current, previous}
+        generation for generation in generations - {current, previous}
         if version_written_at_ms(generation) > previous_ms or now_ms - previous_ms >= grace_ms
     )
     for drop in drop_partition_statements(data, [GENERATION_COLUMN], [[g] for g in droppable]):

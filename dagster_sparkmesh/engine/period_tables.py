@@ -23,16 +23,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dagster_sparkmesh.engine.failures import spark_errors
+from dagster_sparkmesh.engine.counted_writes import RowChecks, insert_counting
 from dagster_sparkmesh.engine import period_segments
 from dagster_sparkmesh.engine.partition_sql import (
-    TimeWindow, column_list, drop_partition_statements, rebalance_hint, string_literal,
+    TimeWindow, column_list, drop_partition_statements, rebalance_hint,
 )
 from dagster_sparkmesh.engine.period_segments import (
     Segment, SegmentWrite, current_values, droppable_segments, new_version, parse_segment, plan_segment_write,
     segment_list, segment_of_rows, view_sql, wall_clock_ms,
 )
-from dagster_sparkmesh.engine.write_metrics import rows_written
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
 
@@ -80,11 +79,10 @@ def layout_from_catalog(columns: list[tuple[str, str, bool]]) -> PeriodLayout | 
     return PeriodLayout(tuple((n, t) for n, t, is_partition in columns if not is_partition), period)
 
 
-def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout) -> bool:
-    """The data table (empty) and the physical view over it; True if this call created the data table.
-
-    The view comes second, so the physical table is never seen before its data table exists (DESIGN invariant 2);
-    a crash between the two is mended by the next attempt, which finds the data table and creates the view."""
+def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout, *, empty_view: bool = False) -> bool:
+    """The data table (empty); True if this call created it. The physical view over it is created by the first
+    write's switch (``empty_view``: now, naming no segment, for a query that reads its own table), so the physical
+    table is never seen before its data table (DESIGN invariant 2), nor, empty, before its first rows."""
     hidden = layout.period_column
     if hidden in layout.names:
         raise EngineError(
@@ -97,29 +95,37 @@ def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout) -
     created = engine.create_empty_table(
         data, f"CREATE TABLE {quote(data)} ({columns}) USING parquet PARTITIONED BY ({quote_identifier(hidden)})"
     )
-    empty = view_sql(data, column_list(layout.names), hidden, [])
-    engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {empty}")
+    if empty_view:
+        empty = view_sql(data, column_list(layout.names), hidden, [])
+        engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {empty}")
     return created
 
 
 def overwrite_period_interval(
-    engine: SparkEngine, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout,
+    engine: SparkEngine, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
+    new: bool = False, checks: RowChecks | None = None,
 ) -> int:
     """Replace exactly the rows of ``[start, end)``; returns the rows the query wrote for it. The caller holds the
-    table's write lock: two writes planned from the same current segments would each retire the other's."""
+    table's write lock: two writes planned from the same current segments would each retire the other's. ``new``:
+    the caller created the data table under that lock, so no segment and no view exist yet."""
     data = period_data_table(table)
-    named = _segments_named_by_view(engine, table, layout)
+    text = None if new else engine.view_text(table)
+    has_view = text is not None  # none: a new table, or a crash before its first switch (nothing current)
+    named = _segments_named_by(text, layout) if has_view else []
     listed = _listed_segments(engine, data, layout) if named is None else None
     current = named if named is not None else listed
     plan = plan_segment_write(current, window.start, window.end, layout.period, new_version())
-    written = _write_segments(engine, data, query_sql, window, layout, plan)
-    if not written and not plan.replaced:
+    written = _write_segments(engine, data, query_sql, window, layout, plan, checks)
+    if not written and not plan.replaced and has_view:
         # No rows and nothing replaced (a daily run's day without data): the view already shows the rows it would
         # show, and keeping its text keeps the table's content token (``engine.content_tokens``) for its readers.
         return 0
     # The switch: one metastore update, so a reader sees the segments before the write or after it, never a mix.
-    columns = column_list(layout.names)
-    engine.execute(f"ALTER VIEW {quote(table)} AS {view_sql(data, columns, layout.period_column, plan.current_after)}")
+    switched = view_sql(data, column_list(layout.names), layout.period_column, plan.current_after)
+    if has_view:
+        engine.execute(f"ALTER VIEW {quote(table)} AS {switched}")
+    else:
+        engine.create_or_alter_view(table, switched, known_missing=True)
     if plan.replaced:  # only a write that retires segments leaves any behind (and a crash, found here too)
         _drop_retired(engine, data, layout, plan, listed)
     return written
@@ -138,6 +144,7 @@ def _drop_retired(
 
 def _write_segments(
     engine: SparkEngine, data: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, plan: SegmentWrite,
+    checks: RowChecks | None,
 ) -> int:
     """Append the new segments (no reader sees them before the switch); returns the query's rows in the window."""
     hidden, columns = quote_identifier(layout.period_column), column_list(layout.names)
@@ -150,19 +157,11 @@ def _write_segments(
             f"WHERE {hidden} IN ({segment_list(plan.replaced)}) AND NOT ({in_window})"
         )
     hint = rebalance_hint(layout.period_column) if len(plan.written) > 1 else ""
-    statement = f"INSERT INTO TABLE {quote(data)} SELECT {hint}* FROM ({rows}) AS segment_rows"
-    with spark_errors(statement):
-        result = engine.spark.sql(statement)
-    written = None if plan.replaced else rows_written(result)  # with kept rows, the write's count holds them too
+    select = f"SELECT {hint}* FROM ({rows}) AS segment_rows"
+    written = insert_counting(engine.spark, data, select, counted=in_window, checks=checks)  # kept rows: outside
     if written is not None:
         return written
-    # Spark Connect reports no write metrics. A segment without rows has no partition: when the metastore does not
-    # list a daily write's one new segment (a day without data), nothing was written, and no Spark job has to say so.
-    if not plan.replaced and len(plan.written) == 1 and not _has_partition(engine, data, layout, plan.written[0]):
-        return 0
-    # Without kept rows every row of the new segments is the query's: their count reads only the parquet footers.
-    new_rows = f" AND {in_window}" if plan.replaced else ""
-    count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}){new_rows}"
+    count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}) AND {in_window}"
     return int(engine.query_rows(count)[0][0])
 
 
@@ -174,17 +173,8 @@ def _listed_segments(engine: SparkEngine, data: str, layout: PeriodLayout) -> li
     return [parse_segment(value, layout.period) for value in values if value[:1].isdigit()]
 
 
-def _has_partition(engine: SparkEngine, data: str, layout: PeriodLayout, segment: Segment) -> bool:
-    spec = f"{quote_identifier(layout.period_column)} = {string_literal(segment.value)}"
-    return bool(engine.query_rows(f"SHOW PARTITIONS {quote(data)} PARTITION ({spec})"))
-
-
-
-def _segments_named_by_view(engine: SparkEngine, table: str, layout: PeriodLayout) -> list[Segment] | None:
+def _segments_named_by(view_text: str, layout: PeriodLayout) -> list[Segment] | None:
     """The segments the physical view names now; None for a view of the whole data table (the first period
     layout's, where every partition is current)."""
-    text = engine.view_text(table)
-    if text is None:
-        raise EngineError(f"{table} is not the view of a period table", hint="drop the table and its __data table")
-    values = current_values(text)
+    values = current_values(view_text)
     return None if values is None else sorted(parse_segment(value, layout.period) for value in values)

@@ -3,6 +3,8 @@ small sample."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.results import AuditResult
@@ -13,9 +15,13 @@ from dagster_sparkmesh.snapshot.naming import quote
 SAMPLE_ROWS = 5
 
 
-def run_audits(ctx: ExecutionContext, model: Model, table: str, written: Interval | None = None) -> list[AuditResult]:
+def run_audits(
+    ctx: ExecutionContext, model: Model, table: str, written: Interval | None = None, counted: Mapping[str, int] = {}
+) -> list[AuditResult]:
     """The model's audits over its table; over only the ``written`` interval for a model with a time column, as
-    SQLMesh audits an incremental model's new data (a daily run then reads one day, not the whole history)."""
+    SQLMesh audits an incremental model's new data (a daily run then reads one day, not the whole history).
+    ``counted``: audit name → offending rows, as the write counted them (``execution.row_checks``): not counted
+    again (the table is read only for a sample of the offending rows)."""
     if not model.audits:
         return []
     from dagster_sparkmesh.model.builtin_audits import render_audit_query
@@ -26,15 +32,18 @@ def run_audits(ctx: ExecutionContext, model: Model, table: str, written: Interva
     results = []
     for call in model.audits:
         query = render_audit_query(call, audited, ctx.project.audits)
-        results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query))
+        results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query, failing=counted.get(call.name)))
     return results
 
 
 def evaluate_audit(
-    ctx: ExecutionContext, name: str, blocking: bool, query: str, sample_rows: int = SAMPLE_ROWS
+    ctx: ExecutionContext, name: str, blocking: bool, query: str, sample_rows: int = SAMPLE_ROWS,
+    failing: int | None = None,
 ) -> AuditResult:
-    """Run an audit's rendered query: count the offending rows, and keep ``sample_rows`` of them to show."""
-    failing = int(ctx.engine.query_rows(f"SELECT COUNT(*) FROM ({query}) AS offending")[0][0])
+    """Run an audit's rendered query: count the offending rows (unless ``failing`` says how many there are), and
+    keep ``sample_rows`` of them to show."""
+    if failing is None:
+        failing = int(ctx.engine.query_rows(f"SELECT COUNT(*) FROM ({query}) AS offending")[0][0])
     sample: tuple[tuple[str, ...], ...] = ()
     if failing:
         rows = ctx.engine.query_rows(f"SELECT * FROM ({query}) AS offending LIMIT {int(sample_rows)}")
@@ -45,8 +54,15 @@ def evaluate_audit(
 def _rows_of_interval(ctx: ExecutionContext, model: Model, table: str, written: Interval) -> str:
     kind = model.kind
     window = TimeWindow(kind.time_column, written.start, written.end, kind.time_column_format)  # type: ignore[attr-defined]
-    types = {column.lower(): data_type for column, data_type in ctx.engine.columns(table)}
-    return f"(SELECT * FROM {quote(table)} WHERE {window.predicate(types[window.column.lower()])})"
+    return f"(SELECT * FROM {quote(table)} WHERE {window.predicate(_time_column_type(ctx, table, window.column))})"
+
+
+def _time_column_type(ctx: ExecutionContext, table: str, column: str) -> str:
+    """The time column's type: a period table's layout, which the engine knows once it wrote the table (no catalog
+    round trip), else the catalog's."""
+    layout = ctx.engine.period_layout(table)
+    columns = layout.columns if layout is not None else ctx.engine.columns(table)
+    return {name.lower(): data_type for name, data_type in columns}[column.lower()]
 
 
 def _is_blocking(ctx: ExecutionContext, call) -> bool:

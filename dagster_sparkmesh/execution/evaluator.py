@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from dagster_sparkmesh.engine.generation_tables import (
     GENERATIONS, create_empty_generation_table, create_generation_table, full_table_layout, replace_generation,
 )
+from dagster_sparkmesh.engine.counted_writes import RowChecks
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.engine.scd2 import merge_history
 from dagster_sparkmesh.errors import AuditFailure
@@ -22,9 +23,10 @@ from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.layouts import generation_tables_enabled, partition_period
-from dagster_sparkmesh.execution.preflight import check_time_column
+from dagster_sparkmesh.execution.preflight import FirstQuery, check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
+from dagster_sparkmesh.execution.row_checks import failing_counts, row_checks
 from dagster_sparkmesh.execution.unchanged_inputs import inputs_digest
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps, lookback_of
@@ -48,8 +50,9 @@ class ModelTarget:
     """The preflight verified the time column already; else it is verified before the model's first write."""
     versions: Mapping[str, str] = field(default_factory=dict)
     """Model name → the version the environment reads: where the parents' recorded intervals are looked up."""
-    first_query: tuple[Interval, str] | None = None
-    """(batch, query) the preflight rendered for the first batch from these very tables: not rendered again."""
+    first_query: FirstQuery | None = None
+    """The query the preflight rendered (and analyzed) for the first batch from these very tables: not rendered
+    (nor analyzed) again."""
     keep_unchanged: bool = False
     """A FULL model whose query and inputs did not change since its last write keeps its table
     (``execution.unchanged_inputs``); False for a restatement, which recomputes whatever it finds."""
@@ -128,15 +131,17 @@ def _span(intervals: tuple[Interval, ...]) -> Interval:
 
 def _commit(
     ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, ...], incomplete: list[Interval],
-    *, audit: bool = True,
+    *, audit: bool = True, checks: RowChecks | None = None,
 ) -> list[AuditResult]:
     """Run the post-statements, audit the freshly written batch, then record it. A failing post-statement or
-    blocking audit leaves the batch unrecorded; ``audit=False``: a kept table, audited when it was written.
+    blocking audit leaves the batch unrecorded; ``audit=False``: a kept table, audited when it was written;
+    ``checks``: the audits the write counted on the rows of the batch (``execution.row_checks``).
 
     Only the intervals whose inputs were complete are recorded (``plan.coverage``); the others go to
     ``incomplete`` and stay missing, so the model is computed again once its parents have them."""
     _run_statements(ctx, target, _span(batch), target.model.post_statements)
-    audits = run_audits(ctx, target.model, target.table, written=_span(batch)) if audit else []
+    counted = failing_counts(checks)
+    audits = run_audits(ctx, target.model, target.table, written=_span(batch), counted=counted) if audit else []
     failed = [audit for audit in audits if audit.blocking and not audit.passed]
     if failed:
         raise AuditFailure(
@@ -204,11 +209,12 @@ def _write_generation(
             if digest == ctx.state.write_inputs_digest(target.table):
                 kept.append(True)  # the same query over the same rows: the table already holds its result
                 return 0, _commit(ctx, target, target.intervals, incomplete, audit=False)
-        rows = None if exists else create_generation_table(ctx.engine, target.table, query, partitioned_by)
+        checks = None if exists else row_checks(ctx, target.model)  # a new table has the query's own types
+        rows = None if exists else create_generation_table(ctx.engine, target.table, query, partitioned_by, checks)
         if rows is None:  # the table was there, or another writer created it first
             ctx.state.record_write_inputs(target.table, None)
-            rows = replace_generation(ctx.engine, target.table, query)
-    audits = _commit(ctx, target, target.intervals, incomplete)
+            checks, rows = None, replace_generation(ctx.engine, target.table, query)
+    audits = _commit(ctx, target, target.intervals, incomplete, checks=checks)
     if digest is not None:
         ctx.state.record_write_inputs(target.table, digest)
     return rows, audits
@@ -250,7 +256,9 @@ def _write_time_range(
     if target.model.depends_on_self and not exists:
         first = min(target.intervals)
         window = TimeWindow(kind.time_column, first.start, first.end, kind.time_column_format, period)
-        exists, created = True, ctx.engine.create_interval_table(target.table, _empty_select(target.model), window)
+        exists, created = True, ctx.engine.create_interval_table(
+            target.table, _empty_select(target.model), window, empty_view=True
+        )
     for number, batch in enumerate(batches(list(target.intervals), batch_size)):
         if number and target.should_stop():
             raise StopRequested(target.model.name)
@@ -260,11 +268,18 @@ def _write_time_range(
             check_time_column(ctx.engine, target.model, query)  # its inputs exist only now: before any write
         crashpoint("interval_write")
         window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format, period)
-        if not exists:  # the first batch creates the table empty; False: a concurrent run created it first
-            exists, created = True, ctx.engine.create_interval_table(target.table, query, window)
         with ctx.state.table_write_lock(target.table):  # a period holds several intervals: writers take turns
-            rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created)
-        audits = _commit(ctx, target, unit_intervals, incomplete)
+            # The first batch creates the table empty (False: a concurrent run created it first). Created under
+            # the lock, it is known to hold nothing yet: its first write reads no view.
+            columns = target.first_query.columns_for(batch) if target.first_query else None
+            new = not exists and ctx.engine.create_interval_table(target.table, query, window, columns=columns)
+            exists, created = True, created or new
+            # Audits the write can count: into a table created from this query (the query's own column types),
+            # over exactly the rows the audits read (the batch's intervals cover its window).
+            covered = created and not target.model.depends_on_self and _span(unit_intervals) == batch
+            checks = row_checks(ctx, target.model) if covered else None
+            rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created, new=new, checks=checks)
+        audits = _commit(ctx, target, unit_intervals, incomplete, checks=checks)
     return rows, audits
 
 
@@ -353,8 +368,8 @@ def _select_for(ctx: ExecutionContext, target: ModelTarget, interval: Interval) 
 
     The model's pre-statements run first, for the same interval: they prepare the session the query runs in."""
     _run_statements(ctx, target, interval, target.model.pre_statements)
-    if target.first_query is not None and target.first_query[0] == interval:
-        return target.first_query[1]
+    if target.first_query is not None and target.first_query.interval == interval:
+        return target.first_query.sql
     if target.model.source != "python":
         return _render(ctx, target, interval)
     from dagster_sparkmesh.execution.python_runner import python_model_select

@@ -72,6 +72,21 @@ class UnanalyzableQuery(PreflightError):
 
 
 @dataclass(frozen=True)
+class FirstQuery:
+    """A model's first batch, the query the preflight rendered for it, and the query's (column, Spark type) pairs
+    when the preflight analyzed it: the evaluator runs that text, and creates the table from those columns,
+    instead of rendering and analyzing it again."""
+
+    interval: Interval
+    sql: str
+    columns: tuple[tuple[str, str], ...] | None = None
+
+    def columns_for(self, batch: Interval) -> tuple[tuple[str, str], ...] | None:
+        """The analyzed columns of the batch's query, if this is it."""
+        return self.columns if batch == self.interval else None
+
+
+@dataclass(frozen=True)
 class PreflightReport:
     time_columns_checked: frozenset[str] = frozenset()
     """Models whose time column was verified now; the others are verified before their first write."""
@@ -80,10 +95,9 @@ class PreflightReport:
     """(external model, result) of the audits of the externals read (``external_models.yaml``): all passed or
     non-blocking (a blocking failure raises)."""
     seconds: float = 0.0
-    first_queries: Mapping[str, tuple[Interval, str]] = field(default_factory=dict)
-    """Model → (its first batch, the query rendered for it) where the preflight read the tables the evaluator
-    reads: the evaluator runs that text instead of rendering it again (with temp views of parents not built yet,
-    the preflight's text is not what runs, and is not kept)."""
+    first_queries: Mapping[str, FirstQuery] = field(default_factory=dict)
+    """Model → its first batch's query where the preflight read the tables the evaluator reads (with temp views of
+    parents not built yet, the preflight's text is not what runs, and is not kept)."""
 
 
 def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]) -> PreflightReport:
@@ -106,7 +120,7 @@ def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]
         externals_checked=frozenset(externals),
         external_audits=external_audits,
         seconds=round(time.monotonic() - began, 3),
-        first_queries={name: inputs.first_queries[name] for name in checked if name in inputs.first_queries},
+        first_queries={name: inputs.first_query(name) for name in checked if name in inputs.first_queries},
     )
 
 
@@ -271,6 +285,10 @@ class _Inputs:
             query = self._render(model)
             self._columns[model.name] = None if query is None else _analyze(self.ctx.engine, model, query)
         return self._columns[model.name]
+
+    def first_query(self, name: str) -> FirstQuery:
+        columns = self._columns.get(name)
+        return FirstQuery(*self.first_queries[name], columns=tuple(columns.items()) if columns else None)
 
     def drop_views(self) -> None:
         for view in self._views:

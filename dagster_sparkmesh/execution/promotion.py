@@ -200,11 +200,18 @@ class _CachedIntervals:
 
 
 def _catalog_listing(ctx: ExecutionContext, plan: Plan) -> CatalogListing:
-    """Every physical and view schema the promotion touches, listed from the catalog now: one round trip each."""
+    """Every physical and view schema the promotion touches, listed from the catalog now: one round trip each,
+    ``max_workers`` at a time."""
     env = ctx.environment
     schemas = {physical_table(s.name, s.version).split(".")[0] for s in _materialized(plan)}
     schemas |= {view_name(s.name, env).split(".")[0] for s in _materialized(plan)}
-    return {schema: ctx.engine.list_schema(schema) for schema in sorted(schemas)}
+    ordered = sorted(schemas)
+    with _workers(ctx) as pool:
+        return dict(zip(ordered, pool.map(ctx.engine.list_schema, ordered)))
+
+
+def _workers(ctx: ExecutionContext) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max(1, ctx.max_workers), thread_name_prefix=f"{threading.current_thread().name}-views")
 
 
 def _in_catalog(listing: CatalogListing, qualified: str) -> bool:
@@ -257,8 +264,7 @@ def _apply_view_changes(ctx: ExecutionContext, changes: list[ViewChange], lease:
     no view reads another (each selects from a physical table that exists already), so their order is free. The
     lease is extended between groups."""
     group = max(1, ctx.max_workers) * 4
-    workers = ThreadPoolExecutor(max(1, ctx.max_workers), thread_name_prefix=f"{threading.current_thread().name}-views")
-    with workers as pool:
+    with _workers(ctx) as pool:
         for first in range(0, len(changes), group):
             lease.before_view_change()
             list(pool.map(lambda change: _apply_view_change(ctx, change), changes[first:first + group]))

@@ -82,3 +82,25 @@ def test_a_schema_dropped_through_the_engine_is_created_again(engine):
     engine.create_schema("t_schema_memo")  # forgotten with the drop: created again
     assert engine.list_schema("t_schema_memo") == set()
     engine.drop_schema("t_schema_memo")
+
+
+def test_a_listed_schema_is_known_and_workers_needing_a_new_one_create_it_once(engine, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from dagster_sparkmesh.engine.adapter import SparkEngine
+
+    statements = []
+    fresh = SparkEngine(engine.spark)  # knows no schema yet
+    original = SparkEngine.execute
+    monkeypatch.setattr(SparkEngine, "execute", lambda self, sql: (statements.append(sql), original(self, sql))[1])
+    fresh.create_schema("t_schema_listed")
+    assert SparkEngine(engine.spark).list_schema("t_schema_listed") == set()
+    listed = SparkEngine(engine.spark)
+    listed.list_schema("t_schema_listed")
+    listed.create_schema("t_schema_listed")  # listed a moment ago: exists, nothing to ask
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda _: fresh.create_schema("t_schema_raced"), range(4)))
+    creations = [s for s in statements if s.startswith("CREATE SCHEMA")]
+    assert creations == ["CREATE SCHEMA IF NOT EXISTS `t_schema_listed`", "CREATE SCHEMA IF NOT EXISTS `t_schema_raced`"]
+    for name in ("t_schema_listed", "t_schema_raced"):
+        engine.drop_schema(name)

@@ -67,6 +67,28 @@ def test_a_new_table_holds_a_segment_per_month_behind_a_view_of_the_model_column
     ]
 
 
+def test_the_view_appears_with_the_first_write_also_when_it_has_no_rows(engine, schema):
+    table = f"{schema}.late_view__v1"
+    window = _window("2024-01-01", "2024-01-03")
+    assert engine.create_interval_table(table, _daily({}), window) is True
+    assert not engine.physical_exists(table) and engine.table_exists(f"{table}__data")  # no view before any row
+    assert engine.overwrite_interval(table, _daily({}), window) == 0
+    assert engine.view_exists(table) and _rows(engine, table) == [] and _segments(engine, table) == []
+
+
+def test_a_write_into_a_table_created_under_its_lock_reads_no_view(engine, schema, monkeypatch):
+    table = f"{schema}.new__v1"
+    window = _window("2024-01-01", "2024-01-03")
+    query = _daily({"2024-01-01": [1], "2024-01-02": [2]})
+    assert engine.create_interval_table(table, query, window, columns=[("id", "int"), ("ds", "date")]) is True
+    described = []
+    monkeypatch.setattr(type(engine), "view_text", lambda self, name: described.append(name))
+    assert engine.overwrite_interval(table, query, window, fresh=True, new=True) == 2
+    monkeypatch.undo()
+    assert described == [] and _current(engine, table) == ["20240101..20240103"]
+    assert [row[0] for row in _rows(engine, table)] == [1, 2]
+
+
 def test_one_day_inside_a_segment_replaces_that_day_only(engine, monthly):
     written = engine.overwrite_interval(monthly, _daily({"2024-01-31": [20, 21]}), _window("2024-01-31", "2024-02-01"))
     assert written == 2
@@ -179,12 +201,12 @@ def test_drop_physical_removes_the_view_and_its_data_table(engine, monthly):
     assert not engine.physical_exists(monthly) and not engine.physical_exists(f"{monthly}__data")
 
 
-@pytest.mark.parametrize("metrics", [True, False], ids=["write metrics", "no write metrics (Spark Connect)"])
+@pytest.mark.parametrize("metrics", [True, False], ids=["counted by the write", "count not delivered"])
 def test_a_window_without_rows_writes_nothing_and_keeps_the_view(engine, monthly, monkeypatch, metrics):
-    from dagster_sparkmesh.engine import period_tables
+    from dagster_sparkmesh.engine import counted_writes
 
     if not metrics:
-        monkeypatch.setattr(period_tables, "rows_written", lambda result: None)
+        monkeypatch.setattr(counted_writes, "_delivered", lambda observation, checks: None)
     before = engine.view_text(monthly)
     empty = _daily({"2024-02-05": [9]})  # a row outside the window only
     assert engine.overwrite_interval(monthly, empty, _window("2024-02-03", "2024-02-04")) == 0

@@ -1,0 +1,85 @@
+"""Audits that are conditions on single rows are counted by the write of a new table (``execution.row_checks``):
+the same results as reading the table back, without the audit job; every other audit still reads the table."""
+
+import pytest
+
+from dagster_sparkmesh.engine.adapter import SparkEngine
+from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.execution.apply import apply_plan
+from dagster_sparkmesh.execution.plans import plan_for
+from dagster_sparkmesh.execution.row_checks import offending_condition
+from tests.execution.test_apply import END, START
+
+ROWS = "`sparkmesh_audited_rows`"
+
+
+@pytest.mark.parametrize(
+    ("audit", "condition"),
+    [
+        (f"SELECT * FROM {ROWS} WHERE ds IS NULL OR total IS NULL", "ds IS NULL OR total IS NULL"),
+        (f"SELECT * FROM {ROWS} AS t WHERE NOT (t.total BETWEEN 0 AND 10)", "NOT (total BETWEEN 0 AND 10)"),
+        (f"SELECT * FROM {ROWS} WHERE kind NOT IN ('a', 'b')", "NOT kind IN ('a', 'b')"),
+        (f"SELECT * FROM {ROWS} WHERE total > (SELECT AVG(total) FROM {ROWS})", None),  # reads other rows
+        (f"SELECT * FROM {ROWS} WHERE id IN (SELECT id FROM shop.other)", None),
+        (f"SELECT id FROM {ROWS} WHERE id IS NULL", None),  # not every column: not the audited rows as such
+        (f"SELECT * FROM {ROWS} WHERE id IS NULL LIMIT 5", None),
+        (f"SELECT * FROM {ROWS} JOIN shop.other AS o ON o.id = id WHERE o.id IS NULL", None),
+        (f"SELECT * FROM {ROWS} WHERE rand() < 0.1", None),
+        (f"SELECT * FROM {ROWS} WHERE ds > current_date()", None),
+        (f"SELECT * FROM {ROWS} WHERE other.id IS NULL", None),  # another table's column
+        (f"SELECT * FROM {ROWS}", None),  # no condition: no row check (number_of_rows and the like)
+        ("SELECT * FROM shop.other WHERE id IS NULL", None),
+        ("SELECT id, COUNT(*) FROM x GROUP BY id HAVING COUNT(*) > 1", None),
+    ],
+)
+def test_only_a_condition_on_one_row_of_the_audited_rows_is_counted_by_the_write(audit, condition):
+    assert offending_condition(audit) == condition
+
+
+def _offending_queries(monkeypatch) -> list[str]:
+    ran: list[str] = []
+    original = SparkEngine.query_rows
+    monkeypatch.setattr(SparkEngine, "query_rows", lambda self, sql: (ran.append(sql), original(self, sql))[1])
+    return ran
+
+
+def test_a_new_tables_row_audits_are_counted_by_its_write(mini_project, make_context, monkeypatch):
+    summary = mini_project / "models" / "summary.sql"
+    summary.write_text(summary.read_text().replace(
+        "kind FULL\n", "kind FULL,\n  audits (not_null(columns := (days)), number_of_rows(threshold := 1))\n"
+    ))
+    ctx = make_context(mini_project)
+    ran = _offending_queries(monkeypatch)
+    result = apply_plan(ctx, plan_for(ctx, START, END))
+    audits = {(m.model, a.name): a for m in result.models for a in m.audits}
+    assert {key: a.failing_rows for key, a in audits.items()} == {
+        ("shop.daily", "not_null"): 0, ("shop.summary", "not_null"): 0, ("shop.summary", "number_of_rows"): 0,
+    }
+    assert "IS NULL" in audits["shop.daily", "not_null"].query  # the rendered audit is reported as before
+    audit_jobs = [sql for sql in ran if "AS offending" in sql]
+    assert len(audit_jobs) == 1 and "row_count" in audit_jobs[0]  # number_of_rows only: no row check
+
+
+def test_offending_rows_counted_by_the_write_fail_the_audit_with_a_sample(mini_project, make_context, monkeypatch):
+    daily = mini_project / "models" / "daily.sql"
+    daily.write_text(daily.read_text().replace(
+        "SUM(amount) AS total", "CASE WHEN ds < DATE'2024-01-03' THEN NULL ELSE SUM(amount) END AS total"
+    ))
+    ctx = make_context(mini_project)
+    ran = _offending_queries(monkeypatch)
+    plan = plan_for(ctx, START, END)
+    with pytest.raises(ExecutionError, match="found 2 offending row"):  # January 1 and 2
+        apply_plan(ctx, plan)
+    assert not [sql for sql in ran if sql.startswith("SELECT COUNT(*) FROM") and "AS offending" in sql]
+    assert [sql for sql in ran if "AS offending LIMIT" in sql]  # the sample is read from the table
+    assert ctx.state.get_intervals("shop.daily", plan.version_of("shop.daily")) == []
+
+
+def test_a_write_into_an_existing_table_audits_by_reading_it(mini_project, make_context, monkeypatch):
+    ctx = make_context(mini_project)
+    apply_plan(ctx, plan_for(ctx, START, END.replace(day=4)))
+    ran = _offending_queries(monkeypatch)
+    result = apply_plan(ctx, plan_for(ctx, START, END))  # days 4 and 5 into the table the first plan created
+    [daily] = [m for m in result.models if m.model == "shop.daily"]
+    assert [a.failing_rows for a in daily.audits] == [0]
+    assert [sql for sql in ran if sql.startswith("SELECT COUNT(*) FROM") and "AS offending" in sql]
