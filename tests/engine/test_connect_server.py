@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.engine.adapter import SparkEngine
+from dagster_sparkmesh.engine.counted_writes import RowChecks
+from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.engine.local_filesystem import CLASS_NAME
 from dagster_sparkmesh.engine.connect_server import server_status, start_server, stop_server
 from dagster_sparkmesh.engine.session import close_sessions, open_session
@@ -45,7 +47,7 @@ def test_managed_server_start_query_reuse_and_stop(tmp_path):
             table, "SELECT 3 AS id, DATE'2024-01-01' AS ds", TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3)),
         )
         assert engine.query_rows(f"SELECT * FROM {table}") == [(3, date(2024, 1, 1))]
-        # Connect reports no write metrics: a fresh write counts the window it wrote instead.
+        # A fresh write counts the rows of its window as it writes them, over Connect too.
         engine.create_table_like_query("s.fresh", query, ["ds"])
         window = TimeWindow("ds", datetime(2024, 1, 2), datetime(2024, 1, 3))
         assert engine.overwrite_interval("s.fresh", query, window, fresh=True) == 1
@@ -54,10 +56,19 @@ def test_managed_server_start_query_reuse_and_stop(tmp_path):
         engine.create_or_alter_view("s.v", f"SELECT * FROM {table}")
         engine.create_or_alter_view("s.v", f"SELECT id FROM {table}")
         assert sorted(engine.query_rows("SELECT * FROM s.v")) == [(3,), (4,)]
-        # The daily run's one-statement write: Connect reports no metrics, so the day is counted.
         one_day = TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 2))
         assert engine.overwrite_interval(table, "SELECT 5 AS id, DATE'2024-01-01' AS ds", one_day) == 1
         assert sorted(engine.query_rows("SELECT * FROM s.v")) == [(4,), (5,)]
+        # A period table's write counts its rows and its row checks (audits) as it writes them; a CTAS too.
+        monthly = TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3), period="month")
+        assert engine.create_interval_table("s.monthly", query, monthly) is True
+        checks = RowChecks({"offending": "id = 2"})
+        assert engine.overwrite_interval("s.monthly", query, monthly, new=True, checks=checks) == 2
+        assert checks.holding == {"offending": 1} and engine.view_exists("s.monthly")
+        assert engine.create_table_with_rows("s.full", query) == 2
+        with pytest.raises(EngineError, match="UNRESOLVED_COLUMN") as refused:  # the lazy frame's error, as before
+            engine.overwrite_interval("s.monthly", "SELECT nope AS id, DATE'2024-01-01' AS ds", monthly)
+        assert "INSERT INTO" in refused.value.snippet
         assert (tmp_path / ".sparkmesh" / "warehouse" / "s.db" / "daily").is_dir()
         assert engine.spark.conf.get("spark.hadoop.fs.file.impl") == CLASS_NAME  # the server writes without forks
         assert server_status(tmp_path).running
