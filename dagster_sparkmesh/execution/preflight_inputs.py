@@ -1,0 +1,221 @@
+"""What the preflight analyzes the models' queries against (``execution.preflight``): the externals, the physical
+tables that exist, and session temp views of the parents new in the plan (their rendered queries, or a seed's
+columns), dropped once the preflight is done; and the first batch's query it hands to the evaluator."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, NoReturn
+
+from dagster_sparkmesh.errors import EngineError
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.preflight_errors import UnanalyzableQuery
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.plan.intervals import batches
+from dagster_sparkmesh.project.rendering import render_query
+from dagster_sparkmesh.snapshot.records import Interval
+
+if TYPE_CHECKING:
+    from dagster_sparkmesh.engine.adapter import SparkEngine
+
+_THIS_MODEL = re.compile(r"@this_model\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class FirstQuery:
+    """A model's first batch, the query the preflight rendered for it, and the query's (column, Spark type) pairs
+    when the preflight analyzed it: the evaluator runs that text, and creates the table from those columns,
+    instead of rendering and analyzing it again."""
+
+    interval: Interval
+    sql: str
+    columns: tuple[tuple[str, str], ...] | None = None
+
+    def columns_for(self, batch: Interval) -> tuple[tuple[str, str], ...] | None:
+        """The analyzed columns of the batch's query, if this is it."""
+        return self.columns if batch == self.interval else None
+
+
+class PreflightInputs:
+    """What the analyzed queries read: externals, existing physical tables, and temp views of new parents."""
+
+    def __init__(self, ctx: ExecutionContext, plan: Plan) -> None:
+        self.ctx = ctx
+        self.plan = plan
+        self.tables = plan.tables(ctx.project.external_models)
+        self._created = created_by_pre_statements(ctx.project.models.values())
+        self._listings: dict[str, set[str] | None] = {}
+        self._sources: dict[str, str | None] = {}
+        self._columns: dict[str, dict[str, str] | None] = {}
+        self._views: list[str] = []
+        self.first_queries: dict[str, tuple[Interval, str]] = {}
+
+    def columns(self, model: Model) -> dict[str, str] | None:
+        """The model's output columns (name → Spark type), or None when they are known only at run time."""
+        if model.name not in self._columns:
+            query = self._render(model)
+            self._columns[model.name] = None if query is None else analyze_query(self.ctx.engine, model, query)
+        return self._columns[model.name]
+
+    def analyze(self, models: list[Model]) -> None:
+        """Analyze the models' queries, ``max_workers`` at a time: each is a round trip to Spark, and none waits
+        for another once the temp views of the new parents exist (created while rendering, in order)."""
+        rendered = [(model, self._render(model)) for model in models if model.name not in self._columns]
+        todo = [(model, query) for model, query in rendered if query is not None]
+        with ThreadPoolExecutor(max(1, self.ctx.max_workers), thread_name_prefix="sparkmesh-preflight") as pool:
+            analyzed = list(pool.map(lambda item: analyze_query(self.ctx.engine, *item), todo))  # the first error raised
+        self._columns.update({model.name: None for model, query in rendered if query is None})
+        self._columns.update({model.name: columns for (model, _), columns in zip(todo, analyzed)})
+
+    def first_query(self, name: str) -> FirstQuery:
+        columns = self._columns.get(name)
+        return FirstQuery(*self.first_queries[name], columns=tuple(columns.items()) if columns else None)
+
+    def drop_views(self) -> None:
+        for view in self._views:
+            self.ctx.engine.drop_temp_view(view)
+        self._views.clear()
+
+    def _render(self, model: Model) -> str | None:
+        parents = model_reads(model, self.ctx.project.models) - {model.name}  # its own table is @this_model's business
+        reads = {name: self._source(name) for name in parents}
+        if None in reads.values():
+            return None
+        own = self.tables.get(model.name)
+        if model.depends_on_self or _THIS_MODEL.search(model.query or ""):
+            if own is None or not self._exists(own):
+                return None  # reads its own table, which this plan creates
+            reads[model.name] = own
+        interval = _some_interval(self.plan, model)
+        query = render_query(
+            model,
+            start=interval.start,
+            end=interval.end,
+            execution_time=self.ctx.clock(),
+            table_for=reads,
+            models=self.ctx.project.models,
+            variables=self.ctx.project.config.variables,
+        )
+        if all(source == self.tables.get(name, name) for name, source in reads.items()):
+            self.first_queries[model.name] = (interval, query)
+        return query
+
+    def _source(self, name: str) -> str | None:
+        """The table or temp view to read for a model or external name; None when unknown before run time."""
+        if name not in self._sources:
+            self._sources[name] = self._find_source(name)
+        return self._sources[name]
+
+    def _find_source(self, name: str) -> str | None:
+        if name in self.ctx.project.external_models:
+            # Its table exists (``_check_externals`` ran first), unless a pre-statement creates it at run time.
+            return None if name in self._created else name
+        model, table = self.ctx.project.models.get(name), self.tables.get(name)
+        if model is None or table is None:
+            return None
+        if self._exists(table):
+            return table
+        if model.source == "seed":
+            return self._seed_view(model)
+        if model.source != "sql" or model.kind.keeps_history:
+            return None  # a Python model's output needs its code run; SCD type 2 tables add history columns
+        query = self._render(model)
+        if query is None:
+            return None
+        view = _view_name()
+        try:
+            self.ctx.engine.create_query_view(view, query)
+        except EngineError as error:
+            _refused_by_spark(model, error)
+        self._views.append(view)
+        return view
+
+    def _seed_view(self, model: Model) -> str:
+        from dagster_sparkmesh.project.seeds import seed_columns
+
+        columns = seed_columns((model.path.parent / model.kind.path).resolve(), model.columns)
+        view = _view_name()
+        self.ctx.engine.create_temp_view(view, columns, [])
+        self._views.append(view)
+        return view
+
+    def _exists(self, qualified: str) -> bool:
+        schema, table = qualified.split(".", 1)
+        if schema not in self._listings:
+            self._listings[schema] = self.ctx.engine.list_schema(schema)
+        listing = self._listings[schema]
+        return listing is not None and table in listing
+
+
+def analyze_query(engine: SparkEngine, model: Model, query_sql: str) -> dict[str, str]:
+    """The query's output columns (name → Spark type); Spark's refusal becomes the model's error."""
+    try:
+        return dict(engine.query_schema(query_sql))
+    except EngineError as error:
+        _refused_by_spark(model, error)
+
+
+def _refused_by_spark(model: Model, error: EngineError) -> NoReturn:
+    """Spark's refusal of the query becomes the model's error; anything else (a lost session) stays as it is."""
+    if not error.refusal:
+        raise error
+    raise UnanalyzableQuery(
+        f"model {model.name}: Spark cannot analyze its query: {error.spark_message or error.message}",
+        path=model.path,
+        line=model.line,
+        snippet=error.snippet,
+        hint=f"fix the query (or the tables it reads); nothing of {model.name} was written",
+    ) from error
+
+
+def _some_interval(plan: Plan, model: Model) -> Interval:
+    """The model's first batch as the evaluator writes it (analysis does not depend on the bounds' values)."""
+    missing = plan.missing_intervals.get(model.name)
+    if missing:
+        return batches(list(missing), 1 if model.depends_on_self else getattr(model.kind, "batch_size", None))[0]
+    return Interval(start=plan.start, end=max(plan.end, plan.start + timedelta(days=1)))
+
+
+def _view_name() -> str:
+    return f"sparkmesh_preflight_{uuid.uuid4().hex[:12]}"
+
+
+def created_by_pre_statements(models: Iterable[Model]) -> frozenset[str]:
+    """Tables that models' pre-statements create (``CREATE TABLE IF NOT EXISTS raw.x AS ...`` before a query that
+    reads raw.x, as SQLMesh's sushi example does): they exist only once those statements ran, at run time."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+
+    created = set()
+    for model in models:
+        for statement in model.pre_statements:
+            if statement.lstrip()[:6].upper() != "CREATE":
+                continue
+            try:
+                parsed = sqlglot.parse_one(statement, dialect="spark")
+            except SqlglotError:  # a statement sqlglot cannot read creates nothing this check can name
+                continue
+            target = parsed.this if isinstance(parsed, exp.Create) else None
+            target = target.this if isinstance(target, exp.Schema) else target
+            if isinstance(target, exp.Table) and target.db:
+                created.add(f"{target.db}.{target.name}".lower())
+    return frozenset(created)
+
+
+def model_reads(model: Model, models: Mapping[str, Model], seen: frozenset[str] = frozenset()) -> set[str]:
+    """The models and externals ``model`` reads, looking through EMBEDDED models (rendering inlines them)."""
+    reads = set()
+    for name in model.depends_on:
+        parent = models.get(name)
+        if parent is not None and parent.kind.inlined and name not in seen:
+            reads |= model_reads(parent, models, seen | {model.name})
+        else:
+            reads.add(name)
+    return reads
