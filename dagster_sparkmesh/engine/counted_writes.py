@@ -32,10 +32,11 @@ _CHECK = "check_{}"
 @dataclass
 class RowChecks:
     """Conditions on single rows that a write counts on the rows it writes (``execution.row_checks``: audits):
-    name → SQL condition, and, once the write delivered its counts, name → rows for which it holds."""
+    key (the caller's: an audit's position) → SQL condition, and, once the write delivered its counts, key → rows
+    for which it holds."""
 
-    conditions: Mapping[str, str]
-    holding: dict[str, int] = field(default_factory=dict)
+    conditions: Mapping[int, str]
+    holding: dict[int, int] = field(default_factory=dict)
 _DELIVERY_WAIT_SECONDS = 30.0
 """How long an in-process session may take to deliver an observation after its write returned (measured: a few
 milliseconds) before the caller counts instead."""
@@ -124,7 +125,7 @@ def _delivered(observation: Observation, checks: RowChecks | None) -> int | None
     except (PySparkException, Py4JError):  # delivered as a failure: the write succeeded, its counts are unknown
         return None
     if checks is not None:
-        for index, name in enumerate(checks.conditions):
+        for index, key in enumerate(checks.conditions):
             if values.get(_CHECK.format(index)) is not None:
-                checks.holding[name] = int(values[_CHECK.format(index)])
+                checks.holding[key] = int(values[_CHECK.format(index)])
     return None if values.get(_ROWS) is None else int(values[_ROWS])

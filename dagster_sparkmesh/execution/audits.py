@@ -16,12 +16,12 @@ SAMPLE_ROWS = 5
 
 
 def run_audits(
-    ctx: ExecutionContext, model: Model, table: str, written: Interval | None = None, counted: Mapping[str, int] = {}
+    ctx: ExecutionContext, model: Model, table: str, written: Interval | None = None, counted: Mapping[int, int] = {}
 ) -> list[AuditResult]:
     """The model's audits over its table; over only the ``written`` interval for a model with a time column, as
     SQLMesh audits an incremental model's new data (a daily run then reads one day, not the whole history).
-    ``counted``: audit name → offending rows, as the write counted them (``execution.row_checks``): not counted
-    again (the table is read only for a sample of the offending rows)."""
+    ``counted``: audit position → offending rows, as the write counted them (``execution.row_checks``): not
+    counted again (the table is read only for a sample of the offending rows)."""
     if not model.audits:
         return []
     from dagster_sparkmesh.model.builtin_audits import render_audit_query
@@ -30,9 +30,9 @@ def run_audits(
     if written is not None and model.kind.has_time_column:
         audited = _rows_of_interval(ctx, model, table, written)
     results = []
-    for call in model.audits:
+    for position, call in enumerate(model.audits):
         query = render_audit_query(call, audited, ctx.project.audits)
-        results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query, failing=counted.get(call.name)))
+        results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query, failing=counted.get(position)))
     return results
 
 

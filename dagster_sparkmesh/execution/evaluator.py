@@ -26,7 +26,7 @@ from dagster_sparkmesh.execution.layouts import generation_tables_enabled, parti
 from dagster_sparkmesh.execution.preflight import FirstQuery, check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
-from dagster_sparkmesh.execution.row_checks import failing_counts, row_checks
+from dagster_sparkmesh.execution.row_checks import row_checks
 from dagster_sparkmesh.execution.unchanged_inputs import inputs_digest
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps, lookback_of
@@ -51,8 +51,7 @@ class ModelTarget:
     versions: Mapping[str, str] = field(default_factory=dict)
     """Model name → the version the environment reads: where the parents' recorded intervals are looked up."""
     first_query: FirstQuery | None = None
-    """The query the preflight rendered (and analyzed) for the first batch from these very tables: not rendered
-    (nor analyzed) again."""
+    """The first batch's query as the preflight rendered (and analyzed) it from these very tables: not done again."""
     keep_unchanged: bool = False
     """A FULL model whose query and inputs did not change since its last write keeps its table
     (``execution.unchanged_inputs``); False for a restatement, which recomputes whatever it finds."""
@@ -140,7 +139,7 @@ def _commit(
     Only the intervals whose inputs were complete are recorded (``plan.coverage``); the others go to
     ``incomplete`` and stay missing, so the model is computed again once its parents have them."""
     _run_statements(ctx, target, _span(batch), target.model.post_statements)
-    counted = failing_counts(checks)
+    counted = checks.holding if checks else {}
     audits = run_audits(ctx, target.model, target.table, written=_span(batch), counted=counted) if audit else []
     failed = [audit for audit in audits if audit.blocking and not audit.passed]
     if failed:

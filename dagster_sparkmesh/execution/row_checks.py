@@ -13,8 +13,6 @@ whose count the write did not deliver.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
@@ -37,12 +35,12 @@ def row_checks(ctx: ExecutionContext, model: Model) -> RowChecks | None:
     (or the model has post-statements, which run between the write and the audits and may change the table)."""
     if not model.audits or model.post_statements:
         return None
-    predicates = {}
-    for call in model.audits:
+    conditions = {}
+    for position, call in enumerate(model.audits):  # by position: a model may call one audit twice
         condition = offending_condition(render_audit_query(call, f"`{_AUDITED}`", ctx.project.audits))
         if condition is not None:
-            predicates[call.name] = condition
-    return RowChecks(predicates) if predicates else None
+            conditions[position] = condition
+    return RowChecks(conditions) if conditions else None
 
 
 def offending_condition(audit_sql: str) -> str | None:
@@ -88,8 +86,3 @@ def _shifts(condition: exp.Expression) -> bool:
         if name.lower() in _SHIFTING or isinstance(function, (exp.CurrentDate, exp.CurrentTimestamp)):
             return True
     return False
-
-
-def failing_counts(checks: RowChecks | None) -> Mapping[str, int]:
-    """Audit name → offending rows, for the audits the write counted."""
-    return dict(checks.holding) if checks is not None else {}

@@ -62,9 +62,9 @@ def test_managed_server_start_query_reuse_and_stop(tmp_path):
         # A period table's write counts its rows and its row checks (audits) as it writes them; a CTAS too.
         monthly = TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3), period="month")
         assert engine.create_interval_table("s.monthly", query, monthly) is True
-        checks = RowChecks({"offending": "id = 2"})
+        checks = RowChecks({0: "id = 2"})
         assert engine.overwrite_interval("s.monthly", query, monthly, new=True, checks=checks) == 2
-        assert checks.holding == {"offending": 1} and engine.view_exists("s.monthly")
+        assert checks.holding == {0: 1} and engine.view_exists("s.monthly")
         assert engine.create_table_with_rows("s.full", query) == 2
         with pytest.raises(EngineError, match="UNRESOLVED_COLUMN") as refused:  # the lazy frame's error, as before
             engine.overwrite_interval("s.monthly", "SELECT nope AS id, DATE'2024-01-01' AS ds", monthly)

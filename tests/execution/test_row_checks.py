@@ -83,3 +83,17 @@ def test_a_write_into_an_existing_table_audits_by_reading_it(mini_project, make_
     [daily] = [m for m in result.models if m.model == "shop.daily"]
     assert [a.failing_rows for a in daily.audits] == [0]
     assert [sql for sql in ran if sql.startswith("SELECT COUNT(*) FROM") and "AS offending" in sql]
+
+
+def test_one_audit_called_twice_gets_each_call_its_own_count(mini_project, make_context, monkeypatch):
+    summary = mini_project / "models" / "summary.sql"
+    summary.write_text(summary.read_text().replace(
+        "kind FULL\n",
+        "kind FULL,\n  audits (forall_non_blocking(criteria := (days > 100)), forall_non_blocking(criteria := (days > 0)))\n",
+    ))
+    ctx = make_context(mini_project)
+    ran = _offending_queries(monkeypatch)
+    result = apply_plan(ctx, plan_for(ctx, START, END))
+    [summary_result] = [m for m in result.models if m.model == "shop.summary"]
+    assert [a.failing_rows for a in summary_result.audits] == [1, 0]  # 5 days: not above 100, above 0
+    assert not [sql for sql in ran if sql.startswith("SELECT COUNT(*) FROM") and "AS offending" in sql]
