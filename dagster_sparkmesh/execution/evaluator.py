@@ -26,7 +26,7 @@ from dagster_sparkmesh.execution.layouts import generation_tables_enabled, parti
 from dagster_sparkmesh.execution.preflight import FirstQuery, check_time_column
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
-from dagster_sparkmesh.execution.row_checks import row_checks
+from dagster_sparkmesh.execution.row_checks import row_checks, write_row_checks
 from dagster_sparkmesh.execution.unchanged_inputs import inputs_digest
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.coverage import InputGap, complete_part, input_gaps, lookback_of
@@ -273,10 +273,9 @@ def _write_time_range(
             columns = target.first_query.columns_for(batch) if target.first_query else None
             new = not exists and ctx.engine.create_interval_table(target.table, query, window, columns=columns)
             exists, created = True, created or new
-            # Audits the write can count: into a table created from this query (the query's own column types),
-            # over exactly the rows the audits read (the batch's intervals cover its window).
-            covered = created and not target.model.depends_on_self and _span(unit_intervals) == batch
-            checks = row_checks(ctx, target.model) if covered else None
+            # The audits the write can count, when they read exactly its rows (the batch covers its window).
+            covered = _span(unit_intervals) == batch
+            checks = write_row_checks(ctx, target.model, target.table, created, columns) if covered else None
             rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created, new=new, checks=checks)
         audits = _commit(ctx, target, unit_intervals, incomplete, checks=checks)
     return rows, audits

@@ -6,12 +6,14 @@ aggregate the write's own tasks can compute while they write (``engine.counted_w
 (a Spark job per audit was ~0.25 s of a small model's ~1 s write). An audit is evaluated this way only when the
 answer is the same as reading the table: the rendered audit selects every column of the audited rows with a
 condition that reads nothing else (no subquery, aggregate, window or other table) and is repeatable (no
-``rand``, ``uuid``...), and the caller writes into a table whose column types are the query's own (a table the
-write just created from the query). Any other audit reads the table after the write, as before; and so does one
-whose count the write did not deliver.
+``rand``, ``uuid``...), and the write's rows are the rows the table keeps, value for value (a table the write
+just created from the query, or a period table whose column types the query has). Any other audit reads the
+table after the write, as before; and so does one whose count the write did not deliver.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import sqlglot
 from sqlglot import exp
@@ -41,6 +43,26 @@ def row_checks(ctx: ExecutionContext, model: Model) -> RowChecks | None:
         if condition is not None:
             conditions[position] = condition
     return RowChecks(conditions) if conditions else None
+
+
+def write_row_checks(
+    ctx: ExecutionContext, model: Model, table: str, created: bool, analyzed: Sequence[tuple[str, str]] | None
+) -> RowChecks | None:
+    """The row checks of a time-range write whose rows are the rows its table keeps, value for value: into a table
+    created from the query, or a period table whose column types the query has (``analyzed``: as the preflight
+    saw it). Not for a model reading its own table (its table's types are the declared ones)."""
+    if model.depends_on_self or not (created or _types_match(ctx, table, analyzed)):
+        return None
+    return row_checks(ctx, model)
+
+
+def _types_match(ctx: ExecutionContext, table: str, analyzed: Sequence[tuple[str, str]] | None) -> bool:
+    layout = ctx.engine.period_layout(table) if analyzed else None  # the write looks it up anyway
+    return layout is not None and _lowered(analyzed) == _lowered(layout.columns)
+
+
+def _lowered(columns: Sequence[tuple[str, str]]) -> dict[str, str]:
+    return {name.lower(): data_type.lower() for name, data_type in columns}
 
 
 def offending_condition(audit_sql: str) -> str | None:

@@ -7,7 +7,7 @@ from dagster_sparkmesh.engine.adapter import SparkEngine
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
-from dagster_sparkmesh.execution.row_checks import offending_condition
+from dagster_sparkmesh.execution.row_checks import offending_condition, write_row_checks
 from tests.execution.test_apply import END, START
 
 ROWS = "`sparkmesh_audited_rows`"
@@ -75,14 +75,26 @@ def test_offending_rows_counted_by_the_write_fail_the_audit_with_a_sample(mini_p
     assert ctx.state.get_intervals("shop.daily", plan.version_of("shop.daily")) == []
 
 
-def test_a_write_into_an_existing_table_audits_by_reading_it(mini_project, make_context, monkeypatch):
+def test_a_write_into_an_existing_table_of_the_querys_types_counts_its_audits(mini_project, make_context, monkeypatch):
     ctx = make_context(mini_project)
     apply_plan(ctx, plan_for(ctx, START, END.replace(day=4)))
     ran = _offending_queries(monkeypatch)
     result = apply_plan(ctx, plan_for(ctx, START, END))  # days 4 and 5 into the table the first plan created
     [daily] = [m for m in result.models if m.model == "shop.daily"]
-    assert [a.failing_rows for a in daily.audits] == [0]
-    assert [sql for sql in ran if sql.startswith("SELECT COUNT(*) FROM") and "AS offending" in sql]
+    assert [a.failing_rows for a in daily.audits] == [0] and daily.intervals
+    assert not [sql for sql in ran if sql.startswith("SELECT COUNT(*) FROM") and "AS offending" in sql]
+
+
+def test_a_table_whose_types_are_not_the_querys_is_audited_by_reading_it(mini_project, make_context):
+    ctx = make_context(mini_project)
+    plan = plan_for(ctx, START, END)
+    apply_plan(ctx, plan)
+    model, table = ctx.project.models["shop.daily"], plan.tables(())["shop.daily"]
+    analyzed = [("ds", "date"), ("total", "bigint"), ("orders", "bigint")]
+    assert write_row_checks(ctx, model, table, False, analyzed).conditions == {0: "ds IS NULL OR total IS NULL"}
+    assert write_row_checks(ctx, model, table, False, [("ds", "date"), ("total", "double"), ("orders", "bigint")]) is None
+    assert write_row_checks(ctx, model, table, False, None) is None  # not analyzed: not known to match
+    assert write_row_checks(ctx, model, table, True, None) is not None  # created from the query itself
 
 
 def test_one_audit_called_twice_gets_each_call_its_own_count(mini_project, make_context, monkeypatch):
