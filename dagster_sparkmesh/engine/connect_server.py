@@ -66,11 +66,13 @@ def server_status(project_path: Path) -> ServerStatus:
     return recorded.model_copy(update={"running": port_open(recorded.port)})
 
 
-def start_server(project_path: Path, connection: SparkConnection) -> ServerStatus:
-    """Start the project's server, or reuse it when it already runs and answers a query."""
+def start_server(project_path: Path, connection: SparkConnection, *, probe_running: bool = True) -> ServerStatus:
+    """Start the project's server, or reuse it when it already runs and answers a query. ``probe_running=False``:
+    a running server is reused once it listens; the caller's own first query tells whether it serves (a probe's
+    session of its own costs ~0.4 s per command)."""
     # Concurrent first runs of a Dagster backfill all get here: one launches, the others wait and reuse it.
     with start_lock(project_path):
-        status = _start_or_reuse(project_path, connection)
+        status = _start_or_reuse(project_path, connection, probe_running)
         mark_used(server_dir(project_path))  # under the lock: the idle watcher cannot stop it before we connect
         return status
 
@@ -90,10 +92,10 @@ def start_lock(project_path: Path) -> Iterator[None]:
         yield
 
 
-def _start_or_reuse(project_path: Path, connection: SparkConnection) -> ServerStatus:
+def _start_or_reuse(project_path: Path, connection: SparkConnection, probe_running: bool) -> ServerStatus:
     status = server_status(project_path)
     if status.pid is not None:
-        _wait_until_healthy(status)
+        _wait_until_healthy(status, probe=probe_running)
         return status.model_copy(update={"running": True})
     if port_open(connection.connect_port):
         raise EngineError(
@@ -169,8 +171,8 @@ def _server_settings(project_path: Path, connection: SparkConnection) -> dict[st
     }
 
 
-def _wait_until_healthy(status: ServerStatus) -> None:
-    """Wait for the port, then run a trivial query through a client: listening is not the same as serving."""
+def _wait_until_healthy(status: ServerStatus, probe: bool = True) -> None:
+    """Wait for the port, then (``probe``) run a trivial query through a client: listening is not serving."""
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while not port_open(status.port):
         if status.pid is None or not _alive(status.pid):
@@ -186,18 +188,21 @@ def _wait_until_healthy(status: ServerStatus) -> None:
                 hint=f"see {status.log_path}; `sparkmesh server stop` cleans up",
             )
         time.sleep(0.5)
-    probe_query(status.url or "")
+    if probe:
+        probe_query(status.url or "")
 
 
-def probe_query(url: str) -> None:
+def probe_query(url: str, session=None) -> None:
+    """A trivial query through ``session``, or through a session of its own (stopped after)."""
     from pyspark.sql.connect.session import SparkSession as ConnectSession
 
     try:
-        session = ConnectSession.builder.remote(url).create()
+        probe = session or ConnectSession.builder.remote(url).create()
         try:
-            session.sql("SELECT 1").collect()
+            probe.sql("SELECT 1").collect()
         finally:
-            session.stop()
+            if session is None:
+                probe.stop()
     except Exception as error:  # any failure here means "not serving"; report it as such
         raise EngineError(f"the Spark Connect server at {url} does not answer queries: {error}") from error
 

@@ -19,7 +19,7 @@ from py4j.protocol import Py4JError
 from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
-from dagster_sparkmesh.engine.connect_server import port_open, server_dir, start_server
+from dagster_sparkmesh.engine.connect_server import port_open, probe_query, server_dir, start_server
 from dagster_sparkmesh.engine.idle_stop import mark_used
 from dagster_sparkmesh.engine.settings import RUNTIME_SETTINGS, require_java, session_settings, warehouse_dir
 from dagster_sparkmesh.errors import ConfigError, EngineError
@@ -122,8 +122,14 @@ def _open_connect(connection: SparkConnection, project_path: Path) -> SparkSessi
 
 
 def _open_managed(connection: SparkConnection, project_path: Path) -> SparkSession:
-    status = start_server(project_path, connection)
-    return _connect(status.url or "")
+    status = start_server(project_path, connection, probe_running=False)
+    session = _connect(status.url or "")
+    try:
+        probe_query(status.url or "", session)  # a reused server listens; this says it serves (a started one did)
+    except EngineError:
+        session.stop()
+        raise
+    return session
 
 
 def _connect(url: str) -> SparkSession:
