@@ -36,6 +36,11 @@ def test_only_a_condition_on_one_row_of_the_audited_rows_is_counted_by_the_write
     assert offending_condition(audit) == condition
 
 
+def _edit(project, model_file: str, old: str, new: str) -> None:
+    path = project / "models" / model_file
+    path.write_text(path.read_text().replace(old, new))
+
+
 def _offending_queries(monkeypatch) -> list[str]:
     ran: list[str] = []
     original = SparkEngine.query_rows
@@ -44,10 +49,8 @@ def _offending_queries(monkeypatch) -> list[str]:
 
 
 def test_a_new_tables_row_audits_are_counted_by_its_write(mini_project, make_context, monkeypatch):
-    summary = mini_project / "models" / "summary.sql"
-    summary.write_text(summary.read_text().replace(
-        "kind FULL\n", "kind FULL,\n  audits (not_null(columns := (days)), number_of_rows(threshold := 1))\n"
-    ))
+    calls = "audits (not_null(columns := (days)), number_of_rows(threshold := 1))"
+    _edit(mini_project, "summary.sql", "kind FULL\n", f"kind FULL,\n  {calls}\n")
     ctx = make_context(mini_project)
     ran = _offending_queries(monkeypatch)
     result = apply_plan(ctx, plan_for(ctx, START, END))
@@ -61,10 +64,8 @@ def test_a_new_tables_row_audits_are_counted_by_its_write(mini_project, make_con
 
 
 def test_offending_rows_counted_by_the_write_fail_the_audit_with_a_sample(mini_project, make_context, monkeypatch):
-    daily = mini_project / "models" / "daily.sql"
-    daily.write_text(daily.read_text().replace(
-        "SUM(amount) AS total", "CASE WHEN ds < DATE'2024-01-03' THEN NULL ELSE SUM(amount) END AS total"
-    ))
+    nulls = "CASE WHEN ds < DATE'2024-01-03' THEN NULL ELSE SUM(amount) END AS total"
+    _edit(mini_project, "daily.sql", "SUM(amount) AS total", nulls)
     ctx = make_context(mini_project)
     ran = _offending_queries(monkeypatch)
     plan = plan_for(ctx, START, END)
@@ -98,11 +99,8 @@ def test_a_table_whose_types_are_not_the_querys_is_audited_by_reading_it(mini_pr
 
 
 def test_one_audit_called_twice_gets_each_call_its_own_count(mini_project, make_context, monkeypatch):
-    summary = mini_project / "models" / "summary.sql"
-    summary.write_text(summary.read_text().replace(
-        "kind FULL\n",
-        "kind FULL,\n  audits (forall_non_blocking(criteria := (days > 100)), forall_non_blocking(criteria := (days > 0)))\n",
-    ))
+    calls = "audits (forall_non_blocking(criteria := (days > 100)), forall_non_blocking(criteria := (days > 0)))"
+    _edit(mini_project, "summary.sql", "kind FULL\n", f"kind FULL,\n  {calls}\n")
     ctx = make_context(mini_project)
     ran = _offending_queries(monkeypatch)
     result = apply_plan(ctx, plan_for(ctx, START, END))
