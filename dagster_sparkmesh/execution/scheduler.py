@@ -29,15 +29,21 @@ def run_dag(
     max_workers: int = 2,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> dict[str, T]:
-    """Run ``task(name)`` for every name in ``parents`` (insertion order = topological order)."""
+    """Run ``task(name)`` for every name in ``parents`` (insertion order = topological order).
+
+    At most ``max_workers`` tasks run; of the ready ones, those with the longest chain of descendants start first
+    (then in topological order): the chain that ends the run last starts as early as it can."""
+    workers = max(1, max_workers)
+    height = _chain_lengths(parents)
     pending = dict(parents)
     results: dict[str, T] = {}
     errors: dict[str, BaseException] = {}
     blocked: set[str] = set()
     running: dict[Future, str] = {}
-    with ThreadPoolExecutor(max_workers=max(1, max_workers), thread_name_prefix="sparkmesh") as pool:
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sparkmesh") as pool:
         while pending or running:
-            for name in [n for n, ps in pending.items() if not should_stop() and ps <= results.keys()]:
+            ready = sorted((n for n, ps in pending.items() if ps <= results.keys()), key=lambda n: -height[n])
+            for name in ready[: workers - len(running)] if not should_stop() else ():
                 del pending[name]
                 running[pool.submit(task, name)] = name
             for name in [n for n, ps in pending.items() if ps & (errors.keys() | blocked)]:
@@ -55,3 +61,13 @@ def run_dag(
     if errors:
         raise DagRunError(errors, dict(results), blocked | set(pending))
     return results
+
+
+def _chain_lengths(parents: Mapping[str, set[str]]) -> dict[str, int]:
+    """Name → the number of tasks on its longest chain of descendants, itself included."""
+    length = dict.fromkeys(parents, 1)
+    for name in reversed(list(parents)):  # children come after their parents
+        for parent in parents[name]:
+            if parent in length:
+                length[parent] = max(length[parent], length[name] + 1)
+    return length
