@@ -32,7 +32,8 @@ def run_audits(
     results = []
     for position, call in enumerate(model.audits):
         query = render_audit_query(call, audited, ctx.project.audits)
-        results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query, failing=counted.get(position)))
+        failing = counted.get(position)
+        results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query, failing=failing))
     return results
 
 

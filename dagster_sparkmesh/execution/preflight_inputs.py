@@ -66,12 +66,21 @@ class PreflightInputs:
     def analyze(self, models: list[Model]) -> None:
         """Analyze the models' queries, ``max_workers`` at a time: each is a round trip to Spark, and none waits
         for another once the temp views of the new parents exist (created while rendering, in order)."""
-        rendered = [(model, self._render(model)) for model in models if model.name not in self._columns]
-        todo = [(model, query) for model, query in rendered if query is not None]
         with ThreadPoolExecutor(max(1, self.ctx.max_workers), thread_name_prefix="sparkmesh-preflight") as pool:
-            analyzed = list(pool.map(lambda item: analyze_query(self.ctx.engine, *item), todo))  # the first error raised
+            self._list_schemas(models, pool)
+            rendered = [(model, self._render(model)) for model in models if model.name not in self._columns]
+            todo = [(model, query) for model, query in rendered if query is not None]
+            # The first refusal in the models' order is raised.
+            analyzed = list(pool.map(lambda item: analyze_query(self.ctx.engine, *item), todo))
         self._columns.update({model.name: None for model, query in rendered if query is None})
         self._columns.update({model.name: columns for (model, _), columns in zip(todo, analyzed)})
+
+    def _list_schemas(self, models: list[Model], pool: ThreadPoolExecutor) -> None:
+        """The schemas of the physical tables the models (and their new parents) may read, listed side by side."""
+        models_read = {name for model in models for name in model_reads(model, self.ctx.project.models)}
+        tables = [self.tables[name] for name in models_read if name in self.ctx.project.models and name in self.tables]
+        schemas = sorted({table.split(".", 1)[0] for table in tables} - self._listings.keys())
+        self._listings.update(zip(schemas, pool.map(self.ctx.engine.list_schema, schemas)))
 
     def first_query(self, name: str) -> FirstQuery:
         columns = self._columns.get(name)
