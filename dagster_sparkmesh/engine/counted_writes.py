@@ -27,6 +27,9 @@ from dagster_sparkmesh.snapshot.naming import quote
 
 _ROWS = "rows"
 _CHECK = "check_{}"
+_DELIVERY_WAIT_SECONDS = 30.0
+"""How long an in-process session may take to deliver an observation after its write returned (measured: a few
+milliseconds) before the caller counts instead."""
 
 
 @dataclass
@@ -37,9 +40,6 @@ class RowChecks:
 
     conditions: Mapping[int, str]
     holding: dict[int, int] = field(default_factory=dict)
-_DELIVERY_WAIT_SECONDS = 30.0
-"""How long an in-process session may take to deliver an observation after its write returned (measured: a few
-milliseconds) before the caller counts instead."""
 
 
 def insert_counting(
