@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from dagster_sparkmesh.engine.failures import spark_errors
 from dagster_sparkmesh.engine.partition_sql import column_list
+from dagster_sparkmesh.engine.session import is_connect
 from dagster_sparkmesh.snapshot.naming import quote
 
 _ROWS = "rows"
@@ -76,7 +77,7 @@ def create_counting(
 def _rows_of(spark: SparkSession, select_sql: str) -> DataFrame:
     """The rows of ``select_sql`` as a frame to write. Over Spark Connect a lazy one: ``spark.sql`` there runs the
     text at once to learn whether it is a command, a round trip and an analysis that the write repeats."""
-    if not _is_connect(spark):
+    if not is_connect(spark):
         return spark.sql(select_sql)
     from pyspark.sql.connect.dataframe import DataFrame as ConnectFrame
     from pyspark.sql.connect.plan import SQL
@@ -93,7 +94,7 @@ def _observed(
     metrics = {_ROWS: "COUNT(1)" if counted is None else f"COUNT_IF({counted})"}
     for index, condition in enumerate((checks.conditions if checks else {}).values()):
         metrics[_CHECK.format(index)] = f"COUNT_IF({within} AND ({condition}))"
-    if _is_connect(frame):
+    if is_connect(frame):
         from pyspark.sql.connect.functions import expr
         from pyspark.sql.connect.observation import Observation as ConnectObservation
 
@@ -105,10 +106,6 @@ def _observed(
         observation.__init__()
     columns = [expr(sql).alias(name) for name, sql in metrics.items()]
     return frame.observe(observation, *columns), observation
-
-
-def _is_connect(frame_or_session: DataFrame | SparkSession) -> bool:
-    return type(frame_or_session).__module__.startswith("pyspark.sql.connect")
 
 
 def _delivered(observation: Observation, checks: RowChecks | None) -> int | None:

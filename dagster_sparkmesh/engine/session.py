@@ -154,6 +154,11 @@ def _connect(url: str) -> SparkSession:
     return builder.create()
 
 
+def is_connect(session_or_frame: object) -> bool:
+    """A Spark Connect session (or one of its DataFrames), not an in-process one."""
+    return type(session_or_frame).__module__.startswith("pyspark.sql.connect")
+
+
 def _is_open(session: SparkSession) -> bool:
     stopped = getattr(session, "is_stopped", None)
     if stopped is not None:  # Spark Connect session

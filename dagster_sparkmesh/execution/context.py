@@ -50,9 +50,11 @@ class ExecutionContext:
         exit, which can hang the process; a local session stays up, since the process owns one JVM for good.
         """
         self.state.close()
-        if self._engine is not None and _is_connect_session(self._engine.spark):
-            from dagster_sparkmesh.engine.session import close_sessions
+        if self._engine is None:
+            return
+        from dagster_sparkmesh.engine.session import close_sessions, is_connect
 
+        if is_connect(self._engine.spark):
             close_sessions(self.project.path)
             self._engine = None
 
@@ -86,6 +88,3 @@ class ExecutionContext:
             max_workers=spark_connection.workers,
         )
 
-
-def _is_connect_session(session: object) -> bool:
-    return type(session).__module__.startswith("pyspark.sql.connect")

@@ -21,15 +21,13 @@ from sqlglot.errors import SqlglotError
 
 from dagster_sparkmesh.engine.counted_writes import RowChecks
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.unchanged_inputs import changes_between_runs
 from dagster_sparkmesh.model.builtin_audits import render_audit_query
 from dagster_sparkmesh.model.records import Model
 
 _AUDITED = "sparkmesh_audited_rows"
 """The name the audits are rendered against, to find their condition: no model's table can be named so."""
-_NOT_ONE_ROW = (exp.Subquery, exp.Select, exp.AggFunc, exp.Window, exp.Table, exp.Rand, exp.Randn, exp.Uuid)
-_SHIFTING = {"current_date", "current_timestamp", "now", "localtimestamp", "current_timezone", "uuid", "rand",
-             "randn", "random", "shuffle", "monotonically_increasing_id", "spark_partition_id", "input_file_name",
-             "unix_timestamp", "current_user", "user", "session_user"}
+_NOT_ONE_ROW = (exp.Subquery, exp.Select, exp.AggFunc, exp.Window, exp.Table)
 
 
 def row_checks(ctx: ExecutionContext, model: Model) -> RowChecks | None:
@@ -75,7 +73,9 @@ def offending_condition(audit_sql: str) -> str | None:
     if not isinstance(query, exp.Select) or not _selects_every_column_of_the_audited_rows(query):
         return None
     condition = query.args.get("where")
-    if condition is None or any(condition.this.find_all(*_NOT_ONE_ROW)) or _shifts(condition.this):
+    if condition is None or any(condition.this.find_all(*_NOT_ONE_ROW)):
+        return None
+    if changes_between_runs(condition.this):
         return None
     names = {_AUDITED, query.args["from_"].this.alias_or_name}
     columns = list(condition.this.find_all(exp.Column))
@@ -99,12 +99,3 @@ def _selects_every_column_of_the_audited_rows(query: exp.Select) -> bool:
         and table.name == _AUDITED
         and not table.args.get("db")
     )
-
-
-def _shifts(condition: exp.Expression) -> bool:
-    """The condition calls a function whose result changes between evaluations."""
-    for function in condition.find_all(exp.Func):
-        name = function.name if isinstance(function, exp.Anonymous) else function.sql_name()
-        if name.lower() in _SHIFTING or isinstance(function, (exp.CurrentDate, exp.CurrentTimestamp)):
-            return True
-    return False

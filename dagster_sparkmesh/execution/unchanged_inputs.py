@@ -83,17 +83,23 @@ def _read_tokens(ctx: ExecutionContext, sql: str, model_of: Mapping[str, str], t
 
 
 def _repeatable(tree: exp.Expression, system_functions: frozenset[str]) -> bool:
-    """No function in the query can give another result on the same rows."""
+    """No function in the query can give another result on the same rows (a user's function may)."""
+    if changes_between_runs(tree):
+        return False
+    return all(node.name.lower() in system_functions for node in tree.find_all(exp.Anonymous))
+
+
+def changes_between_runs(tree: exp.Expression) -> bool:
+    """A function Spark ships in the expression can give another result on the same rows (``rand``, ``uuid``,
+    ``current_date``, ``input_file_name``, ``TABLESAMPLE``...)."""
     for node in tree.walk():
         if isinstance(node, (exp.TableSample, *_CHANGING_FUNCTIONS)) or type(node).__name__.startswith("Current"):
-            return False
+            return True
         if isinstance(node, exp.StrToUnix) and node.this is None:  # unix_timestamp(): now
-            return False
-        if isinstance(node, exp.Anonymous):
-            name = node.name.lower()
-            if name in _CHANGING_NAMES or name not in system_functions:
-                return False
-    return True
+            return True
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _CHANGING_NAMES:
+            return True
+    return False
 
 
 def _tables_read(tree: exp.Expression) -> set[str]:
