@@ -6,6 +6,7 @@ grouped by their first words (count, total seconds), the slowest ones, and the t
 from __future__ import annotations
 
 import collections
+import os
 import re
 import sys
 import threading
@@ -14,7 +15,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-RECORDS: list[tuple[str, str, float]] = []
+RECORDS: list[tuple[str, str, float, float]] = []  # thread, statement, seconds, start (perf_counter)
+TIMELINE = os.environ.get("STATEMENT_LOG_TIMELINE") == "1"  # also print every call in the order it started
 _local = threading.local()
 
 
@@ -35,7 +37,7 @@ def _timed(kind, function):
                 result._statement_log_text = text  # an action on this frame is labelled with its statement
             elif kind != "sql" and hasattr(self, "_statement_log_text"):
                 text = f"{kind} of {self._statement_log_text}"
-            RECORDS.append((threading.current_thread().name, text, time.perf_counter() - began))
+            RECORDS.append((threading.current_thread().name, text, time.perf_counter() - began, began))
     return wrapper
 
 
@@ -65,7 +67,7 @@ def _timed_write(action, function):
         try:
             return function(self, table, *args, **kwargs)
         finally:
-            RECORDS.append((threading.current_thread().name, f"DataFrameWriter.{action} {table}", time.perf_counter() - began))
+            RECORDS.append((threading.current_thread().name, f"DataFrameWriter.{action} {table}", time.perf_counter() - began, began))
     return wrapper
 
 
@@ -74,6 +76,8 @@ def _group(text: str) -> str:
     if words[0].startswith("DataFrameWriter."):
         return words[0].upper()
     head = " ".join(words[:5 if words[0].startswith("DataFrame.") else 3]).upper()
+    if head.endswith("`") or "`" in head.split(" ")[-1]:  # DDL on a named table: one group per statement kind
+        head = head.rsplit(" ", 1)[0]
     if "REBALANCE" in text:
         head += " (rebalanced)"
     return head[:60]
@@ -95,14 +99,20 @@ def main() -> None:
             core_steps.main()
     finally:
         groups = collections.defaultdict(lambda: [0, 0.0])
-        for _, text, seconds in RECORDS:
+        if TIMELINE:
+            print("\ntimeline (start, seconds, thread, statement):")
+            first = min((r[3] for r in RECORDS), default=0.0)
+            for thread, text, seconds, began in sorted(RECORDS, key=lambda r: r[3]):
+                flat = re.sub(r"\s+", " ", text)
+                print(f"{began - first:7.2f} {seconds:6.2f}  {thread:24s} {flat[:110]}")
+        for _, text, seconds, _began in RECORDS:
             groups[_group(text)][0] += 1
             groups[_group(text)][1] += seconds
         print(f"\n{len(RECORDS)} Spark calls, {sum(r[2] for r in RECORDS):.2f} s in all (threads overlap)")
-        for head, (count, seconds) in sorted(groups.items(), key=lambda item: -item[1][1])[:25]:
+        for head, (count, seconds) in sorted(groups.items(), key=lambda item: -item[1][1])[:40]:
             print(f"{seconds:8.2f} s {count:5d}  {head}")
         print("slowest:")
-        for thread, text, seconds in sorted(RECORDS, key=lambda r: -r[2])[:8]:
+        for thread, text, seconds, _began in sorted(RECORDS, key=lambda r: -r[2])[:8]:
             flat = re.sub(r"\s+", " ", text)
             print(f"{seconds:8.2f} s  {thread}: {flat[:150]}")
 

@@ -27,7 +27,8 @@ from dagster_sparkmesh.engine.partition_sql import (
     TimeWindow, column_list, drop_partition_statements, rebalance_hint,
 )
 from dagster_sparkmesh.engine.period_tables import (
-    PERIOD_TIME_TYPES, PeriodLayout, create_period_table, layout_from_catalog, overwrite_period_interval,
+    PERIOD_TIME_TYPES, PeriodLayout, create_period_table, create_period_table_with_rows, layout_from_catalog,
+    overwrite_period_interval,
 )
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.errors import EngineError
@@ -77,23 +78,17 @@ class SparkEngine(SparkCatalog):
         timestamp, else a table partitioned by the time column. True if this call created it, False if another
         writer did first.
 
-        A plain CREATE TABLE, not a CTAS with the first batch: concurrent runs over different ranges of a new
-        model race to create its table, and a CTAS writes its files (in overwrite mode) before it registers the
-        table, so the loser of the race could clear the winner's files, or meet them as LOCATION_ALREADY_EXISTS
-        and take them for a crash's leftovers. Registering an empty table writes no file: a loser only finds
-        the table there (measured: 1 of 3 concurrent Dagster range runs failed that way before this).
+        A plain CREATE TABLE: registering an empty table writes no file, so concurrent creators (runs over
+        different ranges of a new model) only find the table there. A CTAS writes its files before it registers
+        the table, so a racing loser could clear the winner's files or take them for a crash's leftovers
+        (measured: 1 of 3 concurrent Dagster range runs failed that way): ``write_first_interval`` creates a
+        period table with its rows only under the table's write lock.
 
         ``columns``: the query's (column, type) pairs if the caller analyzed it already. A period table's view is
         created by its first write (``empty_view``: now, with no rows, for a query that reads its own table).
         """
-        layout = list(columns) if columns is not None else self.query_schema(query_sql)  # analysis, no Spark job
-        if window.column not in {name for name, _ in layout}:
-            raise EngineError(
-                f"the query of {table} has no column {window.column}, its time column",
-                snippet=", ".join(name for name, _ in layout),
-                hint="select the time column, or name the right one in the model's kind",
-            )
-        if window.period is not None and dict(layout)[window.column].lower() in PERIOD_TIME_TYPES:
+        layout = self._interval_columns(table, query_sql, window, columns)
+        if _is_period_layout(layout, window):
             period_layout = PeriodLayout(tuple(layout), window.period)
             created = create_period_table(self, table, period_layout, empty_view=empty_view)
             self._period_layouts[table] = period_layout  # only once the table is there: a failed create caches nothing
@@ -122,6 +117,38 @@ class SparkEngine(SparkCatalog):
             self._remove_stale_location(table, error.__cause__)
             self.execute(statement)
         return True
+
+    def write_first_interval(
+        self, table: str, query_sql: str, window: TimeWindow, *,
+        columns: Sequence[tuple[str, str]] | None = None, checks: RowChecks | None = None,
+    ) -> int | None:
+        """Create the table of an INCREMENTAL_BY_TIME_RANGE model by writing the window's rows into it: a period
+        table, in one CTAS, then its view. Returns the rows written; None when it did not (the layout is not a
+        period table's, or the table is there already): ``create_interval_table`` and ``overwrite_interval``
+        then. The caller holds the table's write lock (``create_interval_table`` says why).
+
+        ``columns``: the query's (column, type) pairs as the caller's analysis saw them (over temp views of
+        parents not written yet, too): they name the columns and type the time column; the table takes the
+        types the query has when it runs."""
+        layout = self._interval_columns(table, query_sql, window, columns)
+        if not _is_period_layout(layout, window):
+            return None
+        return create_period_table_with_rows(
+            self, table, query_sql, window, PeriodLayout(tuple(layout), window.period), checks=checks
+        )
+
+    def _interval_columns(
+        self, table: str, query_sql: str, window: TimeWindow, columns: Sequence[tuple[str, str]] | None
+    ) -> list[tuple[str, str]]:
+        """The query's (column, type) pairs (analyzed, no Spark job, unless given), checked for the time column."""
+        layout = list(columns) if columns is not None else self.query_schema(query_sql)
+        if window.column not in {name for name, _ in layout}:
+            raise EngineError(
+                f"the query of {table} has no column {window.column}, its time column",
+                snippet=", ".join(name for name, _ in layout),
+                hint="select the time column, or name the right one in the model's kind",
+            )
+        return layout
 
     def _lost_creation_race(self, table: str, error: EngineError) -> bool:
         """Whether a CREATE TABLE failed because another writer created the table meanwhile: the table exists, or
@@ -425,3 +452,9 @@ def _local_path(location: str) -> Path | None:
     if parsed.scheme not in ("", "file") or not parsed.path:
         return None
     return Path(parsed.path).resolve()
+
+
+def _is_period_layout(layout: Sequence[tuple[str, str]], window: TimeWindow) -> bool:
+    """Whether the model's table is a period table: the window names a period and the time column is a date or a
+    timestamp (``engine.period_tables``)."""
+    return window.period is not None and dict(layout)[window.column].lower() in PERIOD_TIME_TYPES

@@ -83,12 +83,8 @@ def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout, *
     """The data table (empty); True if this call created it. The physical view over it is created by the first
     write's switch (``empty_view``: now, naming no segment, for a query that reads its own table), so the physical
     table is never seen before its data table (DESIGN invariant 2), nor, empty, before its first rows."""
+    _refuse_hidden_name(table, layout)
     hidden = layout.period_column
-    if hidden in layout.names:
-        raise EngineError(
-            f"the query of {table} has a column named {hidden}, the name of sparkmesh's hidden period column",
-            hint="rename the column",
-        )
     data = period_data_table(table)
     typed = (*layout.columns, (hidden, "string"))
     columns = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in typed)
@@ -99,6 +95,37 @@ def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout, *
         empty = view_sql(data, column_list(layout.names), hidden, [])
         engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {empty}")
     return created
+
+
+def create_period_table_with_rows(
+    engine: SparkEngine, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
+    checks: RowChecks | None = None,
+) -> int | None:
+    """A new period table whose first segments hold the query's rows of ``[start, end)``, created by the write
+    itself (one CTAS: no empty table registered first, no second analysis of the query), then its view. Returns
+    the rows written; None when the data table is there already (another writer's, or a crash's before its view):
+    write with ``overwrite_period_interval`` then. The caller holds the table's write lock, so no other writer
+    is between the CTAS's files and its registration. The table takes the query's own types; ``layout`` gives
+    the column names and the time column's type."""
+    _refuse_hidden_name(table, layout)
+    data = period_data_table(table)
+    plan = plan_segment_write([], window.start, window.end, layout.period, new_version())
+    select = _segment_rows(data, query_sql, window, layout, plan)
+    written = engine.create_table_from_select(data, select, [layout.period_column], checks)
+    if written is None:
+        return None
+    switched = view_sql(data, column_list(layout.names), layout.period_column, plan.current_after)
+    engine.create_or_alter_view(table, switched, known_missing=True)  # after its rows (DESIGN invariant 2)
+    return written
+
+
+def _refuse_hidden_name(table: str, layout: PeriodLayout) -> None:
+    hidden = layout.period_column
+    if hidden in layout.names:
+        raise EngineError(
+            f"the query of {table} has a column named {hidden}, the name of sparkmesh's hidden period column",
+            hint="rename the column",
+        )
 
 
 def overwrite_period_interval(
@@ -147,22 +174,29 @@ def _write_segments(
     checks: RowChecks | None,
 ) -> int:
     """Append the new segments (no reader sees them before the switch); returns the query's rows in the window."""
+    in_window = window.predicate(layout.type_of(window.column))
+    select = _segment_rows(data, query_sql, window, layout, plan)
+    written = insert_counting(engine.spark, data, select, counted=in_window, checks=checks)  # kept rows: outside
+    if written is not None:
+        return written
+    hidden = quote_identifier(layout.period_column)
+    count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}) AND {in_window}"
+    return int(engine.query_rows(count)[0][0])
+
+
+def _segment_rows(data: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, plan: SegmentWrite) -> str:
+    """The rows of the new segments: the query's rows in the window, and the replaced segments' rows outside it."""
     hidden, columns = quote_identifier(layout.period_column), column_list(layout.names)
     in_window = window.predicate(layout.type_of(window.column))
     segment = segment_of_rows(window.column, layout.period, plan.written)
     rows = f"SELECT {columns}, {segment} AS {hidden} FROM ({query_sql}) AS source WHERE {in_window}"
-    if plan.replaced:  # the replaced segments' rows outside the interval go into the new segments too
+    if plan.replaced:
         rows += (
             f" UNION ALL SELECT {columns}, {segment} AS {hidden} FROM {quote(data)} "
             f"WHERE {hidden} IN ({segment_list(plan.replaced)}) AND NOT ({in_window})"
         )
     hint = rebalance_hint(layout.period_column) if len(plan.written) > 1 else ""
-    select = f"SELECT {hint}* FROM ({rows}) AS segment_rows"
-    written = insert_counting(engine.spark, data, select, counted=in_window, checks=checks)  # kept rows: outside
-    if written is not None:
-        return written
-    count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}) AND {in_window}"
-    return int(engine.query_rows(count)[0][0])
+    return f"SELECT {hint}* FROM ({rows}) AS segment_rows"
 
 
 def _listed_segments(engine: SparkEngine, data: str, layout: PeriodLayout) -> list[Segment]:

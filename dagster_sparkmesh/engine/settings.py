@@ -40,6 +40,10 @@ def catalog_settings(project_path: Path) -> dict[str, str]:
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={metastore}/metastore_db;create=true",
         # derby.log and Derby's own files go next to the metastore, not into the working directory.
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
+        # The metastore copies the warehouse folder's owner, group and permissions onto every table and partition
+        # folder it creates; without Hadoop's native library each costs a forked `ls -ld` (three per CREATE TABLE,
+        # ~15 ms; measured 62 vs 47 ms per CREATE TABLE). The folders live in the project's own state folder.
+        "spark.hadoop.hive.warehouse.subdir.inherit.perms": "false",
     }
 
 

@@ -51,6 +51,7 @@ def run_models(
             should_stop=should_stop,
             time_column_checked=name in preflight.time_columns_checked,
             first_query=preflight.first_queries.get(name),
+            output_columns=preflight.output_columns.get(name),
             versions=versions,
             keep_unchanged=name not in plan.restatements,
         )

@@ -52,6 +52,9 @@ class ModelTarget:
     """Model name → the version the environment reads: where the parents' recorded intervals are looked up."""
     first_query: FirstQuery | None = None
     """The first batch's query as the preflight rendered (and analyzed) it from these very tables: not done again."""
+    output_columns: tuple[tuple[str, str], ...] | None = None
+    """The query's (column, type) pairs as the preflight analyzed it, also over temp views of parents not written
+    yet: they name a new period table's columns (its first write gives it the types the query has then)."""
     keep_unchanged: bool = False
     """A FULL model whose query and inputs did not change since its last write keeps its table
     (``execution.unchanged_inputs``); False for a restatement, which recomputes whatever it finds."""
@@ -267,18 +270,36 @@ def _write_time_range(
             check_time_column(ctx.engine, target.model, query)  # its inputs exist only now: before any write
         crashpoint("interval_write")
         window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format, period)
+        covered = _span(unit_intervals) == batch  # the write's rows are the audited ones: it may count checks
         with ctx.state.table_write_lock(target.table):  # a period holds several intervals: writers take turns
-            # The first batch creates the table empty (False: a concurrent run created it first). Created under
-            # the lock, it is known to hold nothing yet: its first write reads no view.
-            columns = target.first_query.columns_for(batch) if target.first_query else None
-            new = not exists and ctx.engine.create_interval_table(target.table, query, window, columns=columns)
-            exists, created = True, created or new
-            # The audits the write can count, when they read exactly its rows (the batch covers its window).
-            covered = _span(unit_intervals) == batch
-            checks = write_row_checks(ctx, target.model, target.table, created, columns) if covered else None
-            rows += ctx.engine.overwrite_interval(target.table, query, window, fresh=created, new=new, checks=checks)
+            written, checks, created = _write_batch(ctx, target, batch, query, window, exists, created, covered)
+            exists = True
+        rows += written
         audits = _commit(ctx, target, unit_intervals, incomplete, checks=checks)
     return rows, audits
+
+
+def _write_batch(
+    ctx: ExecutionContext, target: ModelTarget, batch: Interval, query: str, window: TimeWindow,
+    exists: bool, created: bool, covered: bool,
+) -> tuple[int, RowChecks | None, bool]:
+    """One batch's write, holding the table's write lock: (rows written, the row checks it counted, whether this
+    step created the table). A new period table is created by its first batch's write; another new table is
+    created empty first (False: a concurrent run created it first). Created under the lock, it is known to hold
+    nothing yet: its first write reads no view."""
+    if not exists:
+        checks = write_row_checks(ctx, target.model, target.table, True, None) if covered else None
+        first = ctx.engine.write_first_interval(
+            target.table, query, window, columns=target.output_columns, checks=checks
+        )
+        if first is not None:
+            return first, checks, True
+    columns = target.first_query.columns_for(batch) if target.first_query else None
+    new = not exists and ctx.engine.create_interval_table(target.table, query, window, columns=columns)
+    created = created or new
+    checks = write_row_checks(ctx, target.model, target.table, created, columns) if covered else None
+    written = ctx.engine.overwrite_interval(target.table, query, window, fresh=created, new=new, checks=checks)
+    return written, checks, created
 
 
 def _write_unique_key(

@@ -65,6 +65,8 @@ class PreflightReport:
     first_queries: Mapping[str, FirstQuery] = field(default_factory=dict)
     """Model → its first batch's query where the preflight read the tables the evaluator reads (with temp views of
     parents not built yet, the preflight's text is not what runs, and is not kept)."""
+    output_columns: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    """Model → its query's (column, type) pairs as analyzed, also over temp views of parents not built yet."""
 
 
 def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]) -> PreflightReport:
@@ -88,6 +90,7 @@ def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]
         external_audits=external_audits,
         seconds=round(time.monotonic() - began, 3),
         first_queries={name: inputs.first_query(name) for name in checked if name in inputs.first_queries},
+        output_columns=inputs.output_columns(),
     )
 
 

@@ -82,6 +82,10 @@ class PreflightInputs:
         schemas = sorted({table.split(".", 1)[0] for table in tables} - self._listings.keys())
         self._listings.update(zip(schemas, pool.map(self.ctx.engine.list_schema, schemas)))
 
+    def output_columns(self) -> dict[str, tuple[tuple[str, str], ...]]:
+        """Model → its query's (column, type) pairs as analyzed, also over temp views of new parents."""
+        return {name: tuple(columns.items()) for name, columns in self._columns.items() if columns}
+
     def first_query(self, name: str) -> FirstQuery:
         columns = self._columns.get(name)
         return FirstQuery(*self.first_queries[name], columns=tuple(columns.items()) if columns else None)

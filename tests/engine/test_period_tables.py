@@ -76,6 +76,47 @@ def test_the_view_appears_with_the_first_write_also_when_it_has_no_rows(engine, 
     assert engine.view_exists(table) and _rows(engine, table) == [] and _segments(engine, table) == []
 
 
+def test_a_first_write_creates_the_period_table_with_its_rows_and_the_query_types(engine, schema, monkeypatch):
+    table = f"{schema}.written_new__v1"
+    window = _window("2024-01-30", "2024-02-02")
+    query = "SELECT CAST(id AS BIGINT) AS id, ds FROM (" + _daily({"2024-01-30": [1], "2024-02-01": [2, 3], "2024-02-05": [9]}) + ")"
+    analyzed = []
+    monkeypatch.setattr(type(engine), "query_schema", lambda self, sql: analyzed.append(sql))
+    # Columns as an analysis over temp views of new parents saw them: they name the columns and type the time
+    # column; the table takes the types the query has when it runs (id: bigint, not int).
+    assert engine.write_first_interval(table, query, window, columns=[("id", "int"), ("ds", "date")]) == 3
+    monkeypatch.undo()
+    assert analyzed == []
+    assert engine.columns(table) == [("id", "bigint"), ("ds", "date")]
+    assert _segments(engine, table) == _current(engine, table) == ["20240130..20240201", "20240201..20240202"]
+    assert [row[0] for row in _rows(engine, table)] == [1, 2, 3]
+    later = _window("2024-02-02", "2024-02-03")  # later writes find the table's own layout
+    assert engine.overwrite_interval(table, _daily({"2024-02-02": [4]}), later) == 1
+    assert [row[0] for row in _rows(engine, table)] == [1, 2, 3, 4]
+
+
+def test_a_first_write_leaves_an_existing_data_table_to_the_interval_overwrite(engine, schema):
+    """A crash between a first write's CTAS and its view leaves the data table alone: the next first write finds
+    it, and the overwrite that follows writes the interval and creates the view."""
+    table = f"{schema}.left_behind__v1"
+    window = _window("2024-01-01", "2024-01-03")
+    query = _daily({"2024-01-01": [1], "2024-01-02": [2]})
+    engine.execute(f"CREATE TABLE {table}__data (id INT, ds DATE, sparkmesh_month STRING) USING parquet "
+                   "PARTITIONED BY (sparkmesh_month)")
+    assert engine.write_first_interval(table, query, window) is None
+    assert engine.create_interval_table(table, query, window) is False
+    assert engine.overwrite_interval(table, query, window) == 2
+    assert engine.view_exists(table) and [row[0] for row in _rows(engine, table)] == [1, 2]
+
+
+def test_a_first_write_of_a_table_partitioned_by_its_own_values_is_left_to_create_and_overwrite(engine, schema):
+    table = f"{schema}.by_string__v1"
+    window = TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 2), "yyyy-MM-dd", period="month")
+    query = "SELECT 1 AS id, '2024-01-01' AS ds"
+    assert engine.write_first_interval(table, query, window) is None
+    assert not engine.table_exists(table) and not engine.table_exists(f"{table}__data")
+
+
 def test_a_write_into_a_table_created_under_its_lock_reads_no_view(engine, schema, monkeypatch):
     table = f"{schema}.new__v1"
     window = _window("2024-01-01", "2024-01-03")

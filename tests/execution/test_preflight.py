@@ -267,3 +267,39 @@ def test_the_first_batch_the_preflight_rendered_from_existing_tables_is_not_rend
     assert f"{schema}_shop.daily" not in rendered  # its only batch ran the preflight's text
     rows = spark.sql(f"SELECT ds, n FROM {schema}_shop.daily").collect()
     assert [(str(r.ds), r.n) for r in rows] == [("2024-01-02", 1)]
+
+
+def test_a_model_whose_parent_is_new_creates_its_table_with_its_first_write_without_a_second_analysis(
+    tmp_path, spark, schema, make_context, clean_catalog, monkeypatch
+):
+    """The preflight analyzed the child over a temp view of its new parent; that analysis names the period table's
+    columns, and the first write (one CTAS) gives the table the types the query has over the parent's table."""
+    from dagster_sparkmesh.engine.adapter import SparkEngine
+
+    project = _write(tmp_path / "p", {
+        "models/events.sql": f"""
+            MODEL (name {schema}_raw.events, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+
+            SELECT ds, 1 AS id FROM VALUES (DATE'2024-01-01'), (DATE'2024-01-02') AS t(ds)
+            WHERE ds BETWEEN @start_ds AND @end_ds
+            """,
+        "models/daily.sql": f"""
+            MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+
+            SELECT ds, COUNT(*) AS n FROM {schema}_raw.events WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds
+            """,
+    })  # fmt: skip
+    ctx = make_context(project)
+    plan = plan_for(ctx, START, datetime(2024, 1, 3))
+    analyzed, analyze = [], SparkEngine.query_schema
+    monkeypatch.setattr(SparkEngine, "query_schema", lambda self, sql: analyzed.append(sql) or analyze(self, sql))
+    apply_plan(ctx, plan)
+    # Each query analyzed once, by the preflight (the child's over a temp view of its parent's query).
+    assert [("GROUP BY" in sql, "VALUES" in sql) for sql in analyzed] == [(False, True), (True, False)]
+    daily = physical_table(f"{schema}_shop.daily", plan.version_of(f"{schema}_shop.daily"))
+    assert spark.sql(f"DESCRIBE {daily}").collect()[:2] == spark.sql(f"DESCRIBE {daily}__data").collect()[:2]
+    assert [tuple(r) for r in spark.sql(f"DESCRIBE {daily}").select("col_name", "data_type").collect()] == [
+        ("ds", "date"), ("n", "bigint")
+    ]
+    rows = spark.sql(f"SELECT ds, n FROM {schema}_shop.daily ORDER BY ds").collect()
+    assert [(str(r.ds), r.n) for r in rows] == [("2024-01-01", 1), ("2024-01-02", 1)]

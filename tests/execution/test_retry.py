@@ -85,11 +85,11 @@ class LockedOnce(SparkEngine):
         super().__init__(spark)
         self.failed = 0
 
-    def create_interval_table(self, *args, **kwargs) -> bool:  # the first write of a new table
+    def write_first_interval(self, *args, **kwargs) -> int | None:  # the first write of a new table
         if self.failed == 0:
             self.failed += 1
             raise wrapped(DERBY_LOCK)
-        return super().create_interval_table(*args, **kwargs)
+        return super().write_first_interval(*args, **kwargs)
 
 
 def test_apply_retries_a_write_that_met_a_lock_timeout(spark, mini_project, make_context):
