@@ -33,9 +33,11 @@ def _timed(kind, function):
         finally:
             _local.inside = False
             text = str(args[0]) if kind == "sql" and args else kind
+            if kind.startswith("Catalog.") and args:
+                text = f"{kind} {args[0]}"
             if kind == "sql" and result is not None:
                 result._statement_log_text = text  # an action on this frame is labelled with its statement
-            elif kind != "sql" and hasattr(self, "_statement_log_text"):
+            elif kind != "sql" and "_statement_log_text" in vars(self):  # (a Connect frame answers any attribute)
                 text = f"{kind} of {self._statement_log_text}"
             RECORDS.append((threading.current_thread().name, text, time.perf_counter() - began, began))
     return wrapper
@@ -55,6 +57,12 @@ def _patch() -> None:
         session.sql = _timed("sql", session.sql)
         for action in ("collect", "count", "persist", "createOrReplaceTempView"):
             setattr(frame, action, _timed(f"DataFrame.{action}", getattr(frame, action)))
+    from pyspark.sql.catalog import Catalog
+    from pyspark.sql.connect.catalog import Catalog as ConnectCatalog
+
+    for catalog in (Catalog, ConnectCatalog):  # catalog calls are round trips too (existence, temp views)
+        for name in ("tableExists", "dropTempView", "listTables", "listColumns", "databaseExists"):
+            setattr(catalog, name, _timed(f"Catalog.{name}", getattr(catalog, name)))
     for writer in (DataFrameWriter, ConnectWriter):  # the counted writes (engine.counted_writes)
         for action in ("insertInto", "saveAsTable"):
             setattr(writer, action, _timed_write(action, getattr(writer, action)))

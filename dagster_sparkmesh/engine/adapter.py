@@ -133,9 +133,13 @@ class SparkEngine(SparkCatalog):
         layout = self._interval_columns(table, query_sql, window, columns)
         if not _is_period_layout(layout, window):
             return None
-        return create_period_table_with_rows(
-            self, table, query_sql, window, PeriodLayout(tuple(layout), window.period), checks=checks
-        )
+        period_layout = PeriodLayout(tuple(layout), window.period)
+        written = create_period_table_with_rows(self, table, query_sql, window, period_layout, checks=checks)
+        if written is not None:
+            # Kept for the writes and audits that follow (no catalog round trip): the query's types over temp
+            # views of new parents are the types it has over their tables, which hold those views' rows.
+            self._period_layouts[table] = period_layout
+        return written
 
     def _interval_columns(
         self, table: str, query_sql: str, window: TimeWindow, columns: Sequence[tuple[str, str]] | None

@@ -15,6 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from dagster_sparkmesh.engine.failure_kinds import is_transient
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
+from dagster_sparkmesh.engine.session import query_frame
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote
@@ -81,7 +82,7 @@ class SparkCatalog:
     def create_query_view(self, view: str, sql: str) -> None:
         """A session temp view of a query (analyzed, not run): what a preflight reads in place of a new table."""
         with spark_errors(sql):
-            self.spark.sql(sql).createOrReplaceTempView(view)
+            query_frame(self.spark, sql).createOrReplaceTempView(view)  # one round trip over Spark Connect
 
     def row_count(self, table: str) -> int:
         return int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)}")[0][0])

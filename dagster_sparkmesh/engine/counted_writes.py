@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from dagster_sparkmesh.engine.failures import spark_errors
 from dagster_sparkmesh.engine.partition_sql import column_list
-from dagster_sparkmesh.engine.session import is_connect
+from dagster_sparkmesh.engine.session import is_connect, query_frame
 from dagster_sparkmesh.snapshot.naming import quote
 
 _ROWS = "rows"
@@ -53,7 +53,7 @@ def insert_counting(
     those same rows."""
     verb = "INSERT OVERWRITE" if overwrite else "INSERT INTO"
     with spark_errors(f"{verb} TABLE {quote(table)} {select_sql}"):
-        frame, observation = _observed(_rows_of(spark, select_sql), counted, checks)
+        frame, observation = _observed(query_frame(spark, select_sql), counted, checks)
         frame.write.insertInto(quote(table), overwrite=overwrite)
     return _delivered(observation, checks)
 
@@ -66,23 +66,12 @@ def create_counting(
     (``TABLE_OR_VIEW_ALREADY_EXISTS``) or its folder does (``LOCATION_ALREADY_EXISTS``)."""
     partitions = f" PARTITIONED BY ({column_list(partitioned_by)})" if partitioned_by else ""
     with spark_errors(f"CREATE TABLE {quote(table)} USING parquet{partitions} AS {select_sql}"):
-        frame, observation = _observed(_rows_of(spark, select_sql), None, checks)
+        frame, observation = _observed(query_frame(spark, select_sql), None, checks)
         writer = frame.write.format("parquet")
         if partitioned_by:
             writer = writer.partitionBy(*partitioned_by)
         writer.saveAsTable(quote(table), mode="error")
     return _delivered(observation, checks)
-
-
-def _rows_of(spark: SparkSession, select_sql: str) -> DataFrame:
-    """The rows of ``select_sql`` as a frame to write. Over Spark Connect a lazy one: ``spark.sql`` there runs the
-    text at once to learn whether it is a command, a round trip and an analysis that the write repeats."""
-    if not is_connect(spark):
-        return spark.sql(select_sql)
-    from pyspark.sql.connect.dataframe import DataFrame as ConnectFrame
-    from pyspark.sql.connect.plan import SQL
-
-    return ConnectFrame(SQL(select_sql), spark)
 
 
 def _observed(

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 from py4j.protocol import Py4JError
 from pyspark import SparkContext
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from dagster_sparkmesh.engine.connect_server import port_open, probe_query, server_dir, start_server
 from dagster_sparkmesh.engine.idle_stop import mark_used
@@ -157,6 +157,18 @@ def _connect(url: str) -> SparkSession:
 def is_connect(session_or_frame: object) -> bool:
     """A Spark Connect session (or one of its DataFrames), not an in-process one."""
     return type(session_or_frame).__module__.startswith("pyspark.sql.connect")
+
+
+def query_frame(spark: SparkSession, select_sql: str) -> DataFrame:
+    """The rows of ``select_sql`` as a frame to write or name. Over Spark Connect a lazy one: ``spark.sql`` there
+    runs the text at once to learn whether it is a command, a round trip and an analysis that the frame's first
+    use repeats. In-process, ``spark.sql`` analyzes without a round trip."""
+    if not is_connect(spark):
+        return spark.sql(select_sql)
+    from pyspark.sql.connect.dataframe import DataFrame as ConnectFrame
+    from pyspark.sql.connect.plan import SQL
+
+    return ConnectFrame(SQL(select_sql), spark)
 
 
 def _is_open(session: SparkSession) -> bool:

@@ -52,6 +52,7 @@ def run_models(
             time_column_checked=name in preflight.time_columns_checked,
             first_query=preflight.first_queries.get(name),
             output_columns=preflight.output_columns.get(name),
+            listed_absent=name in preflight.absent_tables,
             versions=versions,
             keep_unchanged=name not in plan.restatements,
         )

@@ -55,6 +55,9 @@ class ModelTarget:
     output_columns: tuple[tuple[str, str], ...] | None = None
     """The query's (column, type) pairs as the preflight analyzed it, also over temp views of parents not written
     yet: they name a new period table's columns (its first write gives it the types the query has then)."""
+    listed_absent: bool = False
+    """The preflight's catalog listing did not hold the physical table: no look-up before its first write, which
+    creates it (a CTAS or CREATE TABLE that finds it there after all falls back to writing into it)."""
     keep_unchanged: bool = False
     """A FULL model whose query and inputs did not change since its last write keeps its table
     (``execution.unchanged_inputs``); False for a restatement, which recomputes whatever it finds."""
@@ -177,7 +180,8 @@ def _write_full(
     ctx: ExecutionContext, target: ModelTarget, incomplete: list[Interval], kept: list[bool]
 ) -> tuple[int, list[AuditResult]]:
     """FULL (and Python FULL): recompute the whole table once for all missing intervals."""
-    layout = full_table_layout(ctx.engine, target.table)
+    listed_absent = target.listed_absent and not target.model.depends_on_self  # (its empty table: created first)
+    layout = None if listed_absent else full_table_layout(ctx.engine, target.table)
     if layout == GENERATIONS or (layout is None and generation_tables_enabled()):
         return _write_generation(ctx, target, incomplete, kept, exists=layout is not None)
     partitioned_by = list(target.model.partitioned_by)
@@ -251,7 +255,7 @@ def _write_time_range(
     # concurrent run writes there only if its range overlaps this one, and then it writes the same rows).
     created = False
     period = partition_period(target.model)
-    exists = ctx.engine.physical_exists(target.table)
+    exists = not target.listed_absent and ctx.engine.physical_exists(target.table)
     # A model that reads itself reads its earlier intervals: one interval at a time, in order, from a table that
     # exists (empty, with the declared columns) before its first query is even analyzed.
     batch_size = 1 if target.model.depends_on_self else kind.batch_size

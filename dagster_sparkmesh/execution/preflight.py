@@ -67,6 +67,9 @@ class PreflightReport:
     parents not built yet, the preflight's text is not what runs, and is not kept)."""
     output_columns: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     """Model → its query's (column, type) pairs as analyzed, also over temp views of parents not built yet."""
+    absent_tables: frozenset[str] = frozenset()
+    """Models whose physical table the catalog did not list during the preflight: their first write creates it
+    (a creation that finds the table there after all writes into it like into any existing table)."""
 
 
 def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]) -> PreflightReport:
@@ -91,6 +94,7 @@ def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]
         seconds=round(time.monotonic() - began, 3),
         first_queries={name: inputs.first_query(name) for name in checked if name in inputs.first_queries},
         output_columns=inputs.output_columns(),
+        absent_tables=inputs.absent(models),
     )
 
 
@@ -178,7 +182,7 @@ def _relative(path: Path, root: Path) -> Path:
 def _check_time_columns(ctx: ExecutionContext, inputs: PreflightInputs, models: list[Model]) -> list[str]:
     checked, problems = [], []
     timed = [model for model in models if model.kind.has_time_column and model.source == "sql"]
-    inputs.analyze(timed)
+    inputs.analyze(timed, written=models)
     for model in timed:
         columns = inputs.columns(model)
         if columns is None:

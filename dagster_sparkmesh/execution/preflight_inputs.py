@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
@@ -63,11 +63,12 @@ class PreflightInputs:
             self._columns[model.name] = None if query is None else analyze_query(self.ctx.engine, model, query)
         return self._columns[model.name]
 
-    def analyze(self, models: list[Model]) -> None:
+    def analyze(self, models: list[Model], written: Sequence[Model] = ()) -> None:
         """Analyze the models' queries, ``max_workers`` at a time: each is a round trip to Spark, and none waits
-        for another once the temp views of the new parents exist (created while rendering, in order)."""
+        for another once the temp views of the new parents exist (created while rendering, in order). The schemas
+        of the ``written`` models' own tables are listed with those the queries read (``absent``)."""
         with ThreadPoolExecutor(max(1, self.ctx.max_workers), thread_name_prefix="sparkmesh-preflight") as pool:
-            self._list_schemas(models, pool)
+            self._list_schemas(models, written, pool)
             rendered = [(model, self._render(model)) for model in models if model.name not in self._columns]
             todo = [(model, query) for model, query in rendered if query is not None]
             # The first refusal in the models' order is raised.
@@ -75,12 +76,18 @@ class PreflightInputs:
         self._columns.update({model.name: None for model, query in rendered if query is None})
         self._columns.update({model.name: columns for (model, _), columns in zip(todo, analyzed)})
 
-    def _list_schemas(self, models: list[Model], pool: ThreadPoolExecutor) -> None:
-        """The schemas of the physical tables the models (and their new parents) may read, listed side by side."""
+    def _list_schemas(self, models: list[Model], written: Sequence[Model], pool: ThreadPoolExecutor) -> None:
+        """The schemas of the physical tables the models (and their new parents) may read, and of the ``written``
+        models' own tables, listed side by side."""
         models_read = {name for model in models for name in model_reads(model, self.ctx.project.models)}
+        models_read |= {model.name for model in written}
         tables = [self.tables[name] for name in models_read if name in self.ctx.project.models and name in self.tables]
         schemas = sorted({table.split(".", 1)[0] for table in tables} - self._listings.keys())
         self._listings.update(zip(schemas, pool.map(self.ctx.engine.list_schema, schemas)))
+
+    def absent(self, models: Sequence[Model]) -> frozenset[str]:
+        """The models whose physical table the catalog did not list (a listing taken for this preflight)."""
+        return frozenset(m.name for m in models if m.name in self.tables and not self._exists(self.tables[m.name]))
 
     def output_columns(self) -> dict[str, tuple[tuple[str, str], ...]]:
         """Model → its query's (column, type) pairs as analyzed, also over temp views of new parents."""
@@ -91,8 +98,10 @@ class PreflightInputs:
         return FirstQuery(*self.first_queries[name], columns=tuple(columns.items()) if columns else None)
 
     def drop_views(self) -> None:
-        for view in self._views:
-            self.ctx.engine.drop_temp_view(view)
+        """Drop the temp views, side by side: each is a round trip, and the first write waits for them."""
+        if self._views:
+            with ThreadPoolExecutor(max(1, self.ctx.max_workers), thread_name_prefix="sparkmesh-preflight") as pool:
+                list(pool.map(self.ctx.engine.drop_temp_view, self._views))
         self._views.clear()
 
     def _render(self, model: Model) -> str | None:

@@ -90,7 +90,7 @@ def test_a_first_write_creates_the_period_table_with_its_rows_and_the_query_type
     assert engine.columns(table) == [("id", "bigint"), ("ds", "date")]
     assert _segments(engine, table) == _current(engine, table) == ["20240130..20240201", "20240201..20240202"]
     assert [row[0] for row in _rows(engine, table)] == [1, 2, 3]
-    later = _window("2024-02-02", "2024-02-03")  # later writes find the table's own layout
+    later = _window("2024-02-02", "2024-02-03")  # a later write into it
     assert engine.overwrite_interval(table, _daily({"2024-02-02": [4]}), later) == 1
     assert [row[0] for row in _rows(engine, table)] == [1, 2, 3, 4]
 

@@ -6,6 +6,7 @@ and asserts on the state store (no plan-log row, no snapshot, no interval) and o
 
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from datetime import datetime
 from pathlib import Path
@@ -303,3 +304,65 @@ def test_a_model_whose_parent_is_new_creates_its_table_with_its_first_write_with
     ]
     rows = spark.sql(f"SELECT ds, n FROM {schema}_shop.daily ORDER BY ds").collect()
     assert [(str(r.ds), r.n) for r in rows] == [("2024-01-01", 1), ("2024-01-02", 1)]
+
+
+def _two_new_models(tmp_path, schema):
+    return _write(tmp_path / "p", {
+        "models/events.sql": f"""
+            MODEL (name {schema}_raw.events, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+
+            SELECT ds, 1 AS id FROM VALUES (DATE'2024-01-01'), (DATE'2024-01-02') AS t(ds)
+            WHERE ds BETWEEN @start_ds AND @end_ds
+            """,
+        "models/totals.sql": f"""
+            MODEL (name {schema}_shop.totals, kind FULL);
+
+            SELECT COUNT(*) AS n FROM {schema}_raw.events
+            """,
+    })  # fmt: skip
+
+
+def test_tables_the_preflight_did_not_list_are_written_without_an_existence_look_up(
+    tmp_path, spark, schema, make_context, clean_catalog, monkeypatch
+):
+    from dagster_sparkmesh.engine.catalog import SparkCatalog
+
+    ctx = make_context(_two_new_models(tmp_path, schema))
+    plan = plan_for(ctx, START, datetime(2024, 1, 3))
+    looked_up, object_type = [], SparkCatalog.object_type
+    monkeypatch.setattr(SparkCatalog, "object_type", lambda self, name: looked_up.append(name) or object_type(self, name))
+    apply_plan(ctx, plan)
+    tables = {physical_table(name, plan.version_of(name)) for name in (f"{schema}_raw.events", f"{schema}_shop.totals")}
+    assert not tables & set(looked_up)
+    assert spark.sql(f"SELECT n FROM {schema}_shop.totals").collect()[0][0] == 2
+
+
+def test_a_table_created_after_the_preflight_listed_it_absent_is_written_into(
+    tmp_path, spark, schema, make_context, clean_catalog, monkeypatch
+):
+    """Another writer may create a table between the listing and the first write: the creation finds it there
+    and the write goes into it (the same rows, the view over them)."""
+    from dagster_sparkmesh.execution import backfill
+    from dagster_sparkmesh.execution import preflight as preflight_module
+
+    ctx = make_context(_two_new_models(tmp_path, schema))
+    plan = plan_for(ctx, START, datetime(2024, 1, 3))
+    apply_plan(ctx, plan)  # the tables exist from now on
+    physical = [physical_table(n, plan.version_of(n)) for n in (f"{schema}_raw.events", f"{schema}_shop.totals")]
+    before = [ctx.engine.view_text(table) for table in physical]
+    for name in (f"{schema}_raw.events", f"{schema}_shop.totals"):
+        for interval in ctx.state.get_intervals(name, plan.version_of(name)):
+            ctx.state.remove_intervals(name, plan.version_of(name), interval)
+    stale = preflight_module.run_preflight
+
+    def listed_before_they_existed(*args, **kwargs):
+        report = stale(*args, **kwargs)
+        return dataclasses.replace(report, absent_tables=frozenset({f"{schema}_raw.events", f"{schema}_shop.totals"}))
+
+    monkeypatch.setattr(backfill, "run_preflight", listed_before_they_existed)
+    apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 3)))
+    after = [ctx.engine.view_text(table) for table in physical]
+    assert all(old != new for old, new in zip(before, after))  # both rewritten: new segments, a new generation
+    rows = spark.sql(f"SELECT ds, id FROM {schema}_raw.events ORDER BY ds").collect()
+    assert [(str(r.ds), r.id) for r in rows] == [("2024-01-01", 1), ("2024-01-02", 1)]
+    assert spark.sql(f"SELECT n FROM {schema}_shop.totals").collect()[0][0] == 2
