@@ -25,7 +25,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "ui"))
 
-from cdp import Browser, by_text, find_chromium
+from cdp import Browser, BrowserError, by_text, find_chromium
 from dagster_dev import (
     LOCATION,
     copy_example,
@@ -129,8 +129,7 @@ def test_materialize_backfill_and_promote_from_the_ui(browser, dagster_dev, exam
     browser.wait_for("document.body.innerText.includes('Materialize all (16)')", "the global asset graph")
     browser.click_button("Materialize all", prefix=True)
     browser.wait_for(f"{DIALOG} && {DIALOG}.innerText.includes('Launch backfill')", "the launch dialog")
-    browser.click(by_text("button", "All"), "all partitions")
-    browser.wait_for(f"{DIALOG}.innerText.includes('30 partitions')", "the 30 days selected")
+    _select_all_partitions(browser)
     browser.screenshot("6-materialize-all-dialog")
     browser.click_button("Launch backfill")
 
@@ -206,3 +205,24 @@ def _intervals(project: Path, name: str) -> list[tuple[datetime, datetime]]:
             for snapshot in state.get_snapshots_by_name([name])
             for interval in state.get_intervals(name, snapshot.version)
         ]
+
+
+def _select_all_partitions(browser: Browser, attempts: int = 6) -> None:
+    """Click the launch dialog's "All" partitions button until the dialog says 30 partitions. A click that lands
+    while the dialog is still loading its partitions, or while its partition section is folded, selects nothing
+    (seen once on a loaded machine: the section folded, "0 partitions"), so the section is opened and the click
+    repeated, each given ten seconds."""
+    selected = f"{DIALOG}.innerText.includes('30 partitions')"
+    all_button = f"[...{DIALOG}.querySelectorAll('button')].filter(e => e.innerText.trim() === 'All').pop()"
+    for _ in range(attempts - 1):
+        if not browser.evaluate(f"!!({all_button})"):
+            browser.click(f"[...{DIALOG}.querySelectorAll('*')].filter(e => e.innerText && "
+                          "e.innerText.trim().startsWith('Partition selection')).pop()", "the partition section")
+        browser.click(all_button, "all partitions")
+        try:
+            browser.wait_for(selected, "the 30 days selected", timeout=10)
+            return
+        except BrowserError:
+            continue
+    browser.click(all_button, "all partitions")
+    browser.wait_for(selected, "the 30 days selected")
