@@ -66,6 +66,10 @@ class ModelTarget:
     def table(self) -> str:
         return physical_table(self.model.name, self.version)
 
+    def columns_analyzed_for(self, batch: Interval) -> tuple[tuple[str, str], ...] | None:
+        """The batch's query's (column, type) pairs when the preflight analyzed that very text over these tables."""
+        return self.output_columns if self.first_query is not None and self.first_query.interval == batch else None
+
 
 def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult:
     began = time.monotonic()
@@ -298,7 +302,7 @@ def _write_batch(
         )
         if first is not None:
             return first, checks, True
-    columns = target.first_query.columns_for(batch) if target.first_query else None
+    columns = target.columns_analyzed_for(batch)
     new = not exists and ctx.engine.create_interval_table(target.table, query, window, columns=columns)
     created = created or new
     checks = write_row_checks(ctx, target.model, target.table, created, columns) if covered else None

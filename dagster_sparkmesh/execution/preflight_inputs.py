@@ -29,17 +29,12 @@ _THIS_MODEL = re.compile(r"@this_model\b", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class FirstQuery:
-    """A model's first batch, the query the preflight rendered for it, and the query's (column, Spark type) pairs
-    when the preflight analyzed it: the evaluator runs that text, and creates the table from those columns,
-    instead of rendering and analyzing it again."""
+    """A model's first batch and the query the preflight rendered for it from the tables the evaluator reads: the
+    evaluator runs that text instead of rendering it again, and the preflight's analysis of it
+    (``PreflightReport.output_columns``) types that very query."""
 
     interval: Interval
     sql: str
-    columns: tuple[tuple[str, str], ...] | None = None
-
-    def columns_for(self, batch: Interval) -> tuple[tuple[str, str], ...] | None:
-        """The analyzed columns of the batch's query, if this is it."""
-        return self.columns if batch == self.interval else None
 
 
 class PreflightInputs:
@@ -94,8 +89,7 @@ class PreflightInputs:
         return {name: tuple(columns.items()) for name, columns in self._columns.items() if columns}
 
     def first_query(self, name: str) -> FirstQuery:
-        columns = self._columns.get(name)
-        return FirstQuery(*self.first_queries[name], columns=tuple(columns.items()) if columns else None)
+        return FirstQuery(*self.first_queries[name])
 
     def drop_views(self) -> None:
         """Drop the temp views, side by side: each is a round trip, and the first write waits for them."""

@@ -259,7 +259,8 @@ def test_the_first_batch_the_preflight_rendered_from_existing_tables_is_not_rend
     report = run_preflight(ctx, plan, {f"{schema}_shop.daily"})
     first = report.first_queries[f"{schema}_shop.daily"]
     first_batch, first_query = first.interval, first.sql
-    assert first.columns == (("ds", "date"), ("n", "bigint"))  # analyzed once: the table is created from these
+    # Analyzed once: the table is created from these.
+    assert report.output_columns[f"{schema}_shop.daily"] == (("ds", "date"), ("n", "bigint"))
     assert (first_batch.start, first_batch.end) == (datetime(2024, 1, 2), END)  # days 2-3: one batch of 2
     assert physical_table(f"{schema}_raw.events", plan.version_of(f"{schema}_raw.events")).split(".")[1] in first_query
     rendered, render = [], evaluator.render_query
