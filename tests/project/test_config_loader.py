@@ -23,6 +23,7 @@ gateways:
       config:
         spark.sql.shuffle.partitions: 4
         spark.sql.adaptive.enabled: true
+        spark.driver.extraJavaOptions: -Dx=1
     state_connection:
       type: postgres
       host: 127.0.0.1
@@ -73,7 +74,9 @@ def test_sqlmesh_config_is_read(tmp_path):
     assert config.default_gateway == "spark"
     assert config.connection.mode == "connect"
     assert config.connection.remote == "sc://127.0.0.1:15002"
-    assert config.connection.config == {"spark.sql.shuffle.partitions": "4", "spark.sql.adaptive.enabled": "true"}
+    assert config.connection.config == {  # Spark's keys keep their case: Spark would ignore a folded one
+        "spark.sql.shuffle.partitions": "4", "spark.sql.adaptive.enabled": "true", "spark.driver.extraJavaOptions": "-Dx=1",
+    }
     assert config.state.type == "postgres"
     url = make_url(config.state.url)
     assert (url.drivername, url.username, url.password, url.host, url.port, url.database) == (
@@ -94,7 +97,7 @@ def test_sqlmesh_keys_that_do_not_apply_are_warnings(tmp_path):
     for key in ("'project'", "'ui'", "'format'", "connection.catalog", "model_defaults.kind"):
         assert key in text
     duckdb = next(w for w in warnings if "duckdb" in w)
-    assert "default SQLite state is used" in duckdb and "config.yaml:23" in duckdb
+    assert "default SQLite state is used" in duckdb and "config.yaml:24" in duckdb
 
 
 def test_config_yml_and_env_vars(tmp_path, monkeypatch):

@@ -297,7 +297,10 @@ class _ConfigReader:
             if key in IGNORED_SPARK_KEYS:
                 self._warn(key_node, f"connection.{key} is not used by sparkmesh; ignored")
             elif key == "config":
-                fields["config"] = {k: _spark_conf_text(self._value(v)) for k, _, v in self._items(value_node, "config")}
+                # Spark's keys are case-sensitive (spark.driver.extraJavaOptions): only SQLMesh's own keys fold.
+                fields["config"] = {
+                    str(k.value): _spark_conf_text(self._value(v)) for _, k, v in self._items(value_node, "config")
+                }
             elif key in known:
                 fields[key] = self._value(value_node) if key in ("connect_port", "idle_timeout", "concurrent_tasks") else self._text(value_node, key)
             else:
