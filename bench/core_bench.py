@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 from generate_project import START, generate_project
-from timing import BENCH_DIR, Row, print_table, run_child, run_sparkmesh, verdict
+from timing import BENCH_DIR, Row, print_table, run_child, run_sparkmesh, user_environment, verdict
 
 from dagster_sparkmesh.engine.connect_server import server_status, stop_server
 from dagster_sparkmesh.project.loader import load_project
@@ -132,7 +132,9 @@ def _backfill_rows(floor: dict, backfill: dict, args) -> list[Row]:
 def _noop_rows(project: Path, start: datetime, end: datetime, window: list[str]) -> list[Row]:
     cli = ["-p", str(project), "plan", "prod", "--no-prompts", "--start", start.date().isoformat(), "--execution-time", end.isoformat()]
     began = time.perf_counter()
-    result = subprocess.run([sys.executable, "-c", NOOP_CHECK, *cli], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", NOOP_CHECK, *cli], capture_output=True, text=True, check=False, env=user_environment()
+    )
     wall = time.perf_counter() - began
     said_noop = "No changes to plan" in result.stdout
     jvm = re.search(r"JVM_CHILDREN (\d+) SPARK_CONTEXT (\w+)", result.stdout)
