@@ -84,6 +84,6 @@ def test_settings_keep_the_users_class_path_and_choice(tmp_path):
     assert own["spark.hadoop.fs.file.impl"] == "my.FileSystem"
     # The user's JVM options add to ours: Derby keeps its home (derby.log) in the project's metastore folder.
     derby_home = f"-Dderby.system.home={tmp_path.resolve()}/.sparkmesh/metastore"
-    assert own["spark.driver.extraJavaOptions"] == f"{derby_home} -XX:+UseParallelGC -Xss4m"
+    assert own["spark.driver.extraJavaOptions"] == f"{derby_home} -XX:MetaspaceSize=256m -XX:+UseParallelGC -Xss4m"
     cluster = session_settings(SparkConnection(mode="managed", master="spark://127.0.0.1:7077"), tmp_path)
     assert "spark.hadoop.fs.file.impl" not in cluster and "spark.driver.extraClassPath" not in cluster

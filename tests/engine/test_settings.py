@@ -41,5 +41,7 @@ def test_a_collector_in_the_environment_is_respected(monkeypatch):
 
 
 def test_the_shared_local_session_runs_the_throughput_collector(spark):
-    beans = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()
-    assert {bean.getName() for bean in beans} == {"PS Scavenge", "PS MarkSweep"}
+    management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
+    assert {bean.getName() for bean in management.getGarbageCollectorMXBeans()} == {"PS Scavenge", "PS MarkSweep"}
+    hotspot = management.getPlatformMXBean(spark.sparkContext._jvm.com.sun.management.HotSpotDiagnosticMXBean._java_lang_class)
+    assert hotspot.getVMOption("MetaspaceSize").getValue() == str(256 * 1024 * 1024)
