@@ -90,15 +90,14 @@ def throughput_collector(config: dict[str, str]) -> str | None:
 
 
 _SMALL_HEAP_BYTES = 4 * 1024**3
-_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+# Spark's size units; a number without one is MiB, as spark.driver.memory reads it.
+_UNITS = {"": 1024**2, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 
 
 def _bytes(size: str) -> int | None:
-    """Spark's size notation (``512m``, ``4g``, ``2048``: MiB without a unit, as spark.driver.memory reads it)."""
+    """Bytes of a size in Spark's notation (``512m``, ``4g``, ``2048``); None when it is not one."""
     match = re.fullmatch(r"\s*(\d+)\s*([bkmgt]?)b?\s*", size.lower())
-    if match is None:
-        return None
-    return int(match.group(1)) * (_UNITS[match.group(2)] if match.group(2) else 1024**2)
+    return None if match is None else int(match.group(1)) * _UNITS[match.group(2)]
 
 
 def _fork_free_filesystem(classpath: str | None) -> dict[str, str]:

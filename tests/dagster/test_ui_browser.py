@@ -214,15 +214,14 @@ def _select_all_partitions(browser: Browser, attempts: int = 6) -> None:
     repeated, each given ten seconds."""
     selected = f"{DIALOG}.innerText.includes('30 partitions')"
     all_button = f"[...{DIALOG}.querySelectorAll('button')].filter(e => e.innerText.trim() === 'All').pop()"
-    for _ in range(attempts - 1):
+    for attempt in range(1, attempts + 1):
         if not browser.evaluate(f"!!({all_button})"):
             browser.click(f"[...{DIALOG}.querySelectorAll('*')].filter(e => e.innerText && "
                           "e.innerText.trim().startsWith('Partition selection')).pop()", "the partition section")
         browser.click(all_button, "all partitions")
         try:
-            browser.wait_for(selected, "the 30 days selected", timeout=10)
+            browser.wait_for(selected, "the 30 days selected", timeout=10 if attempt < attempts else 60)
             return
         except BrowserError:
-            continue
-    browser.click(all_button, "all partitions")
-    browser.wait_for(selected, "the 30 days selected")
+            if attempt == attempts:
+                raise
