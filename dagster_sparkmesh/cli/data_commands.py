@@ -15,9 +15,11 @@ from rich.table import Table
 from dagster_sparkmesh.cli.context import CliContext, pass_cli_context
 from dagster_sparkmesh.cli.runtime_commands import PROD, make_console, open_context
 from dagster_sparkmesh.errors import ExecutionError, UnitTestFailure
+from dagster_sparkmesh.snapshot.naming import view_name
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.engine.table_diff import TableDiff
+    from dagster_sparkmesh.execution.context import ExecutionContext
 
 
 def parse_environments(text: str) -> tuple[str, str]:
@@ -57,10 +59,16 @@ def table_diff(
         if model is None:
             raise ExecutionError(f"unknown model {name!r}", hint="see `sparkmesh info` for the model names")
         options = {"on": list(keys) or None, "skip": list(skipped), "decimals": decimals}
-        diff = diff_tables(ctx.engine, model, source, target, **options)
+        relations = (_relation(ctx, name, source), _relation(ctx, name, target))
+        diff = diff_tables(ctx.engine, model, source, target, relations=relations, **options)
     console = make_console()
     for renderable in table_diff_view(diff, show_sample=show_sample):
         console.print(renderable)
+
+
+def _relation(ctx: ExecutionContext, model_name: str, environment: str) -> str:
+    record = ctx.state.get_environment(environment)
+    return record.relation_of(model_name) if record is not None else view_name(model_name, environment)
 
 
 def table_diff_view(diff: TableDiff, *, show_sample: bool) -> list:

@@ -130,17 +130,18 @@ def explain_steps(plan: Plan, current: Environment | None) -> list[str]:
 def view_changes(plan: Plan, current: Environment | None) -> list[ViewChange]:
     """The views whose target would change (promotion also creates views missing from the catalog)."""
     changes = []
-    for snapshot in plan.environment_after.snapshots:
+    for snapshot in plan.environment_after.promoted_snapshots:
         if not snapshot.kind_type.has_physical_layer:
             continue
         before = current.snapshot_for(snapshot.name) if current else None
-        if before is not None and before.version == snapshot.version:
+        had_view = before is not None and before.promoted
+        if had_view and before.version == snapshot.version:
             continue
-        action = "alter" if before is not None else "create"
+        action = "alter" if had_view else "create"
         view, target = view_name(snapshot.name, plan.environment), physical_table(snapshot.name, snapshot.version)
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action=action))
-    kept = {s.name for s in plan.environment_after.snapshots}
-    for snapshot in current.snapshots if current else ():
+    kept = {s.name for s in plan.environment_after.promoted_snapshots}
+    for snapshot in current.promoted_snapshots if current else ():
         if snapshot.name not in kept and snapshot.kind_type.has_physical_layer:
             view = view_name(snapshot.name, plan.environment)
             changes.append(ViewChange(model=snapshot.name, view=view, target="", action="drop"))

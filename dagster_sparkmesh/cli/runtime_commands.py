@@ -117,6 +117,11 @@ def make_console() -> Console:
     help="Plan only these models' changes (same selectors); the others keep the environment's snapshots.",
 )
 @click.option("--effective-from", help="With --forward-only: in prod, recompute the changed models from this date.")
+@click.option(
+    "--include-unmodified", is_flag=True, default=None,
+    help="A development environment gets a view of every model, not only of the changed ones "
+    "(config: plan.include_unmodified).",
+)
 @click.option("--auto-apply", is_flag=True, help="Apply without asking.")
 @click.option("--no-prompts", is_flag=True, help="Never ask; without --auto-apply the plan is only shown.")
 @click.option("--explain", is_flag=True, help="Print what applying would do, and change nothing.")
@@ -131,6 +136,7 @@ def plan(
     restate_models: tuple[str, ...],
     select_models_: tuple[str, ...],
     effective_from: str | None,
+    include_unmodified: bool | None,
     auto_apply: bool,
     no_prompts: bool,
     explain: bool,
@@ -150,6 +156,7 @@ def plan(
             "restate_models": restated,
             "selected": select_models(ctx.project.models, select_models_) if select_models_ else None,
             "effective_from": parse_time(effective_from, "--effective-from") if effective_from else None,
+            "include_unmodified": include_unmodified or None,
         }
         the_plan = plan_for(ctx, start_at, end_at, **options)
         if the_plan.uncategorized:

@@ -54,8 +54,11 @@ def table_diff(
     skip: list[str] = (),
     decimals: int = 3,
     sample_size: int = 5,
+    relations: tuple[str, str] | None = None,
 ) -> TableDiff:
-    source, target = view_name(model.name, source_env), view_name(model.name, target_env)
+    """``relations``: what to read for each environment (default: its views of the model; a development
+    environment without a view of an unchanged model reads that model's physical table)."""
+    source, target = relations or (view_name(model.name, source_env), view_name(model.name, target_env))
     for view in (source, target):
         schema, table = view.split(".")
         if table not in engine.list_tables(schema):

@@ -54,7 +54,7 @@ def _drop_views(ctx: ExecutionContext, environments: list) -> tuple[list[str], s
     views: list[str] = []
     schemas: set[str] = set()
     for env in environments:
-        for snapshot in env.snapshots:
+        for snapshot in env.promoted_snapshots:
             if snapshot.kind_type.has_physical_layer:
                 ctx.engine.drop_view(view_name(snapshot.name, env.name))
                 views.append(view_name(snapshot.name, env.name))

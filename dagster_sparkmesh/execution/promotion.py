@@ -133,7 +133,9 @@ class _HeldLease:
 
 
 def _materialized(plan: Plan) -> list[EnvironmentSnapshot]:
-    return [s for s in plan.environment_after.snapshots if s.kind_type.has_physical_layer]
+    """The snapshots the environment gets views of (``plan.builder``: a development environment may have views of
+    its changed models only)."""
+    return [s for s in plan.environment_after.promoted_snapshots if s.kind_type.has_physical_layer]
 
 
 def _check_not_superseded(ctx: ExecutionContext, plan: Plan, current: Environment | None) -> None:
@@ -242,11 +244,11 @@ def _view_changes(
         target = physical_table(snapshot.name, snapshot.version)
         before = current.snapshot_for(snapshot.name) if current else None
         exists = _in_catalog(listing, view)
-        if exists and not repoint_all and before is not None and before.version == snapshot.version:
+        if exists and not repoint_all and before is not None and before.promoted and before.version == snapshot.version:
             continue
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action="alter" if exists else "create"))
-    kept = {s.name for s in plan.environment_after.snapshots}
-    for snapshot in current.snapshots if current else ():
+    kept = {s.name for s in plan.environment_after.promoted_snapshots}
+    for snapshot in current.promoted_snapshots if current else ():
         if snapshot.name not in kept and snapshot.kind_type.has_physical_layer:
             changes.append(ViewChange(model=snapshot.name, view=view_name(snapshot.name, env), target="", action="drop"))
     return changes

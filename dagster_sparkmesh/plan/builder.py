@@ -84,12 +84,15 @@ def build_plan(
     effective_from: DateLike | None = None,
     categories: Mapping[str, ChangeCategory] | None = None,
     preview_start: DateLike | None = None,
+    include_unmodified: bool | None = None,
 ) -> Plan:
     """``selected``: plan only these models' changes; the others keep the environment's current snapshots.
     ``effective_from``: forward-only models recompute their intervals from that date once applied to prod.
     ``categories``: the user's category (breaking / non-breaking) for changes the categorizer left undecided.
     ``preview_start``: where forward-only previews start in a development environment (default: ``start``, else
-    the last ``preview_days`` days before the end); re-planning an environment as it is passes its own."""
+    the last ``preview_days`` days before the end); re-planning an environment as it is passes its own.
+    ``include_unmodified``: a development environment gets a view of every model (default: the project's
+    ``plan.include_unmodified``, false as in SQLMesh: views of the models changed in it only)."""
     environment = _identifier(environment, "environment name")
     current = state.get_environment(environment)
     base_env = current or (state.get_environment(create_from) if create_from != environment else None)
@@ -146,7 +149,8 @@ def build_plan(
         categories=_categories(decisions),
         new_snapshots=tuple(d.snapshot for d in decisions.values() if d.push),
         environment_after=_environment_after(
-            environment, plan_id, current, decisions, versions, plan_start, end, project, execution_time, kept
+            environment, plan_id, current, decisions, versions, plan_start, end, project, execution_time, kept,
+            _promoted(environment, current, decisions, kept, include_unmodified, project),
         ).model_copy(update={"preview_start": previews.begin}),
         missing_intervals=missing,
         previews=previews.ranges,
@@ -319,6 +323,29 @@ def _categories(decisions: dict[str, Decision]) -> dict[str, ChangeCategory]:
     }
 
 
+def _promoted(
+    environment: str,
+    current: Environment | None,
+    decisions: dict[str, Decision],
+    kept: list[Snapshot],
+    include_unmodified: bool | None,
+    project: Project,
+) -> frozenset[str] | None:
+    """The models the environment will have views of; None: every model (production, or ``include_unmodified``).
+
+    As in SQLMesh: the models added or changed against the environment's base (itself, or the environment it is
+    created from), and those it had views of before; a model changed back keeps its view (of the version it has
+    now), so the environment's views never vanish under a user between two plans."""
+    if include_unmodified is None:
+        include_unmodified = project.config.plan.include_unmodified
+    if environment == PROD or include_unmodified:
+        return None
+    before = {s.name for s in current.promoted_snapshots} if current else set()
+    changed = {name for name, d in decisions.items() if d.status != "unchanged"}
+    present = set(decisions) | {s.name for s in kept}
+    return frozenset((before | changed) & present)
+
+
 def _environment_after(
     environment: str,
     plan_id: str,
@@ -330,6 +357,7 @@ def _environment_after(
     project: Project,
     now: datetime,
     kept: list[Snapshot] = (),  # type: ignore[assignment]
+    promoted: frozenset[str] | None = None,
 ) -> Environment:
     snapshots = tuple(
         EnvironmentSnapshot(
@@ -338,6 +366,7 @@ def _environment_after(
             version=versions.get(s.name, s.version),
             kind_name=s.kind_name,
             metadata_hash=s.metadata_hash,
+            promoted=promoted is None or s.name in promoted,
         )
         for s in [*(d.snapshot for d in decisions.values()), *kept]
     )

@@ -7,6 +7,7 @@ from enum import Enum
 
 from dagster_sparkmesh.model.kinds import KindBase, kind_type
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.snapshot.naming import physical_table, view_name
 
 
 class ChangeCategory(str, Enum):
@@ -77,6 +78,9 @@ class EnvironmentSnapshot(Record):
     metadata_hash: str | None = None
     """The metadata this environment was promoted with (None: recorded before environments kept it). The snapshot
     record holds the latest metadata of its fingerprint, which another environment's plan may have changed."""
+    promoted: bool = True
+    """Whether the environment has a view of this model. A development environment without ``include_unmodified``
+    has views of its changed models only; the others are there for its queries to read (recorded before: True)."""
 
     @property
     def kind_type(self) -> type[KindBase]:
@@ -100,3 +104,16 @@ class Environment(Record):
 
     def snapshot_for(self, model_name: str) -> EnvironmentSnapshot | None:
         return next((s for s in self.snapshots if s.name == model_name), None)
+
+    @property
+    def promoted_snapshots(self) -> tuple[EnvironmentSnapshot, ...]:
+        """The snapshots the environment has views of."""
+        return tuple(s for s in self.snapshots if s.promoted)
+
+    def relation_of(self, model_name: str) -> str:
+        """What reads ``model_name`` as this environment sees it: its view, or for a model the environment has no
+        view of (a development environment's unchanged model) the physical table of its snapshot."""
+        snapshot = self.snapshot_for(model_name)
+        if snapshot is not None and not snapshot.promoted:
+            return physical_table(snapshot.name, snapshot.version)
+        return view_name(model_name, self.name)

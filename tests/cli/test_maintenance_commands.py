@@ -214,7 +214,8 @@ def _databases(spark) -> set[str]:
 def test_destroy_asks_then_drops_everything_the_project_created(tiny, engine, spark, clean_catalog):
     window = ["--start", "2024-01-01", "--end", "2024-01-03"]
     assert invoke(tiny, ["plan", "prod", "--auto-apply", *window], engine)[0].exit_code == 0
-    assert invoke(tiny, ["plan", "dev", "--auto-apply", *window], engine)[0].exit_code == 0
+    # Nothing changed in dev: without --include-unmodified it would have no views to destroy.
+    assert invoke(tiny, ["plan", "dev", "--auto-apply", "--include-unmodified", *window], engine)[0].exit_code == 0
     spark.sql("CREATE TABLE shop.kept_by_user (id INT) USING parquet")
     assert {"shop", "shop__dev", "raw", "sparkmesh__shop", "sparkmesh__raw"} <= _databases(spark)
 

@@ -126,6 +126,11 @@ def test_plan_apply_dev_change_diff_promote_and_rollback(tiny, spark, engine, cl
     diff, _ = invoke(tiny, ["table-diff", "prod:dev", "shop.daily", "--show-sample"], engine)
     assert diff.exit_code == 0, diff.output
     assert "total" in diff.output and "The tables differ" in diff.output
+    # raw.events is unchanged: dev has no view of it (SQLMesh's default), and the diff reads the table dev reads.
+    assert not spark.catalog.tableExists("raw__dev.events") and spark.catalog.tableExists("shop__dev.daily")
+    same, _ = invoke(tiny, ["table-diff", "prod:dev", "raw.events", "--on", "ds", "--on", "id"], engine)
+    assert same.exit_code == 0, same.output
+    assert "No differences" in same.output
 
     fetched, _ = invoke(tiny, ["fetchdf", "SELECT ds, total FROM shop__dev.daily ORDER BY ds", "--json"], engine)
     assert json.loads(fetched.output)[0] == {"ds": "2024-01-01", "total": 120}

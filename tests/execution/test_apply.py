@@ -79,6 +79,37 @@ def test_dev_change_recomputes_only_changed_models_and_leaves_prod_alone(spark, 
     assert _rows(spark, "SELECT grand_total FROM shop.summary") == [(600,)]
 
 
+def _tables(spark, schema):
+    return {row.tableName for row in spark.sql(f"SHOW TABLES IN {schema}").collect()}
+
+
+def test_a_dev_environment_has_views_of_its_changed_models_only(spark, mini_project, make_context):
+    """SQLMesh's default (``plan.include_unmodified: false``); ``include_unmodified`` adds the others' views."""
+    prod = make_context(mini_project)
+    apply_plan(prod, plan_for(prod, START, END))
+    summary = mini_project / "models" / "summary.sql"
+    summary.write_text(summary.read_text().replace("SUM(total) AS grand_total", "SUM(total) + 1 AS grand_total"))
+    dev = make_context(mini_project, "dev")
+    plan = plan_for(dev, START, END)
+    assert plan.directly_modified == ("shop.summary",)
+
+    result = apply_plan(dev, plan)
+
+    assert {change.view for change in result.promotion.views} == {"shop__dev.summary"}
+    assert "daily" not in _tables(spark, "shop__dev") and "summary" in _tables(spark, "shop__dev")
+    assert _rows(spark, "SELECT grand_total FROM shop__dev.summary") == [(301,)]  # read prod's daily table
+    environment = dev.state.get_environment("dev")
+    assert environment.relation_of("shop.daily") == physical_table("shop.daily", plan.version_of("shop.daily"))
+    assert environment.relation_of("shop.summary") == "shop__dev.summary"
+
+    everything = make_context(mini_project, "full")
+    promoted = apply_plan(everything, plan_for(everything, START, END, include_unmodified=True))
+    assert {change.view for change in promoted.promotion.views} == {
+        "raw__full.events", "shop__full.daily", "shop__full.summary", "shop__full.big_days"
+    }
+    assert _rows(spark, "SELECT grand_total FROM shop__full.summary") == [(301,)]
+
+
 def test_promotion_refuses_missing_intervals_and_changes_no_view(spark, mini_project, make_context):
     ctx = make_context(mini_project)
     apply_plan(ctx, plan_for(ctx, START, END))

@@ -64,12 +64,16 @@ def digest_view(engine, name: str) -> ViewDigest | str:
 
 
 def environment_digests(engine, project_dir: Path, prefix: str, environment: str = "prod") -> dict[str, ViewDigest | str]:
-    """Digest of every view of ``environment``, keyed by model name without the prefix."""
+    """Digest of every model as ``environment`` shows it (its view; for a development environment's unchanged
+    model, which has no view, the table its models read), keyed by model name without the prefix."""
     project = load_project(project_dir, use_cache=False)
+    with open_state_store(None, project_dir) as state:
+        record = state.get_environment(environment)
     digests = {}
     for name, model in sorted(project.models.items()):
         if model.enabled:
-            digests[name.removeprefix(prefix)] = digest_view(engine, view_name(name, environment))
+            relation = record.relation_of(name) if record is not None else view_name(name, environment)
+            digests[name.removeprefix(prefix)] = digest_view(engine, relation)
     return digests
 
 

@@ -137,6 +137,8 @@ def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
         ("model_defaults: [1\n", 2, "invalid YAML", "indentation"),
         ("environment_ttl: {{ env_var('SM_SURELY_UNSET') }}\n", 1, "SM_SURELY_UNSET is not set", "default"),
         ("environment_ttl: in 1 week\npreview_days: 0\n", 2, "preview_days must be a whole number", "preview_days: 3"),
+        ("plan:\n  include_unmodified: sometimes\n", 2, "plan.include_unmodified must be true or false", "views of"),
+        ("plan:\n  include_unmodifed: true\n", 2, "unknown key 'include_unmodifed' in plan", "did you mean include_unmodified"),
     ],
 )
 def test_config_errors_name_the_line(tmp_path, text, line, fragment, hint):
@@ -152,6 +154,13 @@ def test_config_errors_name_the_line(tmp_path, text, line, fragment, hint):
 def test_preview_days_is_read(tmp_path):
     assert ProjectConfig().preview_days == 1
     assert load_config(write(tmp_path, "preview_days: 3\n")).config.preview_days == 3
+
+
+def test_plan_include_unmodified_is_read_and_other_plan_keys_are_warnings(tmp_path):
+    assert ProjectConfig().plan.include_unmodified is False  # SQLMesh's default
+    loaded = load_config(write(tmp_path, "plan:\n  include_unmodified: true\n  enable_preview: false\n"))
+    assert loaded.config.plan.include_unmodified is True
+    assert any("plan.enable_preview" in w and "config.yaml:3" in w for w in loaded.warnings), loaded.warnings
 
 
 def test_gateways_of_other_engines_are_left_out_with_a_warning(tmp_path):

@@ -57,6 +57,15 @@ def test_state_connection_and_model_defaults(tmp_path: Path) -> None:
     assert config.before_all == ("SELECT 1",)
 
 
+def test_plan_config_include_unmodified(tmp_path: Path) -> None:
+    project = _project(tmp_path, "config = Config(model_defaults=ModelDefaultsConfig(dialect='spark'),\n"
+                                 "    plan=PlanConfig(include_unmodified=True, enable_preview=False))\n")
+    loaded = load_config(project)
+
+    assert loaded.config.plan.include_unmodified is True
+    assert any("plan.enable_preview" in warning for warning in loaded.warnings)
+
+
 def test_config_py_overrides_config_yaml(tmp_path: Path) -> None:
     project = _project(tmp_path, "config = Config(variables={'a': 2})\n", "variables:\n  a: 1\n  b: 1\nmodel_defaults:\n  dialect: duckdb\n")
     loaded = load_config(project)

@@ -83,6 +83,15 @@ class GatewayConfig(Record):
     state_connection: StateConnection | None = None
 
 
+class PlanDefaults(Record):
+    """SQLMesh's ``plan:`` section, the part that means something here."""
+
+    include_unmodified: bool = False
+    """A development environment gets a view of every model (True), or, as in SQLMesh by default, views of the
+    models changed in it only (those that differ from the environment it was created from or last planned as,
+    and those that got a view before). Production always has every view."""
+
+
 class ProjectConfig(Record):
     model_defaults: ModelDefaults = Field(default_factory=ModelDefaults)
     gateways: dict[str, GatewayConfig] = Field(default_factory=lambda: {"local": GatewayConfig()})
@@ -90,6 +99,7 @@ class ProjectConfig(Record):
     state_connection: StateConnection | None = None
     environment_ttl: str = "in 1 week"
     snapshot_ttl: str = "in 1 week"
+    plan: PlanDefaults = Field(default_factory=PlanDefaults)
     preview_days: int = Field(default=1, ge=1)
     """A forward-only change planned in a development environment without ``--start`` is previewed over the
     last ``preview_days`` days before the plan's end (at least the model's last complete interval)."""

@@ -24,6 +24,7 @@ from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.project.config import (
     GatewayConfig,
     ModelDefaults,
+    PlanDefaults,
     ProjectConfig,
     SparkConnection,
     StateConnection,
@@ -34,6 +35,7 @@ from dagster_sparkmesh.project.config.sqlmesh_keys import (
     IGNORED_GATEWAY_KEYS,
     IGNORED_KEYS,
     IGNORED_MODEL_DEFAULTS,
+    IGNORED_PLAN_KEYS,
     IGNORED_SPARK_KEYS,
     OTHER_ENGINES,
 )
@@ -351,6 +353,23 @@ def _preview_days(reader: _ConfigReader, node: yaml.Node) -> int:
     return value
 
 
+def _plan(reader: _ConfigReader, node: yaml.Node) -> PlanDefaults:
+    fields: dict[str, object] = {}
+    for key, key_node, value_node in reader._items(node, "plan"):
+        if key in IGNORED_PLAN_KEYS:
+            reader._warn(key_node, f"plan.{key} is a SQLMesh setting that sparkmesh does not use; ignored")
+        elif key == "include_unmodified":
+            value = reader._value(value_node)
+            if not isinstance(value, bool):
+                raise reader._error(value_node, f"plan.include_unmodified must be true or false, not {value!r}",
+                                    "write include_unmodified: true (a view of every model in development "
+                                    "environments) or false (views of changed models only, the default)")
+            fields[key] = value
+        else:
+            raise reader._unknown(key, key_node, ["include_unmodified", *sorted(IGNORED_PLAN_KEYS)], "plan")
+    return reader._build(PlanDefaults, fields, node)  # type: ignore[return-value]
+
+
 def _statements(reader: _ConfigReader, node: yaml.Node) -> tuple[str, ...]:
     """``before_all`` / ``after_all``: a list of SQL statements (macros allowed: ``@this_env``, ``@views`` ...)."""
     value = reader._value(node)
@@ -370,5 +389,6 @@ _SECTIONS: dict[str, Callable[[_ConfigReader, yaml.Node], object]] = {
     "environment_ttl": _ttl,
     "snapshot_ttl": _ttl,
     "preview_days": _preview_days,
+    "plan": _plan,
     "variables": _ConfigReader.variables,
 }

@@ -5,12 +5,17 @@ CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly",
 
 # SQLMesh settings that do not apply to sparkmesh: accepted with a warning.
 IGNORED_KEYS = frozenset(
-    """project format ui plan run users notification_targets linter default_connection default_test_connection
+    """project format ui run users notification_targets linter default_connection default_test_connection
     default_scheduler physical_schema_override cicd_bot model_naming
     default_target_environment ignore_patterns cache_dir env_vars physical_schema_mapping
     environment_suffix_target log_limit janitor migration environment_catalog_mapping gateway_managed_virtual_layer
     infer_python_dependencies disable_anonymized_analytics auto_categorize_changes time_column_format
     pinned_environments loader loader_kwargs username feature_flags dbt virtual_environment_mode""".split()
+)
+# SQLMesh's plan settings other than include_unmodified (read as ``ProjectConfig.plan``): accepted with a warning.
+IGNORED_PLAN_KEYS = frozenset(
+    """forward_only auto_categorize_changes enable_preview no_diff no_prompts auto_apply use_finalized_state
+    always_recreate_environment""".split()
 )
 IGNORED_MODEL_DEFAULTS = frozenset(
     """kind storage_format session_properties physical_properties virtual_properties on_destructive_change
