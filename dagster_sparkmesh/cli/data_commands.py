@@ -59,8 +59,7 @@ def table_diff(
         if model is None:
             raise ExecutionError(f"unknown model {name!r}", hint="see `sparkmesh info` for the model names")
         options = {"on": list(keys) or None, "skip": list(skipped), "decimals": decimals}
-        relations = (_relation(ctx, name, source), _relation(ctx, name, target))
-        diff = diff_tables(ctx.engine, model, source, target, relations=relations, **options)
+        diff = diff_tables(ctx.engine, model, _relation(ctx, name, source), _relation(ctx, name, target), **options)
     console = make_console()
     for renderable in table_diff_view(diff, show_sample=show_sample):
         console.print(renderable)

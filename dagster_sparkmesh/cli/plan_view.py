@@ -130,9 +130,7 @@ def explain_steps(plan: Plan, current: Environment | None) -> list[str]:
 def view_changes(plan: Plan, current: Environment | None) -> list[ViewChange]:
     """The views whose target would change (promotion also creates views missing from the catalog)."""
     changes = []
-    for snapshot in plan.environment_after.promoted_snapshots:
-        if not snapshot.kind_type.has_physical_layer:
-            continue
+    for snapshot in plan.environment_after.view_snapshots:
         before = current.snapshot_for(snapshot.name) if current else None
         had_view = before is not None and before.promoted
         if had_view and before.version == snapshot.version:
@@ -140,9 +138,9 @@ def view_changes(plan: Plan, current: Environment | None) -> list[ViewChange]:
         action = "alter" if had_view else "create"
         view, target = view_name(snapshot.name, plan.environment), physical_table(snapshot.name, snapshot.version)
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action=action))
-    kept = {s.name for s in plan.environment_after.promoted_snapshots}
-    for snapshot in current.promoted_snapshots if current else ():
-        if snapshot.name not in kept and snapshot.kind_type.has_physical_layer:
+    kept = {s.name for s in plan.environment_after.view_snapshots}
+    for snapshot in current.view_snapshots if current else ():
+        if snapshot.name not in kept:
             view = view_name(snapshot.name, plan.environment)
             changes.append(ViewChange(model=snapshot.name, view=view, target="", action="drop"))
     return changes

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.records import Record
-from dagster_sparkmesh.snapshot.naming import quote, quote_identifier, validate_identifier, view_name
+from dagster_sparkmesh.snapshot.naming import quote, quote_identifier, validate_identifier
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.engine.adapter import SparkEngine
@@ -47,18 +47,15 @@ class TableDiff(Record):
 def table_diff(
     engine: SparkEngine,
     model: Model,
-    source_env: str,
-    target_env: str,
+    source: str,
+    target: str,
     *,
     on: list[str] | None = None,
     skip: list[str] = (),
     decimals: int = 3,
     sample_size: int = 5,
-    relations: tuple[str, str] | None = None,
 ) -> TableDiff:
-    """``relations``: what to read for each environment (default: its views of the model; a development
-    environment without a view of an unchanged model reads that model's physical table)."""
-    source, target = relations or (view_name(model.name, source_env), view_name(model.name, target_env))
+    """``source``, ``target``: what each environment reads for the model (``Environment.relation_of``)."""
     for view in (source, target):
         schema, table = view.split(".")
         if table not in engine.list_tables(schema):

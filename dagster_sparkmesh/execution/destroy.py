@@ -54,11 +54,10 @@ def _drop_views(ctx: ExecutionContext, environments: list) -> tuple[list[str], s
     views: list[str] = []
     schemas: set[str] = set()
     for env in environments:
-        for snapshot in env.promoted_snapshots:
-            if snapshot.kind_type.has_physical_layer:
-                ctx.engine.drop_view(view_name(snapshot.name, env.name))
-                views.append(view_name(snapshot.name, env.name))
-                schemas.add(view_schema(snapshot.name, env.name))
+        for snapshot in env.view_snapshots:
+            ctx.engine.drop_view(view_name(snapshot.name, env.name))
+            views.append(view_name(snapshot.name, env.name))
+            schemas.add(view_schema(snapshot.name, env.name))
     return views, schemas
 
 

@@ -60,6 +60,4 @@ def _views(ctx: ExecutionContext, plan: Plan | None) -> list[str]:
     environment = plan.environment_after if plan is not None else ctx.state.get_environment(ctx.environment)
     if environment is None:
         return []
-    return sorted(
-        view_name(s.name, ctx.environment) for s in environment.promoted_snapshots if s.kind_type.has_physical_layer
-    )
+    return sorted(view_name(s.name, ctx.environment) for s in environment.view_snapshots)

@@ -71,14 +71,12 @@ def _drop_expired_environments(
         if _being_promoted(ctx, environment.name, now):
             continue  # the promotion under way extends the expiry; its lease lapses within minutes if it died
         schemas = set()
+        for snapshot in environment.view_snapshots:
+            ctx.engine.drop_view(view_name(snapshot.name, environment.name))
+            views.append(view_name(snapshot.name, environment.name))
+            schemas.add(view_schema(snapshot.name, environment.name))
         for snapshot in environment.snapshots:
-            if not snapshot.kind_type.has_physical_layer:
-                continue
-            if snapshot.promoted:
-                ctx.engine.drop_view(view_name(snapshot.name, environment.name))
-                views.append(view_name(snapshot.name, environment.name))
-                schemas.add(view_schema(snapshot.name, environment.name))
-            if is_preview_version(snapshot.version):
+            if snapshot.kind_type.has_physical_layer and is_preview_version(snapshot.version):
                 previews.add((snapshot.name, snapshot.version, snapshot.kind_name))
         for schema in schemas:
             if not ctx.engine.list_tables(schema):

@@ -135,7 +135,7 @@ class _HeldLease:
 def _materialized(plan: Plan) -> list[EnvironmentSnapshot]:
     """The snapshots the environment gets views of (``plan.builder``: a development environment may have views of
     its changed models only)."""
-    return [s for s in plan.environment_after.promoted_snapshots if s.kind_type.has_physical_layer]
+    return list(plan.environment_after.view_snapshots)
 
 
 def _check_not_superseded(ctx: ExecutionContext, plan: Plan, current: Environment | None) -> None:
@@ -247,9 +247,9 @@ def _view_changes(
         if exists and not repoint_all and before is not None and before.promoted and before.version == snapshot.version:
             continue
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action="alter" if exists else "create"))
-    kept = {s.name for s in plan.environment_after.promoted_snapshots}
-    for snapshot in current.promoted_snapshots if current else ():
-        if snapshot.name not in kept and snapshot.kind_type.has_physical_layer:
+    kept = {s.name for s in plan.environment_after.view_snapshots}
+    for snapshot in current.view_snapshots if current else ():
+        if snapshot.name not in kept:
             changes.append(ViewChange(model=snapshot.name, view=view_name(snapshot.name, env), target="", action="drop"))
     return changes
 

@@ -340,7 +340,7 @@ def _promoted(
         include_unmodified = project.config.plan.include_unmodified
     if environment == PROD or include_unmodified:
         return None
-    before = {s.name for s in current.promoted_snapshots} if current else set()
+    before = {s.name for s in current.snapshots if s.promoted} if current else set()
     changed = {name for name, d in decisions.items() if d.status != "unchanged"}
     present = set(decisions) | {s.name for s in kept}
     return frozenset((before | changed) & present)

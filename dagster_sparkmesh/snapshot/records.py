@@ -106,9 +106,9 @@ class Environment(Record):
         return next((s for s in self.snapshots if s.name == model_name), None)
 
     @property
-    def promoted_snapshots(self) -> tuple[EnvironmentSnapshot, ...]:
-        """The snapshots the environment has views of."""
-        return tuple(s for s in self.snapshots if s.promoted)
+    def view_snapshots(self) -> tuple[EnvironmentSnapshot, ...]:
+        """The snapshots the environment has views of: promoted ones of models with a physical layer."""
+        return tuple(s for s in self.snapshots if s.promoted and s.kind_type.has_physical_layer)
 
     def relation_of(self, model_name: str) -> str:
         """What reads ``model_name`` as this environment sees it: its view, or for a model the environment has no

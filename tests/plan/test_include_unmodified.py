@@ -21,7 +21,7 @@ def shop(model):
 
 
 def promoted(plan) -> set[str]:
-    return {s.name for s in plan.environment_after.promoted_snapshots}
+    return {s.name for s in plan.environment_after.snapshots if s.promoted}
 
 
 def test_a_new_dev_environment_has_views_of_the_changed_models_and_records_every_snapshot(world, shop):
