@@ -26,6 +26,7 @@ from dagster_sparkmesh.dagster.event_storage import batched_instance_yaml
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "example_project"
 LOCATION = "example_shop"
+QUICK_DAEMON = Path(__file__).resolve().parent / "quick_daemon"
 
 
 def free_port() -> int:
@@ -81,6 +82,8 @@ def start_dagster_dev(project: Path, home: Path, port: int, timeout: float = 120
         "DAGSTER_HOME": str(home),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "PYSPARK_PYTHON": sys.executable,
+        # Dagster's daemon ticks every 3 s instead of 30 (see quick_daemon/sitecustomize.py).
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(QUICK_DAEMON), os.environ.get("PYTHONPATH")])),
     }
     dagster = Path(sys.executable).parent / "dagster"
     with open(log_path, "wb") as log:
