@@ -27,19 +27,28 @@ def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout
     ``layout``: ``plain`` = unpartitioned CTAS; ``monthly`` = the layout sparkmesh writes (time-range models
     partitioned by their time column's month, one segment per month as ``engine.period_tables`` writes a backfill);
     ``partitioned`` = the day-partitioned layout (``SPARKMESH_PERIOD_TABLES=0``; one
-    partition per day).
+    partition per day); ``views`` = plain tables plus the two views sparkmesh keeps per model: a physical view over
+    each table, which the children read, and at the end an environment view over each physical view.
     """
     seconds = {}
     lookup = {name: floor_table(name, layout) for name in project.models}
-    for schema in {table.split(".")[0] for table in lookup.values()}:
+    read = {name: f"{table}__view" for name, table in lookup.items()} if layout == "views" else lookup
+    environment = {name: f"{FLOOR_PREFIX}env__{name}" for name in project.models}
+    schemas = {table.split(".")[0] for table in lookup.values()}
+    if layout == "views":
+        schemas |= {view.split(".")[0] for view in environment.values()}
+    for schema in schemas:
         spark.sql(f"CREATE SCHEMA IF NOT EXISTS `{schema}`")
     for name, model in project.models.items():
         began = time.perf_counter()
-        query = render_query(
-            model, start=start, end=end, execution_time=end, table_for=lookup, models=project.models
-        )
+        query = render_query(model, start=start, end=end, execution_time=end, table_for=read, models=project.models)
         spark.sql(_statement(model, lookup[name], query, layout))
+        if layout == "views":
+            spark.sql(f"CREATE VIEW {read[name]} AS SELECT * FROM {lookup[name]}")
         seconds[name] = time.perf_counter() - began
+    if layout == "views":
+        for name in project.models:
+            spark.sql(f"CREATE VIEW {environment[name]} AS SELECT * FROM {read[name]}")
     return seconds
 
 
