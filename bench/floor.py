@@ -27,12 +27,16 @@ def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout
     ``layout``: ``plain`` = unpartitioned CTAS; ``monthly`` = the layout sparkmesh writes (time-range models
     partitioned by their time column's month, one segment per month as ``engine.period_tables`` writes a backfill);
     ``partitioned`` = the day-partitioned layout (``SPARKMESH_PERIOD_TABLES=0``; one
-    partition per day); ``views`` = plain tables plus the two views sparkmesh keeps per model: a physical view over
-    each table, which the children read, and at the end an environment view over each physical view.
+    partition per day); ``views`` = plain tables plus the views sparkmesh keeps: a physical view over each table,
+    which the children read, and at the end an environment view over each model's physical relation (a VIEW model
+    is its own physical relation, as in sparkmesh). The environment views are in the caller's total, not in any
+    model's seconds.
     """
     seconds = {}
     lookup = {name: floor_table(name, layout) for name in project.models}
-    read = {name: f"{table}__view" for name, table in lookup.items()} if layout == "views" else lookup
+    read = dict(lookup)
+    if layout == "views":
+        read.update({name: f"{lookup[name]}__view" for name, model in project.models.items() if model.kind_name != "VIEW"})
     environment = {name: f"{FLOOR_PREFIX}env__{name}" for name in project.models}
     schemas = {table.split(".")[0] for table in lookup.values()}
     if layout == "views":
@@ -43,7 +47,7 @@ def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout
         began = time.perf_counter()
         query = render_query(model, start=start, end=end, execution_time=end, table_for=read, models=project.models)
         spark.sql(_statement(model, lookup[name], query, layout))
-        if layout == "views":
+        if read[name] != lookup[name]:
             spark.sql(f"CREATE VIEW {read[name]} AS SELECT * FROM {lookup[name]}")
         seconds[name] = time.perf_counter() - began
     if layout == "views":

@@ -1,22 +1,23 @@
 """Imported at start-up by every Python process of the browser test's ``dagster dev`` (this folder is put first on
-its ``PYTHONPATH``): Dagster's backfill daemon then looks for work every few seconds instead of every 30.
+its ``PYTHONPATH``): Dagster's backfill daemon then looks for work every 3 s instead of every 30.
 
 Dagster has no setting for that interval, and an asset backfill advances one layer of the graph per tick: the
-test's "Materialize all" (seeds, views, daily models, promotion) waited about two minutes for ticks alone. Nothing
-else changes: the same daemon, the same backfill logic, only its sleep is shorter. The constant is set right after
-Dagster's module defines it (the daemon reads it when its loop starts), so processes that never import the
-daemon pay nothing.
+test's "Materialize all" (seeds, views, daily models, promotion) waited about two minutes for ticks alone. The
+backfill logic is Dagster's own; only the sleep between ticks is shorter (also for a daemon that falls back to
+Dagster's default interval; sensors, the run queue and run monitoring keep their own). The constant is set right
+after Dagster's module defines it (the backfill loop reads it when it starts), so processes that never import the
+daemon pay nothing. This file hides any other ``sitecustomize`` for those processes; the project's virtualenv has
+none.
 """
 
 from __future__ import annotations
 
 import importlib.abc
 import importlib.util
-import os
 import sys
 
 TARGET = "dagster._daemon.controller"
-SECONDS = int(os.environ.get("SPARKMESH_TEST_DAEMON_INTERVAL", "3"))
+SECONDS = 3
 
 
 class _ShortDaemonInterval(importlib.abc.MetaPathFinder):
