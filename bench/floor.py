@@ -37,11 +37,7 @@ def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout
     read = dict(lookup)
     if layout == "views":
         read.update({name: f"{lookup[name]}__view" for name, model in project.models.items() if model.kind_name != "VIEW"})
-    environment = {name: f"{FLOOR_PREFIX}env__{name}" for name in project.models}
-    schemas = {table.split(".")[0] for table in lookup.values()}
-    if layout == "views":
-        schemas |= {view.split(".")[0] for view in environment.values()}
-    for schema in schemas:
+    for schema in {table.split(".")[0] for table in lookup.values()}:
         spark.sql(f"CREATE SCHEMA IF NOT EXISTS `{schema}`")
     for name, model in project.models.items():
         began = time.perf_counter()
@@ -51,9 +47,17 @@ def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout
             spark.sql(f"CREATE VIEW {read[name]} AS SELECT * FROM {lookup[name]}")
         seconds[name] = time.perf_counter() - began
     if layout == "views":
-        for name in project.models:
-            spark.sql(f"CREATE VIEW {environment[name]} AS SELECT * FROM {read[name]}")
+        _environment_views(spark, read)
     return seconds
+
+
+def _environment_views(spark, read: dict[str, str]) -> None:
+    """An environment view per model over what its children read, as a promotion creates them."""
+    views = {name: f"{FLOOR_PREFIX}env__{name}" for name in read}
+    for schema in {view.split(".")[0] for view in views.values()}:
+        spark.sql(f"CREATE SCHEMA IF NOT EXISTS `{schema}`")
+    for name, view in views.items():
+        spark.sql(f"CREATE VIEW {view} AS SELECT * FROM {read[name]}")
 
 
 def _statement(model, table: str, query: str, layout: str) -> str:

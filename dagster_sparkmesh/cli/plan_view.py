@@ -18,11 +18,12 @@ from rich.text import Text
 from rich.tree import Tree
 
 from dagster_sparkmesh.execution.apply import ApplyResult
+from dagster_sparkmesh.execution.promotion import view_changes
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult, ViewChange
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import PREVIEWS_TITLE, preview_label, preview_lines
 from dagster_sparkmesh.snapshot.intervals import merge
-from dagster_sparkmesh.snapshot.naming import physical_table, view_name
+from dagster_sparkmesh.snapshot.naming import physical_table
 from dagster_sparkmesh.snapshot.records import Environment, Interval
 
 _DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
@@ -120,30 +121,12 @@ def explain_steps(plan: Plan, current: Environment | None) -> list[str]:
         steps.append(f"compute {preview_label(plan, name)} into {table}: {ranges}")
     for name in plan.standalone_audits:
         steps.append(f"run standalone audit {name} (a blocking failure stops here: no view changes)")
-    for change in view_changes(plan, current):
+    # The views as the environment's record says (promotion also creates views missing from the catalog).
+    for change in view_changes(plan, current, plan.environment):
         steps.append(f"{change.action} view {change.view}" + (f" -> {change.target}" if change.target else ""))
     if plan.has_changes or plan.missing_intervals:
         steps.append(f"record plan {plan.plan_id[:8]} as the `{plan.environment}` environment")
     return steps
-
-
-def view_changes(plan: Plan, current: Environment | None) -> list[ViewChange]:
-    """The views whose target would change (promotion also creates views missing from the catalog)."""
-    changes = []
-    for snapshot in plan.environment_after.view_snapshots:
-        before = current.snapshot_for(snapshot.name) if current else None
-        had_view = before is not None and before.promoted
-        if had_view and before.version == snapshot.version:
-            continue
-        action = "alter" if had_view else "create"
-        view, target = view_name(snapshot.name, plan.environment), physical_table(snapshot.name, snapshot.version)
-        changes.append(ViewChange(model=snapshot.name, view=view, target=target, action=action))
-    kept = {s.name for s in plan.environment_after.view_snapshots}
-    for snapshot in current.view_snapshots if current else ():
-        if snapshot.name not in kept:
-            view = view_name(snapshot.name, plan.environment)
-            changes.append(ViewChange(model=snapshot.name, view=view, target="", action="drop"))
-    return changes
 
 
 def model_line(result: ModelRunResult) -> Text:

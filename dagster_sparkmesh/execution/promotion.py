@@ -18,6 +18,7 @@ import contextlib
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.errors import EngineError, ExecutionError, StateConflictError
@@ -29,7 +30,7 @@ from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import format_plan
 from dagster_sparkmesh.project.rendering import render_statements
 from dagster_sparkmesh.snapshot.naming import physical_table, quote, view_name
-from dagster_sparkmesh.snapshot.records import Environment, EnvironmentSnapshot, Interval
+from dagster_sparkmesh.snapshot.records import Environment, Interval
 from dagster_sparkmesh.state.leases import LEASE_DURATION, abandoned
 
 if TYPE_CHECKING:
@@ -89,7 +90,10 @@ def _promote_holding(ctx: ExecutionContext, plan: Plan, lease: _HeldLease) -> li
     _verify_inputs_complete(ctx, plan)
     listing = _catalog_listing(ctx, plan)
     _verify_physical_tables_exist(ctx, plan, listing)
-    changes = _view_changes(ctx, plan, current, listing, repoint_all=lease.views_may_differ)
+    changes = view_changes(
+        plan, current, ctx.environment, in_catalog=lambda view: _in_catalog(listing, view),
+        repoint_all=lease.views_may_differ,
+    )
     _create_missing_schemas(ctx, changes, listing)
     _apply_view_changes(ctx, changes, lease)
     crashpoint("environment_swap")
@@ -132,12 +136,6 @@ class _HeldLease:
         return self._lease
 
 
-def _materialized(plan: Plan) -> list[EnvironmentSnapshot]:
-    """The snapshots the environment gets views of (``plan.builder``: a development environment may have views of
-    its changed models only)."""
-    return list(plan.environment_after.view_snapshots)
-
-
 def _check_not_superseded(ctx: ExecutionContext, plan: Plan, current: Environment | None) -> None:
     current_id = current.plan_id if current else None
     if current_id != plan.previous_plan_id:
@@ -150,7 +148,7 @@ def _check_not_superseded(ctx: ExecutionContext, plan: Plan, current: Environmen
 
 def _verify_intervals_complete(ctx: ExecutionContext, plan: Plan) -> None:
     missing: dict[str, list[str]] = {}
-    for snapshot in _materialized(plan):
+    for snapshot in plan.environment_after.view_snapshots:
         # A rebuilt model lists its intervals from its own start; before the plan's window, what its parents lack
         # there it lacks too (``plan.coverage``), and the plan asks for nothing there.
         expected = [i for i in plan.missing_intervals.get(snapshot.name, ()) if i.end > plan.start]
@@ -205,8 +203,8 @@ def _catalog_listing(ctx: ExecutionContext, plan: Plan) -> CatalogListing:
     """Every physical and view schema the promotion touches, listed from the catalog now: one round trip each,
     ``max_workers`` at a time."""
     env = ctx.environment
-    schemas = {physical_table(s.name, s.version).split(".")[0] for s in _materialized(plan)}
-    schemas |= {view_name(s.name, env).split(".")[0] for s in _materialized(plan)}
+    schemas = {physical_table(s.name, s.version).split(".")[0] for s in plan.environment_after.view_snapshots}
+    schemas |= {view_name(s.name, env).split(".")[0] for s in plan.environment_after.view_snapshots}
     ordered = sorted(schemas)
     with _workers(ctx) as pool:
         return dict(zip(ordered, pool.map(ctx.engine.list_schema, ordered)))
@@ -222,7 +220,7 @@ def _in_catalog(listing: CatalogListing, qualified: str) -> bool:
 
 
 def _verify_physical_tables_exist(ctx: ExecutionContext, plan: Plan, listing: CatalogListing) -> None:
-    tables = [physical_table(s.name, s.version) for s in _materialized(plan)]
+    tables = [physical_table(s.name, s.version) for s in plan.environment_after.view_snapshots]
     absent = [table for table in tables if not _in_catalog(listing, table)]
     if absent:
         raise ExecutionError(
@@ -233,24 +231,32 @@ def _verify_physical_tables_exist(ctx: ExecutionContext, plan: Plan, listing: Ca
         )
 
 
-def _view_changes(
-    ctx: ExecutionContext, plan: Plan, current: Environment | None, listing: CatalogListing, *, repoint_all: bool
+def view_changes(
+    plan: Plan,
+    current: Environment | None,
+    environment: str,
+    *,
+    in_catalog: Callable[[str], bool] | None = None,
+    repoint_all: bool = False,
 ) -> list[ViewChange]:
-    """The views to create, alter or drop; ``repoint_all``: the views may not match the record, alter every one."""
-    env = ctx.environment
+    """The views of ``environment`` to create, alter or drop for ``plan``. ``in_catalog``: whether a view exists
+    (None: as ``current``'s record says, what a plan shows before it runs); ``repoint_all``: the views may not
+    match the record, alter every one."""
     changes = []
-    for snapshot in _materialized(plan):
-        view = view_name(snapshot.name, env)
-        target = physical_table(snapshot.name, snapshot.version)
+    for snapshot in plan.environment_after.view_snapshots:
+        view = view_name(snapshot.name, environment)
         before = current.snapshot_for(snapshot.name) if current else None
-        exists = _in_catalog(listing, view)
-        if exists and not repoint_all and before is not None and before.promoted and before.version == snapshot.version:
+        had_view = before is not None and before.promoted
+        exists = in_catalog(view) if in_catalog is not None else had_view
+        if exists and not repoint_all and had_view and before.version == snapshot.version:
             continue
+        target = physical_table(snapshot.name, snapshot.version)
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action="alter" if exists else "create"))
     kept = {s.name for s in plan.environment_after.view_snapshots}
     for snapshot in current.view_snapshots if current else ():
         if snapshot.name not in kept:
-            changes.append(ViewChange(model=snapshot.name, view=view_name(snapshot.name, env), target="", action="drop"))
+            view = view_name(snapshot.name, environment)
+            changes.append(ViewChange(model=snapshot.name, view=view, target="", action="drop"))
     return changes
 
 
