@@ -174,9 +174,10 @@ def test_asset_pages_show_a_derived_column_schema_and_the_python_source(browser,
 
     browser.open(f"{url}/assets/shop/customer_segments")
     browser.wait_for("document.body.innerText.includes('Marketing segment per customer')", "the Python model's page")
-    text = browser.text()
-    assert "Module(" not in text, "the Python model's description is an AST dump"
-    assert "def execute(context" in text, "the Python model's source is not shown"
+    # The source is rendered (as Markdown) after the page's first lines: wait for it, as for the descriptions above
+    # (a read right after the first line found it missing once, on a busy machine).
+    browser.wait_for("document.body.innerText.includes('def execute(context')", "the Python model's source")
+    assert "Module(" not in browser.text(), "the Python model's description is an AST dump"
     browser.screenshot("0-python-model-description")
 
 
