@@ -33,7 +33,8 @@ def step_floor(args) -> dict:
 
     project = load_project(args.project)
     spark = open_session(connection(project, "local", args.port), project.path)
-    warm_up(spark)
+    if not args.cold:
+        warm_up(spark)
     figures = {}
     for layout in args.layouts:
         began = time.perf_counter()
@@ -172,6 +173,7 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=15002)
     parser.add_argument("--layouts", nargs="+", default=["plain", "monthly"], choices=("plain", "monthly", "partitioned", "views"))
     parser.add_argument("--profile", help="write cProfile stats of the timed block to this file")
+    parser.add_argument("--cold", action="store_true", help="floor: no warm-up (the whole process is what is timed)")
     args = parser.parse_args()
     figures = STEPS[args.step](args)
     if args.mode == "managed":
