@@ -121,7 +121,8 @@ def run(args, workdir: Path) -> None:
     finally:
         _stop_server(project)
     print_table(f"core runtime: {args.models} models x {args.days} daily intervals (python {sys.version.split()[0]})", rows)
-    print_table("initial backfill as whole processes (JVM start included)", _whole_process_rows(workdir / "whole", args, window))
+    whole = _whole_process_rows(workdir / "whole", args, start, end, window)
+    print_table("initial backfill as whole processes (JVM start included)", whole)
 
 
 def _backfill_rows(floor: dict, backfill: dict, args) -> list[Row]:
@@ -232,11 +233,10 @@ def _cli_rows(project: Path, changed: str, end: datetime, port: int) -> list[Row
     ]
 
 
-def _whole_process_rows(workdir: Path, args, window: list[str]) -> list[Row]:
+def _whole_process_rows(workdir: Path, args, start: datetime, end: datetime, window: list[str]) -> list[Row]:
     """b': the initial backfill against the plain floor, each a whole fresh process (JVM start and first
     compilations included), as the issue's "2.05x as whole processes" was measured. Each mode gets a floor process
     of its own, right before it: on a machine whose speed drifts, a pair compares like with like."""
-    start, end = window[1], window[3]
     rows = []
     for mode in ("local", "managed"):
         generate_project(workdir / f"floor_{mode}", models=args.models, days=args.days)
@@ -244,11 +244,10 @@ def _whole_process_rows(workdir: Path, args, window: list[str]) -> list[Row]:
         floor = run_child(STEPS, "floor", *floor_args).wall_s
         project = workdir / mode
         generate_project(project, models=args.models, days=args.days)
-        env = {"SPARKMESH_SPARK_MODE": mode, "SPARKMESH_SPARK_CONNECT_PORT": str(free_port())}
         try:
-            seconds, said = run_sparkmesh(
-                project, env, "plan", "prod", "--auto-apply", "--no-prompts",
-                "--start", start[:10], "--execution-time", end, timeout=1800,
+            seconds, said = _sparkmesh(
+                project, free_port(), "plan", "prod", "--auto-apply", "--no-prompts",
+                "--start", start.date().isoformat(), "--execution-time", end.isoformat(), mode=mode,
             )
         finally:
             _stop_server(project)
@@ -263,8 +262,9 @@ def _whole_process_rows(workdir: Path, args, window: list[str]) -> list[Row]:
     return rows
 
 
-def _sparkmesh(project: Path, port: int, *arguments: str) -> tuple[float, str]:
-    env = {**os.environ, "SPARKMESH_SPARK_MODE": "managed", "SPARKMESH_SPARK_CONNECT_PORT": str(port)}
+def _sparkmesh(project: Path, port: int, *arguments: str, mode: str = "managed") -> tuple[float, str]:
+    """``sparkmesh`` as a fresh process in ``mode`` (``managed``: the project's server on ``port``)."""
+    env = {"SPARKMESH_SPARK_MODE": mode, "SPARKMESH_SPARK_CONNECT_PORT": str(port)}  # on top of this environment
     return run_sparkmesh(project, env, *arguments, timeout=1800)
 
 
