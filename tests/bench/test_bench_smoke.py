@@ -62,3 +62,15 @@ def test_the_one_model_project_loads_as_one_daily_incremental_model(tmp_path, be
     sql = render_query(model, start=datetime(2024, 1, 1), end=datetime(2024, 1, 3),
                        execution_time=datetime(2024, 1, 3), table_for={}, models=project.models)
     assert "SEQUENCE(1, 10)" in sql and "2024-01-02" in sql
+
+
+def test_the_backfill_is_judged_against_the_plain_floor_and_never_above_the_day_partitioned_one(bench_modules):
+    core_bench, _, _, _ = bench_modules
+    floors = {"plain": 10.0, "monthly": 14.0, "partitioned": 25.0, "views": 14.0}
+    figures = {"seconds": 20.0, "written": [], "plan_seconds": 0.0, "apply_seconds": 20.0, "slowest": []}
+    judged = [row for row in core_bench._backfill_rows(floors, figures, None) if row.what.startswith("b.")]
+    assert [(row.target, row.verdict) for row in judged] == [
+        ("<= 1.5x plain floor", "MISSED"), ("never above the day-partitioned floor", "ok"),
+    ]
+    assert judged[0].measured == "20.00 s = 2.00x plain, 1.43x monthly, 1.43x views"
+    assert judged[1].measured == "0.80x the day-partitioned floor"
