@@ -1,0 +1,130 @@
+"""The initial backfill side by side with SQLMesh, each a fresh process as a user types it:
+
+    python bench/sqlmesh_side_by_side.py --sqlmesh VENV/bin/sqlmesh [--rounds 2] [--models 30] [--days 90]
+
+SQLMesh is no dependency of sparkmesh: install it with pyspark in a virtualenv of its own, outside the repository (it
+pins another sqlglot), and pass its ``sqlmesh`` executable. Each round, on fresh copies of the generated project
+(``generate_project.py``, SQLMesh's format), one after the other:
+
+- the plain floor: a fresh process, JVM start included, one ``CREATE TABLE AS`` per model (``core_steps.py floor
+  --cold``);
+- ``sparkmesh plan prod --auto-apply``, in-process (``mode: local``) and with the default managed server, which the
+  command starts (the server's shutdown after it is not timed);
+- ``sqlmesh plan --auto-apply`` on a copy whose gateway is local Spark with the settings a SQLMesh user would write
+  (local[2], UI off, 4 shuffle partitions, UTC, the Hive metastore and warehouse in the project folder) and its state
+  in DuckDB: SQLMesh refuses Spark as a state store. A production plan takes no ``--start``; ``--execution-time``
+  bounds it to the generated days.
+
+Each tool's time is printed with its ratio to the floor of its own round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+from core_bench import STEPS, _sparkmesh, _stop_server, free_port
+from generate_project import START, generate_project
+from timing import Row, print_table, run_child, user_environment
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sqlmesh", type=Path, required=True, help="the sqlmesh executable of a separate virtualenv")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--models", type=int, default=30)
+    parser.add_argument("--days", type=int, default=90)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="sparkmesh_vs_sqlmesh_") as tmp:
+        seconds = [one_round(Path(tmp) / f"round_{n}", args) for n in range(args.rounds)]
+    print_table(f"initial backfill {args.models} x {args.days}, whole fresh processes", _rows(seconds))
+
+
+def one_round(folder: Path, args) -> dict[str, float]:
+    start = datetime.combine(START, datetime.min.time())
+    end = start + timedelta(days=args.days)
+    window = ["--start", start.isoformat(), "--end", end.isoformat()]
+    figures = {}
+    generate_project(folder / "floor", models=args.models, days=args.days)
+    figures["floor"] = run_child(STEPS, "floor", str(folder / "floor"), *window, "--layouts", "plain", "--cold").wall_s
+    for mode in ("local", "managed"):
+        project = folder / mode
+        generate_project(project, models=args.models, days=args.days)
+        try:
+            figures[f"sparkmesh {mode}"], _ = _sparkmesh(
+                project, free_port(), "plan", "prod", "--auto-apply", "--no-prompts",
+                "--start", start.date().isoformat(), "--execution-time", end.isoformat(), mode=mode,
+            )
+        finally:
+            _stop_server(project)
+    figures["sqlmesh"] = _sqlmesh_backfill(args.sqlmesh, folder / "sqlmesh", args, end)
+    print(", ".join(f"{what} {value:.2f} s" for what, value in figures.items()), flush=True)
+    return figures
+
+
+def _sqlmesh_backfill(sqlmesh: Path, project: Path, args, end: datetime) -> float:
+    generate_project(project, models=args.models, days=args.days)
+    _use_local_spark(project)
+    command = [str(sqlmesh), "plan", "--auto-apply", "--no-prompts", "--execution-time", end.date().isoformat()]
+    began = time.perf_counter()
+    result = subprocess.run(command, cwd=project, capture_output=True, text=True, env=user_environment(), check=False)
+    seconds = time.perf_counter() - began
+    batches = re.search(r"(\d+)/(\d+) •", result.stdout)  # its progress bar: model batches executed / planned
+    complete = batches is not None and batches.group(1) == batches.group(2) and "Virtual layer updated" in result.stdout
+    if result.returncode != 0 or not complete:
+        raise SystemExit(f"sqlmesh failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return seconds
+
+
+def _use_local_spark(project: Path) -> None:
+    """The generated config's gateway, replaced by local Spark (its catalog in the project) with a DuckDB state."""
+    state = project / ".sqlmesh_bench"
+    (state / "metastore").mkdir(parents=True)
+    config = project / "config.yaml"
+    kept = config.read_text().split("default_gateway:", 1)[1]
+    config.write_text(f"""gateways:
+  local:
+    connection:
+      type: spark
+      concurrent_tasks: 4
+      config:
+        spark.master: local[2]
+        spark.ui.enabled: 'false'
+        spark.ui.showConsoleProgress: 'false'
+        spark.sql.shuffle.partitions: '4'
+        spark.sql.session.timeZone: UTC
+        spark.sql.catalogImplementation: hive
+        spark.sql.warehouse.dir: {state / 'warehouse'}
+        spark.hadoop.javax.jdo.option.ConnectionURL: 'jdbc:derby:;databaseName={state / 'metastore' / 'db'};create=true'
+        spark.driver.extraJavaOptions: '-Dderby.system.home={state / 'metastore'}'
+    state_connection:
+      type: duckdb
+      database: {state / 'state.duckdb'}
+      concurrent_tasks: 4
+default_gateway:{kept}""")
+
+
+def _rows(rounds: list[dict[str, float]]) -> list[Row]:
+    rows = []
+    for what in rounds[0]:
+        values = [r[what] for r in rounds]
+        ratios = [r[what] / r["floor"] for r in rounds]
+        ratio = "" if what == "floor" else f" = {statistics.median(ratios):.2f}x the floor (median)"
+        rows.append(Row(what, "-", " / ".join(f"{v:.2f}" for v in values) + " s" + ratio, "-"))
+    sqlmesh = [r["sqlmesh"] for r in rounds]
+    for mode in ("local", "managed"):
+        share = statistics.median(r[f"sparkmesh {mode}"] / r["sqlmesh"] for r in rounds)
+        rows.append(Row(f"sparkmesh {mode} / sqlmesh", "<= 0.5x", f"{share:.2f}x (sqlmesh {statistics.median(sqlmesh):.2f} s)",
+                        "ok" if share <= 0.5 else "MISSED"))
+    return rows
+
+
+if __name__ == "__main__":
+    sys.exit(main())
