@@ -241,7 +241,7 @@ def _cli_rows(project: Path, changed: str, end: datetime, port: int) -> list[Row
     promote, _ = _sparkmesh(project, port, "plan", "prod", "--auto-apply", *now)
     next_day = ["--execution-time", (end + timedelta(days=1)).isoformat()]
     daily, said = _sparkmesh(project, port, "run", *next_day)
-    ran = re.search(r"Ran (\d+) model\(s\): (\d+) interval\(s\), (\d+) rows", said)
+    ran = re.search(r"Ran (\d+) model\(s\): ([^;]*); (\d+) rows", said)
     again, said_again = _sparkmesh(project, port, "run", *next_day)
     once = bool(ran) and "up to date" in said_again
     models = len(load_project(project).models)
@@ -250,7 +250,7 @@ def _cli_rows(project: Path, changed: str, end: datetime, port: int) -> list[Row
         Row("f. CLI: dev plan + apply of a one-model change, warm server", "< 8 s", f"{dev:.2f} s", verdict(dev < 8)),
         Row("g. CLI: promotion of that change to prod, warm server", "< 3 s", f"{promote:.2f} s", verdict(promote < 3)),
         Row(f"h. CLI: daily `run` of one new day, {models} models, warm server", "< 15 s, each interval once",
-            f"{daily:.2f} s, {ran.group(1) if ran else '?'} models, {ran.group(2) if ran else '?'} intervals; "
+            f"{daily:.2f} s, {ran.group(1) if ran else '?'} models ({ran.group(2) if ran else '?'}); "
             f"repeated: {again:.2f} s, nothing to do", verdict(daily < 15 and once)),
     ]
 

@@ -29,7 +29,7 @@ from dagster_sparkmesh.project.loader import load_project
 
 MODEL_LINE = re.compile(r"^\s+(\S+): \[[^)]*\) (\d+) rows in ([\d.]+) s", re.MULTILINE)
 KEPT_LINE = re.compile(r"^\s+(\S+): inputs unchanged since its last write, table kept", re.MULTILINE)
-RAN = re.compile(r"Ran (\d+) model\(s\): (\d+) interval\(s\)")
+RAN = re.compile(r"Ran (\d+) model\(s\): [^;]*")
 
 
 def main() -> None:

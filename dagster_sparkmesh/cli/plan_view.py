@@ -7,7 +7,7 @@ text, so the commands stay thin and the output can be tested without Spark.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 
@@ -20,6 +20,7 @@ from rich.tree import Tree
 from dagster_sparkmesh.execution.apply import ApplyResult
 from dagster_sparkmesh.execution.promotion import view_changes
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult, ViewChange
+from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import PREVIEWS_TITLE, preview_label, preview_lines
 from dagster_sparkmesh.snapshot.intervals import merge
@@ -141,6 +142,27 @@ def model_line(result: ModelRunResult) -> Text:
         style = "red" if audit in failed else ("yellow" if not audit.passed else "green")
         text.append(f"  audit {audit.name}: {'ok' if audit.passed else f'{audit.failing_rows} failing rows'}", style)
     return text
+
+
+def run_summary(computed: Sequence[ModelRunResult], models: Mapping[str, Model], seconds: float) -> str:
+    """One line for a run: the intervals of the incremental models apart from the models rebuilt whole (a FULL
+    model covers every interval of its range: counting those as work done for one new day would mislead)."""
+    rebuilt = [r for r in computed if not r.kept and _rebuilt_whole(models.get(r.model))]
+    incremental = [r for r in computed if not r.kept and r not in rebuilt]
+    kept = len(computed) - len(rebuilt) - len(incremental)
+    parts = []
+    if incremental:
+        parts.append(f"{sum(len(r.intervals) for r in incremental)} interval(s) of {len(incremental)} incremental model(s)")
+    if rebuilt:
+        parts.append(f"{len(rebuilt)} rebuilt whole")
+    if kept:
+        parts.append(f"{kept} FULL table(s) kept, their query and inputs unchanged")
+    rows = sum(r.rows_written for r in computed)
+    return f"Ran {len(computed)} model(s): {', '.join(parts)}; {rows} rows written in {seconds:.1f} s"
+
+
+def _rebuilt_whole(model: Model | None) -> bool:
+    return model is not None and model.kind.rebuilt_each_run
 
 
 @contextmanager

@@ -241,7 +241,7 @@ def apply_with_progress(ctx: ExecutionContext, the_plan: Plan, console: Console)
 @pass_cli_context
 def run(context: CliContext, environment: str, select_models_: tuple[str, ...], execution_time: str | None) -> None:
     """Compute the intervals that became due (by cron) for ENVIRONMENT's current models; promote nothing new."""
-    from dagster_sparkmesh.cli.plan_view import audits_text, missing_interval_lines, model_progress
+    from dagster_sparkmesh.cli.plan_view import audits_text, missing_interval_lines, model_progress, run_summary
     from dagster_sparkmesh.execution.abort import run_until_stopped
     from dagster_sparkmesh.execution.apply import apply_plan
     from dagster_sparkmesh.execution.plans import plan_for
@@ -280,12 +280,7 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...], 
                 )
             )
         computed = [r for r in applied.models if not r.skipped]
-        kept = sum(1 for r in computed if r.kept)
-        console.print(
-            f"Ran {len(computed)} model(s): {sum(len(r.intervals) for r in computed)} interval(s), "
-            f"{sum(r.rows_written for r in computed)} rows written in {time.monotonic() - began:.1f} s"
-            + (f"; {kept} FULL table(s) kept, their query and inputs unchanged" if kept else "")
-        )
+        console.print(run_summary(computed, ctx.project.models, time.monotonic() - began))
         if applied.audits:  # standalone audits over the models that got data
             console.print(audits_text(applied.audits))
 

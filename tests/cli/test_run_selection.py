@@ -51,7 +51,11 @@ def test_run_select_model_computes_the_selection_and_its_upstream_only(tmp_path,
     assert daily_and_parent.exit_code == 0, daily_and_parent.output
     assert "raw.events: [2024-01-01, 2024-01-04)" in daily_and_parent.output
     assert "shop.daily: [2024-01-02, 2024-01-04) (2 intervals)" in daily_and_parent.output
-    assert "Ran 2 model(s)" in daily_and_parent.output
+    # The FULL parent's inputs did not change: its table is kept, and its three days are not counted as work.
+    assert (
+        "Ran 2 model(s): 2 interval(s) of 1 incremental model(s), 1 FULL table(s) kept, their query and inputs "
+        "unchanged; 2 rows written in"
+    ) in daily_and_parent.output
     assert _recorded(tiny, "shop.daily") == [Interval(start=JAN_1, end=JAN_4)]
     assert _recorded(tiny, "raw.events") == [Interval(start=JAN_1, end=JAN_4)]
     rows = engine.query_rows("SELECT CAST(ds AS STRING), total FROM shop.daily ORDER BY ds")
