@@ -147,14 +147,14 @@ def model_line(result: ModelRunResult) -> Text:
 def run_summary(computed: Sequence[ModelRunResult], models: Mapping[str, Model], seconds: float) -> str:
     """One line for a run: the intervals of the incremental models apart from the models rebuilt whole (a FULL
     model covers every interval of its range: counting those as work done for one new day would mislead)."""
-    rebuilt = [r for r in computed if not r.kept and _rebuilt_whole(models.get(r.model))]
-    incremental = [r for r in computed if not r.kept and r not in rebuilt]
-    kept = len(computed) - len(rebuilt) - len(incremental)
-    parts = []
+    kept = sum(1 for r in computed if r.kept)
+    rebuilt = sum(1 for r in computed if not r.kept and _rebuilt_whole(models.get(r.model)))
+    incremental = [r for r in computed if not r.kept and not _rebuilt_whole(models.get(r.model))]
+    parts = [] if computed else ["nothing computed"]
     if incremental:
         parts.append(f"{sum(len(r.intervals) for r in incremental)} interval(s) of {len(incremental)} incremental model(s)")
     if rebuilt:
-        parts.append(f"{len(rebuilt)} rebuilt whole")
+        parts.append(f"{rebuilt} rebuilt whole")
     if kept:
         parts.append(f"{kept} FULL table(s) kept, their query and inputs unchanged")
     rows = sum(r.rows_written for r in computed)

@@ -49,3 +49,7 @@ def test_only_incremental_models_say_their_intervals(tmp_path):
     assert run_summary([_ran("s.daily", DAYS[:3], rows=9)], project.models, 0.04) == (
         "Ran 1 model(s): 3 interval(s) of 1 incremental model(s); 9 rows written in 0.0 s"
     )
+
+
+def test_a_run_whose_models_were_all_done_meanwhile_says_so(tmp_path):
+    assert run_summary([], _project(tmp_path).models, 0.0) == "Ran 0 model(s): nothing computed; 0 rows written in 0.0 s"
