@@ -10,7 +10,7 @@ in this order, on one project folder (its catalog and SQLite state carry over):
      process on a copy of the project of its own (own catalog): plain, month partitions (sparkmesh's period
      tables), a partition per day, and plain with the views sparkmesh keeps (a physical and an environment view
      per model). One process each: a layout run after another in the same JVM profits from its compilations
-     (month partitions right after plain measured 0.95x plain; in a fresh process 1.38-1.45x);
+     (month partitions right after plain measured 0.95x plain; in a fresh process 1.34-1.45x);
   b. initial backfill: plan prod + apply_plan in a local session;
   c. no-op plan: ``sparkmesh -p DIR plan prod --no-prompts`` in a fresh process (must not start a JVM), and the
      same through the Python API;
