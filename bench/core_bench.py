@@ -8,8 +8,8 @@ in this order, on one project folder (its catalog and SQLite state carry over):
 
   a. floor: every model's query over the whole range, one CTAS per model in DAG order, per layout a fresh
      process on a copy of the project of its own (own catalog): plain, month partitions (sparkmesh's period
-     tables), a partition per day, and plain with the views sparkmesh keeps (a physical and an environment view
-     per model). One process each: a layout run after another in the same JVM profits from its compilations
+     tables), a partition per day, plain with the views sparkmesh keeps (a physical and an environment view
+     per model), and both layouts at once. One process each: a layout run after another in the same JVM profits from its compilations
      (month partitions right after plain measured 0.95x plain; in a fresh process 1.34-1.45x);
   b. initial backfill: plan prod + apply_plan in a local session;
   c. no-op plan: ``sparkmesh -p DIR plan prod --no-prompts`` in a fresh process (must not start a JVM), and the
@@ -132,6 +132,7 @@ FLOOR_LAYOUTS = {
     "monthly": "a. floor, month partitions like sparkmesh's period tables",
     "partitioned": "a. floor, a partition per day",
     "views": "a. floor, plain CTAS + a physical and an environment view per model",
+    "monthly_views": "a. floor, month partitions + the views: both of sparkmesh's layouts",
 }
 
 
@@ -156,7 +157,7 @@ def _backfill_rows(floor: dict[str, float], backfill: dict, args) -> list[Row]:
           for layout, title in FLOOR_LAYOUTS.items()),
         Row("b. initial backfill prod (plan + apply)", "<= 1.5x plain floor",
             f"{backfill['seconds']:.2f} s = {ratio['plain']:.2f}x plain, {ratio['monthly']:.2f}x monthly, "
-            f"{ratio['views']:.2f}x views", verdict(ratio["plain"] <= 1.5)),
+            f"{ratio['views']:.2f}x views, {ratio['monthly_views']:.2f}x both", verdict(ratio["plain"] <= 1.5)),
         Row("b. initial backfill prod (plan + apply)", "never above the day-partitioned floor",
             f"{ratio['partitioned']:.2f}x the day-partitioned floor", verdict(ratio["partitioned"] <= 1.0)),
     ]

@@ -171,7 +171,7 @@ def main() -> None:
     parser.add_argument("--end", type=datetime.fromisoformat, required=True)
     parser.add_argument("--mode", default="local", choices=("local", "managed"))
     parser.add_argument("--port", type=int, default=15002)
-    parser.add_argument("--layouts", nargs="+", default=["plain", "monthly"], choices=("plain", "monthly", "partitioned", "views"))
+    parser.add_argument("--layouts", nargs="+", default=["plain", "monthly"], choices=("plain", "monthly", "partitioned", "views", "monthly_views"))
     parser.add_argument("--profile", help="write cProfile stats of the timed block to this file")
     parser.add_argument("--cold", action="store_true", help="floor: no warm-up (the whole process is what is timed)")
     args = parser.parse_args()

@@ -14,6 +14,7 @@ from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.project.rendering import render_query
 
 FLOOR_PREFIX = "floor__"
+VIEW_LAYOUTS = ("views", "monthly_views")
 
 
 def floor_table(model_name: str, layout: str) -> str:
@@ -29,13 +30,13 @@ def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout
     ``partitioned`` = the day-partitioned layout (``SPARKMESH_PERIOD_TABLES=0``; one
     partition per day); ``views`` = plain tables plus the views sparkmesh keeps: a physical view over each table,
     which the children read, and at the end an environment view over each model's physical relation (a VIEW model
-    is its own physical relation, as in sparkmesh). The environment views are in the caller's total, not in any
-    model's seconds.
+    is its own physical relation, as in sparkmesh); ``monthly_views`` = both sparkmesh layouts at once, month
+    partitions and the views. The environment views are in the caller's total, not in any model's seconds.
     """
     seconds = {}
     lookup = {name: floor_table(name, layout) for name in project.models}
     read = dict(lookup)
-    if layout == "views":
+    if layout in VIEW_LAYOUTS:
         read.update({name: f"{lookup[name]}__view" for name, model in project.models.items() if model.kind_name != "VIEW"})
     for schema in {table.split(".")[0] for table in lookup.values()}:
         spark.sql(f"CREATE SCHEMA IF NOT EXISTS `{schema}`")
@@ -46,7 +47,7 @@ def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout
         if read[name] != lookup[name]:
             spark.sql(f"CREATE VIEW {read[name]} AS SELECT * FROM {lookup[name]}")
         seconds[name] = time.perf_counter() - began
-    if layout == "views":
+    if layout in VIEW_LAYOUTS:
         _environment_views(spark, read)
     return seconds
 
@@ -66,7 +67,7 @@ def _statement(model, table: str, query: str, layout: str) -> str:
     partitioned = ""
     if layout == "partitioned" and model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
         partitioned = f" PARTITIONED BY ({model.kind.time_column})"
-    if layout == "monthly" and model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
+    if layout in ("monthly", "monthly_views") and model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
         column = model.kind.time_column
         query = f"SELECT *, TRUNC({column}, 'MM') AS __month FROM ({query}) AS source"
         partitioned = " PARTITIONED BY (__month)"

@@ -40,6 +40,8 @@ def test_floor_statements_read_floor_tables_and_partition_like_sparkmesh(tmp_pat
         assert statement.startswith("CREATE VIEW" if model.kind_name == "VIEW" else "CREATE TABLE")
         assert ("PARTITIONED BY (ds)" in statement) == (model.kind_name == "INCREMENTAL_BY_TIME_RANGE")
         assert "sparkmesh__" not in statement and "floor__partitioned__" in statement
+        both = floor._statement(model, lookup[name], query, "monthly_views")
+        assert ("PARTITIONED BY (__month)" in both) == (model.kind_name == "INCREMENTAL_BY_TIME_RANGE")
 
 
 def test_the_one_model_change_is_a_breaking_change_of_a_model_with_descendants(tmp_path, bench_modules):
@@ -66,11 +68,11 @@ def test_the_one_model_project_loads_as_one_daily_incremental_model(tmp_path, be
 
 def test_the_backfill_is_judged_against_the_plain_floor_and_never_above_the_day_partitioned_one(bench_modules):
     core_bench, _, _, _ = bench_modules
-    floors = {"plain": 10.0, "monthly": 14.0, "partitioned": 25.0, "views": 14.0}
+    floors = {"plain": 10.0, "monthly": 14.0, "partitioned": 25.0, "views": 14.0, "monthly_views": 18.0}
     figures = {"seconds": 20.0, "written": [], "plan_seconds": 0.0, "apply_seconds": 20.0, "slowest": []}
     judged = [row for row in core_bench._backfill_rows(floors, figures, None) if row.what.startswith("b.")]
     assert [(row.target, row.verdict) for row in judged] == [
         ("<= 1.5x plain floor", "MISSED"), ("never above the day-partitioned floor", "ok"),
     ]
-    assert judged[0].measured == "20.00 s = 2.00x plain, 1.43x monthly, 1.43x views"
+    assert judged[0].measured == "20.00 s = 2.00x plain, 1.43x monthly, 1.43x views, 1.11x both"
     assert judged[1].measured == "0.80x the day-partitioned floor"
