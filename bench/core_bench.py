@@ -4,13 +4,14 @@ same work as CLI commands, and the initial backfill as whole processes.
     python bench/core_bench.py [--models 30] [--days 90] [--port 15123] [--keep DIR] [--profile DIR]
 
 Generates the layered project (bench/generate_project.py). Steps a-e run in fresh processes of bench/core_steps.py,
-in this order, on one project folder (its catalog and SQLite state carry over):
+in this order; b-e on one project folder (its catalog and SQLite state carry over):
 
   a. floor: every model's query over the whole range, one CTAS per model in DAG order, per layout a fresh
      process on a copy of the project of its own (own catalog): plain, month partitions (sparkmesh's period
      tables), a partition per day, plain with the views sparkmesh keeps (a physical and an environment view
-     per model), and both layouts at once. One process each: a layout run after another in the same JVM profits from its compilations
-     (month partitions right after plain measured 0.95x plain; in a fresh process 1.34-1.45x);
+     per model), and both layouts at once. One process each: a layout run after another in the same JVM
+     profits from its compilations (month partitions right after plain measured 0.95x plain, 1.34-1.45x in a
+     fresh process);
   b. initial backfill: plan prod + apply_plan in a local session;
   c. no-op plan: ``sparkmesh -p DIR plan prod --no-prompts`` in a fresh process (must not start a JVM), and the
      same through the Python API;
@@ -52,6 +53,8 @@ from dagster_sparkmesh.engine.connect_server import server_status, stop_server
 from dagster_sparkmesh.project.loader import load_project
 
 STEPS = BENCH_DIR / "core_steps.py"
+RAN_LINE = re.compile(r"Ran (\d+) model\(s\): ([^;]*); (\d+) rows")
+"""The summary line of ``sparkmesh run`` (``cli.plan_view.run_summary``): models, what they did, rows written."""
 NOOP_CHECK = """
 import os, sys, time
 from pathlib import Path
@@ -108,7 +111,7 @@ def run(args, workdir: Path) -> None:
         floor = _floors(workdir, args, window)
         print(f"a. floor: {floor}", flush=True)
         backfill = run_child(STEPS, "apply", str(project), *window, *profile("backfill")).figures
-        rows += _backfill_rows(floor, backfill, args)
+        rows += _backfill_rows(floor, backfill)
         rows += _noop_rows(project, start, end, window)
         changed = _mid_layer_model(project)
         _edit(project, changed, "+ 1 AS amount")
@@ -121,7 +124,7 @@ def run(args, workdir: Path) -> None:
         rows += _promotion_rows(cold, warm)
         rows += _cli_rows(project, changed, end, args.port)
     finally:
-        _stop_server(project)
+        stop_project_server(project)
     print_table(f"core runtime: {args.models} models x {args.days} daily intervals (python {sys.version.split()[0]})", rows)
     whole = _whole_process_rows(workdir / "whole", args, start, end, window)
     print_table("initial backfill as whole processes (JVM start included)", whole)
@@ -147,7 +150,7 @@ def _floors(workdir: Path, args, window: list[str]) -> dict[str, float]:
     return seconds
 
 
-def _backfill_rows(floor: dict[str, float], backfill: dict, args) -> list[Row]:
+def _backfill_rows(floor: dict[str, float], backfill: dict) -> list[Row]:
     ratio = {layout: backfill["seconds"] / seconds for layout, seconds in floor.items()}
     print(f"b. backfill: {len(backfill['written'])} tables; plan {backfill['plan_seconds']:.2f} s, "
           f"apply {backfill['apply_seconds']:.2f} s; "
@@ -238,12 +241,12 @@ def _cli_rows(project: Path, changed: str, end: datetime, port: int) -> list[Row
     """What a user types, each a fresh `sparkmesh` process, the managed server already running (warm)."""
     _edit(project, changed, "+ 3 AS amount")
     now = ["--execution-time", end.isoformat()]
-    dev, _ = _sparkmesh(project, port, "plan", "dev", "--auto-apply", *now)
-    promote, _ = _sparkmesh(project, port, "plan", "prod", "--auto-apply", *now)
+    dev, _ = sparkmesh_process(project, port, "plan", "dev", "--auto-apply", *now)
+    promote, _ = sparkmesh_process(project, port, "plan", "prod", "--auto-apply", *now)
     next_day = ["--execution-time", (end + timedelta(days=1)).isoformat()]
-    daily, said = _sparkmesh(project, port, "run", *next_day)
-    ran = re.search(r"Ran (\d+) model\(s\): ([^;]*); (\d+) rows", said)
-    again, said_again = _sparkmesh(project, port, "run", *next_day)
+    daily, said = sparkmesh_process(project, port, "run", *next_day)
+    ran = RAN_LINE.search(said)
+    again, said_again = sparkmesh_process(project, port, "run", *next_day)
     once = bool(ran) and "up to date" in said_again
     models = len(load_project(project).models)
     print(f"h. daily run: {ran.group(0) if ran else said[-2000:]}; a second run: {said_again.strip().splitlines()[-1]}")
@@ -262,36 +265,45 @@ def _whole_process_rows(workdir: Path, args, start: datetime, end: datetime, win
     of its own, right before it: on a machine whose speed drifts, a pair compares like with like."""
     rows = []
     for mode in ("local", "managed"):
-        generate_project(workdir / f"floor_{mode}", models=args.models, days=args.days)
-        floor_args = (str(workdir / f"floor_{mode}"), *window, "--layouts", "plain", "--cold")
-        floor = run_child(STEPS, "floor", *floor_args).wall_s
-        project = workdir / mode
-        generate_project(project, models=args.models, days=args.days)
-        try:
-            seconds, said = _sparkmesh(
-                project, free_port(), "plan", "prod", "--auto-apply", "--no-prompts",
-                "--start", start.date().isoformat(), "--execution-time", end.isoformat(), mode=mode,
-            )
-        finally:
-            _stop_server(project)
-        applied = re.search(r"models updated\s+(\d+)", said)
-        print(f"b'. {mode}: floor process {floor:.2f} s, sparkmesh process {seconds:.2f} s, "
-              f"{applied.group(1) if applied else '?'} models updated")
+        floor = floor_process(workdir / f"floor_{mode}", args, window)
+        seconds, updated = backfill_process(workdir / mode, args, start, end, mode)
+        print(f"b'. {mode}: floor process {floor:.2f} s, sparkmesh process {seconds:.2f} s, {updated} models updated")
         rows.append(Row(
             f"b'. initial backfill, whole fresh processes ({'in-process session' if mode == 'local' else 'default: managed server, started by it'})",
             "<= 1.5x plain floor process", f"{seconds:.2f} s = {seconds / floor:.2f}x the floor's {floor:.2f} s",
-            verdict(seconds / floor <= 1.5 and applied is not None and int(applied.group(1)) == args.models),
+            verdict(seconds / floor <= 1.5 and updated == args.models),
         ))
     return rows
 
 
-def _sparkmesh(project: Path, port: int, *arguments: str, mode: str = "managed") -> tuple[float, str]:
+def floor_process(folder: Path, args, window: list[str]) -> float:
+    """Seconds of a fresh process writing the plain floor of a newly generated project, JVM start included."""
+    generate_project(folder, models=args.models, days=args.days)
+    return run_child(STEPS, "floor", str(folder), *window, "--layouts", "plain", "--cold").wall_s
+
+
+def backfill_process(project: Path, args, start: datetime, end: datetime, mode: str) -> tuple[float, int | None]:
+    """(seconds, models updated) of ``sparkmesh plan prod --auto-apply`` as a fresh process on a newly generated
+    project, in ``mode``; a managed server it started is stopped afterwards, untimed."""
+    generate_project(project, models=args.models, days=args.days)
+    try:
+        seconds, said = sparkmesh_process(
+            project, free_port(), "plan", "prod", "--auto-apply", "--no-prompts",
+            "--start", start.date().isoformat(), "--execution-time", end.isoformat(), mode=mode,
+        )
+    finally:
+        stop_project_server(project)
+    updated = re.search(r"models updated\s+(\d+)", said)
+    return seconds, int(updated.group(1)) if updated else None
+
+
+def sparkmesh_process(project: Path, port: int, *arguments: str, mode: str = "managed") -> tuple[float, str]:
     """``sparkmesh`` as a fresh process in ``mode`` (``managed``: the project's server on ``port``)."""
     env = {"SPARKMESH_SPARK_MODE": mode, "SPARKMESH_SPARK_CONNECT_PORT": str(port)}  # on top of this environment
     return run_sparkmesh(project, env, *arguments, timeout=1800)
 
 
-def _stop_server(project: Path) -> None:
+def stop_project_server(project: Path) -> None:
     status = server_status(project)
     if status.pid is not None:
         stop_server(project)

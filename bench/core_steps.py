@@ -17,6 +17,7 @@ from pathlib import Path
 
 STARTED = time.perf_counter()  # before the heavy imports: a fresh process pays them too
 
+from floor import LAYOUTS, run_floor  # noqa: E402 (sibling script)
 from timing import emit, warm_up  # noqa: E402 (sibling script)
 
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
@@ -27,8 +28,6 @@ def connection(project, mode: str, port: int):
 
 
 def step_floor(args) -> dict:
-    from floor import run_floor
-
     from dagster_sparkmesh.engine.session import open_session
 
     project = load_project(args.project)
@@ -171,7 +170,7 @@ def main() -> None:
     parser.add_argument("--end", type=datetime.fromisoformat, required=True)
     parser.add_argument("--mode", default="local", choices=("local", "managed"))
     parser.add_argument("--port", type=int, default=15002)
-    parser.add_argument("--layouts", nargs="+", default=["plain", "monthly"], choices=("plain", "monthly", "partitioned", "views", "monthly_views"))
+    parser.add_argument("--layouts", nargs="+", default=["plain", "monthly"], choices=LAYOUTS)
     parser.add_argument("--profile", help="write cProfile stats of the timed block to this file")
     parser.add_argument("--cold", action="store_true", help="floor: no warm-up (the whole process is what is timed)")
     args = parser.parse_args()

@@ -14,6 +14,8 @@ from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.project.rendering import render_query
 
 FLOOR_PREFIX = "floor__"
+LAYOUTS = ("plain", "monthly", "partitioned", "views", "monthly_views")
+MONTH_LAYOUTS = ("monthly", "monthly_views")
 VIEW_LAYOUTS = ("views", "monthly_views")
 
 
@@ -48,13 +50,13 @@ def run_floor(spark, project: Project, start: datetime, end: datetime, *, layout
             spark.sql(f"CREATE VIEW {read[name]} AS SELECT * FROM {lookup[name]}")
         seconds[name] = time.perf_counter() - began
     if layout in VIEW_LAYOUTS:
-        _environment_views(spark, read)
+        _environment_views(spark, read, layout)
     return seconds
 
 
-def _environment_views(spark, read: dict[str, str]) -> None:
+def _environment_views(spark, read: dict[str, str], layout: str) -> None:
     """An environment view per model over what its children read, as a promotion creates them."""
-    views = {name: f"{FLOOR_PREFIX}env__{name}" for name in read}
+    views = {name: f"{FLOOR_PREFIX}{layout}_env__{name}" for name in read}
     for schema in {view.split(".")[0] for view in views.values()}:
         spark.sql(f"CREATE SCHEMA IF NOT EXISTS `{schema}`")
     for name, view in views.items():
@@ -67,7 +69,7 @@ def _statement(model, table: str, query: str, layout: str) -> str:
     partitioned = ""
     if layout == "partitioned" and model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
         partitioned = f" PARTITIONED BY ({model.kind.time_column})"
-    if layout in ("monthly", "monthly_views") and model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
+    if layout in MONTH_LAYOUTS and model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
         column = model.kind.time_column
         query = f"SELECT *, TRUNC({column}, 'MM') AS __month FROM ({query}) AS source"
         partitioned = " PARTITIONED BY (__month)"

@@ -7,6 +7,7 @@ text, so the commands stay thin and the output can be tested without Spark.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -145,24 +146,30 @@ def model_line(result: ModelRunResult) -> Text:
 
 
 def run_summary(computed: Sequence[ModelRunResult], models: Mapping[str, Model], seconds: float) -> str:
-    """One line for a run: the intervals of the incremental models apart from the models rebuilt whole (a FULL
-    model covers every interval of its range: counting those as work done for one new day would mislead)."""
-    kept = sum(1 for r in computed if r.kept)
-    rebuilt = sum(1 for r in computed if not r.kept and _rebuilt_whole(models.get(r.model)))
-    incremental = [r for r in computed if not r.kept and not _rebuilt_whole(models.get(r.model))]
-    parts = [] if computed else ["nothing computed"]
-    if incremental:
-        parts.append(f"{sum(len(r.intervals) for r in incremental)} interval(s) of {len(incremental)} incremental model(s)")
-    if rebuilt:
-        parts.append(f"{rebuilt} rebuilt whole")
-    if kept:
-        parts.append(f"{kept} FULL table(s) kept, their query and inputs unchanged")
+    """One line for a run. A FULL or VIEW model covers every interval of its range: counted with the incremental
+    models' intervals, one new day of 30 models read as 1,290 intervals of work. So each kind of work is told apart:
+    intervals of incremental models, models rebuilt whole, views (re-created only when their text changed), and FULL
+    tables kept because their query and inputs had not changed."""
+    work = [(_work(result, models[result.model]), result) for result in computed]
+    counts = Counter(group for group, _ in work)
+    intervals = sum(len(result.intervals) for group, result in work if group == "incremental")
+    phrases = {
+        "incremental": f"{intervals} interval(s) of {counts['incremental']} incremental model(s)",
+        "rebuilt": f"{counts['rebuilt']} rebuilt whole",
+        "views": f"{counts['views']} view(s)",
+        "kept": f"{counts['kept']} FULL table(s) kept, their query and inputs unchanged",
+    }
+    parts = [phrase for group, phrase in phrases.items() if counts[group]] or ["nothing computed"]
     rows = sum(r.rows_written for r in computed)
     return f"Ran {len(computed)} model(s): {', '.join(parts)}; {rows} rows written in {seconds:.1f} s"
 
 
-def _rebuilt_whole(model: Model | None) -> bool:
-    return model is not None and model.kind.rebuilt_each_run
+def _work(result: ModelRunResult, model: Model) -> str:
+    if result.kept:
+        return "kept"
+    if model.kind.physical_is_view:
+        return "views"
+    return "rebuilt" if model.kind.rebuilt_each_run else "incremental"
 
 
 @contextmanager

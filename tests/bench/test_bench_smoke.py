@@ -70,9 +70,42 @@ def test_the_backfill_is_judged_against_the_plain_floor_and_never_above_the_day_
     core_bench, _, _, _ = bench_modules
     floors = {"plain": 10.0, "monthly": 14.0, "partitioned": 25.0, "views": 14.0, "monthly_views": 18.0}
     figures = {"seconds": 20.0, "written": [], "plan_seconds": 0.0, "apply_seconds": 20.0, "slowest": []}
-    judged = [row for row in core_bench._backfill_rows(floors, figures, None) if row.what.startswith("b.")]
+    judged = [row for row in core_bench._backfill_rows(floors, figures) if row.what.startswith("b.")]
     assert [(row.target, row.verdict) for row in judged] == [
         ("<= 1.5x plain floor", "MISSED"), ("never above the day-partitioned floor", "ok"),
     ]
     assert judged[0].measured == "20.00 s = 2.00x plain, 1.43x monthly, 1.43x views, 1.11x both"
     assert judged[1].measured == "0.80x the day-partitioned floor"
+
+
+def test_the_benches_read_the_run_summary_line(tmp_path, bench_modules):
+    from dagster_sparkmesh.cli.plan_view import run_summary
+    from dagster_sparkmesh.execution.results import ModelRunResult
+    from dagster_sparkmesh.snapshot.records import Interval
+
+    core_bench, _, _, generate_project = bench_modules
+    generate_project.generate_project(tmp_path, models=12, days=3)
+    project = load_project(tmp_path, use_cache=False)
+    day = Interval(start=datetime(2024, 1, 4), end=datetime(2024, 1, 5))
+    computed = [ModelRunResult(model=name, version="v", physical_table=None, intervals=(day,), rows_written=2)
+                for name in project.models]
+    ran = core_bench.RAN_LINE.search(f"  some model line\n{run_summary(computed, project.models, 1.0)}\n")
+    assert ran is not None and ran.group(1) == "12" and ran.group(3) == "24"
+    assert "incremental model(s)" in ran.group(2)
+
+
+def test_the_side_by_side_gives_sqlmesh_local_spark_and_keeps_the_project_settings(tmp_path, bench_modules):
+    sys.path.insert(0, str(BENCH))
+    try:
+        import sqlmesh_side_by_side
+    finally:
+        sys.path.remove(str(BENCH))
+    _, _, _, generate_project = bench_modules
+    generate_project.generate_project(tmp_path, models=4, days=3)
+    sqlmesh_side_by_side._use_local_spark(tmp_path)
+    config = (tmp_path / "config.yaml").read_text()
+    assert "spark.master: local[2]" in config and "type: duckdb" in config
+    assert config.count("gateways:") == 1 and "default_gateway: local" in config and "start: '2024-01-01'" in config
+    rounds = [{"floor": 10.0, "sparkmesh local": 14.0, "sparkmesh managed": 16.0, "sqlmesh": 30.0}]
+    verdicts = {row.what: row.verdict for row in sqlmesh_side_by_side._rows(rounds)}
+    assert verdicts["sparkmesh local / sqlmesh"] == "ok" and verdicts["sparkmesh managed / sqlmesh"] == "MISSED"

@@ -30,7 +30,7 @@ def _ran(model: str, intervals, rows: int = 0, kept: bool = False) -> ModelRunRe
                           rows_written=rows, kept=kept)
 
 
-def test_a_new_day_counts_one_interval_per_incremental_model_and_full_models_as_rebuilt(tmp_path):
+def test_a_new_day_counts_one_interval_per_incremental_model_and_full_and_view_models_apart(tmp_path):
     project = _project(tmp_path)
     computed = [
         _ran("s.daily", DAYS[-1:], rows=5),
@@ -39,12 +39,12 @@ def test_a_new_day_counts_one_interval_per_incremental_model_and_full_models_as_
         _ran("s.kept", DAYS, kept=True),
     ]
     assert run_summary(computed, project.models, 2.345) == (
-        "Ran 4 model(s): 1 interval(s) of 1 incremental model(s), 2 rebuilt whole, "
+        "Ran 4 model(s): 1 interval(s) of 1 incremental model(s), 1 rebuilt whole, 1 view(s), "
         "1 FULL table(s) kept, their query and inputs unchanged; 6 rows written in 2.3 s"
     )
 
 
-def test_only_incremental_models_say_their_intervals(tmp_path):
+def test_a_run_of_one_incremental_model_says_its_intervals_and_nothing_else(tmp_path):
     project = _project(tmp_path)
     assert run_summary([_ran("s.daily", DAYS[:3], rows=9)], project.models, 0.04) == (
         "Ran 1 model(s): 3 interval(s) of 1 incremental model(s); 9 rows written in 0.0 s"
