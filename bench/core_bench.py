@@ -101,7 +101,7 @@ def free_port() -> int:
 def run(args, workdir: Path) -> None:
     project = workdir / "project"
     generate_project(project, models=args.models, days=args.days)
-    start, end = datetime.combine(START, datetime.min.time()), datetime.combine(START, datetime.min.time()) + timedelta(days=args.days)
+    start, end = backfill_window(args.days)
     window = ["--start", start.isoformat(), "--end", end.isoformat(), "--port", str(args.port)]
     profile = (lambda name: ["--profile", str(args.profile / f"{name}.prof")]) if args.profile else (lambda name: [])
     if args.profile:
@@ -274,6 +274,12 @@ def _whole_process_rows(workdir: Path, args, start: datetime, end: datetime, win
             verdict(seconds / floor <= 1.5 and updated == args.models),
         ))
     return rows
+
+
+def backfill_window(days: int) -> tuple[datetime, datetime]:
+    """[start, end) of the generated project's days: what the floors write and the backfills compute."""
+    start = datetime.combine(START, datetime.min.time())
+    return start, start + timedelta(days=days)
 
 
 def floor_process(folder: Path, args, window: list[str]) -> float:

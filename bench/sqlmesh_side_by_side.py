@@ -27,14 +27,17 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 
-from core_bench import backfill_process, floor_process
-from generate_project import START, generate_project
+from core_bench import backfill_process, backfill_window, floor_process
+from generate_project import generate_project
 from timing import Row, print_table, user_environment, verdict
 
 SQLMESH_TIMEOUT_SECONDS = 1800
+EXECUTED_BATCHES = re.compile(r"Executing model batches\W.*?(\d+)/(\d+) •")
+"""SQLMesh's progress bar of the backfill (``Executing model batches ━━ 100.0% • 30/30 • 0:00:41``): executed /
+planned. Its other bars (the virtual layer's) count views, not batches."""
 
 
 def main() -> None:
@@ -50,8 +53,7 @@ def main() -> None:
 
 
 def one_round(folder: Path, args) -> dict[str, float]:
-    start = datetime.combine(START, datetime.min.time())
-    end = start + timedelta(days=args.days)
+    start, end = backfill_window(args.days)
     figures = {"floor": floor_process(folder / "floor", args, ["--start", start.isoformat(), "--end", end.isoformat()])}
     for mode in ("local", "managed"):
         seconds, updated = backfill_process(folder / mode, args, start, end, mode)
@@ -73,7 +75,7 @@ def _sqlmesh_backfill(sqlmesh: Path, project: Path, args, end: datetime) -> floa
         timeout=SQLMESH_TIMEOUT_SECONDS,
     )
     seconds = time.perf_counter() - began
-    batches = re.search(r"(\d+)/(\d+) •", result.stdout)  # its progress bar: model batches executed / planned
+    batches = EXECUTED_BATCHES.search(result.stdout)
     complete = batches is not None and batches.group(1) == batches.group(2) and "Virtual layer updated" in result.stdout
     if result.returncode != 0 or not complete:
         raise SystemExit(f"sqlmesh failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}")

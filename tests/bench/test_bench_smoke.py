@@ -109,3 +109,17 @@ def test_the_side_by_side_gives_sqlmesh_local_spark_and_keeps_the_project_settin
     rounds = [{"floor": 10.0, "sparkmesh local": 14.0, "sparkmesh managed": 16.0, "sqlmesh": 30.0}]
     verdicts = {row.what: row.verdict for row in sqlmesh_side_by_side._rows(rounds)}
     assert verdicts["sparkmesh local / sqlmesh"] == "ok" and verdicts["sparkmesh managed / sqlmesh"] == "MISSED"
+
+
+def test_the_side_by_side_reads_sqlmesh_s_batches_bar_not_its_other_bars():
+    sys.path.insert(0, str(BENCH))
+    try:
+        import sqlmesh_side_by_side
+    finally:
+        sys.path.remove(str(BENCH))
+    printed = (
+        "Updating physical layer ━━━━━ 100.0% • 30/30 • 0:00:02\n"
+        "Executing model batches ━━━━━ 96.7% • 29/30 • 0:00:41\n"
+        "Updating virtual layer  ━━━━━ 100.0% • 30/30 • 0:00:01\n"
+    )
+    assert sqlmesh_side_by_side.EXECUTED_BATCHES.search(printed).groups() == ("29", "30")
