@@ -19,7 +19,7 @@ from dagster_sparkmesh.dagster.code_links import GitLink, detect_git_link, link_
 from dagster_sparkmesh.dagster.external_checks import external_audit_checks
 from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_key
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
-from dagster_sparkmesh.dagster.sensor import ReloadTarget, StatePlanner, sparkmesh_git_sensor
+from dagster_sparkmesh.dagster.sensor import Approval, ReloadTarget, StatePlanner, default_approval, sparkmesh_git_sensor
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs, dagster_name
 from dagster_sparkmesh.dagster.standalone_checks import standalone_audit_checks
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
@@ -90,6 +90,8 @@ def build_sparkmesh_definitions(
     git_link: GitLink | Literal["auto"] | None = "auto",
     select: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    approval: Approval | None = None,
+    sensor_interval_seconds: int = 60,
 ) -> dg.Definitions:
     """Everything Dagster needs to run ``project_dir`` (or several folders: a multi-repo project) into ``environment``.
 
@@ -102,7 +104,12 @@ def build_sparkmesh_definitions(
     ``origin`` is on GitHub or GitLab; None: local file references only.
     ``select`` / ``exclude``: sparkmesh selectors (``tag:finance+``) of the models that are assets of these
     definitions (default: every model); the git sensor requests runs for those only.
+    ``sensor_interval_seconds``: the git sensor's minimum interval between ticks.
+    ``approval``: what waits for a person after a commit (``"none"``, ``"promotion"``, ``"backfill"``; default:
+    ``"promotion"`` for prod, ``"none"`` for other environments). With approval, the promotion asset has no
+    automation condition (unless ``promotion_condition`` gives one): materializing it is the approval.
     """
+    approval = approval or default_approval(environment)
     sm_project = project_dir if isinstance(project_dir, SparkMeshProject) else SparkMeshProject.of(project_dir)
     project = sm_project.project
     translator = translator or SparkMeshTranslator()
@@ -120,14 +127,18 @@ def build_sparkmesh_definitions(
     assets: list = [
         *(link_to_git(model_assets, link) if link and translator.settings.enable_code_references else model_assets),
         *specs.external_specs,
-        promotion_asset(project, specs, automation_condition=promotion_condition),
+        promotion_asset(project, specs, automation_condition=promotion_condition, automatic=approval == "none"),
     ]
     sensors: list[dg.SensorDefinition] = (
-        [_sensor(sm_project, specs, translator, resource, reload, sensor_status, (select, exclude))] if sensor else []
+        [_sensor(sm_project, specs, translator, resource, reload, sensor_status, (select, exclude), approval,
+                 sensor_interval_seconds)]
+        if sensor
+        else []
     )
     assets += standalone_audit_checks(project, translator, environment, _asset_names(project, specs, translator))
-    if automation_sensor_status is not None:
-        sensors.append(automation_sensor(specs, automation_sensor_status))
+    promotion_automated = approval == "none" or promotion_condition is not None
+    automated = automation_sensor(specs, automation_sensor_status, promotion_automated) if automation_sensor_status else None
+    sensors += [automated] if automated else []
     checks = external_audit_checks(project, translator, environment, skip_external_keys)
     return dg.Definitions(assets=assets, asset_checks=checks, sensors=sensors, resources={RESOURCE_KEY: resource})
 
@@ -144,12 +155,19 @@ def _asset_names(project: Project, specs: SparkMeshSpecs, translator: SparkMeshT
     }
 
 
-def automation_sensor(specs: SparkMeshSpecs, status: dg.DefaultSensorStatus) -> dg.AutomationConditionSensorDefinition:
-    """Dagster evaluates automation conditions only in an automation sensor; this one covers sparkmesh's assets."""
+def automation_sensor(
+    specs: SparkMeshSpecs, status: dg.DefaultSensorStatus, promotion_automated: bool = True
+) -> dg.AutomationConditionSensorDefinition | None:
+    """Dagster evaluates automation conditions only in an automation sensor; this one covers sparkmesh's assets
+    that have one (None when none has)."""
     conditioned = [spec.key for spec in specs.model_specs if spec.automation_condition is not None]
+    if promotion_automated:
+        conditioned.append(promotion_key(specs.environment))
+    if not conditioned:
+        return None
     return dg.AutomationConditionSensorDefinition(
         name=f"sparkmesh_{dagster_name(specs.environment)}_automation",
-        target=dg.AssetSelection.assets(promotion_key(specs.environment), *conditioned),
+        target=dg.AssetSelection.assets(*conditioned),
         default_status=status,
         description=f"Promotes `{specs.environment}` once every upstream partition is materialized "
         "(the promotion asset's automation condition).",
@@ -164,6 +182,8 @@ def _sensor(
     reload: ReloadTarget | None,
     status: dg.DefaultSensorStatus,
     selection: tuple[Sequence[str], Sequence[str]],
+    approval: Approval,
+    interval_seconds: int,
 ) -> dg.SensorDefinition:
     return sparkmesh_git_sensor(
         project_dir=sm_project.path,
@@ -175,6 +195,9 @@ def _sensor(
         default_status=status,
         select=selection[0],
         exclude=selection[1],
+        target=dg.AssetSelection.assets(promotion_key(specs.environment), *(spec.key for spec in specs.model_specs)),
+        approval=approval,
+        minimum_interval_seconds=interval_seconds,
     )
 
 

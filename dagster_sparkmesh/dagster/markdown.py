@@ -29,6 +29,27 @@ def changes_markdown(plan: Plan) -> str:
     return "\n\n".join(parts) or "no model changed"
 
 
+def plan_markdown(plan: Plan) -> str:
+    """The whole plan for a reader deciding whether to let it run: the changes with their diffs, restatements,
+    what each model will compute, and how many models stay untouched."""
+    parts = [f"Plan `{plan.plan_id}` of `{plan.environment}`", changes_markdown(plan)]
+    if plan.restatements:
+        parts.append("**Restated**: " + ", ".join(f"`{n}` {_span(i.start, i.end)}" for n, i in plan.restatements.items()))
+    if plan.missing_intervals:
+        rows = [
+            f"| `{name}` | {len(intervals)} | {_span(intervals[0].start, intervals[-1].end)} |"
+            for name, intervals in sorted(plan.missing_intervals.items())
+        ]
+        parts.append("**To compute**\n\n| model | intervals | from → to |\n|---|---|---|\n" + "\n".join(rows))
+    else:
+        parts.append("**To compute**: nothing (every interval exists already)")
+    touched = set(plan.missing_intervals) | set(plan.added) | set(plan.directly_modified) | set(plan.indirectly_modified)
+    untouched = len(plan.environment_after.snapshots) - len(touched & {s.name for s in plan.environment_after.snapshots})
+    parts.append(f"**Untouched**: {untouched} model(s) keep their tables and views")
+    parts += [f"> note: {note}" for note in plan.notes] + [f"> warning: {warning}" for warning in plan.warnings]
+    return "\n\n".join(parts)
+
+
 def step_table(results: Sequence[ModelRunResult]) -> str:
     """One row per model the step ran: its window, intervals, rows written and duration."""
     rows = [
@@ -43,7 +64,7 @@ def _window(result: ModelRunResult) -> str:
     interval = result.range
     if interval is None:
         return "-"
-    return f"{interval.start:%Y-%m-%d %H:%M} → {interval.end:%Y-%m-%d %H:%M}".replace(" 00:00", "")
+    return _span(interval.start, interval.end)
 
 
 def _outcome(result: ModelRunResult) -> str:
@@ -56,6 +77,10 @@ def _outcome(result: ModelRunResult) -> str:
     if result.incomplete or result.not_ready:
         return "left intervals missing"
     return "computed"
+
+
+def _span(start, end) -> str:
+    return f"{start:%Y-%m-%d %H:%M} → {end:%Y-%m-%d %H:%M}".replace(" 00:00", "")
 
 
 def _clipped(diff: str) -> str:

@@ -31,6 +31,8 @@ def promotion_condition() -> dg.AutomationCondition:
         ~AC.any_deps_missing()
         & ~AC.any_deps_in_progress()
         & ~AC.any_deps_match(AC.execution_failed())
+        # A backfill that includes the promotion ("Materialize all") promotes by itself: not a second time here.
+        & ~AC.in_progress()
         & AC.any_deps_updated().since_last_handled()
     ).with_label("all upstream partitions complete")
 
@@ -40,8 +42,12 @@ def promotion_asset(
     specs: SparkMeshSpecs,
     *,
     automation_condition: dg.AutomationCondition | None = None,
+    automatic: bool = True,
 ) -> dg.AssetsDefinition:
+    """``automatic``: promote by the default automation condition once every upstream partition is materialized;
+    False (an environment whose promotion waits for approval): only ``automation_condition`` or a person."""
     environment = specs.environment
+    condition = automation_condition or (promotion_condition() if automatic else None)
     deps = [
         dg.AssetDep(spec.key, partition_mapping=dg.AllPartitionMapping() if spec.partitions_def else None)
         for spec in specs.model_specs
@@ -52,12 +58,8 @@ def promotion_asset(
         deps=deps,
         group_name="sparkmesh",
         kinds={"spark"},
-        description=(
-            f"Point the `{environment}` views at the physical tables of the current project (virtual update). "
-            "Launched automatically once every upstream partition is materialized: its automation condition runs in "
-            f"the `sparkmesh_{dagster_name(environment)}_automation` sensor that `build_sparkmesh_definitions` ships."
-        ),
-        automation_condition=automation_condition or promotion_condition(),
+        description=_description(environment, condition is not None),
+        automation_condition=condition,
         required_resource_keys={RESOURCE_KEY},
     )
     def _promote(context):  # annotations stay off: Dagster inspects them, and they are strings here
@@ -84,6 +86,19 @@ def promotion_asset(
         return dg.MaterializeResult(metadata={**promotion_metadata(result), "changes": dg.MetadataValue.md(changes_markdown(plan))})
 
     return _promote
+
+
+def _description(environment: str, automatic: bool) -> str:
+    what = f"Point the `{environment}` views at the physical tables of the current project (virtual update). "
+    if automatic:
+        return what + (
+            "Launched automatically once every upstream partition is materialized: its automation condition runs in "
+            f"the `sparkmesh_{dagster_name(environment)}_automation` sensor that `build_sparkmesh_definitions` ships."
+        )
+    return what + (
+        "Waits for approval: the git sensor backfills a commit's plan and shows it here (Events: the plan's "
+        "observations); materializing this asset approves the plan and promotes it."
+    )
 
 
 def refusal(missing: MissingIntervals) -> dg.Failure:

@@ -1,17 +1,22 @@
-"""The git sensor: after each new commit of the project, backfill exactly what the plan is missing, then promote.
+"""The git sensor: after each new commit of the project, show the plan, backfill exactly what it is missing, then
+promote, or wait for a person to approve the promotion (and, at the strictest setting, the backfill too).
 
 Phases, kept in the cursor with the commit they belong to:
 
 - a new commit: ask the webserver to reload this code location (the UI keeps the old definitions otherwise);
   the cursor becomes ``pending`` and the next tick, running the new code, plans. Without reload: plan at once.
-- planning: one ranged run per partitions group and contiguous missing range (``run_key`` = commit + group +
-  range, so each commit's requests happen once); the cursor becomes ``backfilling``.
+- planning: the plan is stored (``execution.plans``) and shown as an observation of the promotion asset; then one
+  ranged run per partitions group and contiguous missing range (``run_key`` = commit + group + range, so each
+  commit's requests happen once); the cursor becomes ``backfilling``. With ``approval="backfill"`` nothing is
+  requested: the cursor becomes ``awaiting_backfill`` until the plan's intervals exist (a person's runs).
 - ``backfilling``: each tick reads what the stored plan still misses (no new plan) and, once nothing is, requests
-  the promotion asset with the same plan id; then ``done``. Model runs are never requested again in this phase (a
-  half-done range would otherwise be requested twice), except ranges that signals reported ready since.
+  the promotion asset with the same plan id, or with approval waits (``awaiting_promotion``) until the
+  environment serves the plan: a person materializing the promotion asset is the approval. Model runs are never
+  requested again in this phase (a half-done range would otherwise be requested twice), except ranges that signals
+  reported ready since.
 
-The plan is built once per commit and stored (``execution.plans``): every run the sensor requests carries its id
-(``sparkmesh/plan_id``), so the steps execute that plan's backfill and the promotion promotes it.
+Every run the sensor requests carries the plan's id (``sparkmesh/plan_id``), so the steps execute that plan's
+backfill and the promotion promotes it. A newer commit supersedes a plan still waiting for approval.
 """
 
 from __future__ import annotations
@@ -20,30 +25,39 @@ import json
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
-from datetime import datetime
 from pathlib import Path
+from typing import Literal
 
 import dagster as dg
 
-from dagster_sparkmesh.clock import utc_now
-from dagster_sparkmesh.dagster.partitions import key_range_for
 from dagster_sparkmesh.dagster.promotion import promotion_key
-from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup, build_sparkmesh_specs, selected_models
+from dagster_sparkmesh.dagster.sensor_planner import SensorPlanner, StatePlanner
+from dagster_sparkmesh.dagster.sensor_requests import (
+    absent_models,
+    backfill_requests,
+    plan_observation,
+    promotion_request,
+    ready_only,
+    runnable,
+)
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
-from dagster_sparkmesh.execution.plans import PLAN_ID_TAG
-from dagster_sparkmesh.plan.builder import build_plan
+from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.plan.definition import Plan
-from dagster_sparkmesh.plan.stored import changed_since, decode, still_missing, store_plan
 from dagster_sparkmesh.plan.explain import format_plan
-from dagster_sparkmesh.project.signals import check_missing_intervals
 from dagster_sparkmesh.project.records import Project
-from dagster_sparkmesh.snapshot.intervals import merge
-from dagster_sparkmesh.snapshot.records import Interval
-from dagster_sparkmesh.state.store import StateStore, open_state_store
 
 PENDING, BACKFILLING, DONE = "pending", "backfilling", "done"
-_SUMMARY_TAG_LIMIT = 4000
+AWAITING_BACKFILL, AWAITING_PROMOTION = "awaiting_backfill", "awaiting_promotion"
+
+Approval = Literal["none", "promotion", "backfill"]
+"""What waits for a person: nothing; the promotion (the backfill runs at once, prod's views stay as they are);
+or the backfill too (the sensor shows the plan and requests nothing)."""
+
+
+def default_approval(environment: str) -> Approval:
+    """Prod waits for a person's approval of the promotion; other environments promote by themselves."""
+    return "promotion" if environment == "prod" else "none"
 
 
 @dataclass(frozen=True)
@@ -95,16 +109,21 @@ def reload_location(target: ReloadTarget, log) -> bool:
     return True
 
 
-class SensorPlanner(Protocol):
-    """The sensor's access to plans (I/O: the state store)."""
+@dataclass(frozen=True)
+class _Tick:
+    """What one evaluation works with: the commit, the project as of it, its specs and the code location's keys."""
 
-    def plan(self, project: Project) -> Plan:
-        """A new plan of ``project`` against the sensor's environment, stored under its id."""
-        ...
+    head: str
+    project: Project
+    specs: SparkMeshSpecs
+    known_keys: frozenset[dg.AssetKey] | None
+    active_models: frozenset[str]
+    """Models that a queued or running run of this commit computes (not requested again meanwhile)."""
 
-    def remaining(self, project: Project, plan_id: str) -> Plan | None:
-        """The stored plan with only the intervals still missing now; None when it is not stored (or stale)."""
-        ...
+    def requests(self, plan: Plan) -> list[dg.RunRequest]:
+        """Runs for what may run now: ready (signals), not in a run already, parents in other groups complete."""
+        ready = runnable(self.project, ready_only(self.project, plan), self.specs, self.active_models)
+        return backfill_requests(ready, self.specs, self.head)
 
 
 def sparkmesh_git_sensor(
@@ -120,17 +139,23 @@ def sparkmesh_git_sensor(
     default_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED,
     select: Sequence[str] = (),
     exclude: Sequence[str] = (),
+    target: dg.AssetSelection | None = None,
+    approval: Approval | None = None,
 ) -> dg.SensorDefinition:
     """``select`` / ``exclude``: the sparkmesh selectors of the definitions' model assets (runs are requested for
-    those only)."""
+    those only). ``target``: the assets the sensor may request (Dagster resolves every run request against it;
+    default: every asset of the code location). ``approval``: see ``Approval`` (default: ``default_approval``)."""
     translator = translator or SparkMeshTranslator()
     project_dir = Path(project_dir)
+    approval = approval or default_approval(environment)
 
     @dg.sensor(
         name=name or f"sparkmesh_{environment}_git_sensor",
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=default_status,
-        description=f"Backfills and promotes `{environment}` after each new commit of {project_dir}",
+        asset_selection=target or dg.AssetSelection.all(),
+        description=f"Plans `{environment}` after each new commit of {project_dir}, backfills what the plan misses "
+        f"and promotes it{' after your approval (materialize the promotion asset)' if approval != 'none' else ''}",
     )
     def _sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult | dg.SkipReason:
         head = git_head(project_dir)
@@ -142,145 +167,108 @@ def sparkmesh_git_sensor(
         if cursor.commit != head and cursor.commit is not None and reload is not None:
             reload_location(reload, context.log)
             return dg.SensorResult(skip_reason=f"reloading code for commit {head[:12]}", cursor=Cursor(head, PENDING).dump())
-        project = load_project()
+        try:
+            project = load_project()
+        except SparkMeshError as error:
+            # The commit's project does not load: say why in the tick, plan nothing until a commit fixes it.
+            return dg.SkipReason(f"commit {head[:12]} does not load, nothing planned: {error}")
         specs = build_sparkmesh_specs(project, translator, environment, select=select, exclude=exclude)
-        if cursor.commit == head and cursor.phase == BACKFILLING and cursor.plan_id:
-            plan = planner.remaining(project, cursor.plan_id)
-            if plan is not None:
-                # Requests only where signals may have released intervals since; run keys make repeats no-ops.
-                gated = backfill_requests(ready_only(project, plan), specs, head) if _gated(project, plan) else []
-                return _after_backfill(head, plan, gated)
+        tick = _Tick(head, project, specs, _asset_keys(context), _active_models(context, specs, head))
+        if cursor.commit == head and cursor.plan_id and cursor.phase in (BACKFILLING, AWAITING_BACKFILL, AWAITING_PROMOTION):
+            resumed = _resume(tick, cursor, planner, approval)
+            if resumed is not None:
+                return resumed
         plan = planner.plan(project)
         context.log.info(format_plan(plan))
-        # Runs are requested for ready intervals only; a run key already launched is not launched again, so each
-        # tick may ask for what became ready since.
-        return _after_new_commit(head, plan, backfill_requests(ready_only(project, plan), specs, head))
+        return _planned(tick, plan, approval)
 
     return _sensor
 
 
-def _gated(project: Project, plan: Plan) -> bool:
-    """Whether a signal may hold back some missing interval: then each tick asks for what became ready."""
-    return any(project.models[name].signals for name in plan.missing_intervals if name in project.models)
+def _asset_keys(context: dg.SensorEvaluationContext) -> frozenset[dg.AssetKey] | None:
+    repository = context.repository_def
+    return frozenset(repository.asset_graph.get_all_asset_keys()) if repository is not None else None
 
 
-def ready_only(project: Project, plan: Plan) -> Plan:
-    """The plan's missing intervals that the models' signals report ready (all of them without signals). What a
-    model's signals hold back is held back for its descendants too: they would read the missing time."""
-    checks = check_missing_intervals(project.path, project.models, plan.missing_intervals)
-    held: dict[str, list[Interval]] = {}
-    ready: dict[str, tuple[Interval, ...]] = {}
-    for name, model in project.models.items():  # parents first
-        inherited = [i for parent in model.depends_on for i in held.get(parent, ())]
-        check = checks.get(name)
-        if check is None:
-            held[name] = inherited
-            continue
-        own_held = [interval for interval, _ in check.not_ready]
-        kept = tuple(i for i in check.ready if not any(_overlaps(i, h) for h in inherited))
-        held[name] = inherited + own_held + [i for i in check.ready if i not in kept]
-        if kept:
-            ready[name] = kept
-    return plan.model_copy(update={"missing_intervals": ready})
+_UNFINISHED = [
+    dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING,
+]
 
 
-def _after_new_commit(head: str, plan: Plan, requests: list[dg.RunRequest]) -> dg.SensorResult:
-    if requests:
-        return dg.SensorResult(run_requests=requests, cursor=Cursor(head, BACKFILLING, plan.plan_id).dump())
-    return _after_backfill(head, plan, [])
+def _active_models(context: dg.SensorEvaluationContext, specs: SparkMeshSpecs, head: str) -> frozenset[str]:
+    runs = context.instance.get_runs(filters=dg.RunsFilter(tags={"sparkmesh/commit": head}, statuses=_UNFINISHED))
+    keys = {key for run in runs for key in (run.asset_selection or ())}
+    return frozenset(specs.model_by_key[key] for key in keys if key in specs.model_by_key)
 
 
-def _after_backfill(head: str, plan: Plan, requests: list[dg.RunRequest]) -> dg.SensorResult:
+def _planned(tick: _Tick, plan: Plan, approval: Approval) -> dg.SensorResult:
+    """A new plan: shown on the promotion asset, then its backfill requested (or left to a person)."""
+    if approval == "backfill" and plan.missing_intervals:
+        status = "awaiting approval of the backfill: materialize the models' missing partitions to approve it"
+        return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: {status}",
+                               cursor=Cursor(tick.head, AWAITING_BACKFILL, plan.plan_id).dump(),
+                               asset_events=[plan_observation(tick.head, plan, status)])
+    result = _backfill_or_promote(tick, plan, approval)
+    status = "backfilling" if plan.missing_intervals else "planned"
+    return _with_events(result, [plan_observation(tick.head, plan, status)])
+
+
+def _resume(tick: _Tick, cursor: Cursor, planner: SensorPlanner, approval: Approval) -> dg.SensorResult | None:
+    """The commit's stored plan, one phase further; None when the plan is gone or stale (then plan again)."""
+    assert cursor.plan_id is not None
+    if cursor.phase == AWAITING_PROMOTION:
+        if planner.promoted(tick.project, cursor.plan_id):
+            return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: promoted", cursor=Cursor(tick.head, DONE, cursor.plan_id).dump())
+        return _awaiting_promotion(tick, cursor.plan_id)
+    plan = planner.remaining(tick.project, cursor.plan_id)
+    if plan is None:
+        return None
+    if cursor.phase == AWAITING_BACKFILL and plan.missing_intervals:
+        missing = ", ".join(sorted(plan.missing_intervals)[:5])
+        return dg.SensorResult(skip_reason=f"awaiting approval of the backfill (materialize {missing})",
+                               cursor=Cursor(tick.head, AWAITING_BACKFILL, plan.plan_id).dump())
+    return _backfill_or_promote(tick, plan, approval)
+
+
+def _backfill_or_promote(tick: _Tick, plan: Plan, approval: Approval) -> dg.SensorResult:
+    """Runs for what the plan still misses and may run now (run keys make a repeated request a no-op); once
+    nothing is missing, the promotion, or the wait for its approval."""
     if plan.missing_intervals:
-        backfilling = Cursor(head, BACKFILLING, plan.plan_id).dump()
+        absent = absent_models(plan, tick.specs, tick.known_keys)
+        if absent:
+            return dg.SensorResult(
+                skip_reason=f"the code location has no asset of {', '.join(absent[:5])} yet: reload it (the webserver's "
+                "Reload, or `reload` in the sensor's settings) to run this commit",
+                cursor=Cursor(tick.head, BACKFILLING, plan.plan_id).dump(),
+            )
+        requests = tick.requests(plan)
+        backfilling = Cursor(tick.head, BACKFILLING, plan.plan_id).dump()
         if requests:
             return dg.SensorResult(run_requests=requests, cursor=backfilling)
         missing = ", ".join(sorted(plan.missing_intervals)[:5])
         return dg.SensorResult(skip_reason=f"waiting for backfill runs: {missing}", cursor=backfilling)
     if not plan.has_changes:
-        return dg.SensorResult(skip_reason=f"commit {head[:12]}: nothing to do", cursor=Cursor(head, DONE).dump())
-    request = dg.RunRequest(
-        run_key=f"{head}:promote:{plan.environment}",
-        asset_selection=[promotion_key(plan.environment)],
-        tags=_tags(head, plan),
+        return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: nothing to do", cursor=Cursor(tick.head, DONE).dump())
+    if approval != "none":
+        status = f"backfilled; awaiting approval: materialize {promotion_key(plan.environment).to_user_string()} to promote"
+        waiting = _awaiting_promotion(tick, plan.plan_id)
+        return _with_events(waiting, [plan_observation(tick.head, plan, status)])
+    return dg.SensorResult(run_requests=[promotion_request(tick.head, plan)], cursor=Cursor(tick.head, DONE, plan.plan_id).dump())
+
+
+def _awaiting_promotion(tick: _Tick, plan_id: str) -> dg.SensorResult:
+    return dg.SensorResult(
+        skip_reason=f"commit {tick.head[:12]} is backfilled and awaits approval: materialize the promotion asset",
+        cursor=Cursor(tick.head, AWAITING_PROMOTION, plan_id).dump(),
     )
-    return dg.SensorResult(run_requests=[request], cursor=Cursor(head, DONE, plan.plan_id).dump())
 
 
-def backfill_requests(plan: Plan, specs: SparkMeshSpecs, head: str) -> list[dg.RunRequest]:
-    """One run per group and contiguous missing range, selecting the group's models missing part of it."""
-    requests = []
-    for group in specs.groups:
-        members = {specs.model_by_key[spec.key]: spec.key for spec in group.specs}
-        missing = {name: plan.missing_intervals[name] for name in members if plan.missing_intervals.get(name)}
-        if not missing:
-            continue
-        if group.partitions_def is None:
-            requests.append(_request(head, plan, group, [members[name] for name in sorted(missing)], None))
-            continue
-        for span in merge(i for intervals in missing.values() for i in intervals):
-            names = sorted(name for name, intervals in missing.items() if any(_overlaps(i, span) for i in intervals))
-            requests.append(_request(head, plan, group, [members[name] for name in names], span))
-    return requests
+def _with_events(result: dg.SensorResult, events: list[dg.AssetObservation]) -> dg.SensorResult:
+    return dg.SensorResult(
+        run_requests=result.run_requests, skip_reason=result.skip_reason, cursor=result.cursor,
+        asset_events=[*(result.asset_events or []), *events],
+    )
 
 
-def _overlaps(interval: Interval, span: Interval) -> bool:
-    return interval.start < span.end and span.start < interval.end
-
-
-def _request(head: str, plan: Plan, group: SpecGroup, keys: Sequence[dg.AssetKey], span: Interval | None) -> dg.RunRequest:
-    tags = _tags(head, plan)
-    label = "all"
-    if span is not None:
-        key_range = key_range_for(group.partitions_def, span)
-        tags["dagster/asset_partition_range_start"] = key_range.start
-        tags["dagster/asset_partition_range_end"] = key_range.end
-        label = f"{key_range.start}..{key_range.end}"
-    return dg.RunRequest(run_key=f"{head}:{group.name}:{label}", asset_selection=list(keys), tags=tags)
-
-
-def _tags(head: str, plan: Plan) -> dict[str, str]:
-    return {
-        "sparkmesh/commit": head,
-        "sparkmesh/environment": plan.environment,
-        PLAN_ID_TAG: plan.plan_id,
-        "sparkmesh/plan": format_plan(plan)[:_SUMMARY_TAG_LIMIT],
-    }
-
-
-class StatePlanner:
-    """The default planner: plans against the project's state store (or ``state_url``), as of ``clock()``."""
-
-    def __init__(
-        self,
-        environment: str,
-        state_url: str | None,
-        clock: Callable[[], datetime] = utc_now,
-        selection: tuple[Sequence[str], Sequence[str]] = ((), ()),
-    ) -> None:
-        self.environment = environment
-        self.state_url = state_url
-        self.clock = clock
-        self.selection = selection
-        """(select, exclude) of the definitions: their plans take only those models' changes (``--select-model``),
-        so that no interval is left for a model this code location does not run."""
-
-    def plan(self, project: Project) -> Plan:
-        select, exclude = self.selection
-        chosen = selected_models(project, select, exclude) if select or exclude else None
-        with self._state(project) as state:
-            plan = build_plan(project, state, self.environment, execution_time=self.clock(), selected=chosen)
-            return store_plan(state, plan)
-
-    def remaining(self, project: Project, plan_id: str) -> Plan | None:
-        with self._state(project) as state:
-            stored = state.get_plan(plan_id)
-            if stored is None:
-                return None
-            plan = decode(stored.plan_json)
-            if changed_since(plan, project):
-                return None
-            return plan.model_copy(update={"missing_intervals": still_missing(state, plan)})
-
-    def _state(self, project: Project) -> StateStore:
-        return open_state_store(self.state_url or project.config.state.url, project.path)
+__all__ = ["Approval", "Cursor", "ReloadTarget", "SensorPlanner", "StatePlanner", "default_approval", "sparkmesh_git_sensor"]

@@ -33,21 +33,30 @@ def test_definitions_resolve_with_models_externals_checks_promotion_sensor_and_r
     assert {"raw/orders", "staging/orders", "shop/daily", "raw/events", "sparkmesh/promote_prod"} <= keys
     promote = graph.get(promotion_key("prod"))
     assert {k.to_user_string() for k in promote.parent_keys} == {"raw/orders", "staging/orders", "shop/daily"}
-    assert promote.automation_condition is not None
+    assert promote.automation_condition is None  # prod's promotion waits for a person's approval by default
     assert {c.name for c in graph.asset_check_keys} == {"not_null", "not_null_non_blocking", "assert_positive"}
-    assert [s.name for s in defs.sensors] == ["sparkmesh_prod_git_sensor", "sparkmesh_prod_automation"]
+    assert [s.name for s in defs.sensors] == ["sparkmesh_prod_git_sensor"]
+    git_sensor = defs.get_sensor_def("sparkmesh_prod_git_sensor")
+    assert git_sensor.asset_selection.resolve(graph) == {promote.key, *(graph.get(k).key for k in promote.parent_keys)}
     assert "sparkmesh" in defs.resources
 
 
+def test_environments_without_approval_promote_by_themselves():
+    dev = _definitions(specs_tests._project(), environment="dev").resolve_asset_graph()
+    assert dev.get(promotion_key("dev")).automation_condition is not None
+    prod = _definitions(specs_tests._project(), approval="none").resolve_asset_graph()
+    assert prod.get(promotion_key("prod")).automation_condition is not None
+
+
 def test_an_automation_sensor_runs_by_default_for_the_promotion_condition():
-    defs = _definitions(specs_tests._project())
+    defs = _definitions(specs_tests._project(), approval="none")
     sensor = defs.get_sensor_def("sparkmesh_prod_automation")
     assert isinstance(sensor, dg.AutomationConditionSensorDefinition)
     assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
     graph = defs.resolve_asset_graph()
     assert sensor.asset_selection.resolve(graph) == {promotion_key("prod")}
 
-    without = _definitions(specs_tests._project(), automation_sensor_status=None)
+    without = _definitions(specs_tests._project(), approval="none", automation_sensor_status=None)
     assert [s.name for s in without.sensors] == ["sparkmesh_prod_git_sensor"]
 
 
@@ -87,7 +96,7 @@ def test_a_thousand_models_build_definitions_in_well_under_five_seconds():
 
 
 def test_promotion_condition_waits_until_every_upstream_partition_is_materialized():
-    defs = _definitions(specs_tests._project(end_daily="2024-01-03"))
+    defs = _definitions(specs_tests._project(end_daily="2024-01-03"), approval="none")
     keys = ["raw/orders", "staging/orders"]
     promote = dg.AssetSelection.assets(promotion_key("prod"))
     when = datetime(2024, 1, 10)

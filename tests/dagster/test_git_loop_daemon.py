@@ -1,0 +1,212 @@
+"""The change loop through Dagster's own machinery: a real ``dagster-daemon`` process evaluates the git sensor.
+
+The test shop lives in a git repository; a code location serves it with the sensor running. The daemon's sensor
+loop ticks (``evaluate_tick``, run requests resolved against the sensor's target), its run queue launches the
+ranged runs as processes of their own, and they share the project's managed Spark Connect server. Then:
+
+1. a first commit with ``approval="none"``: plan → daemon-launched runs → promotion → prod equals a fresh build;
+2. the daemon again with ``approval="promotion"`` (prod's default) and a second commit: the backfill runs, prod
+   keeps the first commit's data while the plan waits; materializing the promotion asset (``dagster asset
+   materialize``, a person's run) approves it, and prod then equals a fresh build of the second commit.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "ui"))
+
+from cdp import stop_process_group  # noqa: E402
+from dagster_dev import free_port  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+SHOP = Path(__file__).parent / "projects" / "shop"
+PROMOTE = dg.AssetKey(["sparkmesh", "promote_prod"])
+TABLES = ("raw.events", "shop.daily", "shop.daily_flags", "shop.summary")
+WAIT = 420.0  # a busy 2-core machine: the Connect server's start, several run processes
+DEFINITIONS = '''
+import os
+
+import dagster as dg
+
+from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_definitions
+
+project = os.environ["SPARKMESH_LOOP_PROJECT"]
+defs = build_sparkmesh_definitions(
+    project,
+    resource=SparkMeshResource(project_dir=project),
+    sensor_status=dg.DefaultSensorStatus.RUNNING,
+    sensor_interval_seconds=3,
+    approval=os.environ["SPARKMESH_LOOP_APPROVAL"],
+    git_link=None,
+)
+'''
+MANAGED = "gateways:\n  local:\n    connection:\n      type: spark\n      mode: managed\n      connect_port: {port}\ndefault_gateway: local\n"
+
+
+def _git(repo: Path, *args: str) -> str:
+    user = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
+    return subprocess.run(["git", *user, *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _sparkmesh(project: Path, *args: str, timeout: float = 300) -> str:
+    done = subprocess.run([str(Path(sys.executable).parent / "sparkmesh"), "-p", str(project), *args],
+                          capture_output=True, text=True, timeout=timeout, check=False)
+    assert done.returncode == 0, f"sparkmesh {' '.join(args)} exited {done.returncode}:\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def _rows(project: Path) -> dict[str, list[dict]]:
+    """Every table as the project's prod views serve it, in a fixed order."""
+    return {
+        table: json.loads(_sparkmesh(project, "fetchdf", "--json", f"SELECT * FROM {table} ORDER BY ALL"))
+        for table in TABLES
+    }
+
+
+def _fresh_build(repo: Path, target: Path) -> dict[str, list[dict]]:
+    """The oracle: the same files planned and applied from nothing, in a Spark of its own (local mode)."""
+    shutil.copytree(repo, target, ignore=shutil.ignore_patterns(".sparkmesh", ".git"))
+    (target / "config.yaml").write_text((SHOP / "config.yaml").read_text())
+    _sparkmesh(target, "plan", "prod", "--auto-apply")
+    return _rows(target)
+
+
+@pytest.fixture
+def repo(tmp_path) -> Iterator[Path]:
+    target = tmp_path / "shop"
+    shutil.copytree(SHOP, target, ignore=shutil.ignore_patterns(".sparkmesh"))
+    config = target / "config.yaml"
+    config.write_text(MANAGED.format(port=free_port()) + config.read_text())
+    (target / ".gitignore").write_text(".sparkmesh/\n")
+    _git(target, "init", "-q")
+    _git(target, "add", ".")
+    _git(target, "commit", "-qm", "first")
+    yield target
+    subprocess.run([str(Path(sys.executable).parent / "sparkmesh"), "-p", str(target), "spark", "stop"],
+                   capture_output=True, timeout=120, check=False)
+
+
+@pytest.fixture
+def home(tmp_path, repo, monkeypatch) -> Path:
+    folder = tmp_path / "dagster_home"
+    folder.mkdir()
+    (folder / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    (tmp_path / "definitions.py").write_text(DEFINITIONS)
+    (tmp_path / "workspace.yaml").write_text(
+        "load_from:\n  - python_file:\n      relative_path: definitions.py\n      location_name: loop\n"
+    )
+    monkeypatch.setenv("DAGSTER_HOME", str(folder))
+    monkeypatch.setenv("SPARKMESH_LOOP_PROJECT", str(repo))
+    return folder
+
+
+class Daemon:
+    """``dagster-daemon run`` on the test's workspace, stopped by its process group."""
+
+    def __init__(self, workspace: Path, approval: str) -> None:
+        env = {**os.environ, "SPARKMESH_LOOP_APPROVAL": approval, "SPARK_LOCAL_IP": "127.0.0.1",
+               "PYSPARK_PYTHON": sys.executable}
+        self.log = workspace.parent / f"daemon-{approval}.log"
+        with open(self.log, "wb") as log:
+            self.process = subprocess.Popen(
+                [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(workspace)],
+                cwd=workspace.parent, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+
+    def tail(self) -> str:
+        return "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
+
+    def stop(self) -> None:
+        stop_process_group(self.process, timeout=30.0)
+
+
+def _wait(what: str, done: Callable[[], bool], daemon: Daemon) -> None:
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        if done():
+            return
+        assert daemon.process.poll() is None, f"dagster-daemon exited:\n{daemon.tail()}"
+        time.sleep(2)
+    raise AssertionError(f"timed out waiting for {what}:\n{daemon.tail()}")
+
+
+def _runs(instance: dg.DagsterInstance, head: str) -> list[dg.DagsterRun]:
+    return list(instance.get_runs(filters=dg.RunsFilter(tags={"sparkmesh/commit": head})))
+
+
+def _settled(instance: dg.DagsterInstance, head: str, promoted: bool) -> bool:
+    """Every run of the commit succeeded, and the promotion ran (or was never requested)."""
+    runs = _runs(instance, head)
+    failed = [r for r in runs if r.status in (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)]
+    assert not failed, f"runs failed: {[(r.run_id, r.asset_selection) for r in failed]}"
+    promotions = [r for r in runs if r.asset_selection == {PROMOTE}]
+    backfills = [r for r in runs if r.asset_selection != {PROMOTE}]
+    if not backfills or any(r.status != dg.DagsterRunStatus.SUCCESS for r in runs):
+        return False
+    return bool(promotions) if promoted else not promotions
+
+
+def _awaiting_approval(instance: dg.DagsterInstance, head: str) -> bool:
+    records = instance.fetch_observations(PROMOTE, limit=5).records
+    observed = [r.asset_observation for r in records if r.asset_observation is not None]
+    return any(o.metadata["commit"].value == head and o.metadata["status"].value.startswith("backfilled; awaiting")
+               for o in observed)
+
+
+def test_commits_are_planned_backfilled_and_promoted_by_the_daemon(repo, home, tmp_path):
+    workspace = tmp_path / "workspace.yaml"
+    first = _git(repo, "rev-parse", "HEAD")
+    instance = dg.DagsterInstance.get()
+
+    daemon = Daemon(workspace, approval="none")
+    try:
+        _wait("the first commit's runs and promotion", lambda: _settled(instance, first, promoted=True), daemon)
+    finally:
+        daemon.stop()
+    first_prod = _rows(repo)
+    assert first_prod == _fresh_build(repo, tmp_path / "fresh_first")
+    plan_ids = {run.tags["sparkmesh/plan_id"] for run in _runs(instance, first)}
+    assert len(plan_ids) == 1  # every run of the commit executed the one plan the sensor built
+
+    daily = repo / "models" / "daily.sql"
+    daily.write_text(daily.read_text().replace("COUNT(*) AS orders", "COUNT(*) * 2 AS orders"))
+    _git(repo, "commit", "-qam", "second")
+    second = _git(repo, "rev-parse", "HEAD")
+    daemon = Daemon(workspace, approval="promotion")
+    try:
+        _wait("the second commit's backfill", lambda: _settled(instance, second, promoted=False), daemon)
+        _wait("the plan awaiting approval", lambda: _awaiting_approval(instance, second), daemon)
+        assert _rows(repo) == first_prod  # backfilled, not promoted: prod's views wait for a person
+        approve = subprocess.run(
+            [str(Path(sys.executable).parent / "dagster"), "asset", "materialize", "-f", str(tmp_path / "definitions.py"),
+             "--select", PROMOTE.to_user_string()],
+            env={**os.environ, "SPARKMESH_LOOP_APPROVAL": "promotion"}, cwd=tmp_path,
+            capture_output=True, text=True, timeout=300, check=False,
+        )
+        assert approve.returncode == 0, approve.stderr[-3000:]
+        second_prod = _rows(repo)
+        assert second_prod != first_prod
+        assert second_prod == _fresh_build(repo, tmp_path / "fresh_second")
+        _wait("the sensor to see the approval",
+              lambda: any("promoted" in (t.skip_reason or "") for t in _ticks(instance)), daemon)
+    finally:
+        daemon.stop()
+
+
+def _ticks(instance: dg.DagsterInstance) -> list:
+    states = instance.all_instigator_state()
+    sensor = next(s for s in states if s.name == "sparkmesh_prod_git_sensor")
+    return list(instance.get_ticks(sensor.instigator_origin_id, sensor.selector_id, limit=5))
