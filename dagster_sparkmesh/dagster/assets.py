@@ -41,8 +41,9 @@ def sparkmesh_assets(
     backfill_policy: dg.BackfillPolicy | None = None,
     specs: SparkMeshSpecs | None = None,
     retry_policy: dg.RetryPolicy | None = None,
+    resource_key: str = RESOURCE_KEY,
 ) -> list[dg.AssetsDefinition]:
-    """The model assets of ``project`` for ``environment``; they need a ``sparkmesh`` SparkMeshResource.
+    """The model assets of ``project`` for ``environment``; they need a SparkMeshResource under ``resource_key``.
 
     ``backfill_policy`` replaces the per-group default (single run, or multi-run of a model's batch size).
     ``retry_policy``: Dagster re-runs a failed step (its completed intervals are not recomputed); transient Spark
@@ -51,7 +52,8 @@ def sparkmesh_assets(
     translator = translator or SparkMeshTranslator()
     specs = specs or build_sparkmesh_specs(project, translator, environment)
     names = _op_names(specs, translator)
-    return [_group_asset(group, names[group.name], specs, project, translator, backfill_policy, retry_policy)
+    policies = (backfill_policy, retry_policy)
+    return [_group_asset(group, names[group.name], specs, project, translator, policies, resource_key)
             for group in specs.groups]
 
 
@@ -68,9 +70,11 @@ def _group_asset(
     specs: SparkMeshSpecs,
     project: Project,
     translator: SparkMeshTranslator,
-    backfill_policy: dg.BackfillPolicy | None,
-    retry_policy: dg.RetryPolicy | None = None,
+    policies: tuple[dg.BackfillPolicy | None, dg.RetryPolicy | None],
+    resource_key: str,
 ) -> dg.AssetsDefinition:
+    backfill_policy, retry_policy = policies
+
     @dg.multi_asset(
         name=op_name,
         specs=list(group.specs),
@@ -81,10 +85,10 @@ def _group_asset(
         retry_policy=retry_policy,
         op_tags=translator.get_op_tags(group.name),
         pool=translator.get_pool(group.name),
-        required_resource_keys={RESOURCE_KEY},
+        required_resource_keys={resource_key},
     )
     def _models(context):  # annotations stay off: Dagster inspects them, and they are strings here
-        yield from run_group(context, getattr(context.resources, RESOURCE_KEY), project, specs, translator)
+        yield from run_group(context, getattr(context.resources, resource_key), project, specs, translator)
 
     return _models
 

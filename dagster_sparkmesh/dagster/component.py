@@ -21,6 +21,7 @@ cron, tags, owner, description, path and fingerprint, ``spec`` the asset spec sp
 # No `from __future__ import annotations`: Dagster reads these annotations at runtime to build the yaml schema.
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import dagster as dg
@@ -37,6 +38,7 @@ from dagster_sparkmesh.dagster.component_translator import ComponentTranslator
 from dagster_sparkmesh.dagster.definitions import SparkMeshProject, build_sparkmesh_definitions
 from dagster_sparkmesh.dagster.resource import SparkMeshResource
 from dagster_sparkmesh.dagster.sensor import ReloadTarget
+from dagster_sparkmesh.dagster.specs import dagster_name
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslatorSettings
 
 
@@ -64,6 +66,9 @@ class SensorSettings(dg.Model):
     enabled: bool = True
     default_status: Literal["running", "stopped"] = "stopped"
     reload: ReloadSettings | None = None
+    approval: Literal["none", "promotion", "backfill"] | None = None
+    """What waits for a person after a commit (default: the promotion for prod, nothing elsewhere)."""
+    minimum_interval_seconds: int = 60
 
 
 class TranslationSettings(dg.Model):
@@ -131,6 +136,9 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
         dg.AutomationCondition | None, dg.Resolver.default(model_field_type=str | None)
     ] = None
     skip_external_keys: list[str] = field(default_factory=list)
+    resource_key: str | None = None
+    """The key of the project's resource; default ``sparkmesh_<project folder>``, so that several projects can
+    share a code location."""
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         project = SparkMeshProject.of(self.project, self.state_url)
@@ -149,6 +157,9 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
             promotion_condition=self.promotion_condition,
             select=self.select,
             exclude=self.exclude,
+            approval=sensor.approval,
+            sensor_interval_seconds=sensor.minimum_interval_seconds,
+            resource_key=self.resource_key or f"sparkmesh_{dagster_name(Path(self.project[0]).name)}",
         )
 
     def translator(self) -> ComponentTranslator:

@@ -51,13 +51,15 @@ class SparkMeshProjectScaffolder(dg.Scaffolder[SparkMeshScaffoldParams]):
 
     def scaffold(self, request: dg.ScaffoldRequest[SparkMeshScaffoldParams]) -> None:
         params = request.params
-        if params.init:
-            folder = request.target_path / "project"
-            init_project(folder)
+        if params.init and not params.project_path:
+            init_project(request.target_path / "project")
             project = "project"
         elif params.project_path:
             root = request.project_root or Path.cwd()
-            relative = os.path.relpath(Path(params.project_path).resolve(), start=root)
+            folder = Path(params.project_path).resolve()  # as the user typed it, from where dg runs
+            if params.init:  # a new project where --project-path says, not beside the defs.yaml
+                init_project(folder)
+            relative = os.path.relpath(folder.resolve(), start=root)
             project = "{{ context.project_root }}/" + Path(relative).as_posix()
         else:
             project = "PATH/TO/PROJECT"  # the file must name one: loading says so until it does

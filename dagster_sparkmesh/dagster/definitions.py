@@ -92,6 +92,7 @@ def build_sparkmesh_definitions(
     exclude: Sequence[str] = (),
     approval: Approval | None = None,
     sensor_interval_seconds: int = 60,
+    resource_key: str = RESOURCE_KEY,
 ) -> dg.Definitions:
     """Everything Dagster needs to run ``project_dir`` (or several folders: a multi-repo project) into ``environment``.
 
@@ -104,6 +105,8 @@ def build_sparkmesh_definitions(
     ``origin`` is on GitHub or GitLab; None: local file references only.
     ``select`` / ``exclude``: sparkmesh selectors (``tag:finance+``) of the models that are assets of these
     definitions (default: every model); the git sensor requests runs for those only.
+    ``resource_key``: the key of the project's SparkMeshResource (several projects in one code location each
+    need their own).
     ``sensor_interval_seconds``: the git sensor's minimum interval between ticks.
     ``approval``: what waits for a person after a commit (``"none"``, ``"promotion"``, ``"backfill"``; default:
     ``"promotion"`` for prod, ``"none"`` for other environments). With approval, the promotion asset has no
@@ -119,7 +122,7 @@ def build_sparkmesh_definitions(
     resource = resource or sm_project.resource()
     model_assets = sparkmesh_assets(
         project=project, environment=environment, translator=translator, backfill_policy=backfill_policy, specs=specs,
-        retry_policy=retry_policy,
+        retry_policy=retry_policy, resource_key=resource_key,
     )
     link = detect_git_link(sm_project.path) if git_link == "auto" else git_link
     if link is not None and not all(_inside(folder, link.root) for folder in (sm_project.path, *sm_project.more_paths)):
@@ -127,7 +130,8 @@ def build_sparkmesh_definitions(
     assets: list = [
         *(link_to_git(model_assets, link) if link and translator.settings.enable_code_references else model_assets),
         *specs.external_specs,
-        promotion_asset(project, specs, automation_condition=promotion_condition, automatic=approval == "none"),
+        promotion_asset(project, specs, automation_condition=promotion_condition, automatic=approval == "none",
+                        resource_key=resource_key),
     ]
     sensors: list[dg.SensorDefinition] = (
         [_sensor(sm_project, specs, translator, resource, reload, sensor_status, (select, exclude), approval,
@@ -135,12 +139,14 @@ def build_sparkmesh_definitions(
         if sensor
         else []
     )
-    assets += standalone_audit_checks(project, translator, environment, _asset_names(project, specs, translator))
+    assets += standalone_audit_checks(
+        project, translator, environment, _asset_names(project, specs, translator), resource_key
+    )
     promotion_automated = approval == "none" or promotion_condition is not None
     automated = automation_sensor(specs, automation_sensor_status, promotion_automated) if automation_sensor_status else None
     sensors += [automated] if automated else []
-    checks = external_audit_checks(project, translator, environment, skip_external_keys)
-    return dg.Definitions(assets=assets, asset_checks=checks, sensors=sensors, resources={RESOURCE_KEY: resource})
+    checks = external_audit_checks(project, translator, environment, skip_external_keys, resource_key)
+    return dg.Definitions(assets=assets, asset_checks=checks, sensors=sensors, resources={resource_key: resource})
 
 
 def _inside(folder: Path | str, root: Path) -> bool:

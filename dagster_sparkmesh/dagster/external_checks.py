@@ -39,30 +39,31 @@ def external_audit_checks(
     translator: SparkMeshTranslator,
     environment: str,
     skip_external_keys: Collection[dg.AssetKey] = (),
+    resource_key: str = RESOURCE_KEY,
 ) -> list[dg.AssetChecksDefinition]:
     """One check definition per audited external model of this code location."""
     return [
-        _checks_of(project, external, translator, environment)
+        _checks_of(project, external, translator, environment, resource_key)
         for external in project.external_models.values()
         if external.audits and translator.get_asset_key(external) not in set(skip_external_keys)
     ]
 
 
 def _checks_of(
-    project: Project, external: ExternalModel, translator: SparkMeshTranslator, environment: str
+    project: Project, external: ExternalModel, translator: SparkMeshTranslator, environment: str, resource_key: str
 ) -> dg.AssetChecksDefinition:
     specs = external_check_specs(external, translator, project.audits)
 
     @dg.multi_asset_check(
         specs=specs,
         name=f"sparkmesh_{dagster_name(environment)}_audit_{dagster_name(external.name)}",
-        required_resource_keys={RESOURCE_KEY},
+        required_resource_keys={resource_key},
         can_subset=True,
     )
     def _audit(context) -> Iterator[dg.AssetCheckResult]:  # unannotated: Dagster reads the annotation eagerly
         from dagster_sparkmesh.execution.audits import run_audits
 
-        ctx = getattr(context.resources, RESOURCE_KEY).open_context(environment, project)
+        ctx = getattr(context.resources, resource_key).open_context(environment, project)
         try:
             results = run_audits(ctx, external, external.name)  # type: ignore[arg-type]  # it reads only .audits
         finally:

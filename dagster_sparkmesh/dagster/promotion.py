@@ -43,6 +43,7 @@ def promotion_asset(
     *,
     automation_condition: dg.AutomationCondition | None = None,
     automatic: bool = True,
+    resource_key: str = RESOURCE_KEY,
 ) -> dg.AssetsDefinition:
     """``automatic``: promote by the default automation condition once every upstream partition is materialized;
     False (an environment whose promotion waits for approval): only ``automation_condition`` or a person."""
@@ -60,10 +61,10 @@ def promotion_asset(
         kinds={"spark"},
         description=_description(environment, condition is not None),
         automation_condition=condition,
-        required_resource_keys={RESOURCE_KEY},
+        required_resource_keys={resource_key},
     )
     def _promote(context):  # annotations stay off: Dagster inspects them, and they are strings here
-        sparkmesh: SparkMeshResource = getattr(context.resources, RESOURCE_KEY)
+        sparkmesh: SparkMeshResource = getattr(context.resources, resource_key)
         ctx = sparkmesh.open_context(environment, project)
         plan = None
         try:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 import dagster as dg
 
 from dagster_sparkmesh.dagster.definitions import SparkMeshProject
-from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
+from dagster_sparkmesh.dagster.resource import SparkMeshResource
 from dagster_sparkmesh.dagster.specs import selected_models
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.project.records import Project
@@ -43,13 +43,13 @@ def _project(defs: dg.Definitions, project: SparkMeshProject | Project | None) -
         return project
     if isinstance(project, SparkMeshProject):
         return project.project
-    resource = (defs.resources or {}).get(RESOURCE_KEY)
-    if not isinstance(resource, SparkMeshResource):
+    resources = [r for r in (defs.resources or {}).values() if isinstance(r, SparkMeshResource)]
+    if len(resources) != 1:
         raise PlanError(
-            "these definitions have no sparkmesh resource to read the project from",
+            f"these definitions have {len(resources) or 'no'} sparkmesh resource(s) to read the project from",
             hint="pass project=SparkMeshProject(path) to build_sparkmesh_asset_selection",
         )
-    return resource.load_project()
+    return resources[0].load_project()
 
 
 def _model_keys(defs: dg.Definitions) -> dict[dg.AssetKey, str]:

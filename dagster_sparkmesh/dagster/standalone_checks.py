@@ -57,7 +57,11 @@ def _parents(project: Project, name: str) -> frozenset[str]:
 
 
 def standalone_audit_checks(
-    project: Project, translator: SparkMeshTranslator, environment: str, asset_names: frozenset[str]
+    project: Project,
+    translator: SparkMeshTranslator,
+    environment: str,
+    asset_names: frozenset[str],
+    resource_key: str = RESOURCE_KEY,
 ) -> list[dg.AssetChecksDefinition]:
     """One check definition for every standalone audit of the project (none without any)."""
     specs = standalone_check_specs(project, translator, asset_names)
@@ -68,24 +72,25 @@ def standalone_audit_checks(
     @dg.multi_asset_check(
         specs=list(specs.values()),
         name=f"sparkmesh_{dagster_name(environment)}_standalone_audits",
-        required_resource_keys={RESOURCE_KEY},
+        required_resource_keys={resource_key},
         can_subset=True,
     )
     def _audits(context):  # annotations stay off: Dagster inspects them, and they are strings here
         chosen = set(context.selected_asset_check_keys)
         selected = [spec.key for spec in specs.values() if spec.key in chosen]
-        results = _evaluate(context, project, environment, [names[key] for key in selected])
+        resource = getattr(context.resources, resource_key)
+        results = _evaluate(context, resource, project, environment, [names[key] for key in selected])
         for key, result in zip(selected, results):
             yield check_result(result, key)
 
     return [_audits]
 
 
-def _evaluate(context: dg.AssetCheckExecutionContext, project: Project, environment: str, names: list[str]):
+def _evaluate(context: dg.AssetCheckExecutionContext, resource, project: Project, environment: str, names: list[str]):
     from dagster_sparkmesh.execution.plans import PLAN_ID_TAG, plan_for_run
     from dagster_sparkmesh.execution.standalone_audits import evaluate_standalone_audits
 
-    ctx = getattr(context.resources, RESOURCE_KEY).open_context(environment, project)
+    ctx = resource.open_context(environment, project)
     try:
         # The run's plan, as its model steps use: the audit reads the tables they computed into.
         plan = plan_for_run(ctx, context.run.tags.get(PLAN_ID_TAG), context.run.run_id)

@@ -18,6 +18,7 @@ from dagster.components.testing import create_defs_folder_sandbox
 from dagster.components.testing.test_cases import TestOpCustomization, TestTranslation, TranslationTestCase, test_cases
 
 from dagster_sparkmesh import SparkMeshProjectComponent
+from dagster_sparkmesh.dagster import SparkMeshResource
 from dagster_sparkmesh.dagster.component_scaffolder import init_project
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +52,7 @@ def test_the_component_builds_the_projects_definitions():
         assert daily.backfill_policy == dg.BackfillPolicy.multi_run(7)
         assert daily.op.retry_policy == dg.RetryPolicy(max_retries=2)
         assert [sensor.name for sensor in defs.sensors] == ["sparkmesh_dev_automation"]
-        resource = defs.resources["sparkmesh"]
+        resource = defs.resources["sparkmesh_shop"]  # named after the project folder
         assert (resource.project_dir, resource.engine_mode) == (str(SHOP.resolve()), "local")
         assert resource.spark_config == {"spark.sql.shuffle.partitions": "2"}
 
@@ -122,12 +123,12 @@ def test_the_example_loads_through_its_component_as_through_definitions_py(monke
             {key: graph.get(key).code_version for key in graph.get_all_asset_keys()},
             set(graph.asset_check_keys),
             sorted(sensor.name for sensor in defs.sensors),
-            defs.resources["sparkmesh"].csv_sources,
+            [r.csv_sources for r in defs.resources.values() if isinstance(r, SparkMeshResource)],
         )
 
     component_summary = summary(through_component)
     assert component_summary == summary(python_module.defs)
-    assert len(component_summary[0]) == 17 and component_summary[3] == {"raw.web_events": "external_data"}
+    assert len(component_summary[0]) == 17 and component_summary[3] == [{"raw.web_events": "external_data"}]
 
 
 @pytest.fixture
@@ -177,3 +178,27 @@ def test_dg_scaffold_init_creates_a_project_that_loads(dg_project):
     assert (folder / "project" / "models" / "example" / "numbers.sql").is_file()
     with create_defs_folder_sandbox() as sandbox, _load(sandbox, folder / "project") as (_, defs):
         assert dg.AssetKey(["example", "numbers"]) in defs.resolve_asset_graph().get_all_asset_keys()
+
+
+def test_dg_scaffold_init_with_a_project_path_creates_the_project_there(dg_project):
+    _dg(dg_project, "scaffold", "defs", COMPONENT, "placed", "--init", "true", "--project-path", "warehouse/new_project")
+    assert (dg_project / "warehouse" / "new_project" / "models" / "example" / "numbers.sql").is_file()
+    assert not (dg_project / "src" / "proj" / "defs" / "placed" / "project").exists()
+    defs_yaml = (dg_project / "src" / "proj" / "defs" / "placed" / "defs.yaml").read_text()
+    assert "project: '{{ context.project_root }}/warehouse/new_project'" in defs_yaml
+
+
+def test_two_projects_share_one_code_location(dg_project, tmp_path):
+    """Each component's resource has a key of its own: the code location loads both projects, with both in it."""
+    second = tmp_path / "numbers"
+    init_project(second)
+    defs_dir = dg_project / "src" / "proj" / "defs"
+    for name, project in (("shop_models", dg_project / "shop"), ("numbers_models", second)):
+        (defs_dir / name).mkdir(parents=True)
+        (defs_dir / name / "defs.yaml").write_text(
+            f"type: {COMPONENT}\nattributes:\n  project: {project}\n  environment: {name.split('_')[0]}\n"
+        )
+    loaded = json.loads(_dg(dg_project, "list", "defs", "--json").stdout)
+    keys = {asset["asset_key"] for asset in loaded["assets"]}
+    assert {"shop/daily", "example/numbers", "sparkmesh/promote_shop", "sparkmesh/promote_numbers"} <= keys
+    assert {"sparkmesh_shop", "sparkmesh_numbers"} <= {resource["name"] for resource in loaded["resources"]}
