@@ -22,6 +22,7 @@ from dagster_sparkmesh.dagster.specs import (
     build_sparkmesh_specs,
 )
 from dagster_sparkmesh.dagster.step_report import StepReport, unfinished_failure
+from dagster_sparkmesh.dagster.restatement import restatement_lines, run_restatement
 from dagster_sparkmesh.dagster.run_log import step_started
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
@@ -109,8 +110,11 @@ def run_group(
     step = context.op_execution_context.op.name
     log = {"dagster_run": context.run.run_id, "step": step, "partitions": _span(partitions)}
     try:
-        plan = plan_for_run(ctx, context.run.tags.get(PLAN_ID_TAG), context.run.run_id)
+        restate = run_restatement(context.run, context.selected_asset_keys, specs, (start, end))
+        plan = plan_for_run(ctx, context.run.tags.get(PLAN_ID_TAG), context.run.run_id, restate)
         context.log.info(step_started(names, specs.environment, partitions))
+        for line in restatement_lines(plan, names, ctx.state):
+            context.log.info(line)
         context.log.debug(f"sparkmesh: executing plan {plan.plan_id}")
         applied = run_until_stopped(
             lambda stop: backfill_window(
@@ -131,7 +135,8 @@ def run_group(
         yield from _failed_checks(context, specs, failure)
         raise _step_failure(failure) from failure
     except SparkMeshError as error:
-        raise dg.Failure(description=str(error), metadata={"error": type(error).__name__}) from error
+        # The message says what is wrong and what to do; the core's stack would bury it in the run log.
+        raise dg.Failure(description=str(error), metadata={"error": type(error).__name__}) from None
     finally:
         ctx.close()
 

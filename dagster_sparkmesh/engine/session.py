@@ -98,13 +98,18 @@ def _open_local(connection: SparkConnection, project_path: Path) -> SparkSession
         ) from error
 
 
+def _local_path(location: str | None) -> str | None:
+    return location.removeprefix("file:") if location else location
+
+
 def _refuse_foreign_context(warehouse: str) -> None:
     """A JVM holds one SparkContext, whose warehouse and metastore cannot change: never silently reuse another."""
     active = SparkContext._active_spark_context
     if active is None:
         return
     current = active.getConf().get("spark.sql.warehouse.dir")
-    if current != warehouse:
+    # Spark qualifies the warehouse (``file:/...``) once the catalog is first used: the same folder either way.
+    if _local_path(current) != _local_path(warehouse):
         raise EngineError(
             "this process already runs a local Spark session for another warehouse",
             snippet=f"running: {current}\nwanted:  {warehouse}",

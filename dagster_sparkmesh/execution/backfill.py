@@ -11,6 +11,7 @@ from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
 from dagster_sparkmesh.execution.preflight import PreflightReport, run_preflight
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
+from dagster_sparkmesh.execution.unbuilt_parents import check_parents_built
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.project.signals import SignalCheck, check_missing_intervals
 
@@ -35,6 +36,8 @@ def run_models(
     versions = {s.name: s.version for s in plan.environment_after.snapshots}
     # A plan of selected models (``--select-model``) leaves new unselected models out of the environment.
     selected = (set(model_names) if model_names is not None else set(ctx.project.models)) & versions.keys()
+    if model_names is not None:  # a Dagster step computes part of the plan: what it reads must exist
+        check_parents_built(ctx.project, ctx.state, plan, selected)
     if preflight is None:
         preflight = run_preflight(ctx, plan, plan.models_to_compute(selected))
     tables = plan.tables(ctx.project.external_models)

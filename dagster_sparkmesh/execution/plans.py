@@ -3,18 +3,21 @@
 - ``plan_for``: a new plan of the context's project and environment (a CLI ``plan`` or ``run``, a sensor tick).
 - ``plan_for_run``: the plan a Dagster run executes: the one its ``sparkmesh/plan_id`` tag names, checked to match
   the loaded project; a run launched without the tag (from the UI) gets one built by its first step and stored
-  under ``dagster-<run id>``, which its other steps load.
+  under ``dagster-<run id>``, which its other steps load. A person's run restates what it selects (``Restate``):
+  "Materialize" of a complete partition recomputes it, and its readers, as ``plan --restate-model`` would.
 - ``plan_to_promote``: what the promotion asset promotes: the plan its run names, else the environment's latest
   stored plan when it still matches the project and the environment, else a new one.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.plan.stored import changed_since, check_current, decode, load_plan, store_plan
 
 RUN_PLAN_PREFIX = "dagster-"
@@ -28,7 +31,17 @@ def plan_for(ctx: ExecutionContext, start: datetime | None = None, end: datetime
     )
 
 
-def plan_for_run(ctx: ExecutionContext, plan_id: str | None, run_id: str) -> Plan:
+@dataclass(frozen=True)
+class Restate:
+    """What a person's run recomputes even where it is complete: its models over its window (None: their whole
+    window in the plan)."""
+
+    models: tuple[str, ...]
+    start: datetime | None = None
+    end: datetime | None = None
+
+
+def plan_for_run(ctx: ExecutionContext, plan_id: str | None, run_id: str, restate: Restate | None = None) -> Plan:
     """The plan of a Dagster run, built at most once per run (not once per step)."""
     if plan_id:
         plan = load_plan(ctx.state, plan_id)
@@ -38,7 +51,11 @@ def plan_for_run(ctx: ExecutionContext, plan_id: str | None, run_id: str) -> Pla
     stored = ctx.state.get_plan(own_id)
     if stored is not None:
         return load_plan(ctx.state, own_id)
-    return store_plan(ctx.state, plan_for(ctx, plan_id=own_id))
+    if restate is None or not restate.models:
+        return store_plan(ctx.state, plan_for(ctx, plan_id=own_id))
+    within = Interval(start=restate.start, end=restate.end) if restate.start and restate.end else None
+    restating = plan_for(ctx, plan_id=own_id, restate_models=restate.models, restate_within=within)
+    return store_plan(ctx.state, restating)
 
 
 def plan_to_promote(ctx: ExecutionContext, plan_id: str | None) -> Plan:

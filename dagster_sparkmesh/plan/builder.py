@@ -85,6 +85,7 @@ def build_plan(
     categories: Mapping[str, ChangeCategory] | None = None,
     preview_start: DateLike | None = None,
     include_unmodified: bool | None = None,
+    restate_within: Interval | None = None,
 ) -> Plan:
     """``selected``: plan only these models' changes; the others keep the environment's current snapshots.
     ``effective_from``: forward-only models recompute their intervals from that date once applied to prod.
@@ -92,7 +93,8 @@ def build_plan(
     ``preview_start``: where forward-only previews start in a development environment (default: ``start``, else
     the last ``preview_days`` days before the end); re-planning an environment as it is passes its own.
     ``include_unmodified``: a development environment gets a view of every model (default: the project's
-    ``plan.include_unmodified``, false as in SQLMesh: views of the models changed in it only)."""
+    ``plan.include_unmodified``, false as in SQLMesh: views of the models changed in it only).
+    ``restate_within``: restate ``restate_models`` over this part of their window only (a Dagster run's range)."""
     environment = _identifier(environment, "environment name")
     current = state.get_environment(environment)
     base_env = current or (state.get_environment(create_from) if create_from != environment else None)
@@ -116,7 +118,7 @@ def build_plan(
     versions = {name: previews.versions.get(name, d.snapshot.version) for name, d in decisions.items()}
     recorded = _recorded(state, decisions, versions)
     spans = {name: Interval(start=w.start, end=w.end) for name, w in windows.items()}
-    seeds = restated_by_user(models, spans, restate_models)
+    seeds = restated_by_user(models, spans, restate_models, restate_within)
     if effective_from is not None:
         start_at = parse_datetime(effective_from, now=execution_time)
         seeds = union(seeds, effective_from_ranges(decisions, spans, start_at, environment, effective_from))

@@ -45,9 +45,10 @@ class RestatementInputs:
 
 
 def restated_by_user(
-    models: Mapping[str, Model], windows: Mapping[str, Interval], names: Iterable[str]
+    models: Mapping[str, Model], windows: Mapping[str, Interval], names: Iterable[str], within: Interval | None = None
 ) -> dict[str, Interval]:
-    """The models named by ``--restate-model``: their window in the plan (their readers follow in ``restatements``)."""
+    """The models named by ``--restate-model``: their window in the plan, or only its part ``within`` (a Dagster
+    run's partitions); their readers follow in ``restatements``."""
     seeds: dict[str, Interval] = {}
     for name in names:
         if name not in models:
@@ -56,7 +57,10 @@ def restated_by_user(
                 snippet=name,
                 hint=f"restate one of the project's models ({', '.join(sorted(models)[:10])}...)",
             )
-        span = merge(expected_intervals(models[name].cron, windows[name].start, windows[name].end))
+        intervals = expected_intervals(models[name].cron, windows[name].start, windows[name].end)
+        if within is not None:
+            intervals = [i for i in intervals if within.start <= i.start and i.end <= within.end]
+        span = merge(intervals)
         if span:
             seeds[name] = Interval(start=span[0].start, end=span[-1].end)
     return seeds

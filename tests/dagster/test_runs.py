@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -26,6 +26,7 @@ from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 pytestmark = pytest.mark.slow
 
 PROJECT = Path(__file__).parent / "projects" / "shop"
+AUTOMATIC = {"dagster/sensor_name": "some_sensor"}  # a run no person launched: it computes only what is missing
 DAILY, FLAGS = dg.AssetKey(["shop", "daily"]), dg.AssetKey(["shop", "daily_flags"])
 EVENTS, SUMMARY = dg.AssetKey(["raw", "events"]), dg.AssetKey(["shop", "summary"])
 
@@ -51,10 +52,12 @@ def _assets(project_dir: Path, translator: SparkMeshTranslator | None = None):
     return [*sparkmesh_assets(project=project, specs=specs, translator=translator), promotion_asset(project, specs)]
 
 
-def _materialize(project_dir, resource, instance, selection, partitions: tuple[str, str] | None = None, translator=None):
-    tags = {}
+def _materialize(
+    project_dir, resource, instance, selection, partitions: tuple[str, str] | None = None, translator=None, tags=None
+):
+    tags = dict(tags or {})
     if partitions:
-        tags = {"dagster/asset_partition_range_start": partitions[0], "dagster/asset_partition_range_end": partitions[1]}
+        tags |= {"dagster/asset_partition_range_start": partitions[0], "dagster/asset_partition_range_end": partitions[1]}
     return dg.materialize(
         _assets(project_dir, translator),
         selection=selection,
@@ -175,7 +178,7 @@ def test_an_up_to_date_model_is_reported_unchanged_and_its_checks_evaluated_agai
     with dg.instance_for_test() as instance:
         first = _materialize(project_dir, resource, instance, [EVENTS])
         # With the promotion in the same run: an up-to-date model must not make Dagster skip the steps after it.
-        again = _materialize(project_dir, resource, instance, [EVENTS, promotion_key("prod")])
+        again = _materialize(project_dir, resource, instance, [EVENTS, promotion_key("prod")], tags=AUTOMATIC)
         assert not [e.step_key for e in again.all_events if e.event_type_value == "STEP_SKIPPED"]
         assert [e.step_key for e in again.all_events if e.is_step_failure] == ["sparkmesh__promote_prod"]  # refused
 
@@ -212,7 +215,7 @@ def test_a_full_model_whose_query_and_inputs_did_not_change_is_kept_with_its_dat
         first = _materialize(project_dir, resource, instance, [EVENTS])
         monkeypatch.setattr(SparkMeshResource, "open_context", opened)
         _clock_at(monkeypatch, datetime(2024, 1, 7))  # a new day is due: SQLMesh would recompute the whole table
-        again = _materialize(project_dir, resource, instance, [EVENTS])
+        again = _materialize(project_dir, resource, instance, [EVENTS], tags=AUTOMATIC)
         assert first.success and again.success
         [before] = [e.materialization for e in first.get_asset_materialization_events()]
         [after] = [e.materialization for e in again.get_asset_materialization_events()]
@@ -240,3 +243,49 @@ def test_partitions_computed_before_their_parent_has_them_fail_instead_of_showin
         message = failure.event_specific_data.error.message
         assert "shop.daily_flags: 1 interval(s) computed while a parent lacked them" in message
         assert _intervals(project_dir, "shop.daily_flags") == [(datetime(2024, 1, 1), datetime(2024, 1, 2))]
+
+
+def test_a_persons_materialization_of_a_complete_partition_restates_it_and_its_readers(spark, project_dir, resource):
+    """Late data in a source: materializing the partition again from the UI recomputes it (prod's view shows the new
+    number at once) and restates its readers' intervals over it; the run log says so."""
+    spark.sql("CREATE DATABASE IF NOT EXISTS landing")
+    spark.sql("CREATE TABLE landing.orders USING parquet AS SELECT DATE'2024-01-02' AS ds, 7 AS id, 70 AS amount")
+    daily = project_dir / "models" / "daily.sql"
+    daily.write_text(daily.read_text().replace("FROM raw.events", "FROM (SELECT * FROM raw.events UNION ALL SELECT * FROM landing.orders)"))
+    (project_dir / "external_models.yaml").write_text("- name: landing.orders\n  columns: {ds: date, id: int, amount: int}\n")
+    with dg.instance_for_test() as instance:
+        assert _materialize(project_dir, resource, instance, [EVENTS]).success
+        assert _materialize(project_dir, resource, instance, [DAILY, FLAGS], ("2024-01-01", "2024-01-05")).success
+        assert _materialize(project_dir, resource, instance, [SUMMARY, promotion_key("prod")]).success
+        before = spark.sql("SELECT total FROM shop.daily WHERE ds = DATE'2024-01-02'").collect()[0][0]
+
+        spark.sql("INSERT INTO landing.orders VALUES (DATE'2024-01-02', 8, 1000)")  # late rows for one day
+        again = _materialize(project_dir, resource, instance, [DAILY], ("2024-01-02", "2024-01-02"))
+        assert again.success
+        after = spark.sql("SELECT total FROM shop.daily WHERE ds = DATE'2024-01-02'").collect()[0][0]
+        assert after == before + 1000  # prod's view reads the restated table: no new plan, no promotion
+        messages = [entry.user_message for entry in instance.all_logs(again.run_id)]
+        assert "sparkmesh: restating shop.daily [2024-01-02, 2024-01-03) (a materialization launched by a person recomputes complete partitions)" in messages
+        assert any(m.startswith("sparkmesh: readers restated with it") and "shop.daily_flags [2024-01-02, 2024-01-03)" in m
+                   for m in messages)
+        flags = _intervals(project_dir, "shop.daily_flags")
+        assert (datetime(2024, 1, 2), datetime(2024, 1, 3)) not in [(s, e) for s, e in flags if e - s == timedelta(days=1)] \
+            and not any(s <= datetime(2024, 1, 2) < e for s, e in flags)  # to compute again, from the new totals
+
+        automatic = _materialize(project_dir, resource, instance, [DAILY], ("2024-01-03", "2024-01-03"), tags=AUTOMATIC)
+        messages = [entry.user_message for entry in instance.all_logs(automatic.run_id)]
+        assert not any("restating" in m for m in messages)  # automatic runs never restate
+
+
+def test_a_partition_whose_parent_was_never_built_fails_naming_the_parent(project_dir, resource):
+    with dg.instance_for_test() as instance:
+        result = _materialize(project_dir, resource, instance, [DAILY], ("2024-01-02", "2024-01-02"))
+        assert not result.success
+        [failure] = [e for e in result.all_events if e.is_step_failure]
+        error = failure.step_failure_data.error
+        assert error.message.startswith(
+            "dagster._core.definitions.events.Failure: cannot compute shop.daily: parent raw.events has never been built\n"
+        )
+        assert "hint: build raw.events first" in error.message and "TABLE_OR_VIEW_NOT_FOUND" not in error.message
+        assert error.cause is None  # no chained stack of the core
+    assert _intervals(project_dir, "shop.daily") == []
