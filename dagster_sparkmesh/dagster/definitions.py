@@ -15,6 +15,7 @@ from typing import Literal
 import dagster as dg
 
 from dagster_sparkmesh.dagster.assets import sparkmesh_assets
+from dagster_sparkmesh.dagster.broken_assets import broken_model_assets
 from dagster_sparkmesh.dagster.code_links import GitLink, detect_git_link, link_to_git
 from dagster_sparkmesh.dagster.external_checks import external_audit_checks
 from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_key
@@ -57,7 +58,8 @@ class SparkMeshProject:
     def project(self) -> Project:
         from dagster_sparkmesh.project.loader import load_project
 
-        return self._loaded or load_project(self.path, more_paths=self.more_paths)
+        # Broken models are set aside: they become assets carrying their error, and the rest still loads.
+        return self._loaded or load_project(self.path, more_paths=self.more_paths, set_aside_broken=True)
 
     def reload(self) -> Project:
         from dagster_sparkmesh.project.loader import load_project
@@ -139,6 +141,7 @@ def build_sparkmesh_definitions(
         if sensor
         else []
     )
+    assets += broken_model_assets(project, {spec.key for spec in specs.model_specs} | set(specs.key_by_model.values()))
     assets += standalone_audit_checks(
         project, translator, environment, _asset_names(project, specs, translator), resource_key
     )

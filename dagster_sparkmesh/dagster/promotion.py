@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dagster as dg
 
+from dagster_sparkmesh.dagster.broken_assets import broken_summary
 from dagster_sparkmesh.dagster.markdown import changes_markdown
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, dagster_name
@@ -64,6 +65,8 @@ def promotion_asset(
         required_resource_keys={resource_key},
     )
     def _promote(context):  # annotations stay off: Dagster inspects them, and they are strings here
+        if project.broken:  # a plan of the loaded models would drop the broken ones' views from the environment
+            raise dg.Failure(description=broken_summary(project), allow_retries=False)
         sparkmesh: SparkMeshResource = getattr(context.resources, resource_key)
         ctx = sparkmesh.open_context(environment, project)
         plan = None

@@ -31,6 +31,7 @@ from dagster_sparkmesh.macros import syntax as macro_syntax
 from dagster_sparkmesh.macros import values as macro_values
 from dagster_sparkmesh.macros.registry import UserMacros, load_user_macros
 from dagster_sparkmesh.project import dag, macros
+from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
 from dagster_sparkmesh.project.sql import header_kind
 from dagster_sparkmesh.project.sql import header_values
 from dagster_sparkmesh.project.sql import spark_support
@@ -61,21 +62,32 @@ _PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sq
 
 
 def load_project(
-    path: Path | str, *, use_cache: bool = True, gateway: str | None = None, more_paths: Sequence[Path | str] = ()
+    path: Path | str,
+    *,
+    use_cache: bool = True,
+    gateway: str | None = None,
+    more_paths: Sequence[Path | str] = (),
+    set_aside_broken: bool = False,
 ) -> Project:
     """``gateway`` selects one of the configured Spark gateways, as ``sqlmesh --gateway`` does.
 
     ``more_paths``: further repositories of a multi-repo project (``sparkmesh -p repo_1 -p repo_2``), as in SQLMesh:
     each folder's files are read with its own config (model defaults, variables, macros), and all models form one
     DAG, so a model may read another repository's models. The first folder's config decides the gateway and the
-    state store, and holds the generated files."""
-    repos = [_read_repo(Path(p).resolve(), use_cache, gateway) for p in [path, *more_paths]]
+    state store, and holds the generated files.
+
+    ``set_aside_broken``: a model file that does not load, and every model reading it, goes to ``Project.broken``
+    instead of stopping the load (``project.broken``); without it the first error is raised."""
+    broken: list[BrokenModel] | None = [] if set_aside_broken else None
+    repos = [_read_repo(Path(p).resolve(), use_cache, gateway, broken) for p in [path, *more_paths]]
     first = repos[0]
     externals = _merged_externals(repos)
     repos = _with_models_reading_columns(repos, externals)
     parsed = [item for repo in repos for item in repo.parsed]
     models, references = _collect(parsed)
     models = dag.drop_disabled(models, references)
+    if broken is not None:
+        models = without_unresolved(models, references, externals, broken)
     for repo in repos:
         names = repo.names  # built once: the property builds the set anew on every call
         check_signal_names(repo.path, (m for m in models.values() if m.name in names))
@@ -103,6 +115,7 @@ def load_project(
         standalone_audits=_standalone_audits(repos, fingerprinted, externals, audits, audit_only),
         unit_tests=unit_tests,
         warnings=tuple(warning for repo in repos for warning in repo.warnings),
+        broken=tuple(broken or ()),
     )
 
 
@@ -125,7 +138,7 @@ class _Repo:
         return {item.model.name for item in self.parsed}
 
 
-def _read_repo(project_path: Path, use_cache: bool, gateway: str | None) -> _Repo:
+def _read_repo(project_path: Path, use_cache: bool, gateway: str | None, broken: list[BrokenModel] | None) -> _Repo:
     if not project_path.is_dir():
         raise ProjectError(f"project folder {project_path} does not exist", path=project_path,
                            hint="pass the folder that holds config.yaml and models/")
@@ -133,8 +146,12 @@ def _read_repo(project_path: Path, use_cache: bool, gateway: str | None) -> _Rep
     config = loaded.config
     user_macros = load_user_macros(project_path)
     cache = _sql_cache(project_path, config, user_macros) if use_cache else None
-    parsed = [item for file in _files(project_path / "models", "*.sql") for item in _load_sql_file(file, config, cache, user_macros)]
-    python, reading_columns = _python_models(project_path, config)
+    parsed = [
+        item
+        for file in _files(project_path / "models", "*.sql")
+        for item in tolerant(lambda: list(_load_sql_file(file, config, cache, user_macros)), file, broken)
+    ]
+    python, reading_columns = _python_models(project_path, config, broken)
     parsed = [
         item.model_copy(update={"model": _with_seed(_seed_from_root(item.model, project_path))})
         for item in [*parsed, *python]
@@ -196,7 +213,9 @@ def _load_sql_file(
     return parsed.models
 
 
-def _python_models(project_path: Path, config: ProjectConfig) -> tuple[list[ParsedSqlModel], list[Path]]:
+def _python_models(
+    project_path: Path, config: ProjectConfig, broken: list[BrokenModel] | None = None
+) -> tuple[list[ParsedSqlModel], list[Path]]:
     """The parsed Python models, and the files set aside because a function asked for other models' columns."""
     from dagster_sparkmesh.project.python.sql_models import ColumnsPending
 
@@ -205,7 +224,7 @@ def _python_models(project_path: Path, config: ProjectConfig) -> tuple[list[Pars
     not_yet = ModelColumns({}, {}, final=False)  # every question about columns waits for the second pass
     for file in _files(project_path / "models", "*.py"):
         try:
-            result += _python_file(file, config, project_path, not_yet)
+            result += tolerant(lambda: _python_file(file, config, project_path, not_yet), file, broken)
         except ColumnsPending:
             waiting.append(file)
     return result, waiting

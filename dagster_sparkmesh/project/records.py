@@ -6,6 +6,7 @@ from pathlib import Path
 
 from dagster_sparkmesh.model.records import AuditDefinition, ExternalModel, Model, UnitTest
 from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
+from dagster_sparkmesh.project.broken import BrokenModel
 from dagster_sparkmesh.project.config import ProjectConfig
 from dagster_sparkmesh.records import Record
 
@@ -21,6 +22,8 @@ class Project(Record):
     """``AUDIT (..., standalone true)``: audits of their own, over the models they name, run before promotion."""
     unit_tests: tuple[UnitTest, ...] = ()
     warnings: tuple[str, ...] = ()
+    broken: tuple[BrokenModel, ...] = ()
+    """Models that did not load, when the loader was asked to set them aside (``load_project(set_aside_broken=...)``)."""
 
     def children(self) -> dict[str, set[str]]:
         result: dict[str, set[str]] = {name: set() for name in self.models}
