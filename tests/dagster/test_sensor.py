@@ -240,3 +240,18 @@ def test_a_commit_that_does_not_load_is_reported_in_the_tick_and_plans_nothing(r
     assert not broken.run_requests and broken.cursor is None
     assert "does not load, nothing planned" in broken.skip_message and "daily.sql:" in broken.skip_message
     assert "Traceback" not in broken.skip_message
+
+
+def test_models_a_running_run_of_the_commit_computes_are_not_requested_again(repo):
+    sensor = _sensor(repo)
+    head = _git(repo, "rev-parse", "HEAD")
+    with dg.instance_for_test() as instance:
+        first = _tick(sensor, None, instance)
+        assert list(_requests(first)) == [("raw/events",)]
+        running = dg.DagsterRun(
+            job_name="__ASSET_JOB", run_id="a" * 36, status=dg.DagsterRunStatus.STARTED,
+            tags={"sparkmesh/commit": head}, asset_selection=frozenset({dg.AssetKey(["raw", "events"])}),
+        )
+        instance.add_run(running)
+        meanwhile = _tick(sensor, first.cursor, instance)
+        assert not meanwhile.run_requests and "waiting for backfill runs: raw.events" in meanwhile.skip_message

@@ -1,0 +1,161 @@
+"""The change loop as a Dagster user lives it, in headless Chromium against ``dagster dev``.
+
+A copy of the example (five days) in a git repository, its git sensor running and reloading the code location.
+The sensor plans the first commit and backfills it; prod waits for approval, given by a click on the promotion
+asset's "Materialize". Then a commit changes ``shop.daily_revenue``: the plan appears on the promotion asset's page
+(the changed model, its category, its diff) while prod is unchanged; the approval click changes prod. Last, late
+rows land in the external clickstream for one day, and a person materializes that partition of
+``shop.daily_funnel`` from its page: prod's number for that day changes.
+
+Timings (commit → plan visible, approval → prod changed) are printed for the closing note; screenshots land in
+``$SPARKMESH_UI_SHOTS``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "ui"))
+
+from cdp import Browser, by_text  # noqa: E402
+from dagster_dev import LOCATION, copy_example, free_port, start_dagster_dev, stop_dagster_dev  # noqa: E402
+
+from dagster_sparkmesh.dagster.sensor import Cursor  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+RUN_TIMEOUT = 420.0
+END = "2024-01-05"
+PROMOTE_PAGE = "/assets/sparkmesh/promote_prod"
+SENSOR = "sparkmesh_prod_git_sensor"
+
+
+def _git(repo: Path, *args: str) -> str:
+    user = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
+    return subprocess.run(["git", *user, *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _fetch(project: Path, sql: str) -> list[dict]:
+    done = subprocess.run([str(Path(sys.executable).parent / "sparkmesh"), "-p", str(project), "fetchdf", "--json", sql],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def _revenue(project: Path) -> list[dict]:
+    return _fetch(project, "SELECT ds, revenue FROM shop.daily_revenue ORDER BY ds")
+
+
+@pytest.fixture
+def ports() -> tuple[int, int]:
+    return free_port(), free_port()
+
+
+@pytest.fixture
+def repo(tmp_path, ports):
+    from dagster_sparkmesh.engine.connect_server import stop_server
+
+    webserver, connect = ports
+    project = copy_example(tmp_path / "shop", connect, end=END)
+    defs_yaml = project / "shop_dagster" / "defs" / "shop" / "defs.yaml"
+    defs_yaml.write_text(defs_yaml.read_text() + (
+        "  sensor:\n    default_status: running\n    minimum_interval_seconds: 5\n"
+        f"    reload: {{location_name: {LOCATION}, port: {webserver}}}\n"
+    ))
+    (project / ".gitignore").write_text(".sparkmesh/\n__pycache__/\n")
+    _git(project, "init", "-q")
+    _git(project, "add", ".")
+    _git(project, "commit", "-qm", "first")
+    yield project
+    stop_server(project)
+
+
+@pytest.fixture
+def dagster_dev(repo, tmp_path, ports):
+    dev = start_dagster_dev(repo, tmp_path / "dagster_home", ports[0])
+    yield dev
+    stop_dagster_dev(dev)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    from test_ui_browser import _chromium  # the same Chromium, installed the same way
+
+    shots = Path(tmp_path / "shots")
+    browser = Browser(_chromium(), tmp_path / "chromium-profile", shots)
+    yield browser
+    browser.close()
+
+
+def _instance(home: Path) -> dg.DagsterInstance:
+    from dagster._core.instance.ref import InstanceRef
+
+    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
+
+
+def _cursor(instance: dg.DagsterInstance) -> Cursor:
+    states = [s for s in instance.all_instigator_state() if s.name == SENSOR]
+    return Cursor.parse(states[0].instigator_data.cursor if states and states[0].instigator_data else None)
+
+
+def _wait(what: str, done, timeout: float = RUN_TIMEOUT) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if done():
+            return
+        time.sleep(1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _approve(browser: Browser, url: str) -> None:
+    """A person's approval: "Materialize" on the promotion asset's page."""
+    browser.open(f"{url}{PROMOTE_PAGE}")
+    browser.click_button("Materialize")
+
+
+def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_dev, repo, tmp_path):
+    url = dagster_dev.url
+    instance = _instance(tmp_path / "dagster_home")
+    first = _git(repo, "rev-parse", "HEAD")
+
+    _wait("the first commit backfilled, awaiting approval", lambda: _cursor(instance) .phase == "awaiting_promotion")
+    _approve(browser, url)
+    _wait("prod promoted", lambda: _cursor(instance).phase == "done")
+    browser.screenshot("1-first-commit-approved")
+    before = _revenue(repo)
+
+    model = repo / "models" / "shop" / "daily_revenue.sql"
+    model.write_text(model.read_text().replace(
+        "WHEN status <> 'returned' THEN amount", "WHEN status NOT IN ('returned', 'placed') THEN amount"))
+    _git(repo, "commit", "-qam", "placed orders are not revenue yet")
+    second = _git(repo, "rev-parse", "HEAD")
+    committed = time.monotonic()
+
+    browser.open(f"{url}{PROMOTE_PAGE}?view=events")
+    browser.wait_for(f"document.body.innerText.includes('{second}')", "the plan of the new commit", timeout=RUN_TIMEOUT)
+    plan_visible = time.monotonic() - committed
+    browser.screenshot("2-plan-on-the-promotion-asset")
+    browser.click(by_text("button", "[Show Markdown]", prefix=True) + " || " + by_text("a", "[Show Markdown]", prefix=True),
+                  "the plan's Markdown")
+    browser.wait_for("document.body.innerText.includes('shop.daily_revenue')", "the changed model in the plan")
+    text = browser.text()
+    assert "breaking" in text and "NOT IN ('returned', 'placed')" in text
+    browser.screenshot("3-plan-markdown")
+    assert _revenue(repo) == before  # nothing reaches prod before the approval
+
+    _wait("the second commit backfilled", lambda: _cursor(instance) == Cursor(second, "awaiting_promotion", _cursor(instance).plan_id))
+    assert _revenue(repo) == before
+    approved = time.monotonic()
+    _approve(browser, url)
+    _wait("prod changed", lambda: _revenue(repo) != before)
+    prod_changed = time.monotonic() - approved
+    browser.screenshot("4-second-commit-approved")
+    print(f"\nUI timings: commit -> plan visible {plan_visible:.1f} s; approval -> prod changed {prod_changed:.1f} s")
+    assert first != second
