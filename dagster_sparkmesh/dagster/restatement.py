@@ -1,8 +1,8 @@
-"""A person's "Materialize" recomputes: a run launched by a person (the UI, ``dg launch``, a job run) restates the
-models it selects over its partitions, as ``plan --restate-model`` would, even where they are complete; their
-readers' intervals over what they read are restated with them. Runs of the git sensor, schedules and automation
-conditions never restate: they compute what is missing. The run tag ``sparkmesh/restate: false`` opts a person's
-run out (a catch-up of missing partitions that must not touch the complete ones)."""
+"""A person's "Materialize" recomputes: a run launched by a person (the UI, ``dg launch``, a job run) over partitions
+that are all complete restates them, as ``plan --restate-model`` over that range would; their readers' intervals
+over what they read are restated with them. A selection with gaps computes the gaps (a relaunch after a terminated
+run resumes). Runs of the git sensor, schedules and automation conditions, and re-executions of a run, never
+restate. The run tag ``sparkmesh/restate: false`` opts a person's run out."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import dagster as dg
 from dagster._core.storage.tags import (
     AUTO_MATERIALIZE_TAG,
     AUTOMATION_CONDITION_TAG,
+    PARENT_RUN_ID_TAG,
     SCHEDULE_NAME_TAG,
     SENSOR_NAME_TAG,
 )
@@ -24,11 +25,14 @@ from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.state.reader import StateReader
 
 RESTATE_TAG = "sparkmesh/restate"
-_AUTOMATIC = (SENSOR_NAME_TAG, SCHEDULE_NAME_TAG, AUTOMATION_CONDITION_TAG, AUTO_MATERIALIZE_TAG, PLAN_ID_TAG)
+_NEVER_RESTATING = (
+    SENSOR_NAME_TAG, SCHEDULE_NAME_TAG, AUTOMATION_CONDITION_TAG, AUTO_MATERIALIZE_TAG, PLAN_ID_TAG, PARENT_RUN_ID_TAG,
+)
 
 
 def launched_by_a_person(tags: dict[str, str]) -> bool:
-    return not any(tag in tags for tag in _AUTOMATIC) and tags.get(RESTATE_TAG, "").lower() != "false"
+    """A run no sensor, schedule or automation launched, not a re-execution, not opted out."""
+    return not any(tag in tags for tag in _NEVER_RESTATING) and tags.get(RESTATE_TAG, "").lower() != "false"
 
 
 def run_restatement(

@@ -3,8 +3,9 @@
 - ``plan_for``: a new plan of the context's project and environment (a CLI ``plan`` or ``run``, a sensor tick).
 - ``plan_for_run``: the plan a Dagster run executes: the one its ``sparkmesh/plan_id`` tag names, checked to match
   the loaded project; a run launched without the tag (from the UI) gets one built by its first step and stored
-  under ``dagster-<run id>``, which its other steps load. A person's run restates what it selects (``Restate``):
-  "Materialize" of a complete partition recomputes it, and its readers, as ``plan --restate-model`` would.
+  under ``dagster-<run id>``, which its other steps load. A person's run of a complete selection restates it
+  (``Restate``): "Materialize" of a complete partition recomputes it, and its readers, as ``plan --restate-model``
+  would; a selection with gaps computes the gaps.
 - ``plan_to_promote``: what the promotion asset promotes: the plan its run names, else the environment's latest
   stored plan when it still matches the project and the environment, else a new one.
 """
@@ -51,11 +52,21 @@ def plan_for_run(ctx: ExecutionContext, plan_id: str | None, run_id: str, restat
     stored = ctx.state.get_plan(own_id)
     if stored is not None:
         return load_plan(ctx.state, own_id)
-    if restate is None or not restate.models:
-        return store_plan(ctx.state, plan_for(ctx, plan_id=own_id))
-    within = Interval(start=restate.start, end=restate.end) if restate.start and restate.end else None
-    restating = plan_for(ctx, plan_id=own_id, restate_models=restate.models, restate_within=within)
-    return store_plan(ctx.state, restating)
+    plan = plan_for(ctx, plan_id=own_id)
+    if restate is not None and restate.models and _complete(plan, restate):
+        within = Interval(start=restate.start, end=restate.end) if restate.start and restate.end else None
+        plan = plan_for(ctx, plan_id=own_id, restate_models=restate.models, restate_within=within)
+    return store_plan(ctx.state, plan)
+
+
+def _complete(plan: Plan, restate: Restate) -> bool:
+    """Whether nothing of what ``restate`` names is missing: only a complete selection is recomputed (a range with
+    gaps, such as a relaunch after a terminated run, computes the gaps)."""
+    for name in restate.models:
+        for interval in plan.missing_intervals.get(name, ()):
+            if restate.start is None or (interval.start < restate.end and restate.start < interval.end):
+                return False
+    return True
 
 
 def plan_to_promote(ctx: ExecutionContext, plan_id: str | None) -> Plan:

@@ -14,8 +14,6 @@ Screenshots of each step land in ``$SPARKMESH_UI_SHOTS`` (default: a folder unde
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from datetime import datetime
@@ -25,7 +23,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "ui"))
 
-from cdp import Browser, BrowserError, by_text, find_chromium
+from cdp import Browser, BrowserError, by_text, chromium_or_skip
 from dagster_dev import (
     LOCATION,
     copy_example,
@@ -38,19 +36,6 @@ pytestmark = pytest.mark.slow
 
 RUN_TIMEOUT = 300.0  # one run on a busy 2-core machine, Spark Connect server start included
 DIALOG = "document.querySelector('[role=dialog]')"
-
-
-def _chromium() -> str:
-    """Chromium from Debian's packages; installed here when missing and we may (CI runs as root)."""
-    found = find_chromium()
-    if found or shutil.which("apt-get") is None or os.geteuid() != 0:
-        return found or pytest.skip("chromium is not installed and cannot be installed here (no apt-get or not root)")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
-        done = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=600)
-        if done.returncode != 0:
-            pytest.skip(f"chromium is not installed and `{' '.join(command)}` failed: {done.stderr.strip()[-300:]}")
-    return find_chromium() or pytest.skip("apt-get installed chromium but no chromium binary is on PATH")
 
 
 @pytest.fixture
@@ -79,7 +64,7 @@ def dagster_dev(example, tmp_path):
 
 @pytest.fixture
 def browser(tmp_path, shots):
-    chromium = _chromium()
+    chromium = chromium_or_skip()
     browser = Browser(chromium, tmp_path / "chromium-profile", shots)
     yield browser
     browser.close()

@@ -14,6 +14,7 @@ Timings (commit → plan visible, approval → prod changed) are printed for the
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "ui"))
 
-from cdp import Browser, by_text  # noqa: E402
+from cdp import Browser, by_text, chromium_or_skip  # noqa: E402
 from dagster_dev import LOCATION, copy_example, free_port, start_dagster_dev, stop_dagster_dev  # noqa: E402
 
 from dagster_sparkmesh.dagster.sensor import Cursor  # noqa: E402
@@ -86,10 +87,8 @@ def dagster_dev(repo, tmp_path, ports):
 
 @pytest.fixture
 def browser(tmp_path):
-    from test_ui_browser import _chromium  # the same Chromium, installed the same way
-
-    shots = Path(tmp_path / "shots")
-    browser = Browser(_chromium(), tmp_path / "chromium-profile", shots)
+    shots = Path(os.environ.get("SPARKMESH_UI_SHOTS") or tmp_path / "shots")
+    browser = Browser(chromium_or_skip(), tmp_path / "chromium-profile", shots)
     yield browser
     browser.close()
 

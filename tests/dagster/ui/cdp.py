@@ -20,6 +20,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
+import pytest
 from websockets.sync.client import connect
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
@@ -28,6 +29,19 @@ WINDOW = (1600, 1000)
 
 def find_chromium() -> str | None:
     return next((path for path in map(shutil.which, CHROMIUM_NAMES) if path), None)
+
+
+def chromium_or_skip() -> str:
+    """Chromium from Debian's packages; installed here when missing and we may (CI runs as root)."""
+    found = find_chromium()
+    if found or shutil.which("apt-get") is None or os.geteuid() != 0:
+        return found or pytest.skip("chromium is not installed and cannot be installed here (no apt-get or not root)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        done = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            pytest.skip(f"chromium is not installed and `{' '.join(command)}` failed: {done.stderr.strip()[-300:]}")
+    return find_chromium() or pytest.skip("apt-get installed chromium but no chromium binary is on PATH")
 
 
 class BrowserError(AssertionError):
