@@ -118,8 +118,8 @@ def test_materialize_backfill_and_promote_from_the_ui(browser, dagster_dev, exam
     browser.screenshot("6-materialize-all-dialog")
     browser.click_button("Launch backfill")
 
-    # The promotion follows the backfill (the backfill requests it, and so does the automation sensor: one of the
-    # two promotes, the other finds the plan promoted); the state store says when.
+    # The promotion follows the backfill, which includes it (prod's promotion has no automation condition: it
+    # waits for a person, and "Materialize all" is one); the state store says when.
     browser.wait_until(lambda: _promoted_plan(example), "the promotion of prod", timeout=3 * RUN_TIMEOUT)
     assert _intervals(example, "shop.fct_orders") == [(datetime(2024, 1, 1), datetime(2024, 1, 31))]
     browser.open(f"{url}/assets/sparkmesh/promote_prod")

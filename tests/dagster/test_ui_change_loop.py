@@ -36,6 +36,7 @@ RUN_TIMEOUT = 420.0
 END = "2024-01-05"
 PROMOTE_PAGE = "/assets/sparkmesh/promote_prod"
 SENSOR = "sparkmesh_prod_git_sensor"
+DIALOG = "document.querySelector('[role=dialog]')"
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -137,16 +138,14 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     second = _git(repo, "rev-parse", "HEAD")
     committed = time.monotonic()
 
-    browser.open(f"{url}{PROMOTE_PAGE}?view=events")
+    # The promotion asset's page shows its latest observation's metadata: the plan, rendered, with the commit.
+    browser.open(f"{url}{PROMOTE_PAGE}")
     browser.wait_for(f"document.body.innerText.includes('{second}')", "the plan of the new commit", timeout=RUN_TIMEOUT)
     plan_visible = time.monotonic() - committed
-    browser.screenshot("2-plan-on-the-promotion-asset")
-    browser.click(by_text("button", "[Show Markdown]", prefix=True) + " || " + by_text("a", "[Show Markdown]", prefix=True),
-                  "the plan's Markdown")
-    browser.wait_for("document.body.innerText.includes('shop.daily_revenue')", "the changed model in the plan")
+    browser.wait_for("document.body.innerText.includes('Directly modified')", "the changed model in the plan")
     text = browser.text()
-    assert "breaking" in text and "NOT IN ('returned', 'placed')" in text
-    browser.screenshot("3-plan-markdown")
+    assert "shop.daily_revenue (breaking)" in text and "NOT IN ('returned', 'placed')" in text, text[-3000:]
+    browser.screenshot("2-plan-on-the-promotion-asset")
     assert _revenue(repo) == before  # nothing reaches prod before the approval
 
     _wait("the second commit backfilled", lambda: _cursor(instance) == Cursor(second, "awaiting_promotion", _cursor(instance).plan_id))
@@ -158,3 +157,23 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     browser.screenshot("4-second-commit-approved")
     print(f"\nUI timings: commit -> plan visible {plan_visible:.1f} s; approval -> prod changed {prod_changed:.1f} s")
     assert first != second
+
+    # Late data: two page views land for 2024-01-03; a person materializes that partition of shop.daily_funnel.
+    funnel = "SELECT page_views FROM shop.daily_funnel WHERE ds = DATE'2024-01-03'"
+    views_before = _fetch(repo, funnel)[0]["page_views"]
+    _fetch(repo, "INSERT INTO raw.web_events VALUES (9001, 10, 'page_view', TIMESTAMP'2024-01-03 10:00:00'), "
+                 "(9002, 11, 'page_view', TIMESTAMP'2024-01-03 11:00:00')")
+    browser.open(f"{url}/assets/shop/daily_funnel")
+    browser.click_button("Materialize…")
+    browser.wait_for(f"{DIALOG} !== null && {DIALOG}.innerText.includes('Launch')", "the launch dialog")
+    browser.click(f"{DIALOG}.querySelector('input[type=text]')", "the partition selection input")
+    browser.evaluate(f"{DIALOG}.querySelector('input[type=text]').select()")
+    browser.type_text("2024-01-03")
+    browser.press_enter()
+    browser.wait_for(f"{DIALOG}.innerText.includes('1 partition')", "one partition selected")
+    browser.screenshot("5-late-data-dialog")
+    browser.click(f"[...{DIALOG}.querySelectorAll('button')].filter(b => b.innerText.trim().startsWith('Launch')).pop()",
+                  "the launch button")
+    _wait("prod's 2024-01-03 funnel to count the late page views",
+          lambda: _fetch(repo, funnel)[0]["page_views"] == views_before + 2)
+    browser.screenshot("6-late-data-restated")
