@@ -7,6 +7,8 @@ the step re-verifies every interval and physical table in the state store and th
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
+
 import dagster as dg
 
 from dagster_sparkmesh.dagster.broken_assets import broken_summary
@@ -75,7 +77,7 @@ def promotion_asset(
             result = promote_plan(ctx, plan, log={"dagster_run": context.run.run_id})
         except MissingIntervals as missing:
             # A refusal is an answer, not a crash: `from None` keeps the core's stack out of the run log.
-            raise refusal(missing) from None
+            raise refusal(missing, failed_audits(context.instance, specs, missing.missing)) from None
         except StateConflictError as conflict:
             if plan is None or not promoted_by_another(ctx, plan):
                 raise dg.Failure(description=str(conflict), metadata={"error": type(conflict).__name__}) from None
@@ -105,10 +107,28 @@ def _description(environment: str, automatic: bool) -> str:
     )
 
 
-def refusal(missing: MissingIntervals) -> dg.Failure:
-    """The step failure of an early promotion: which models, which gap, what to do; no view was changed."""
+def failed_audits(instance: dg.DagsterInstance, specs: SparkMeshSpecs, models: Collection[str]) -> list[str]:
+    """The blocking audits whose latest evaluation failed, on the models a promotion lacks intervals of: the usual
+    root cause of the gap (the step stopped the audited model and its descendants)."""
+    keys = [key for name in models for key in specs.check_keys.get(name, ())]
+    latest = instance.event_log_storage.get_latest_asset_check_execution_by_key(keys) if keys else {}
+    found = []
+    for key, record in latest.items():
+        evaluation = record.event.asset_check_evaluation if record.event else None
+        if evaluation is None or evaluation.passed or evaluation.severity != dg.AssetCheckSeverity.ERROR:
+            continue
+        rows = evaluation.metadata.get("failing_rows")
+        counted = f", {rows.value} failing row(s)" if rows is not None else ""
+        found.append(f"blocking audit {key.name} of {key.asset_key.to_user_string()} failed (run {record.run_id[:8]}{counted})")
+    return sorted(found)
+
+
+def refusal(missing: MissingIntervals, causes: Sequence[str] = ()) -> dg.Failure:
+    """The step failure of an early promotion: the root cause first (failed audits), then which models and which
+    gap, what to do; no view was changed."""
+    cause = "; ".join(causes)
     return dg.Failure(
-        description=str(missing),
+        description=f"{cause}: {missing}" if cause else str(missing),
         metadata={
             "models": dg.MetadataValue.json(sorted(missing.missing)),
             "missing_intervals": dg.MetadataValue.json(missing.missing),

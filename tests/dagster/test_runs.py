@@ -289,3 +289,21 @@ def test_a_partition_whose_parent_was_never_built_fails_naming_the_parent(projec
         assert "hint: build raw.events first" in error.message and "TABLE_OR_VIEW_NOT_FOUND" not in error.message
         assert error.cause is None  # no chained stack of the core
     assert _intervals(project_dir, "shop.daily") == []
+
+
+def test_a_promotion_refused_after_a_failed_blocking_audit_names_the_audit_first(project_dir, resource):
+    daily = project_dir / "models" / "daily.sql"
+    daily.write_text(daily.read_text().replace(
+        "audits (not_null(columns := (ds, total)))",
+        "audits (not_null(columns := (ds, total)), accepted_range(column := total, min_v := 100000))",
+    ))
+    with dg.instance_for_test() as instance:
+        assert _materialize(project_dir, resource, instance, [EVENTS]).success
+        assert not _materialize(project_dir, resource, instance, [DAILY, FLAGS], ("2024-01-01", "2024-01-05")).success
+        refused = _materialize(project_dir, resource, instance, [promotion_key("prod")])
+        [failure] = [e for e in refused.all_events if e.is_step_failure]
+        message = failure.step_failure_data.error.message
+        assert message.startswith(
+            "dagster._core.definitions.events.Failure: blocking audit accepted_range of shop/daily failed (run "
+        ), message
+        assert ", 5 failing row(s)): " in message and "missing intervals" in message

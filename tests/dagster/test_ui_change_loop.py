@@ -114,6 +114,20 @@ def _wait(what: str, done, timeout: float = RUN_TIMEOUT) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _open_until(browser: Browser, page: str, expression: str, what: str) -> None:
+    """Open ``page`` again every few seconds until ``expression`` holds: a person reloading the page (the asset page
+    does not poll for new observations)."""
+    deadline = time.monotonic() + RUN_TIMEOUT
+    while True:
+        browser.open(page)
+        try:
+            browser.wait_for(expression, what, timeout=5)
+            return
+        except AssertionError:
+            if time.monotonic() > deadline:
+                raise
+
+
 def _approve(browser: Browser, url: str) -> None:
     """A person's approval: "Materialize" on the promotion asset's page."""
     browser.open(f"{url}{PROMOTE_PAGE}")
@@ -139,8 +153,7 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     committed = time.monotonic()
 
     # The promotion asset's page shows its latest observation's metadata: the plan, rendered, with the commit.
-    browser.open(f"{url}{PROMOTE_PAGE}")
-    browser.wait_for(f"document.body.innerText.includes('{second}')", "the plan of the new commit", timeout=RUN_TIMEOUT)
+    _open_until(browser, f"{url}{PROMOTE_PAGE}", f"document.body.innerText.includes('{second}')", "the new commit's plan")
     plan_visible = time.monotonic() - committed
     browser.wait_for("document.body.innerText.includes('Directly modified')", "the changed model in the plan")
     text = browser.text()
