@@ -25,7 +25,9 @@ sys.path.insert(0, str(Path(__file__).parent / "ui"))
 
 from cdp import Browser, BrowserError, by_text, chromium_or_skip
 from dagster_dev import (
+    DIALOG,
     LOCATION,
+    choose_partitions,
     copy_example,
     free_port,
     start_dagster_dev,
@@ -35,7 +37,6 @@ from dagster_dev import (
 pytestmark = pytest.mark.slow
 
 RUN_TIMEOUT = 300.0  # one run on a busy 2-core machine, Spark Connect server start included
-DIALOG = "document.querySelector('[role=dialog]')"
 
 
 @pytest.fixture
@@ -91,11 +92,7 @@ def test_materialize_backfill_and_promote_from_the_ui(browser, dagster_dev, exam
     browser.wait_for(f"{DIALOG} !== null && {DIALOG}.innerText.includes('Launch backfill')", "the launch dialog")
     browser.evaluate(f"(() => {{ const link = {show_all}; if (link) link.click(); }})()")
     browser.wait_for(f"!{DIALOG}.innerText.includes('Show all partitions')", "every partition offered")
-    browser.click(f"{DIALOG}.querySelector('input[type=text]')", "the partition selection input")
-    browser.evaluate(f"{DIALOG}.querySelector('input[type=text]').select()")
-    browser.type_text("[2024-01-01...2024-01-03]")
-    browser.press_enter()
-    browser.wait_for(f"{DIALOG}.innerText.includes('3 partitions')", "three partitions selected")
+    choose_partitions(browser, "[2024-01-01...2024-01-03]", "3 partitions")
     browser.screenshot("4-backfill-dialog")
     browser.click_button("Launch backfill")
 

@@ -26,7 +26,15 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "ui"))
 
 from cdp import Browser, by_text, chromium_or_skip  # noqa: E402
-from dagster_dev import LOCATION, copy_example, free_port, start_dagster_dev, stop_dagster_dev  # noqa: E402
+from dagster_dev import (  # noqa: E402
+    DIALOG,
+    LOCATION,
+    choose_partitions,
+    copy_example,
+    free_port,
+    start_dagster_dev,
+    stop_dagster_dev,
+)
 
 from dagster_sparkmesh.dagster.sensor import Cursor  # noqa: E402
 
@@ -36,7 +44,6 @@ RUN_TIMEOUT = 420.0
 END = "2024-01-05"
 PROMOTE_PAGE = "/assets/sparkmesh/promote_prod"
 SENSOR = "sparkmesh_prod_git_sensor"
-DIALOG = "document.querySelector('[role=dialog]')"
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -152,12 +159,15 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     second = _git(repo, "rev-parse", "HEAD")
     committed = time.monotonic()
 
-    # The promotion asset's page shows its latest observation's metadata: the plan, rendered, with the commit.
-    _open_until(browser, f"{url}{PROMOTE_PAGE}", f"document.body.innerText.includes('{second}')", "the new commit's plan")
+    # The promotion asset's Events tab opens on its latest event: the sensor's observation, the plan rendered.
+    _open_until(browser, f"{url}{PROMOTE_PAGE}?view=events", f"document.body.innerText.includes('{second}')",
+                "the new commit's plan")
     plan_visible = time.monotonic() - committed
     browser.wait_for("document.body.innerText.includes('Directly modified')", "the changed model in the plan")
     text = browser.text()
-    assert "shop.daily_revenue (breaking)" in text and "NOT IN ('returned', 'placed')" in text, text[-3000:]
+    assert "Directly modified shop.daily_revenue (breaking)" in text, text[-3000:]
+    assert "+  SUM(CASE WHEN NOT status IN ('returned', 'placed') THEN amount ELSE 0 END) AS revenue," in text
+    assert "Indirectly modified: shop.daily_funnel" in text
     browser.screenshot("2-plan-on-the-promotion-asset")
     assert _revenue(repo) == before  # nothing reaches prod before the approval
 
@@ -179,11 +189,7 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     browser.open(f"{url}/assets/shop/daily_funnel")
     browser.click_button("Materialize…")
     browser.wait_for(f"{DIALOG} !== null && {DIALOG}.innerText.includes('Launch')", "the launch dialog")
-    browser.click(f"{DIALOG}.querySelector('input[type=text]')", "the partition selection input")
-    browser.evaluate(f"{DIALOG}.querySelector('input[type=text]').select()")
-    browser.type_text("2024-01-03")
-    browser.press_enter()
-    browser.wait_for(f"{DIALOG}.innerText.includes('1 partition')", "one partition selected")
+    choose_partitions(browser, "2024-01-03", "1 partition")
     browser.screenshot("5-late-data-dialog")
     browser.click(f"[...{DIALOG}.querySelectorAll('button')].filter(b => b.innerText.trim().startsWith('Launch')).pop()",
                   "the launch button")

@@ -125,3 +125,16 @@ def _wait_for_webserver(dev: DagsterDev, timeout: float) -> None:
 def stop_dagster_dev(dev: DagsterDev) -> None:
     # SIGTERM first: dagster dev then stops its webserver, daemon and code server itself.
     stop_process_group(dev.process, timeout=30.0)
+
+
+DIALOG = "document.querySelector('[role=dialog]')"
+
+
+def choose_partitions(browser, selection: str, expected: str) -> None:
+    """In an open launch dialog, type ``selection`` (``2024-01-03`` or ``[2024-01-01...2024-01-03]``) into the
+    partition input, as a person does, and wait until the dialog says ``expected`` (``1 partition``)."""
+    browser.click(f"{DIALOG}.querySelector('input[type=text]')", "the partition selection input")
+    browser.evaluate(f"{DIALOG}.querySelector('input[type=text]').select()")
+    browser.type_text(selection)
+    browser.press_enter()
+    browser.wait_for(f"{DIALOG}.innerText.includes('{expected}')", f"{expected} selected")
