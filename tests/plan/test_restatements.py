@@ -55,3 +55,14 @@ def test_effective_from_restates_the_readers_of_forward_only_models(world, model
     assert plan.restatements["s.events"] == Interval(start=dt(2024, 1, 5), end=dt(2024, 1, 10))
     assert plan.restatements["s.summary"] == Interval(start=dt(2024, 1, 1), end=dt(2024, 1, 10))
     assert plan.missing_intervals["s.summary"] == days(1, 9)
+
+
+def test_restate_within_keeps_the_plan_window_and_restates_only_that_range(world, model):
+    """A Dagster run's partitions: the plan keeps its whole window (what it promotes), the restatement is the run's."""
+    world.apply(*_models(model), end="2024-01-10")
+    plan = world.plan(*_models(model), restate_models=["s.events"],
+                      restate_within=Interval(start=dt(2024, 1, 4), end=dt(2024, 1, 5)))
+    assert plan.restatements["s.events"] == Interval(start=dt(2024, 1, 4), end=dt(2024, 1, 5))
+    assert plan.restatements["s.rolling"] == Interval(start=dt(2024, 1, 4), end=dt(2024, 1, 7))
+    assert plan.missing_intervals["s.events"] == days(4, 4)
+    assert plan.start == dt(2024, 1, 1)
