@@ -69,21 +69,43 @@ def _sparkmesh(project: Path, *args: str, timeout: float = 300) -> str:
     return done.stdout
 
 
+_ROWS_QUERY = " UNION ALL ".join(f"SELECT '{table}' AS t, to_json(struct(*)) AS r FROM {table}" for table in TABLES)
+
+
 def _rows(project: Path) -> dict[str, list[str]]:
     """Every table as the project's prod views serve it, each row as JSON, sorted (one process, one query)."""
-    query = " UNION ALL ".join(f"SELECT '{table}' AS t, to_json(struct(*)) AS r FROM {table}" for table in TABLES)
+    return _by_table(_sparkmesh(project, "fetchdf", "--json", _ROWS_QUERY))
+
+
+def _by_table(output: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {table: [] for table in TABLES}
-    for row in json.loads(_sparkmesh(project, "fetchdf", "--json", query)):
+    for row in json.loads(output):
         found[row["t"]].append(row["r"])
     return {table: sorted(rows) for table, rows in found.items()}
 
 
-def _fresh_build(repo: Path, target: Path) -> dict[str, list[str]]:
-    """The oracle: the same files planned and applied from nothing, in a Spark of its own (local mode)."""
-    shutil.copytree(repo, target, ignore=shutil.ignore_patterns(".sparkmesh", ".git"))
-    (target / "config.yaml").write_text((SHOP / "config.yaml").read_text())
-    _sparkmesh(target, "plan", "prod", "--auto-apply")
-    return _rows(target)
+class FreshBuild:
+    """The oracle: the same files planned and applied from nothing, in a Spark of its own (local mode). It runs in
+    the background from the moment the commit is made, while the daemon works (two processes: plan, then query)."""
+
+    def __init__(self, repo: Path, target: Path) -> None:
+        shutil.copytree(repo, target, ignore=shutil.ignore_patterns(".sparkmesh", ".git"))
+        (target / "config.yaml").write_text((SHOP / "config.yaml").read_text())
+        sparkmesh = Path(sys.executable).parent / "sparkmesh"
+        script = f"'{sparkmesh}' -p '{target}' plan prod --auto-apply >&2 && '{sparkmesh}' -p '{target}' fetchdf --json \"$0\""
+        self.process = subprocess.Popen(["bash", "-c", script, _ROWS_QUERY], stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True)
+
+    def stop(self) -> None:
+        """A test that failed before reading the rows leaves no process behind."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.communicate()
+
+    def rows(self) -> dict[str, list[str]]:
+        out, err = self.process.communicate(timeout=WAIT)
+        assert self.process.returncode == 0, err[-3000:]
+        return _by_table(out)
 
 
 @pytest.fixture
@@ -169,18 +191,32 @@ def _awaiting_approval(instance: dg.DagsterInstance, head: str) -> bool:
                for o in observed)
 
 
-def test_commits_are_planned_backfilled_and_promoted_by_the_daemon(repo, home, tmp_path):
+@pytest.fixture
+def fresh(tmp_path) -> Iterator[Callable[[Path, str], FreshBuild]]:
+    started: list[FreshBuild] = []
+
+    def start(repo: Path, name: str) -> FreshBuild:
+        started.append(FreshBuild(repo, tmp_path / name))
+        return started[-1]
+
+    yield start
+    for build in started:
+        build.stop()
+
+
+def test_commits_are_planned_backfilled_and_promoted_by_the_daemon(repo, home, tmp_path, fresh):
     workspace = tmp_path / "workspace.yaml"
     first = _git(repo, "rev-parse", "HEAD")
     instance = dg.DagsterInstance.get()
 
+    fresh_first = fresh(repo, "fresh_first")
     daemon = Daemon(workspace, approval="none")
     try:
         _wait("the first commit's runs and promotion", lambda: _settled(instance, first, promoted=True), daemon)
     finally:
         daemon.stop()
     first_prod = _rows(repo)
-    assert first_prod == _fresh_build(repo, tmp_path / "fresh_first")
+    assert first_prod == fresh_first.rows()
     plan_ids = {run.tags["sparkmesh/plan_id"] for run in _runs(instance, first)}
     assert len(plan_ids) == 1  # every run of the commit executed the one plan the sensor built
 
@@ -188,6 +224,7 @@ def test_commits_are_planned_backfilled_and_promoted_by_the_daemon(repo, home, t
     daily.write_text(daily.read_text().replace("COUNT(*) AS orders", "COUNT(*) * 2 AS orders"))
     _git(repo, "commit", "-qam", "second")
     second = _git(repo, "rev-parse", "HEAD")
+    fresh_second = fresh(repo, "fresh_second")
     daemon = Daemon(workspace, approval="promotion")
     try:
         _wait("the second commit's backfill", lambda: _settled(instance, second, promoted=False), daemon)
@@ -202,7 +239,7 @@ def test_commits_are_planned_backfilled_and_promoted_by_the_daemon(repo, home, t
         assert approve.returncode == 0, approve.stderr[-3000:]
         second_prod = _rows(repo)
         assert second_prod != first_prod
-        assert second_prod == _fresh_build(repo, tmp_path / "fresh_second")
+        assert second_prod == fresh_second.rows()
         _wait("the sensor to see the approval", lambda: _cursor(instance).phase == "done", daemon)
         assert _cursor(instance).commit == second
     finally:
