@@ -7,6 +7,7 @@ factory, a promotion asset per environment, a git sensor and a resource.
 from dagster_sparkmesh.dagster.assets import sparkmesh_assets
 from dagster_sparkmesh.dagster.definitions import SparkMeshProject, build_sparkmesh_definitions
 from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_condition, promotion_key
+from dagster_sparkmesh.dagster.readers_sensor import sparkmesh_restated_readers_sensor
 from dagster_sparkmesh.dagster.resource import SparkMeshResource
 from dagster_sparkmesh.dagster.selection import build_sparkmesh_asset_selection
 from dagster_sparkmesh.dagster.sensor import ReloadTarget, sparkmesh_git_sensor
@@ -28,5 +29,6 @@ __all__ = [
     "promotion_condition",
     "promotion_key",
     "sparkmesh_assets",
+    "sparkmesh_restated_readers_sensor",
     "sparkmesh_git_sensor",
 ]

@@ -22,7 +22,13 @@ from dagster_sparkmesh.dagster.specs import (
     build_sparkmesh_specs,
 )
 from dagster_sparkmesh.dagster.step_report import StepReport, unfinished_failure
-from dagster_sparkmesh.dagster.restatement import restatement_lines, run_restatement
+from dagster_sparkmesh.dagster.restatement import (
+    RESTATED_READERS_TAG,
+    readers_elsewhere,
+    restated,
+    restatement_lines,
+    run_restatement,
+)
 from dagster_sparkmesh.dagster.run_log import step_started
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
@@ -113,8 +119,7 @@ def run_group(
         restate = run_restatement(context.run, context.selected_asset_keys, specs, (start, end))
         plan = plan_for_run(ctx, context.run.tags.get(PLAN_ID_TAG), context.run.run_id, restate)
         context.log.info(step_started(names, specs.environment, partitions))
-        for line in restatement_lines(plan, names, ctx.state):
-            context.log.info(line)
+        _announce_restatement(context, restated(plan, ctx.state), names, specs.environment)
         context.log.debug(f"sparkmesh: executing plan {plan.plan_id}")
         applied = run_until_stopped(
             lambda stop: backfill_window(
@@ -139,6 +144,15 @@ def run_group(
         raise dg.Failure(description=str(error), metadata={"error": type(error).__name__}) from None
     finally:
         ctx.close()
+
+
+def _announce_restatement(context: dg.AssetExecutionContext, restatements, names: list[str], environment: str) -> None:
+    """The restatement in the run log; a tag on the run when readers outside the step are left to compute, so that
+    the restated readers' sensor requests their runs once this run succeeds."""
+    for line in restatement_lines(restatements, names):
+        context.log.info(line)
+    if readers_elsewhere(restatements, names):
+        context.instance.add_run_tags(context.run.run_id, {RESTATED_READERS_TAG: environment})
 
 
 def _span(partitions: list[str]) -> str:

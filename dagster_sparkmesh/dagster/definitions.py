@@ -19,6 +19,7 @@ from dagster_sparkmesh.dagster.broken_assets import broken_model_assets
 from dagster_sparkmesh.dagster.code_links import GitLink, detect_git_link, link_to_git
 from dagster_sparkmesh.dagster.external_checks import external_audit_checks
 from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_key
+from dagster_sparkmesh.dagster.readers_sensor import sparkmesh_restated_readers_sensor
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
 from dagster_sparkmesh.dagster.sensor import Approval, ReloadTarget, StatePlanner, default_approval, sparkmesh_git_sensor
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs, dagster_name
@@ -95,6 +96,7 @@ def build_sparkmesh_definitions(
     approval: Approval | None = None,
     sensor_interval_seconds: int = 60,
     resource_key: str = RESOURCE_KEY,
+    readers_sensor_status: dg.DefaultSensorStatus | None = dg.DefaultSensorStatus.RUNNING,
 ) -> dg.Definitions:
     """Everything Dagster needs to run ``project_dir`` (or several folders: a multi-repo project) into ``environment``.
 
@@ -110,6 +112,8 @@ def build_sparkmesh_definitions(
     ``resource_key``: the key of the project's SparkMeshResource (several projects in one code location each
     need their own).
     ``sensor_interval_seconds``: the git sensor's minimum interval between ticks.
+    ``readers_sensor_status``: the sensor that, after a person's run restated models, requests runs for the readers
+    that run did not compute (running by default; None ships none).
     ``approval``: what waits for a person after a commit (``"none"``, ``"promotion"``, ``"backfill"``; default:
     ``"promotion"`` for prod, ``"none"`` for other environments). With approval, the promotion asset has no
     automation condition (unless ``promotion_condition`` gives one): materializing it is the approval.
@@ -145,6 +149,8 @@ def build_sparkmesh_definitions(
     assets += standalone_audit_checks(
         project, translator, environment, _asset_names(project, specs, translator), resource_key
     )
+    if readers_sensor_status is not None and specs.model_specs:
+        sensors.append(_readers_sensor(sm_project, specs, translator, resource, readers_sensor_status, (select, exclude)))
     promotion_automated = approval == "none" or promotion_condition is not None
     automated = automation_sensor(specs, automation_sensor_status, promotion_automated) if automation_sensor_status else None
     sensors += [automated] if automated else []
@@ -207,6 +213,26 @@ def _sensor(
         target=dg.AssetSelection.assets(promotion_key(specs.environment), *(spec.key for spec in specs.model_specs)),
         approval=approval,
         minimum_interval_seconds=interval_seconds,
+    )
+
+
+def _readers_sensor(
+    sm_project: SparkMeshProject,
+    specs: SparkMeshSpecs,
+    translator: SparkMeshTranslator,
+    resource: SparkMeshResource,
+    status: dg.DefaultSensorStatus,
+    selection: tuple[Sequence[str], Sequence[str]],
+) -> dg.SensorDefinition:
+    return sparkmesh_restated_readers_sensor(
+        environment=specs.environment,
+        load_project=lambda: sm_project.project,
+        planner=StatePlanner(specs.environment, resource.state_url),
+        translator=translator,
+        target=dg.AssetSelection.assets(*(spec.key for spec in specs.model_specs)),
+        select=selection[0],
+        exclude=selection[1],
+        default_status=status,
     )
 
 

@@ -25,6 +25,9 @@ from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.state.reader import StateReader
 
 RESTATE_TAG = "sparkmesh/restate"
+RESTATED_READERS_TAG = "sparkmesh/restated_readers"
+"""Added to a run whose restatement left readers outside it to compute (value: the environment): the restated
+readers' sensor requests their runs once the run succeeds."""
 _NEVER_RESTATING = (
     SENSOR_NAME_TAG, SCHEDULE_NAME_TAG, AUTOMATION_CONDITION_TAG, AUTO_MATERIALIZE_TAG, PLAN_ID_TAG, PARENT_RUN_ID_TAG,
 )
@@ -51,21 +54,31 @@ def run_restatement(
     return Restate(models, start, end) if models else None
 
 
-def restatement_lines(plan: Plan, computed: list[str], state: StateReader) -> list[str]:
-    """The run log's account of a restatement: what this step recomputes, what its readers elsewhere now miss
-    (models with nothing recorded yet are built, not restated: not mentioned)."""
-    restated = {
+def restated(plan: Plan, state: StateReader) -> dict[str, Interval]:
+    """The plan's restatements of models with something recorded (models never built are built, not restated)."""
+    return {
         name: span for name, span in plan.restatements.items()
         if (version := plan.version_of(name)) is not None and state.get_intervals(name, version)
     }
-    if not any(name in computed for name in restated):
+
+
+def restatement_lines(restatements: dict[str, Interval], computed: list[str]) -> list[str]:
+    """The run log's account of a restatement: what this step recomputes, what its readers elsewhere now miss."""
+    if not any(name in computed for name in restatements):
         return []
-    lines = [f"sparkmesh: restating {_ranges(restated, computed)} (a materialization launched by a person "
+    lines = [f"sparkmesh: restating {_ranges(restatements, computed)} (a materialization launched by a person "
              "recomputes complete partitions)"]
-    elsewhere = {name: span for name, span in restated.items() if name not in computed}
+    elsewhere = readers_elsewhere(restatements, computed)
     if elsewhere:
         lines.append(f"sparkmesh: readers restated with it, computed by their own steps or runs: {_ranges(elsewhere, list(elsewhere))}")
     return lines
+
+
+def readers_elsewhere(restatements: dict[str, Interval], computed: list[str]) -> dict[str, Interval]:
+    """What a step's restatement leaves to other steps or runs: the restated models it does not compute."""
+    if not any(name in computed for name in restatements):
+        return {}
+    return {name: span for name, span in restatements.items() if name not in computed}
 
 
 def _ranges(restatements: dict[str, Interval], names: list[str]) -> str:

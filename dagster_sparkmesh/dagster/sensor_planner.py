@@ -3,7 +3,7 @@ whether a person has promoted it (the approval of a plan that waits for one)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -13,6 +13,7 @@ from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.stored import changed_since, decode, still_missing, store_plan
 from dagster_sparkmesh.project.records import Project
+from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.state.store import StateStore, open_state_store
 
 
@@ -65,6 +66,25 @@ class StatePlanner:
             if changed_since(plan, project):
                 return None
             return plan.model_copy(update={"missing_intervals": still_missing(state, plan)})
+
+    def missing_within(self, project: Project, spans: Mapping[str, Sequence[Interval]]) -> Plan:
+        """A plan (not stored) whose missing intervals are those of ``spans`` that the environment's own versions
+        miss now: what restatements took from readers. Models the project changes are the git sensor's business."""
+        with self._state(project) as state:
+            plan = build_plan(project, state, self.environment, execution_time=self.clock())
+        changed = {*plan.added, *plan.directly_modified, *plan.indirectly_modified}
+        missing = {
+            name: kept for name, intervals in plan.missing_intervals.items()
+            if name in spans and name not in changed
+            and (kept := tuple(i for i in intervals if any(i.start < s.end and s.start < i.end for s in spans[name])))
+        }
+        return plan.model_copy(update={"missing_intervals": missing})
+
+    def stored_plan(self, project: Project, plan_id: str) -> str | None:
+        """The JSON of a stored plan (a run's own, ``dagster-<run id>``), None when there is none."""
+        with self._state(project) as state:
+            stored = state.get_plan(plan_id)
+            return stored.plan_json if stored is not None else None
 
     def promoted(self, project: Project, plan_id: str) -> bool:
         with self._state(project) as state:

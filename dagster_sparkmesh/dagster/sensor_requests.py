@@ -67,8 +67,12 @@ def _ancestors(project: Project) -> dict[str, frozenset[str]]:
     return found
 
 
-def backfill_requests(plan: Plan, specs: SparkMeshSpecs, head: str) -> list[dg.RunRequest]:
-    """One run per group and contiguous missing range, selecting the group's models missing part of it."""
+def backfill_requests(
+    plan: Plan, specs: SparkMeshSpecs, head: str, run_tags: dict[str, str] | None = None
+) -> list[dg.RunRequest]:
+    """One run per group and contiguous missing range, selecting the group's models missing part of it. ``head``
+    starts each run key; ``run_tags``: the runs' tags (default: the commit's and the plan's)."""
+    run_tags = tags(head, plan) if run_tags is None else run_tags
     requests = []
     for group in specs.groups:
         members = {specs.model_by_key[spec.key]: spec.key for spec in group.specs}
@@ -76,11 +80,11 @@ def backfill_requests(plan: Plan, specs: SparkMeshSpecs, head: str) -> list[dg.R
         if not missing:
             continue
         if group.partitions_def is None:
-            requests.append(_request(head, plan, group, [members[name] for name in sorted(missing)], None))
+            requests.append(_request(head, run_tags, group, [members[name] for name in sorted(missing)], None))
             continue
         for span in merge(i for intervals in missing.values() for i in intervals):
             names = sorted(name for name, intervals in missing.items() if any(_overlaps(i, span) for i in intervals))
-            requests.append(_request(head, plan, group, [members[name] for name in names], span))
+            requests.append(_request(head, run_tags, group, [members[name] for name in names], span))
     return requests
 
 
@@ -120,8 +124,10 @@ def _overlaps(interval: Interval, span: Interval) -> bool:
     return interval.start < span.end and span.start < interval.end
 
 
-def _request(head: str, plan: Plan, group: SpecGroup, keys: Sequence[dg.AssetKey], span: Interval | None) -> dg.RunRequest:
-    run_tags = tags(head, plan)
+def _request(
+    head: str, base_tags: dict[str, str], group: SpecGroup, keys: Sequence[dg.AssetKey], span: Interval | None
+) -> dg.RunRequest:
+    run_tags = dict(base_tags)
     label = "all"
     if span is not None:
         key_range = key_range_for(group.partitions_def, span)

@@ -51,7 +51,7 @@ def test_the_component_builds_the_projects_definitions():
         daily = defs.resolve_assets_def(DAILY)
         assert daily.backfill_policy == dg.BackfillPolicy.multi_run(7)
         assert daily.op.retry_policy == dg.RetryPolicy(max_retries=2)
-        assert [sensor.name for sensor in defs.sensors] == ["sparkmesh_dev_automation"]
+        assert [sensor.name for sensor in defs.sensors] == ["sparkmesh_dev_restated_readers", "sparkmesh_dev_automation"]
         resource = defs.resources["sparkmesh_shop"]  # named after the project folder
         assert (resource.project_dir, resource.engine_mode) == (str(SHOP.resolve()), "local")
         assert resource.spark_config == {"spark.sql.shuffle.partitions": "2"}

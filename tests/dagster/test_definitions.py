@@ -35,7 +35,9 @@ def test_definitions_resolve_with_models_externals_checks_promotion_sensor_and_r
     assert {k.to_user_string() for k in promote.parent_keys} == {"raw/orders", "staging/orders", "shop/daily"}
     assert promote.automation_condition is None  # prod's promotion waits for a person's approval by default
     assert {c.name for c in graph.asset_check_keys} == {"not_null", "not_null_non_blocking", "assert_positive"}
-    assert [s.name for s in defs.sensors] == ["sparkmesh_prod_git_sensor"]
+    assert [s.name for s in defs.sensors] == ["sparkmesh_prod_git_sensor", "sparkmesh_prod_restated_readers"]
+    readers = defs.get_sensor_def("sparkmesh_prod_restated_readers")
+    assert readers.default_status == dg.DefaultSensorStatus.RUNNING  # late data reaches readers without a setting
     git_sensor = defs.get_sensor_def("sparkmesh_prod_git_sensor")
     assert git_sensor.asset_selection.resolve(graph) == {promote.key, *(graph.get(k).key for k in promote.parent_keys)}
     assert "sparkmesh" in defs.resources
@@ -57,7 +59,7 @@ def test_an_automation_sensor_runs_by_default_for_the_promotion_condition():
     assert sensor.asset_selection.resolve(graph) == {promotion_key("prod")}
 
     without = _definitions(specs_tests._project(), approval="none", automation_sensor_status=None)
-    assert [s.name for s in without.sensors] == ["sparkmesh_prod_git_sensor"]
+    assert [s.name for s in without.sensors] == ["sparkmesh_prod_git_sensor", "sparkmesh_prod_restated_readers"]
 
 
 def test_promotion_depends_on_all_partitions_of_partitioned_models():

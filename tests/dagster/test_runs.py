@@ -20,6 +20,9 @@ from dagster_sparkmesh.dagster import (  # noqa: E402
     sparkmesh_assets,
 )
 from dagster_sparkmesh.dagster.promotion import promotion_asset  # noqa: E402
+from dagster_sparkmesh.dagster.readers_sensor import sparkmesh_restated_readers_sensor  # noqa: E402
+from dagster_sparkmesh.dagster.restatement import RESTATED_READERS_TAG  # noqa: E402
+from dagster_sparkmesh.dagster.sensor_planner import StatePlanner  # noqa: E402
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
 from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 
@@ -272,9 +275,57 @@ def test_a_persons_materialization_of_a_complete_partition_restates_it_and_its_r
         assert (datetime(2024, 1, 2), datetime(2024, 1, 3)) not in [(s, e) for s, e in flags if e - s == timedelta(days=1)] \
             and not any(s <= datetime(2024, 1, 2) < e for s, e in flags)  # to compute again, from the new totals
 
+        assert instance.get_run_by_id(again.run_id).tags[RESTATED_READERS_TAG] == "prod"
+
+        # The readers the person's run did not compute: the restated readers' sensor requests their runs.
+        requests = _restated_readers_tick(project_dir, resource, instance)
+        assert {tuple(r.asset_selection): r.tags.get("dagster/asset_partition_range_start") for r in requests} == {
+            (FLAGS,): "2024-01-02", (SUMMARY,): None,
+        }
+        for request in requests:
+            assert _materialize(project_dir, resource, instance, list(request.asset_selection),
+                                _range_of(request), tags=request.tags | AUTOMATIC).success
+        assert (datetime(2024, 1, 2), datetime(2024, 1, 3)) in _day_intervals(project_dir, "shop.daily_flags")
+        grand_total = spark.sql("SELECT grand_total FROM shop.summary").collect()[0][0]
+        assert grand_total == spark.sql("SELECT SUM(total) FROM shop.daily").collect()[0][0]  # late rows reached prod
+        assert _restated_readers_tick(project_dir, resource, instance) == []  # once
+
         automatic = _materialize(project_dir, resource, instance, [DAILY], ("2024-01-03", "2024-01-03"), tags=AUTOMATIC)
         messages = [entry.user_message for entry in instance.all_logs(automatic.run_id)]
         assert not any("restating" in m for m in messages)  # automatic runs never restate
+        assert RESTATED_READERS_TAG not in instance.get_run_by_id(automatic.run_id).tags
+
+
+_READERS_CURSOR: dict[str, str | None] = {}
+
+
+def _restated_readers_tick(project_dir: Path, resource, instance) -> list[dg.RunRequest]:
+    """One evaluation of the restated readers' sensor as the daemon makes it; its cursor kept per project."""
+    project = load_project(project_dir, use_cache=False)
+    sensor = sparkmesh_restated_readers_sensor(
+        environment="prod", load_project=lambda: project, planner=StatePlanner("prod", None),
+    )
+    defs = dg.Definitions(assets=_assets(project_dir), sensors=[sensor], resources={"sparkmesh": resource})
+    context = dg.build_sensor_context(cursor=_READERS_CURSOR.get(str(project_dir)), instance=instance, definitions=defs)
+    result = sensor.evaluate_tick(context)
+    _READERS_CURSOR[str(project_dir)] = result.cursor
+    return list(result.run_requests or [])
+
+
+def _range_of(request: dg.RunRequest) -> tuple[str, str] | None:
+    start = request.tags.get("dagster/asset_partition_range_start")
+    return (start, request.tags["dagster/asset_partition_range_end"]) if start else None
+
+
+def _day_intervals(project_dir: Path, name: str) -> list[tuple[datetime, datetime]]:
+    return [(day, day + timedelta(days=1)) for start, end in _intervals(project_dir, name)
+            for day in _days(start, end)]
+
+
+def _days(start: datetime, end: datetime):
+    while start < end:
+        yield start
+        start += timedelta(days=1)
 
 
 def test_a_partition_whose_parent_was_never_built_fails_naming_the_parent(project_dir, resource):
