@@ -137,6 +137,7 @@ def run_group(
         raise dg.DagsterExecutionInterruptedError(str(aborted)) from aborted
     except BackfillFailed as failure:
         yield from report.events(failure.results)
+        yield from report.recorded_of_failed({name: v for name in failure.errors if (v := plan.version_of(name))})
         yield from _failed_checks(context, specs, failure)
         raise _step_failure(failure) from failure
     except SparkMeshError as error:

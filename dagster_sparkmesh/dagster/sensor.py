@@ -30,6 +30,7 @@ from typing import Literal
 
 import dagster as dg
 
+from dagster_sparkmesh.dagster.partition_statuses import reconciling_materializations
 from dagster_sparkmesh.dagster.promotion import promotion_key
 from dagster_sparkmesh.dagster.sensor_planner import SensorPlanner, StatePlanner
 from dagster_sparkmesh.dagster.sensor_requests import (
@@ -119,11 +120,20 @@ class _Tick:
     known_keys: frozenset[dg.AssetKey] | None
     active_models: frozenset[str]
     """Models that a queued or running run of this commit computes (not requested again meanwhile)."""
+    instance: dg.DagsterInstance
+    planner: SensorPlanner
 
     def requests(self, plan: Plan) -> list[dg.RunRequest]:
         """Runs for what may run now: ready (signals), not in a run already, parents in other groups complete."""
         ready = runnable(self.project, ready_only(self.project, plan), self.specs, self.active_models)
         return backfill_requests(ready, self.specs, self.head)
+
+    def reconciled(self, plan: Plan) -> list[dg.AssetMaterialization]:
+        """Partitions Dagster shows failed whose interval the plan's version has complete (a revert brought it
+        back, or later batches failed): materialized, so the asset pages say what the environment serves."""
+        versions = {name: v for name in self.specs.model_by_key.values() if (v := plan.version_of(name))}
+        recorded = self.planner.recorded(self.project, versions)
+        return reconciling_materializations(self.instance, self.specs, versions, recorded)
 
 
 def sparkmesh_git_sensor(
@@ -173,7 +183,7 @@ def sparkmesh_git_sensor(
             # The commit's project does not load: say why in the tick, plan nothing until a commit fixes it.
             return dg.SkipReason(f"commit {head[:12]} does not load, nothing planned: {error}")
         specs = build_sparkmesh_specs(project, translator, environment, select=select, exclude=exclude)
-        tick = _Tick(head, project, specs, _asset_keys(context), _active_models(context, specs, head))
+        tick = _Tick(head, project, specs, _asset_keys(context), _active_models(context, specs, head), context.instance, planner)
         if cursor.commit == head and cursor.plan_id and cursor.phase in (BACKFILLING, AWAITING_BACKFILL, AWAITING_PROMOTION):
             resumed = _resume(tick, cursor, planner, approval)
             if resumed is not None:
@@ -248,13 +258,16 @@ def _backfill_or_promote(tick: _Tick, plan: Plan, approval: Approval) -> dg.Sens
             return dg.SensorResult(run_requests=requests, cursor=backfilling)
         missing = ", ".join(sorted(plan.missing_intervals)[:5])
         return dg.SensorResult(skip_reason=f"waiting for backfill runs: {missing}", cursor=backfilling)
+    reconciled = tick.reconciled(plan)
     if not plan.has_changes:
-        return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: nothing to do", cursor=Cursor(tick.head, DONE).dump())
+        done = dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: nothing to do", cursor=Cursor(tick.head, DONE).dump())
+        return _with_events(done, reconciled)
     if approval != "none":
         status = f"backfilled; awaiting approval: materialize {promotion_key(plan.environment).to_user_string()} to promote"
         waiting = _awaiting_promotion(tick, plan.plan_id)
-        return _with_events(waiting, [plan_observation(tick.head, plan, status)])
-    return dg.SensorResult(run_requests=[promotion_request(tick.head, plan)], cursor=Cursor(tick.head, DONE, plan.plan_id).dump())
+        return _with_events(waiting, [*reconciled, plan_observation(tick.head, plan, status)])
+    promote = [promotion_request(tick.head, plan)]
+    return _with_events(dg.SensorResult(run_requests=promote, cursor=Cursor(tick.head, DONE, plan.plan_id).dump()), reconciled)
 
 
 def _awaiting_promotion(tick: _Tick, plan_id: str) -> dg.SensorResult:
@@ -264,7 +277,7 @@ def _awaiting_promotion(tick: _Tick, plan_id: str) -> dg.SensorResult:
     )
 
 
-def _with_events(result: dg.SensorResult, events: list[dg.AssetObservation]) -> dg.SensorResult:
+def _with_events(result: dg.SensorResult, events: Sequence[dg.AssetObservation | dg.AssetMaterialization]) -> dg.SensorResult:
     return dg.SensorResult(
         run_requests=result.run_requests, skip_reason=result.skip_reason, cursor=result.cursor,
         asset_events=[*(result.asset_events or []), *events],

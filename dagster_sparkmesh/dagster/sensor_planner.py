@@ -32,6 +32,10 @@ class SensorPlanner(Protocol):
         """Whether the environment now serves what the stored plan promotes (whoever promoted it)."""
         ...
 
+    def recorded(self, project: Project, versions: Mapping[str, str]) -> dict[str, tuple[Interval, ...]]:
+        """The intervals recorded complete per model at its version in ``versions``."""
+        ...
+
 
 class StatePlanner:
     """The default planner: plans against the project's state store (or ``state_url``), as of ``clock()``."""
@@ -79,6 +83,11 @@ class StatePlanner:
             and (kept := tuple(i for i in intervals if any(i.start < s.end and s.start < i.end for s in spans[name])))
         }
         return plan.model_copy(update={"missing_intervals": missing})
+
+    def recorded(self, project: Project, versions: Mapping[str, str]) -> dict[str, tuple[Interval, ...]]:
+        """The intervals recorded complete per model at its version in ``versions``."""
+        with self._state(project) as state:
+            return {name: tuple(state.get_intervals(name, version)) for name, version in versions.items()}
 
     def stored_plan(self, project: Project, plan_id: str) -> str | None:
         """The JSON of a stored plan (a run's own, ``dagster-<run id>``), None when there is none."""

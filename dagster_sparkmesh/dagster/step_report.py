@@ -19,6 +19,7 @@ import dagster as dg
 
 from dagster_sparkmesh.dagster.markdown import step_table
 from dagster_sparkmesh.dagster.events import check_result, check_results, materialize_result
+from dagster_sparkmesh.dagster.partition_statuses import recorded_partitions
 from dagster_sparkmesh.dagster.row_counts import partition_row_counts, table_row_count
 from dagster_sparkmesh.dagster.run_log import left_missing, model_done
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs
@@ -69,6 +70,24 @@ class StepReport:
             self._add_step_table(results, key)
             yield materialize_result(result, key, row_count=row_count)
             yield from check_results(result.audits, self.specs.check_keys.get(result.model, ()), selected)
+
+    def recorded_of_failed(self, versions: dict[str, str]) -> Iterator[dg.AssetMaterialization]:
+        """The run's partitions of failed models (``versions``: name to version) that are recorded nonetheless:
+        batches that passed their audits before a later one failed. Only the rest of their window fails."""
+        if not self.partitions:
+            return
+        selected = set(self.context.selected_asset_keys)
+        for name, version in versions.items():
+            key = self.specs.key_by_model.get(name)
+            if key not in selected:
+                continue
+            partitions_def = self.specs.group_of(name).partitions_def
+            recorded = self.ctx.state.get_intervals(name, version)
+            for partition in recorded_partitions(partitions_def, recorded, self.partitions):
+                yield dg.AssetMaterialization(asset_key=key, partition=partition, metadata={
+                    "sparkmesh/version": version,
+                    "sparkmesh/recorded": "written and audited before a later batch of the run failed",
+                })
 
     def _count_partitions(self) -> bool:
         limit = self.translator.settings.partition_row_counts_up_to

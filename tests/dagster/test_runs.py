@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -18,6 +20,7 @@ from dagster_sparkmesh.dagster import (  # noqa: E402
     build_sparkmesh_specs,
     promotion_key,
     sparkmesh_assets,
+    sparkmesh_git_sensor,
 )
 from dagster_sparkmesh.dagster.promotion import promotion_asset  # noqa: E402
 from dagster_sparkmesh.dagster.readers_sensor import sparkmesh_restated_readers_sensor  # noqa: E402
@@ -358,3 +361,61 @@ def test_a_promotion_refused_after_a_failed_blocking_audit_names_the_audit_first
             "dagster._core.definitions.events.Failure: blocking audit accepted_range of shop/daily failed (run "
         ), message
         assert ", 5 failing row(s)): " in message and "missing intervals" in message
+
+
+def test_a_failed_batch_fails_only_its_window_and_a_revert_clears_the_failed_partitions(spark, project_dir, resource):
+    """Batches that passed their audits before one failed are materialized; the failed batch, the window after it
+    and the readers' partitions fail. After a revert, the git sensor reports the failed partitions materialized at
+    the version the environment serves (complete already), so no partition stays red."""
+    daily = project_dir / "models" / "daily.sql"
+    daily.write_text(daily.read_text()
+                     .replace("(time_column ds)", "(time_column ds, batch_size 1)")
+                     .replace("audits (not_null(columns := (ds, total)))",
+                              "audits (not_null(columns := (ds, total)), accepted_range(column := total, min_v := 0))"))
+    _git(project_dir, "init", "-q")
+    _commit(project_dir, "good")
+    days = [f"2024-01-0{day}" for day in range(1, 6)]
+    with dg.instance_for_test() as instance:
+        assert _materialize(project_dir, resource, instance, [EVENTS]).success
+        assert _materialize(project_dir, resource, instance, [DAILY, FLAGS], (days[0], days[-1])).success
+        assert _materialize(project_dir, resource, instance, [SUMMARY, promotion_key("prod")]).success
+
+        daily.write_text(daily.read_text().replace("SUM(amount) AS total", "SUM(amount) - IF(ds = DATE'2024-01-04', 1000, 0) AS total"))
+        _commit(project_dir, "bad on 2024-01-04")
+        failed = _materialize(project_dir, resource, instance, [DAILY, FLAGS], (days[0], days[-1]))
+        assert not failed.success
+        assert _statuses(project_dir, instance, DAILY) == ["MATERIALIZED"] * 3 + ["FAILED"] * 2
+        assert _statuses(project_dir, instance, FLAGS) == ["FAILED"] * 5  # not computed: their parent failed
+
+        _git(project_dir, "revert", "--no-edit", "HEAD")
+        sensor = sparkmesh_git_sensor(project_dir=project_dir, environment="prod", approval="none",
+                                      load_project=lambda: load_project(project_dir, use_cache=False),
+                                      planner=StatePlanner("prod", None))
+        defs = dg.Definitions(assets=_assets(project_dir), sensors=[sensor], resources={"sparkmesh": resource})
+        tick = sensor.evaluate_tick(dg.build_sensor_context(instance=instance, definitions=defs))
+        assert not tick.run_requests and "nothing to do" in tick.skip_message
+        for event in tick.asset_events:  # what the daemon does with a tick's events
+            instance.report_runless_asset_event(event)
+        assert _statuses(project_dir, instance, DAILY) == ["MATERIALIZED"] * 5
+        assert _statuses(project_dir, instance, FLAGS) == ["MATERIALIZED"] * 5
+        assert {e.partition for e in tick.asset_events if e.asset_key == FLAGS} == set(days)
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": os.environ["PATH"]}
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+def _commit(repo: Path, message: str) -> None:
+    (repo / ".gitignore").write_text(".sparkmesh/\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", message)
+
+
+def _statuses(project_dir: Path, instance, key: dg.AssetKey) -> list[str]:
+    specs = build_sparkmesh_specs(load_project(project_dir, use_cache=False))
+    partitions_def = specs.group_of(specs.model_by_key[key]).partitions_def
+    keys = [f"2024-01-0{day}" for day in range(1, 6)]
+    statuses = instance.get_status_by_partition(key, keys, partitions_def)
+    return [statuses[k].value if statuses[k] else "MISSING" for k in keys]
