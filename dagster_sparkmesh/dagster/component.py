@@ -139,6 +139,9 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
     resource_key: str | None = None
     """The key of the project's resource; default ``sparkmesh_<project folder>``, so that several projects can
     share a code location."""
+    namespace: str | None = None
+    """Needed when several projects of the code location share an environment: their promotion assets become
+    ``sparkmesh/<namespace>/promote_<env>``, and their sensors and steps are named apart."""
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         project = SparkMeshProject.of(self.project, self.state_url)
@@ -160,6 +163,7 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
             approval=sensor.approval,
             sensor_interval_seconds=sensor.minimum_interval_seconds,
             resource_key=self.resource_key or f"sparkmesh_{dagster_name(Path(self.project[0]).name)}",
+            namespace=self.namespace,
         )
 
     def translator(self) -> ComponentTranslator:

@@ -18,11 +18,11 @@ from dagster_sparkmesh.dagster.assets import sparkmesh_assets
 from dagster_sparkmesh.dagster.broken_assets import broken_model_assets
 from dagster_sparkmesh.dagster.code_links import GitLink, detect_git_link, link_to_git
 from dagster_sparkmesh.dagster.external_checks import external_audit_checks
-from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_key
+from dagster_sparkmesh.dagster.promotion import promotion_asset
 from dagster_sparkmesh.dagster.readers_sensor import sparkmesh_restated_readers_sensor
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
 from dagster_sparkmesh.dagster.sensor import Approval, ReloadTarget, StatePlanner, default_approval, sparkmesh_git_sensor
-from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs, dagster_name
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs
 from dagster_sparkmesh.dagster.standalone_checks import standalone_audit_checks
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.project.records import Project
@@ -97,6 +97,7 @@ def build_sparkmesh_definitions(
     sensor_interval_seconds: int = 60,
     resource_key: str = RESOURCE_KEY,
     readers_sensor_status: dg.DefaultSensorStatus | None = dg.DefaultSensorStatus.RUNNING,
+    namespace: str | None = None,
 ) -> dg.Definitions:
     """Everything Dagster needs to run ``project_dir`` (or several folders: a multi-repo project) into ``environment``.
 
@@ -112,6 +113,8 @@ def build_sparkmesh_definitions(
     ``resource_key``: the key of the project's SparkMeshResource (several projects in one code location each
     need their own).
     ``sensor_interval_seconds``: the git sensor's minimum interval between ticks.
+    ``namespace``: needed when several projects of one code location share an environment: it goes into the
+    promotion asset's key (``sparkmesh/<namespace>/promote_<env>``) and the names of the sensors and steps.
     ``readers_sensor_status``: the sensor that, after a person's run restated models, requests runs for the readers
     that run did not compute (running by default; None ships none).
     ``approval``: what waits for a person after a commit (``"none"``, ``"promotion"``, ``"backfill"``; default:
@@ -123,7 +126,8 @@ def build_sparkmesh_definitions(
     project = sm_project.project
     translator = translator or SparkMeshTranslator()
     specs = build_sparkmesh_specs(
-        project, translator, environment, skip_external_keys=skip_external_keys, select=select, exclude=exclude
+        project, translator, environment, skip_external_keys=skip_external_keys, select=select, exclude=exclude,
+        namespace=namespace,
     )
     resource = resource or sm_project.resource()
     model_assets = sparkmesh_assets(
@@ -147,14 +151,14 @@ def build_sparkmesh_definitions(
     )
     assets += broken_model_assets(project, {spec.key for spec in specs.model_specs} | set(specs.key_by_model.values()))
     assets += standalone_audit_checks(
-        project, translator, environment, _asset_names(project, specs, translator), resource_key
+        project, translator, environment, _asset_names(project, specs, translator), resource_key, specs.label
     )
     if readers_sensor_status is not None and specs.model_specs:
         sensors.append(_readers_sensor(sm_project, specs, translator, resource, readers_sensor_status, (select, exclude)))
     promotion_automated = approval == "none" or promotion_condition is not None
     automated = automation_sensor(specs, automation_sensor_status, promotion_automated) if automation_sensor_status else None
     sensors += [automated] if automated else []
-    checks = external_audit_checks(project, translator, environment, skip_external_keys, resource_key)
+    checks = external_audit_checks(project, translator, environment, skip_external_keys, resource_key, specs.label)
     return dg.Definitions(assets=assets, asset_checks=checks, sensors=sensors, resources={resource_key: resource})
 
 
@@ -177,11 +181,11 @@ def automation_sensor(
     that have one (None when none has)."""
     conditioned = [spec.key for spec in specs.model_specs if spec.automation_condition is not None]
     if promotion_automated:
-        conditioned.append(promotion_key(specs.environment))
+        conditioned.append(specs.promotion_key)
     if not conditioned:
         return None
     return dg.AutomationConditionSensorDefinition(
-        name=f"sparkmesh_{dagster_name(specs.environment)}_automation",
+        name=f"sparkmesh_{specs.label}_automation",
         target=dg.AssetSelection.assets(*conditioned),
         default_status=status,
         description=f"Promotes `{specs.environment}` once every upstream partition is materialized "
@@ -210,8 +214,9 @@ def _sensor(
         default_status=status,
         select=selection[0],
         exclude=selection[1],
-        target=dg.AssetSelection.assets(promotion_key(specs.environment), *(spec.key for spec in specs.model_specs)),
+        target=dg.AssetSelection.assets(specs.promotion_key, *(spec.key for spec in specs.model_specs)),
         approval=approval,
+        namespace=specs.namespace,
         minimum_interval_seconds=interval_seconds,
     )
 
@@ -233,6 +238,7 @@ def _readers_sensor(
         select=selection[0],
         exclude=selection[1],
         default_status=status,
+        namespace=specs.namespace,
     )
 
 

@@ -40,23 +40,26 @@ def external_audit_checks(
     environment: str,
     skip_external_keys: Collection[dg.AssetKey] = (),
     resource_key: str = RESOURCE_KEY,
+    label: str | None = None,
 ) -> list[dg.AssetChecksDefinition]:
-    """One check definition per audited external model of this code location."""
+    """One check definition per audited external model of this code location; ``label`` names them (default: the
+    environment's)."""
     return [
-        _checks_of(project, external, translator, environment, resource_key)
+        _checks_of(project, external, translator, environment, resource_key, label or dagster_name(environment))
         for external in project.external_models.values()
         if external.audits and translator.get_asset_key(external) not in set(skip_external_keys)
     ]
 
 
 def _checks_of(
-    project: Project, external: ExternalModel, translator: SparkMeshTranslator, environment: str, resource_key: str
+    project: Project, external: ExternalModel, translator: SparkMeshTranslator, environment: str, resource_key: str,
+    label: str,
 ) -> dg.AssetChecksDefinition:
     specs = external_check_specs(external, translator, project.audits)
 
     @dg.multi_asset_check(
         specs=specs,
-        name=f"sparkmesh_{dagster_name(environment)}_audit_{dagster_name(external.name)}",
+        name=f"sparkmesh_{label}_audit_{dagster_name(external.name)}",
         required_resource_keys={resource_key},
         can_subset=True,
     )

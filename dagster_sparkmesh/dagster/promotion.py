@@ -14,17 +14,13 @@ import dagster as dg
 from dagster_sparkmesh.dagster.broken_assets import broken_summary
 from dagster_sparkmesh.dagster.markdown import changes_markdown
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
-from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, dagster_name
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, promotion_key  # noqa: F401 - promotion_key: re-exported
 from dagster_sparkmesh.errors import SparkMeshError, StateConflictError
 from dagster_sparkmesh.execution.apply import promote_plan
 from dagster_sparkmesh.execution.plans import PLAN_ID_TAG, plan_to_promote
 from dagster_sparkmesh.execution.promotion import MissingIntervals, promoted_by_another
 from dagster_sparkmesh.execution.results import PromotionResult
 from dagster_sparkmesh.project.records import Project
-
-
-def promotion_key(environment: str) -> dg.AssetKey:
-    return dg.AssetKey(["sparkmesh", f"promote_{environment}"])
 
 
 def promotion_condition() -> dg.AutomationCondition:
@@ -58,11 +54,11 @@ def promotion_asset(
     ]
 
     @dg.asset(
-        key=promotion_key(environment),
+        key=specs.promotion_key,
         deps=deps,
         group_name="sparkmesh",
         kinds={"spark"},
-        description=_description(environment, condition is not None),
+        description=_description(environment, specs.label, condition is not None),
         automation_condition=condition,
         required_resource_keys={resource_key},
     )
@@ -94,12 +90,12 @@ def promotion_asset(
     return _promote
 
 
-def _description(environment: str, automatic: bool) -> str:
+def _description(environment: str, label: str, automatic: bool) -> str:
     what = f"Point the `{environment}` views at the physical tables of the current project (virtual update). "
     if automatic:
         return what + (
             "Launched automatically once every upstream partition is materialized: its automation condition runs in "
-            f"the `sparkmesh_{dagster_name(environment)}_automation` sensor that `build_sparkmesh_definitions` ships."
+            f"the `sparkmesh_{label}_automation` sensor that `build_sparkmesh_definitions` ships."
         )
     return what + (
         "Waits for approval: the git sensor backfills a commit's plan and shows it here (Events: the plan's "

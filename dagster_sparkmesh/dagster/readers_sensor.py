@@ -20,7 +20,7 @@ import dagster as dg
 from dagster_sparkmesh.dagster.restatement import RESTATED_READERS_TAG
 from dagster_sparkmesh.dagster.sensor_planner import StatePlanner
 from dagster_sparkmesh.dagster.sensor_requests import backfill_requests, runnable
-from dagster_sparkmesh.dagster.specs import build_sparkmesh_specs, dagster_name
+from dagster_sparkmesh.dagster.specs import build_sparkmesh_specs, names_label
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.execution.plans import RUN_PLAN_PREFIX
@@ -68,11 +68,12 @@ def sparkmesh_restated_readers_sensor(
     exclude: Sequence[str] = (),
     minimum_interval_seconds: int = 30,
     default_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.RUNNING,
+    namespace: str | None = None,
 ) -> dg.SensorDefinition:
     translator = translator or SparkMeshTranslator()
 
     @dg.sensor(
-        name=f"sparkmesh_{dagster_name(environment)}_restated_readers",
+        name=f"sparkmesh_{names_label(environment, namespace)}_restated_readers",
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=default_status,
         asset_selection=target or dg.AssetSelection.all(),
@@ -93,7 +94,7 @@ def sparkmesh_restated_readers_sensor(
         trigger = triggers[-1].dagster_run.run_id if triggers else cursor.trigger
         plan = planner.missing_within(project, pending)
         still = {name: pending[name] for name in plan.missing_intervals}
-        specs = build_sparkmesh_specs(project, translator, environment, select=select, exclude=exclude)
+        specs = build_sparkmesh_specs(project, translator, environment, select=select, exclude=exclude, namespace=namespace)
         ready = runnable(project, plan, specs)
         tags = {"sparkmesh/environment": environment, RESTATED_BY_TAG: trigger}
         requests = backfill_requests(ready, specs, f"restated:{trigger}", tags)

@@ -31,7 +31,6 @@ from typing import Literal
 import dagster as dg
 
 from dagster_sparkmesh.dagster.partition_statuses import reconciling_materializations
-from dagster_sparkmesh.dagster.promotion import promotion_key
 from dagster_sparkmesh.dagster.sensor_planner import SensorPlanner, StatePlanner
 from dagster_sparkmesh.dagster.sensor_requests import (
     absent_models,
@@ -41,7 +40,7 @@ from dagster_sparkmesh.dagster.sensor_requests import (
     ready_only,
     runnable,
 )
-from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs
+from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs, names_label
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.plan.definition import Plan
@@ -151,8 +150,9 @@ def sparkmesh_git_sensor(
     exclude: Sequence[str] = (),
     target: dg.AssetSelection | None = None,
     approval: Approval | None = None,
+    namespace: str | None = None,
 ) -> dg.SensorDefinition:
-    """``select`` / ``exclude``: the sparkmesh selectors of the definitions' model assets (runs are requested for
+    """``namespace``: the project's, when several share the environment in one code location. ``select`` / ``exclude``: the sparkmesh selectors of the definitions' model assets (runs are requested for
     those only). ``target``: the assets the sensor may request (Dagster resolves every run request against it;
     default: every asset of the code location). ``approval``: see ``Approval`` (default: ``default_approval``)."""
     translator = translator or SparkMeshTranslator()
@@ -160,7 +160,7 @@ def sparkmesh_git_sensor(
     approval = approval or default_approval(environment)
 
     @dg.sensor(
-        name=name or f"sparkmesh_{environment}_git_sensor",
+        name=name or f"sparkmesh_{names_label(environment, namespace)}_git_sensor",
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=default_status,
         asset_selection=target or dg.AssetSelection.all(),
@@ -182,7 +182,7 @@ def sparkmesh_git_sensor(
         except SparkMeshError as error:
             # The commit's project does not load: say why in the tick, plan nothing until a commit fixes it.
             return dg.SkipReason(f"commit {head[:12]} does not load, nothing planned: {error}")
-        specs = build_sparkmesh_specs(project, translator, environment, select=select, exclude=exclude)
+        specs = build_sparkmesh_specs(project, translator, environment, select=select, exclude=exclude, namespace=namespace)
         tick = _Tick(head, project, specs, _asset_keys(context), _active_models(context, specs, head), context.instance, planner)
         if cursor.commit == head and cursor.plan_id and cursor.phase in (BACKFILLING, AWAITING_BACKFILL, AWAITING_PROMOTION):
             resumed = _resume(tick, cursor, planner, approval)
@@ -218,10 +218,10 @@ def _planned(tick: _Tick, plan: Plan, approval: Approval) -> dg.SensorResult:
         status = "awaiting approval of the backfill: materialize the models' missing partitions to approve it"
         return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: {status}",
                                cursor=Cursor(tick.head, AWAITING_BACKFILL, plan.plan_id).dump(),
-                               asset_events=[plan_observation(tick.head, plan, status)])
+                               asset_events=[plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
     result = _backfill_or_promote(tick, plan, approval)
     status = "backfilling" if plan.missing_intervals else "planned"
-    return _with_events(result, [plan_observation(tick.head, plan, status)])
+    return _with_events(result, [plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
 
 
 def _resume(tick: _Tick, cursor: Cursor, planner: SensorPlanner, approval: Approval) -> dg.SensorResult | None:
@@ -263,10 +263,10 @@ def _backfill_or_promote(tick: _Tick, plan: Plan, approval: Approval) -> dg.Sens
         done = dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: nothing to do", cursor=Cursor(tick.head, DONE).dump())
         return _with_events(done, reconciled)
     if approval != "none":
-        status = f"backfilled; awaiting approval: materialize {promotion_key(plan.environment).to_user_string()} to promote"
+        status = f"backfilled; awaiting approval: materialize {tick.specs.promotion_key.to_user_string()} to promote"
         waiting = _awaiting_promotion(tick, plan.plan_id)
-        return _with_events(waiting, [*reconciled, plan_observation(tick.head, plan, status)])
-    promote = [promotion_request(tick.head, plan)]
+        return _with_events(waiting, [*reconciled, plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
+    promote = [promotion_request(tick.head, plan, tick.specs.promotion_key)]
     return _with_events(dg.SensorResult(run_requests=promote, cursor=Cursor(tick.head, DONE, plan.plan_id).dump()), reconciled)
 
 

@@ -10,7 +10,6 @@ import dagster as dg
 
 from dagster_sparkmesh.dagster.markdown import plan_markdown
 from dagster_sparkmesh.dagster.partitions import key_range_for
-from dagster_sparkmesh.dagster.promotion import promotion_key
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup
 from dagster_sparkmesh.execution.plans import PLAN_ID_TAG
 from dagster_sparkmesh.plan.definition import Plan
@@ -96,18 +95,19 @@ def absent_models(plan: Plan, specs: SparkMeshSpecs, known: Collection[dg.AssetK
     return sorted(name for name in plan.missing_intervals if specs.key_by_model.get(name) not in known)
 
 
-def promotion_request(head: str, plan: Plan) -> dg.RunRequest:
+def promotion_request(head: str, plan: Plan, key: dg.AssetKey) -> dg.RunRequest:
+    """``key``: the environment's promotion asset."""
     return dg.RunRequest(
-        run_key=f"{head}:promote:{plan.environment}", asset_selection=[promotion_key(plan.environment)],
+        run_key=f"{head}:promote:{plan.environment}", asset_selection=[key],
         tags=tags(head, plan),
     )
 
 
-def plan_observation(head: str, plan: Plan, status: str) -> dg.AssetObservation:
+def plan_observation(head: str, plan: Plan, status: str, key: dg.AssetKey) -> dg.AssetObservation:
     """The plan on the promotion asset's page: what the commit changes and what it will compute, and where the
     change loop stands (``status``), one observation per step of the loop."""
     return dg.AssetObservation(
-        asset_key=promotion_key(plan.environment),
+        asset_key=key,
         metadata={
             "status": status,
             "commit": head,

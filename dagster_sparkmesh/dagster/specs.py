@@ -46,6 +46,18 @@ class SparkMeshSpecs:
     """Model name → asset key, for every model asset."""
     check_keys: Mapping[str, tuple[dg.AssetCheckKey, ...]] = field(default_factory=dict)
     """Model name → the check key of each of its audits, in the order of ``Model.audits``."""
+    namespace: str | None = None
+    """Tells this project's promotion asset, sensors and steps apart from another project's in the same
+    environment and code location."""
+
+    @property
+    def label(self) -> str:
+        """The environment (and namespace) as a piece of op and sensor names: ``prod``, ``shop_prod``."""
+        return names_label(self.environment, self.namespace)
+
+    @property
+    def promotion_key(self) -> dg.AssetKey:
+        return promotion_key(self.environment, self.namespace)
 
     @property
     def model_by_key(self) -> dict[dg.AssetKey, str]:
@@ -72,6 +84,7 @@ def build_sparkmesh_specs(
     skip_external_keys: Collection[dg.AssetKey] = (),
     select: Collection[str] = (),
     exclude: Collection[str] = (),
+    namespace: str | None = None,
 ) -> SparkMeshSpecs:
     """One AssetSpec per materialized model, one per external model, one AssetCheckSpec per audit.
 
@@ -98,7 +111,7 @@ def build_sparkmesh_specs(
         batch_size = getattr(model.kind, "batch_size", None) if partitions_def is not None else None
         grouped.setdefault((partitions_def, batch_size), []).append((spec, checks))
     lineage.tracer.save()
-    names = op_names(environment, list(grouped))
+    names = op_names(names_label(environment, namespace), list(grouped))
     groups = tuple(
         SpecGroup(
             name=names[(partitions_def, batch_size)],
@@ -114,7 +127,7 @@ def build_sparkmesh_specs(
         for spec in (_external_spec(external, translator, environment) for external in project.external_models.values())
         if spec.key not in set(skip_external_keys)
     )
-    return SparkMeshSpecs(environment, groups, external_specs, key_by_model, check_keys)
+    return SparkMeshSpecs(environment, groups, external_specs, key_by_model, check_keys, namespace)
 
 
 def _model_spec(
@@ -273,6 +286,15 @@ def op_names(environment: str, keys: list[tuple[dg.PartitionsDefinition | None, 
         names = {key: name(key, detail) if taken[names[key]] > 1 else names[key] for key in keys}
     taken = Counter(names.values())
     return {key: f"{names[key]}_{index}" if taken[names[key]] > 1 else names[key] for index, key in enumerate(keys, 1)}
+
+
+def names_label(environment: str, namespace: str | None = None) -> str:
+    return dagster_name(f"{namespace}_{environment}" if namespace else environment)
+
+
+def promotion_key(environment: str, namespace: str | None = None) -> dg.AssetKey:
+    """``sparkmesh/promote_<environment>``, or ``sparkmesh/<namespace>/promote_<environment>``."""
+    return dg.AssetKey(["sparkmesh", *([namespace] if namespace else []), f"promote_{environment}"])
 
 
 def dagster_name(text: str) -> str:

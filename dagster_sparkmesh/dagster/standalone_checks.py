@@ -62,8 +62,10 @@ def standalone_audit_checks(
     environment: str,
     asset_names: frozenset[str],
     resource_key: str = RESOURCE_KEY,
+    label: str | None = None,
 ) -> list[dg.AssetChecksDefinition]:
-    """One check definition for every standalone audit of the project (none without any)."""
+    """One check definition for every standalone audit of the project (none without any); ``label`` names it
+    (default: the environment's)."""
     specs = standalone_check_specs(project, translator, asset_names)
     if not specs:
         return []
@@ -71,7 +73,7 @@ def standalone_audit_checks(
 
     @dg.multi_asset_check(
         specs=list(specs.values()),
-        name=f"sparkmesh_{dagster_name(environment)}_standalone_audits",
+        name=f"sparkmesh_{label or dagster_name(environment)}_standalone_audits",
         required_resource_keys={resource_key},
         can_subset=True,
     )

@@ -202,3 +202,21 @@ def test_two_projects_share_one_code_location(dg_project, tmp_path):
     keys = {asset["asset_key"] for asset in loaded["assets"]}
     assert {"shop/daily", "example/numbers", "sparkmesh/promote_shop", "sparkmesh/promote_numbers"} <= keys
     assert {"sparkmesh_shop", "sparkmesh_numbers"} <= {resource["name"] for resource in loaded["resources"]}
+
+
+def test_two_projects_in_the_same_environment_are_told_apart_by_their_namespace(dg_project, tmp_path):
+    second = tmp_path / "numbers"
+    init_project(second)
+    defs_dir = dg_project / "src" / "proj" / "defs"
+    for name, project in (("shop", dg_project / "shop"), ("numbers", second)):
+        (defs_dir / name).mkdir(parents=True)
+        (defs_dir / name / "defs.yaml").write_text(
+            f"type: {COMPONENT}\nattributes:\n  project: {project}\n  namespace: {name}\n"
+            "  sensor:\n    approval: none\n"
+        )
+    loaded = json.loads(_dg(dg_project, "list", "defs", "--json").stdout)
+    keys = {asset["asset_key"] for asset in loaded["assets"]}
+    assert {"sparkmesh/shop/promote_prod", "sparkmesh/numbers/promote_prod"} <= keys
+    sensors = {sensor["name"] for sensor in loaded["sensors"]}
+    assert {"sparkmesh_shop_prod_git_sensor", "sparkmesh_numbers_prod_git_sensor", "sparkmesh_shop_prod_automation",
+            "sparkmesh_numbers_prod_restated_readers"} <= sensors
