@@ -3,8 +3,8 @@ promote, or wait for a person to approve the promotion (and, at the strictest se
 
 Phases, kept in the cursor with the commit they belong to:
 
-- a new commit: ask the webserver to reload this code location (the UI keeps the old definitions otherwise);
-  the cursor becomes ``pending`` and the next tick, running the new code, plans. Without reload: plan at once.
+- a new commit: ask the webserver to reload this code location (the UI keeps the old definitions otherwise),
+  plan and show the plan at once; the next tick, running the new code, requests the plan's runs.
 - planning: the plan is stored (``execution.plans``) and shown as an observation of the promotion asset; then one
   ranged run per partitions group and contiguous missing range (``run_key`` = commit + group + range, so each
   commit's requests happen once); the cursor becomes ``backfilling``. With ``approval="backfill"`` nothing is
@@ -47,7 +47,7 @@ from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import format_plan
 from dagster_sparkmesh.project.records import Project
 
-PENDING, BACKFILLING, DONE = "pending", "backfilling", "done"
+BACKFILLING, DONE = "backfilling", "done"
 AWAITING_BACKFILL, AWAITING_PROMOTION = "awaiting_backfill", "awaiting_promotion"
 
 Approval = Literal["none", "promotion", "backfill"]
@@ -174,9 +174,9 @@ def sparkmesh_git_sensor(
         cursor = Cursor.parse(context.cursor)
         if cursor.commit == head and cursor.phase == DONE:
             return dg.SkipReason(f"no new commit (HEAD {head[:12]})")
-        if cursor.commit != head and cursor.commit is not None and reload is not None:
+        reloading = cursor.commit != head and cursor.commit is not None and reload is not None
+        if reloading:
             reload_location(reload, context.log)
-            return dg.SensorResult(skip_reason=f"reloading code for commit {head[:12]}", cursor=Cursor(head, PENDING).dump())
         try:
             project = load_project()
         except SparkMeshError as error:
@@ -190,6 +190,8 @@ def sparkmesh_git_sensor(
                 return resumed
         plan = planner.plan(project)
         context.log.info(format_plan(plan))
+        if reloading:  # the plan shows now; its runs wait for the reloaded code (the next tick resumes the plan)
+            return _shown_while_reloading(tick, plan, approval)
         return _planned(tick, plan, approval)
 
     return _sensor
@@ -222,6 +224,15 @@ def _planned(tick: _Tick, plan: Plan, approval: Approval) -> dg.SensorResult:
     result = _backfill_or_promote(tick, plan, approval)
     status = "backfilling" if plan.missing_intervals else "planned"
     return _with_events(result, [plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
+
+
+def _shown_while_reloading(tick: _Tick, plan: Plan, approval: Approval) -> dg.SensorResult:
+    phase = AWAITING_BACKFILL if approval == "backfill" and plan.missing_intervals else BACKFILLING
+    status = "planned; the code location is reloading for this commit, then its runs start"
+    if phase == AWAITING_BACKFILL:
+        status = "awaiting approval of the backfill: materialize the models' missing partitions to approve it"
+    return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: {status}", cursor=Cursor(tick.head, phase, plan.plan_id).dump(),
+                           asset_events=[plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
 
 
 def _resume(tick: _Tick, cursor: Cursor, planner: SensorPlanner, approval: Approval) -> dg.SensorResult | None:

@@ -80,6 +80,8 @@ class Model(Record):
     """Python models made from a blueprint: (variable, value as JSON text), for ``context.blueprint_var``."""
     seed_content_hash: str | None = None
     """Seeds: sha256 of the CSV bytes."""
+    macro_code: str | None = None
+    """Digest of the code of the project's Python macros the model's file calls (``macros.code_digest``)."""
 
     cron: str = "@daily"
     start: str | None = None

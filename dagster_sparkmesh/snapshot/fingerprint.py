@@ -53,8 +53,14 @@ def data_hash(model: Model) -> str:
             list(model.partitioned_by),
             model.python_source,
             model.seed_content_hash,
+            *_later_data(model),
         ]
     )
+
+
+def _later_data(model: Model) -> list[object]:
+    """Data fields added after the hash format was fixed, hashed only when set (unchanged hashes otherwise)."""
+    return [["macro_code", model.macro_code]] if model.macro_code else []
 
 
 def metadata_hash(model: Model) -> str:

@@ -144,13 +144,17 @@ def test_second_commit_reloads_then_requests_only_the_changed_models(repo):
         head = _git(repo, "rev-parse", "HEAD")
 
         reloading = _tick(sensor, cursor, instance)
-        assert not reloading.run_requests
-        assert Cursor.parse(reloading.cursor) == Cursor(head, "pending")
+        assert not reloading.run_requests  # the loaded code is the old commit's: runs wait for the reload
+        plan_id = Cursor.parse(reloading.cursor).plan_id
+        assert Cursor.parse(reloading.cursor) == Cursor(head, "backfilling", plan_id)
+        [shown] = _observations(reloading)  # the plan shows at once, in the tick that asks for the reload
+        assert shown.metadata["commit"].value == head and "shop.daily" in shown.metadata["plan"].value
 
         planned = _tick(sensor, reloading.cursor, instance)
         requests = _requests(planned)
         assert set(requests) == {("shop/daily", "shop/daily_flags")}  # shop.summary (FULL) once they are done
         assert all(request.run_key.startswith(head) for request in requests.values())
+        assert all(request.tags["sparkmesh/plan_id"] == plan_id for request in requests.values())  # the plan shown
 
 
 LANDED = '''

@@ -29,6 +29,7 @@ from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.macros import expansion, jinja
 from dagster_sparkmesh.project.sql.blueprints import Blueprint, split_blueprints
+from dagster_sparkmesh.macros.code_digest import macro_code_digest
 from dagster_sparkmesh.macros.evaluator import MacroEvaluator
 from dagster_sparkmesh.macros.header import expand_value
 from dagster_sparkmesh.macros.registry import UserMacros
@@ -142,6 +143,7 @@ def _parse_model_file(
         line=model_file.line,
         dialect=dialect,
         query=canonical_sql(query) if query is not None else None,
+        macro_code=macro_code_digest(text, macros.functions) if macros else None,
         pre_statements=tuple(canonical_sql(statement) for statement in pre),
         post_statements=tuple(canonical_sql(statement) for statement in post),
         on_virtual_update=tuple(canonical_sql(statement) for statement in on_virtual_update),
