@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.dates import DateLike, parse_datetime
-from dagster_sparkmesh.plan.intervals import interval_unit
+from dagster_sparkmesh.plan.intervals import Schedule, interval_unit
 from dagster_sparkmesh.plan.missing import Window
 from dagster_sparkmesh.project.records import Project
 
@@ -33,13 +33,30 @@ def model_windows(
             hint="give a start before the end",
         )
     windows = {}
-    for name, model in models.items():
+    reach: dict[str, datetime] = {}
+    for name, model in models.items():  # parents first
         _check_cron(model)
         end_bound = model_end(model, now)
         own_start = starts[name] or default_start
-        model_plan_end = min(plan_end, end_bound) if end_bound else plan_end
-        windows[name] = Window(max(own_start, plan_start), model_plan_end, own_start)
+        due = min([plan_end, *(reach[parent] for parent in model.depends_on if parent in reach)])
+        model_plan_end = min(due, end_bound) if end_bound else due
+        windows[name] = Window(max(own_start, plan_start), max(model_plan_end, max(own_start, plan_start)), own_start)
+        reached = _reach(model, due)
+        if reached is not None:
+            reach[name] = reached
     return windows, plan_start, plan_end
+
+
+def _reach(model: Model, due: datetime) -> datetime | None:
+    """How far a model's data can reach by ``due``: the end of its last interval due by then. Its readers' windows
+    end there: an hourly model does not ask for today's hours while its daily parent's today is not due (they could
+    only read a missing day, and would block a promotion until tomorrow). A seed's rows do not depend on time (no
+    limit); an embedded model reaches as far as its parents."""
+    if model.kind.from_seed_file:
+        return None
+    if not model.kind.has_physical_layer and model.kind.name == "EMBEDDED":
+        return due
+    return Schedule.of(model.cron).floor(due)
 
 
 def _model_date(model: Model, text: str | None, now: datetime) -> datetime | None:
