@@ -97,21 +97,17 @@ def _start_or_reuse(project_path: Path, connection: SparkConnection, probe_runni
     if status.pid is not None:
         _wait_until_healthy(status, probe=probe_running)
         return status.model_copy(update={"running": True})
-    if port_open(connection.connect_port):
-        raise EngineError(
-            f"port {HOST}:{connection.connect_port} is taken by another program, not by this project's Spark server",
-            hint="set gateways.<name>.connection.connect_port in config.yaml to a free port",
-        )
-    status = _launch(project_path, connection)
+    port = connection.connect_port or free_port()
+    if port_open(port):
+        raise port_taken(port)
+    status = _launch(project_path, connection, port)
     try:
         _wait_until_healthy(status)
     except EngineError:
         stop_server(project_path)
         raise
     if connection.idle_timeout > 0:
-        watcher = start_watcher(
-            server_dir(project_path), project_path, status.pid or 0, connection.connect_port, connection.idle_timeout
-        )
+        watcher = start_watcher(server_dir(project_path), project_path, status.pid or 0, port, connection.idle_timeout)
         status = status.model_copy(update={"watcher_pid": watcher})
         _write_record(project_path, status)
     return status.model_copy(update={"running": True})
@@ -137,7 +133,43 @@ def port_open(port: int | None, host: str = HOST, timeout: float = 0.5) -> bool:
         return False
 
 
-def _launch(project_path: Path, connection: SparkConnection) -> ServerStatus:
+def free_port() -> int:
+    """A port nothing listens on now (the server binds it a few seconds later)."""
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return probe.getsockname()[1]
+
+
+def port_taken(port: int) -> EngineError:
+    """The error for an explicit ``connect_port`` that something else holds, naming the other project's server."""
+    other = server_project_on(port)
+    if other is not None:
+        return EngineError(
+            f"port {HOST}:{port} is taken by the Spark server of another project, {other}",
+            hint=f"stop it (`sparkmesh -p {other} spark stop`), or remove connect_port from this project's config.yaml "
+            "(each project then gets a free port of its own)",
+        )
+    return EngineError(
+        f"port {HOST}:{port} is taken by another program",
+        hint="remove gateways.<name>.connection.connect_port from config.yaml (a free port is chosen), or set a free one",
+    )
+
+
+def server_project_on(port: int, proc: Path = Path("/proc")) -> Path | None:
+    """The project whose managed server listens on ``port``, read from the servers' command lines."""
+    wanted = f"spark.connect.grpc.binding.port={port}"
+    for entry in proc.glob("[0-9]*"):
+        try:
+            arguments = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")
+        except OSError:
+            continue
+        if SERVER_CLASS in arguments and wanted in arguments:
+            warehouse = next((a.split("=", 1)[1] for a in arguments if a.startswith("spark.sql.warehouse.dir=")), None)
+            return Path(warehouse.removeprefix("file:")).parent.parent if warehouse else None
+    return None
+
+
+def _launch(project_path: Path, connection: SparkConnection, port: int) -> ServerStatus:
     require_java()
     folder = server_dir(project_path)
     folder.mkdir(parents=True, exist_ok=True)
@@ -145,7 +177,7 @@ def _launch(project_path: Path, connection: SparkConnection) -> ServerStatus:
     spark_home = Path(pyspark.__file__).parent
     command = [str(spark_home / "bin" / "spark-submit"), "--master", connection.master, "--class", SERVER_CLASS]
     command += ["--name", f"sparkmesh connect server ({project_path.name})"]
-    for key, value in _server_settings(project_path, connection).items():
+    for key, value in _server_settings(project_path, connection, port).items():
         command += ["--conf", f"{key}={value}"]
     env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOG_DIR": str(folder), "PYSPARK_PYTHON": sys.executable}
     with open(log_path, "ab") as log:
@@ -155,18 +187,17 @@ def _launch(project_path: Path, connection: SparkConnection) -> ServerStatus:
         )
     _children[process.pid] = process
     status = ServerStatus(
-        running=False, pid=process.pid, port=connection.connect_port,
-        url=f"sc://{HOST}:{connection.connect_port}", log_path=log_path,
+        running=False, pid=process.pid, port=port, url=f"sc://{HOST}:{port}", log_path=log_path,
     )
     _write_record(project_path, status)
     return status
 
 
-def _server_settings(project_path: Path, connection: SparkConnection) -> dict[str, str]:
+def _server_settings(project_path: Path, connection: SparkConnection, port: int) -> dict[str, str]:
     return {
         **session_settings(connection, project_path),
         "spark.connect.grpc.binding.address": HOST,
-        "spark.connect.grpc.binding.port": str(connection.connect_port),
+        "spark.connect.grpc.binding.port": str(port),
         "spark.pyspark.python": sys.executable,
     }
 
@@ -205,6 +236,12 @@ def probe_query(url: str, session=None) -> None:
                 probe.stop()
     except Exception as error:  # any failure here means "not serving"; report it as such
         raise EngineError(f"the Spark Connect server at {url} does not answer queries: {error}") from error
+
+
+def terminate_server(pid: int) -> None:
+    """Stop a server by its pid (and its process group), when it is one: for a server whose project is gone."""
+    if is_our_server(pid):
+        _terminate_group(pid)
 
 
 def _terminate_group(pid: int) -> None:

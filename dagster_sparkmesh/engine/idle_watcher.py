@@ -19,6 +19,9 @@ def watch(project_path: Path, server_pid: int, port: int, idle_timeout: float) -
     folder = connect_server.server_dir(project_path)
     while True:
         time.sleep(poll_interval(idle_timeout))
+        if not project_path.is_dir():  # deleted: nobody can reach or stop the server through the project any more
+            connect_server.terminate_server(server_pid)
+            return f"stopped the server (pid {server_pid}): its project folder {project_path} was deleted"
         if connect_server.recorded_pid(project_path) != server_pid or not connect_server.is_our_server(server_pid):
             return "the server stopped or was replaced"
         if not is_idle(folder, port, idle_timeout):

@@ -25,6 +25,7 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.naming import quote_identifier
 from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.sqlmesh_api.execution_context import ExecutionContext as ModelContext
+from dagster_sparkmesh.user_exit import ExitCalled, exit_error, exits_refused
 
 # Kept for code written against the first Python model API: the context's type.
 PythonModelContext = ModelContext
@@ -74,8 +75,11 @@ def _call(function: Callable[..., Any], context: ModelContext, model: Model) -> 
     arguments = dict(context=context, start=context.start, end=context.end, execution_time=context.execution_time)
     arguments.update(_variable_arguments(function, context))
     try:
-        result = function(**arguments)
-        frames = list(result) if inspect.isgenerator(result) or isinstance(result, Iterator) else [result]
+        with exits_refused():
+            result = function(**arguments)
+            frames = list(result) if inspect.isgenerator(result) or isinstance(result, Iterator) else [result]
+    except (SystemExit, ExitCalled) as error:  # fails like any other error: state and locks as after one
+        raise exit_error(error, f"Python model {model.name}", kind=ExecutionError) from None
     except ExecutionError:
         raise
     except Exception as error:  # the user's code: report it as their error, with the model's file

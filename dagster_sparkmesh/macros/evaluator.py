@@ -16,6 +16,7 @@ import sqlglot
 from sqlglot import exp
 
 from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.user_exit import ExitCalled, exit_error, exits_refused
 from dagster_sparkmesh.macros import clauses, nodes, syntax, values
 from dagster_sparkmesh.macros.evaluation import evaluate
 from dagster_sparkmesh.macros.syntax import Source
@@ -242,6 +243,8 @@ class MacroEvaluator:
                 result = _call_function(self, function, args, kwargs)
             except Deferred:
                 return nodes.deferred_call(node, args, kwargs)
+            except (SystemExit, ExitCalled) as error:
+                raise exit_error(error, f"macro @{name}") from None
             except ProjectError:
                 raise
             except Exception as error:  # a user macro's bug is the user's to fix: say which macro and where
@@ -353,6 +356,7 @@ def _call_function(evaluator: MacroEvaluator, function: Callable[..., Any], args
     args = [nodes.as_array(arg) for arg in args]
     kwargs = {name: nodes.as_array(value) for name, value in kwargs.items()}
     args, kwargs = values.typed_arguments(function, args, kwargs, evaluator.dialect)
-    return function(evaluator, *args, **kwargs)
+    with exits_refused():
+        return function(evaluator, *args, **kwargs)
 
 

@@ -28,6 +28,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
+from dagster_sparkmesh.user_exit import ExitCalled, exit_error, exits_refused
+
 _PACKAGE = "dagster_sparkmesh.sqlmesh_api"
 
 MODULES: dict[str, str] = {
@@ -110,7 +112,10 @@ def project_imports(root: Path | None = None) -> Iterator[list[Path]]:
             sys.path.insert(0, root_text)
         sys.meta_path.insert(0, _FINDER)
         try:
-            yield imported
+            with exits_refused():
+                yield imported
+        except (SystemExit, ExitCalled) as error:  # project code must not end the process: say where it tried
+            raise exit_error(error, "project code", root) from None
         finally:
             sys.meta_path.remove(_FINDER)
             if root_text is not None and root_text in sys.path:

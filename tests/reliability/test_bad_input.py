@@ -40,12 +40,19 @@ APPLY = ("plan", "{env}", "--auto-apply", "--no-prompts")
 @dataclass(frozen=True)
 class Case:
     name: str
-    files: dict[str, str | bytes]
+    files: dict[str, str | bytes | None]
     environment: str = "prod"
 
 
 def _model(name: str) -> dict[str, str]:
     return {"models/m.sql": f"MODEL (name {name}, kind FULL);\n\nSELECT 1 AS id\n"}
+
+
+_MACRO = "from sqlmesh import macro\n\n\n@macro()\ndef quit_now(evaluator):\n    {body}\n    return 1\n"
+
+
+def _calls_macro() -> dict[str, str]:
+    return {"models/m.sql": "MODEL (name shop.orders, kind FULL);\n\nSELECT @quit_now() AS id\n"}
 
 
 HOSTILE = (
@@ -87,6 +94,13 @@ HOSTILE = (
     Case("python_unique_key_with_quote", {"models/m.py": PYTHON_MODEL.format(
         kind="dict(name=\"INCREMENTAL_BY_UNIQUE_KEY\", unique_key=[\"id') OR ('1\"])"
     )}),
+    # Project code that tries to end the process: exit 2 with a message, never its own code (0 looked like success).
+    Case("macro_calls_sys_exit", {**_calls_macro(), "macros/m.py": _MACRO.format(body="import sys; sys.exit(3)")}),
+    Case("macro_calls_os_exit_0", {**_calls_macro(), "macros/m.py": _MACRO.format(body="import os; os._exit(0)")}),
+    Case("macro_file_calls_os_exit_0_at_import", {**_calls_macro(), "macros/m.py": "import os\nos._exit(0)\n"}),
+    Case("config_py_calls_os_exit_0", {"config.yaml": None, "config.py": "import os\nos._exit(0)\n",
+                                       "models/m.sql": VALID_MODEL}),
+    Case("python_model_file_calls_os_exit_0", {"models/m.py": "import os\nos._exit(0)\n"}),
     Case("python_partitioned_by_with_semicolon", {"models/m.py": PYTHON_MODEL.format(kind='"FULL"').replace(
         'kind="FULL"', 'kind="FULL", partitioned_by=["id; DROP TABLE x"]'
     )}),
@@ -156,6 +170,8 @@ def _materialize(case: Case | str, root: Path) -> tuple[Path, str, str]:
     (project / "models").mkdir(parents=True)
     files = {"config.yaml": CONFIG, **case.files}
     for relative, content in files.items():
+        if content is None:  # the case removes a default file
+            continue
         path = project / relative
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
     return project, case.environment, ""

@@ -56,8 +56,9 @@ class SparkConnection(Record):
     """Spark Connect URL for mode=connect (``sc://host:port``)."""
     master: str = "local[2]"
     """For mode=local (and the managed server): ``local[N]``, ``spark://host:7077``, ``yarn``, ``k8s://...``."""
-    connect_port: int = 15002
-    """Port of the managed Spark Connect server."""
+    connect_port: int | None = None
+    """Port of the managed Spark Connect server; None: a free port chosen when the server starts (recorded with
+    it), so that each project on a machine has its own."""
     idle_timeout: int = Field(default=1800, ge=0)
     """Seconds without a client after which the managed server stops itself (0: it runs until ``spark stop``)."""
     config: dict[str, str] = Field(default_factory=dict)

@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from dagster_sparkmesh.errors import ConfigError
+from dagster_sparkmesh.errors import ConfigError, ProjectError
 from dagster_sparkmesh.sqlmesh_api.config_classes import ConfigSection
 from dagster_sparkmesh.sqlmesh_api.importer import project_imports
 
@@ -60,7 +60,7 @@ def _run(path: Path) -> ModuleType:
             raise _raised(path, error) from error
         raise ConfigError(f"syntax error: {error.msg}", path=path, line=error.lineno, snippet=error.text,
                           hint="fix the Python syntax") from None
-    except ConfigError:
+    except ProjectError:  # ours already, config.py's own line included (a ConfigError, or its code ending the process)
         raise
     except Exception as error:
         raise _raised(path, error) from error

@@ -1,0 +1,81 @@
+"""Issue 32: the managed server's port. Two projects on one machine each run `plan --auto-apply` with the default
+engine at the same time, no setting changed (each server on a free port of its own, recorded with it); a fixed
+port held by another project's server is an error naming that project; a server whose project folder was deleted
+is stopped by its watcher."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.engine.connect_server import is_our_server, server_project_on, server_status, stop_server
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark")]  # the local session first: see tests/reliability
+
+SCRIPT = Path(sys.executable).parent / "sparkmesh"
+
+
+def _project(folder: Path, extra: str = "") -> Path:
+    (folder / "models").mkdir(parents=True)
+    (folder / "config.yaml").write_text(
+        "gateways:\n  local:\n    connection:\n      type: spark\n      idle_timeout: 60\n" + extra
+        + "      config:\n        spark.sql.shuffle.partitions: '2'\n"
+        "model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n"
+    )
+    (folder / "models" / "days.sql").write_text(
+        "MODEL (name s.days, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));\n"
+        "SELECT id, ds FROM VALUES (1, DATE'2024-01-01'), (2, DATE'2024-01-02') AS t(id, ds)\n"
+        "WHERE ds BETWEEN @start_ds AND @end_ds\n"
+    )
+    return folder
+
+
+def _sparkmesh(project: Path, *arguments: str) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("SPARKMESH_SPARK_")}  # defaults
+    return subprocess.run([str(SCRIPT), "-p", str(project), *arguments], capture_output=True, text=True, timeout=300,
+                          env=env)
+
+
+def _plan(project: Path) -> subprocess.CompletedProcess:
+    return _sparkmesh(project, "plan", "prod", "--auto-apply", "--no-prompts", "--start", "2024-01-01", "--end", "2024-01-02")
+
+
+def test_two_projects_plan_at_the_same_time_each_with_its_own_server(tmp_path):
+    first, second = _project(tmp_path / "first"), _project(tmp_path / "second")
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            results = list(pool.map(_plan, [first, second]))
+        for result in results:
+            assert result.returncode == 0, result.stdout + result.stderr
+        ports = {server_status(first).port, server_status(second).port}
+        assert len(ports) == 2 and None not in ports
+        assert server_project_on(server_status(first).port) == first.resolve()
+
+        # A third project that insists on the first one's port is told whose server holds it.
+        third = _project(tmp_path / "third", f"      connect_port: {server_status(first).port}\n")
+        refused = _plan(third)
+        assert refused.returncode == 2
+        assert f"is taken by the Spark server of another project, {first.resolve()}" in refused.stderr
+        assert f"sparkmesh -p {first.resolve()} spark stop" in refused.stderr
+    finally:
+        stop_server(first)
+        stop_server(second)
+
+
+def test_a_server_whose_project_folder_is_deleted_is_stopped(tmp_path):
+    project = _project(tmp_path / "gone")
+    planned = _plan(project)
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    pid = server_status(project).pid
+    assert is_our_server(pid)
+    subprocess.run(["rm", "-rf", str(project)], check=True)
+    deadline = time.monotonic() + 60
+    while is_our_server(pid) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert not is_our_server(pid)
