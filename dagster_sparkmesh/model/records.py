@@ -74,6 +74,8 @@ class Model(Record):
     """Python models: the decorated function's module source, normalized through the AST (what is hashed)."""
     python_code: str | None = None
     """Python models: the file as the user wrote it, for display (not hashed: comments don't re-version)."""
+    sql_code: str | None = None
+    """SQL models: the statements after the MODEL header as the user wrote them, for plan diffs (not hashed)."""
     python_entrypoint: str | None = None
     """Python models: ``path/to/file.py:function_name``."""
     blueprint_variables: tuple[tuple[str, str], ...] = ()

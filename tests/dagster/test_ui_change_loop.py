@@ -176,7 +176,7 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     browser.wait_for("document.body.innerText.includes('Directly modified')", "the changed model in the plan")
     text = browser.text()
     assert "Directly modified shop.daily_revenue (breaking)" in text, text[-3000:]
-    assert "+  SUM(CASE WHEN NOT status IN ('returned', 'placed') THEN amount ELSE 0 END) AS revenue," in text
+    assert "+  SUM(CASE WHEN status NOT IN ('returned', 'placed') THEN amount ELSE 0 END) AS revenue," in text  # as written
     assert "Indirectly modified: shop.daily_funnel" in text
     browser.screenshot("2-plan-on-the-promotion-asset")
     assert _revenue(repo) == before  # nothing reaches prod before the approval

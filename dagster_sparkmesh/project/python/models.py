@@ -300,13 +300,6 @@ def _import_file(path: Path, source: str, project_root: Path | None = None) -> t
         ) from error
     except Exception as error:
         raise _import_error(path, source, error) from error
-    except SystemExit as error:  # sys.exit() in a model file must not end the command without a word
-        raise ProjectError(
-            f"importing the Python model called sys.exit({error.code!r})",
-            path=path,
-            hint="a model file is imported to find its models: remove the sys.exit() call (or guard it with "
-            "if __name__ == '__main__')",
-        ) from None
     finally:
         sys.modules.pop(name, None)
     return module, [helper for helper in helpers if helper != path]

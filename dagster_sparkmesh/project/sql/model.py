@@ -144,6 +144,7 @@ def _parse_model_file(
         dialect=dialect,
         query=canonical_sql(query) if query is not None else None,
         macro_code=macro_code_digest(text, macros.functions) if macros else None,
+        sql_code=body.strip() or None,
         pre_statements=tuple(canonical_sql(statement) for statement in pre),
         post_statements=tuple(canonical_sql(statement) for statement in post),
         on_virtual_update=tuple(canonical_sql(statement) for statement in on_virtual_update),
