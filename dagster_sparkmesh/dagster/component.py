@@ -101,6 +101,9 @@ def _resolve_projects(context: dg.ResolutionContext, value: str | list[str]) -> 
     return [str(context.resolve_source_relative_path(context.resolve_value(folder))) for folder in folders]
 
 
+_EXECUTORS = {"in_process": dg.in_process_executor, "multiprocess": dg.multiprocess_executor, "location_default": None}
+
+
 @dg.scaffold_with(SparkMeshProjectScaffolder)
 @dataclass
 class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
@@ -139,6 +142,9 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
     resource_key: str | None = None
     """The key of the project's resource; default ``sparkmesh_<project folder>``, so that several projects can
     share a code location."""
+    executor: Literal["in_process", "multiprocess", "location_default"] = "in_process"
+    """The code location's default executor: steps in the run's process (no process start and code load per
+    step), one process per step, or none set here (another component or your definitions choose)."""
     namespace: str | None = None
     """Needed when several projects of the code location share an environment: their promotion assets become
     ``sparkmesh/<namespace>/promote_<env>``, and their sensors and steps are named apart."""
@@ -164,6 +170,7 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
             sensor_interval_seconds=sensor.minimum_interval_seconds,
             resource_key=self.resource_key or f"sparkmesh_{dagster_name(Path(self.project[0]).name)}",
             namespace=self.namespace,
+            executor=_EXECUTORS[self.executor],
         )
 
     def translator(self) -> ComponentTranslator:

@@ -36,6 +36,7 @@ def test_definitions_resolve_with_models_externals_checks_promotion_sensor_and_r
     assert promote.automation_condition is None  # prod's promotion waits for a person's approval by default
     assert {c.name for c in graph.asset_check_keys} == {"not_null", "not_null_non_blocking", "assert_positive"}
     assert [s.name for s in defs.sensors] == ["sparkmesh_prod_git_sensor", "sparkmesh_prod_restated_readers"]
+    assert defs.executor is dg.in_process_executor  # a model run is one step: no process start per step
     readers = defs.get_sensor_def("sparkmesh_prod_restated_readers")
     assert readers.default_status == dg.DefaultSensorStatus.RUNNING  # late data reaches readers without a setting
     git_sensor = defs.get_sensor_def("sparkmesh_prod_git_sensor")

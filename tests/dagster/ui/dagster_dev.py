@@ -74,7 +74,10 @@ def start_dagster_dev(project: Path, home: Path, port: int, timeout: float = 120
     home.mkdir(parents=True, exist_ok=True)
     # No telemetry (these machines have no network) and no first-visit community dialog over the page; freshness
     # evaluated and the batched event log, as `./dev ui` sets them.
-    settings = "telemetry:\n  enabled: false\nnux:\n  enabled: false\nfreshness:\n  enabled: true\n"
+    settings = "telemetry:\n  enabled: false\nnux:\n  enabled: false\nfreshness:\n  enabled: true\n" + (
+        "run_coordinator:\n  module: dagster.core.run_coordinator\n  class: QueuedRunCoordinator\n"
+        "  config:\n    dequeue_interval_seconds: 1\n"
+    )
     (home / "dagster.yaml").write_text(settings + batched_instance_yaml(str(home / "history" / "runs")))
     log_path = project.parent / "dagster-dev.log"
     env = {
