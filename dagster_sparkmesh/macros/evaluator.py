@@ -179,8 +179,18 @@ class MacroEvaluator:
                 result = self._expand(value)
                 if isinstance(result, list):
                     result = nodes.join_list(result, value)
+                if result is None and node.arg_types.get(key):
+                    raise self._none_where_required(node, value)
                 if result is not value:
                     node.set(key, result)
+
+    def _none_where_required(self, parent: exp.Expression, call: exp.Expression) -> ProjectError:
+        """None removes an optional part (a WHERE clause); where the SQL needs a value it would silently become
+        another query (``@m() AS x`` read as ``x``)."""
+        name = syntax.name_of(call.this, syntax.CALL) if isinstance(call, exp.Anonymous) and isinstance(call.this, str) else None
+        what = f"macro @{name}" if name else "a macro"
+        return self.error(f"{what} returned None where the SQL needs a value (in {parent.key.upper()} {parent.sql(dialect=self.dialect)[:60]})",
+                          call, "return an expression (exp.Null() for NULL), or remove the call", macro=name)
 
     def _variable(self, node: exp.Expression, name: str) -> values.Returned:
         value = self._value_of(name)

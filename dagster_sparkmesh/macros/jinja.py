@@ -11,6 +11,7 @@ sees the placeholder text.
 from __future__ import annotations
 
 import re
+import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -57,21 +58,49 @@ def _render_one(template: str, whole: str, offset: int, path: Path, variables: M
                            snippet=sql_text.line_at(whole, _offset_of_line(whole, line)), hint="fix the template") from None
     except jinja2.UndefinedError as error:
         # Jinja does not say where: the first use of the undefined name in the template is the place to look.
-        name = re.search(r"'(\w+)' is undefined", error.message or "")
+        name = re.search(r"'(\w+)' is (?:undefined|not defined)", error.message or "")
         found = whole.find(name.group(1), offset) if name else -1
         at = found if found >= 0 else offset
         raise ProjectError(f"Jinja: {error.message}", path=path, line=sql_text.line_col(whole, at)[0],
                            snippet=sql_text.line_at(whole, at),
                            hint="define it with {% set %}, under 'variables' (read with var('name')), or in macros/*.sql") from None
+    except Exception as error:  # the template's own expression failed ({{ 1/0 }}): where, and what
+        line = _template_line(error) + first_line - 1
+        raise ProjectError(f"Jinja: rendering raised {type(error).__name__}: {error}", path=path, line=line,
+                           snippet=sql_text.line_at(whole, _offset_of_line(whole, line)),
+                           hint="fix the expression on that line of the template") from None
     # Interval placeholders become SQLMesh macros, quoted or not: ``'@start_ds'`` would be a plain string.
     return _PLACEHOLDER.sub(lambda match: "@" + match.group(1), rendered)
 
 
-def _context(variables: Mapping[str, Any], macros: Any, gateway: str | None) -> dict[str, Any]:
-    lowered = {key.lower(): value for key, value in variables.items()}
+def _template_line(error: BaseException) -> int:
+    """The template's line in a rendering error's traceback (Jinja maps its frames to ``<template>`` lines)."""
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if frame.filename == "<template>"]
+    return frames[-1].lineno or 1 if frames else 1
 
-    def var(name: str, default: Any = None) -> Any:
-        return lowered.get(str(name).lower(), default)
+
+def _unset_variable(jinja2: Any) -> type:
+    """An unset variable: false in a test, an error where it is written into the SQL."""
+
+    class UnsetVariable(jinja2.StrictUndefined):
+        def __bool__(self) -> bool:
+            return False
+
+    return UnsetVariable
+
+
+def _context(variables: Mapping[str, Any], macros: Any, gateway: str | None) -> dict[str, Any]:
+    import jinja2
+
+    lowered = {key.lower(): value for key, value in variables.items()}
+    _unset = object()
+
+    def var(name: str, default: Any = _unset) -> Any:
+        if default is _unset and str(name).lower() not in lowered:
+            # Tested ({% if var('x') %}, `is defined`, `| default`) it is simply unset; written into the SQL
+            # it is an error at load, not the text "None" that Spark would read as a column.
+            return _unset_variable(jinja2)(hint=f"variable '{name}' is not defined", name=str(name))
+        return lowered.get(str(name).lower(), None if default is _unset else default)
 
     context: dict[str, Any] = {name: f"__smj_{name}__" for name in RENDER_TIME}
     context.update(var=var, gateway=gateway or "")

@@ -153,7 +153,7 @@ def _read_repo(project_path: Path, use_cache: bool, gateway: str | None, broken:
     ]
     python, reading_columns = _python_models(project_path, config, broken)
     parsed = [
-        item.model_copy(update={"model": _with_seed(_seed_from_root(item.model, project_path))})
+        item.model_copy(update={"model": _with_seed(_seed_from_root(item.model, project_path), project_path)})
         for item in [*parsed, *python]
     ]
     return _Repo(
@@ -337,7 +337,7 @@ def _standalone_audits(
     return found
 
 
-def _with_seed(model: Model) -> Model:
+def _with_seed(model: Model, project_path: Path | None = None) -> Model:
     """Seed models: columns and content hash come from the CSV, which can change without the .sql file."""
     if not model.kind.from_seed_file:
         return model
@@ -349,5 +349,12 @@ def _with_seed(model: Model) -> Model:
             line=model.line,
             hint=f"the path is relative to the model file's folder; expected {csv_path}",
         )
-    update = {"seed_content_hash": seed_content_hash(csv_path), "columns": seed_columns(csv_path, model.columns)}
+    try:
+        update = {"seed_content_hash": seed_content_hash(csv_path), "columns": seed_columns(csv_path, model.columns)}
+    except ProjectError as error:
+        if project_path is None or csv_path.resolve().is_relative_to(project_path.resolve()):
+            raise
+        # A file outside the project (an absolute path, ../, a symlink) may be anyone's: no line of it is shown.
+        raise ProjectError(f"seed file {csv_path.resolve()} (outside the project) is not a usable CSV: {error.message}",
+                           path=model.path, line=model.line, hint=error.hint) from None
     return model.model_copy(update=update)

@@ -101,6 +101,11 @@ HOSTILE = (
     Case("config_py_calls_os_exit_0", {"config.yaml": None, "config.py": "import os\nos._exit(0)\n",
                                        "models/m.sql": VALID_MODEL}),
     Case("python_model_file_calls_os_exit_0", {"models/m.py": "import os\nos._exit(0)\n"}),
+    Case("jinja_division_by_zero", {"models/m.sql": "MODEL (name shop.orders, kind FULL);\n\nSELECT {{ 1/0 }} AS id\n"}),
+    Case("jinja_undefined_variable", {"models/m.sql": "MODEL (name shop.orders, kind FULL);\n\nSELECT {{ var('nope') }} AS id\n"}),
+    Case("macro_returns_none_in_projection", {"models/m.sql": "MODEL (name shop.orders, kind FULL);\n\nSELECT @nothing() AS id\n",
+                                              "macros/m.py": "from sqlmesh import macro\n\n\n@macro()\ndef nothing(evaluator):\n    return None\n"}),
+    Case("seed_outside_the_project", {"models/m.sql": "MODEL (name shop.seeded, kind SEED (path '../../../../../../etc/passwd'));\n"}),
     Case("python_partitioned_by_with_semicolon", {"models/m.py": PYTHON_MODEL.format(kind='"FULL"').replace(
         'kind="FULL"', 'kind="FULL", partitioned_by=["id; DROP TABLE x"]'
     )}),
