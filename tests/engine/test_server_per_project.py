@@ -63,19 +63,17 @@ def test_two_projects_plan_at_the_same_time_each_with_its_own_server(tmp_path):
         assert refused.returncode == 2
         assert f"is taken by the Spark server of another project, {first.resolve()}" in refused.stderr
         assert f"sparkmesh -p {first.resolve()} spark stop" in refused.stderr
+
+        # The second project's folder is deleted: its watcher stops its server (it would hold memory and a port).
+        pid = server_status(second).pid
+        assert is_our_server(pid)
+        subprocess.run(["rm", "-rf", str(second)], check=True)
+        deadline = time.monotonic() + 60
+        while is_our_server(pid) and time.monotonic() < deadline:
+            time.sleep(1)
+        assert not is_our_server(pid)
+        assert is_our_server(server_status(first).pid)  # the other project's server is untouched
     finally:
         stop_server(first)
-        stop_server(second)
-
-
-def test_a_server_whose_project_folder_is_deleted_is_stopped(tmp_path):
-    project = _project(tmp_path / "gone")
-    planned = _plan(project)
-    assert planned.returncode == 0, planned.stdout + planned.stderr
-    pid = server_status(project).pid
-    assert is_our_server(pid)
-    subprocess.run(["rm", "-rf", str(project)], check=True)
-    deadline = time.monotonic() + 60
-    while is_our_server(pid) and time.monotonic() < deadline:
-        time.sleep(1)
-    assert not is_our_server(pid)
+        if second.exists():
+            stop_server(second)
