@@ -58,7 +58,7 @@ def exit_error(
     """The error (a ``kind``) for project code that tried to end the process: its file and line, read from the
     traceback."""
     call = "os._exit" if isinstance(error, ExitCalled) else "sys.exit"
-    frame = _user_frame(error, root)
+    frame = user_frame(error, root)
     return kind(
         f"{what} called {call}({error.code!r}): project code must not end the process",
         path=Path(frame.filename) if frame else None,
@@ -68,7 +68,7 @@ def exit_error(
     )
 
 
-def _user_frame(error: BaseException, root: Path | None) -> traceback.FrameSummary | None:
+def user_frame(error: BaseException, root: Path | None) -> traceback.FrameSummary | None:
     """The innermost frame in the project's files (under ``root``), else outside this package and libraries."""
     frames = traceback.extract_tb(error.__traceback__)
     for frame in reversed(frames):

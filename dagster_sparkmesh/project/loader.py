@@ -30,6 +30,7 @@ from dagster_sparkmesh.macros import nodes as macro_nodes
 from dagster_sparkmesh.macros import syntax as macro_syntax
 from dagster_sparkmesh.macros import values as macro_values
 from dagster_sparkmesh.macros.registry import UserMacros, load_user_macros
+from dagster_sparkmesh.project.load_limit import load_time_limit
 from dagster_sparkmesh.project import dag, macros
 from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
 from dagster_sparkmesh.project.sql import header_kind
@@ -79,6 +80,13 @@ def load_project(
     ``set_aside_broken``: a model file that does not load, and every model reading it, goes to ``Project.broken``
     instead of stopping the load (``project.broken``); without it the first error is raised."""
     broken: list[BrokenModel] | None = [] if set_aside_broken else None
+    with load_time_limit(Path(path).resolve()):
+        return _load(path, use_cache, gateway, more_paths, broken)
+
+
+def _load(
+    path: Path | str, use_cache: bool, gateway: str | None, more_paths: Sequence[Path | str], broken: list[BrokenModel] | None
+) -> Project:
     repos = [_read_repo(Path(p).resolve(), use_cache, gateway, broken) for p in [path, *more_paths]]
     first = repos[0]
     externals = _merged_externals(repos)
