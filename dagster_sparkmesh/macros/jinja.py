@@ -46,7 +46,7 @@ def _render_one(template: str, whole: str, offset: int, path: Path, variables: M
                 macros_source: str, gateway: str | None) -> str:
     import jinja2
 
-    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, extensions=["jinja2.ext.do"])
     first_line = whole.count("\n", 0, offset) + 1
     try:
         macros = environment.from_string(macros_source).module if macros_source else None

@@ -148,6 +148,8 @@ class _ConfigReader:
         self.text = _substitute_env_vars(text, path) if line is None else text
         self.warnings: list[str] = []
         self.skipped_gateways: set[str] = set()
+        self.gateway_variables: dict[str, dict[str, object]] = {}
+        """``gateways.<name>.variables``, of every gateway (a skipped one too: it may be the one the project runs)."""
         self._constructor = yaml.constructor.SafeConstructor()
 
     def read(self) -> ProjectConfig:
@@ -176,6 +178,7 @@ class _ConfigReader:
             self._warn(root, _NO_DIALECT)
         gateways = fields.get("gateways")
         if isinstance(gateways, dict):
+            self._with_gateway_variables(fields)
             self._without_skipped_gateways(fields, root)
         if isinstance(fields.get("gateways"), dict):
             gateways = fields["gateways"]
@@ -184,6 +187,13 @@ class _ConfigReader:
                 raise self._error(root, f"default_gateway {fields['default_gateway']!r} is not among the gateways",
                                   f"use one of: {', '.join(gateways)}")
         return self._build(ProjectConfig, fields, root)  # type: ignore[return-value]
+
+    def _with_gateway_variables(self, fields: dict[str, object]) -> None:
+        """The default gateway's variables over the project's, as SQLMesh reads them."""
+        default = fields.get("default_gateway") or next(iter(self.gateway_variables), None)
+        own = self.gateway_variables.get(str(default), {})
+        if own:
+            fields["variables"] = {**fields.get("variables", {}), **own}  # type: ignore[dict-item]
 
     def _without_skipped_gateways(self, fields: dict[str, object], root: yaml.Node) -> None:
         """A project's non-Spark gateways are left out (warned about in ``_gateway``); fall back to what is left."""
@@ -273,7 +283,13 @@ class _ConfigReader:
 
     def _gateway(self, name: str, node: yaml.Node) -> GatewayConfig | None:
         fields: dict[str, object] = {}
+        self.gateway_variables[name] = {}
         for key, key_node, value_node in self._items(node, f"gateway {name!r}"):
+            if key == "variables":
+                self.gateway_variables[name] = self.variables(value_node)
+        for key, key_node, value_node in self._items(node, f"gateway {name!r}"):
+            if key == "variables":
+                continue
             if key in IGNORED_GATEWAY_KEYS:
                 self._warn(key_node, f"gateways.{name}.{key} is not used by sparkmesh; ignored")
             elif key == "connection" and self._engine_of(value_node) in OTHER_ENGINES:

@@ -28,7 +28,7 @@ OTHER_ENGINES = frozenset(
     """athena azuresql bigquery clickhouse databricks duckdb fabric gcp_postgres motherduck mssql mysql postgres
     redshift risingwave snowflake trino""".split()
 )
-IGNORED_GATEWAY_KEYS = frozenset({"test_connection", "scheduler", "state_schema", "variables"})
+IGNORED_GATEWAY_KEYS = frozenset({"test_connection", "scheduler", "state_schema"})
 IGNORED_SPARK_KEYS = frozenset(
     {"config_dir", "catalog", "register_comments", "pre_ping", "pretty_sql"}
 )

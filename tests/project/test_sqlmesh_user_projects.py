@@ -1,0 +1,46 @@
+"""Issue 33: what projects written by SQLMesh users rely on: variables under a gateway (even a gateway of another
+engine, the one they run) and Jinja's `{% do %}`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster_sparkmesh.project.loader import load_project
+
+CONFIG = """
+gateways:
+  duck:
+    connection:
+      type: duckdb
+    variables:
+      schema_name: omop
+      rows: 3
+default_gateway: duck
+variables:
+  rows: 1
+  kept: yes
+model_defaults:
+  dialect: duckdb
+  start: '2024-01-01'
+"""
+
+
+def _project(folder: Path, model: str) -> Path:
+    (folder / "models").mkdir(parents=True)
+    (folder / "config.yaml").write_text(CONFIG)
+    (folder / "models" / "m.sql").write_text(model)
+    return folder
+
+
+def test_the_default_gateways_variables_are_read_over_the_projects(tmp_path):
+    project = load_project(_project(tmp_path / "p", "MODEL (name s.m, kind FULL);\n\nSELECT @rows AS n, @VAR('schema_name') AS s\n"),
+                           use_cache=False)
+    assert project.config.variables == {"rows": 3, "kept": True, "schema_name": "omop"}
+    assert project.models["s.m"].query == "SELECT 3 AS n, 'omop' AS s"
+
+
+def test_jinja_do_statements_work(tmp_path):
+    model = ("MODEL (name s.m, kind FULL);\n\nJINJA_QUERY_BEGIN;\n{% set cols = [] %}{% do cols.append('a') %}"
+             "{% do cols.append('b') %}\nSELECT {{ cols | join(', ') }} FROM (SELECT 1 AS a, 2 AS b) AS t\nJINJA_END;\n")
+    project = load_project(_project(tmp_path / "p", model), use_cache=False)
+    assert project.models["s.m"].query == "SELECT a, b FROM (SELECT 1 AS a, 2 AS b) AS t"
