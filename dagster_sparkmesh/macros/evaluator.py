@@ -158,6 +158,9 @@ class MacroEvaluator:
         self._expand_children(node)
         if isinstance(node, exp.Identifier) and syntax.INTERPOLATION.search(node.name):
             return self._interpolate(node)
+        quoted = nodes.quoted_variable(node)
+        if quoted is not None and self._value_of(quoted) is not None:
+            return exp.to_identifier(nodes.text_of(self._value_of(quoted)), quoted=True)
         return clauses.resolve(self, node)
 
     def _expand_children(self, node: exp.Expression) -> None:

@@ -14,6 +14,8 @@ from dagster_sparkmesh.macros import sql_text
 
 # ``cron @daily`` is a schedule alias, not a macro.
 _LITERAL_PROPERTIES = frozenset({"cron"})
+# ``name @schema.person``: a variable in a name is its text (``omop.person``), as in SQLMesh, not a string literal.
+_NAME_PROPERTIES = frozenset({"name"})
 
 
 def expand_value(key: str, text: str, evaluator: MacroEvaluator) -> str:
@@ -27,7 +29,7 @@ def expand_value(key: str, text: str, evaluator: MacroEvaluator) -> str:
             continue
         end = _span_end(text, token)
         parts.append(text[last : token.start])
-        parts.append(_expand_span(text[token.start : end], evaluator))
+        parts.append(_expand_span(text[token.start : end], evaluator, as_name=key.lower() in _NAME_PROPERTIES))
         last = end
     parts.append(text[last:])
     return "".join(parts)
@@ -40,8 +42,15 @@ def _span_end(text: str, token: sql_text.Token) -> int:
     return len(text) if close is None else close + 1
 
 
-def _expand_span(span: str, evaluator: MacroEvaluator) -> str:
+def _expand_span(span: str, evaluator: MacroEvaluator, *, as_name: bool = False) -> str:
     select = sqlglot.parse_one("SELECT " + syntax.prepare(span, evaluator.source), dialect=evaluator.dialect)
     expanded = evaluator.expand(select.expressions[0])
     items = expanded if isinstance(expanded, list) else [] if expanded is None else [expanded]
-    return ", ".join(item.sql(dialect=evaluator.dialect) for item in items)
+    return ", ".join(_name_part(item) if as_name else item.sql(dialect=evaluator.dialect) for item in items)
+
+
+def _name_part(item) -> str:
+    """A value inside a model name: a string's text, anything else as SQL."""
+    if isinstance(item, sqlglot.exp.Literal) and item.is_string:
+        return item.this
+    return item.sql()

@@ -3,6 +3,7 @@ and point errors at the macro in the source text."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,7 +28,18 @@ def is_macro(node: exp.Expression) -> bool:
     else:
         return False
     lowered = name.lower()
-    return lowered.startswith(_PREFIXES) or "__smi_" in lowered
+    return lowered.startswith(_PREFIXES) or "__smi_" in lowered or quoted_variable(node) is not None
+
+
+_QUOTED_VARIABLE = re.compile(r"@(\w+)")
+
+
+def quoted_variable(node: exp.Expression) -> str | None:
+    """``@db`` written as a quoted identifier (`` `@db`.t ``, as SQLMesh users write it): the variable's name."""
+    if not isinstance(node, exp.Identifier) or not node.args.get("quoted"):
+        return None
+    match = _QUOTED_VARIABLE.fullmatch(node.name)
+    return match.group(1).lower() if match else None
 
 
 class _Positions(dict):

@@ -44,3 +44,18 @@ def test_jinja_do_statements_work(tmp_path):
              "{% do cols.append('b') %}\nSELECT {{ cols | join(', ') }} FROM (SELECT 1 AS a, 2 AS b) AS t\nJINJA_END;\n")
     project = load_project(_project(tmp_path / "p", model), use_cache=False)
     assert project.models["s.m"].query == "SELECT a, b FROM (SELECT 1 AS a, 2 AS b) AS t"
+
+
+def test_variables_inside_model_names_and_table_references(tmp_path):
+    folder = tmp_path / "p"
+    (folder / "models").mkdir(parents=True)
+    (folder / "config.yaml").write_text("variables:\n  schema: omop\n  db: cdm\nmodel_defaults:\n  dialect: spark\n")
+    (folder / "models" / "person.sql").write_text("MODEL (name @schema.person, kind FULL);\n\nSELECT 1 AS id\n")
+    (folder / "models" / "visit.sql").write_text(
+        "MODEL (name @{db}.visit, kind FULL);\n\n"
+        "SELECT p.id FROM @schema.person AS p JOIN `@schema`.person AS q ON p.id = q.id\n"
+    )
+    project = load_project(folder, use_cache=False)
+    assert set(project.models) == {"omop.person", "cdm.visit"}
+    assert project.models["cdm.visit"].depends_on == frozenset({"omop.person"})
+    assert project.models["cdm.visit"].query == "SELECT p.id FROM omop.person AS p JOIN omop.person AS q ON p.id = q.id"
