@@ -31,7 +31,7 @@ def run_audits(
         audited = _rows_of_interval(ctx, model, table, written)
     results = []
     for position, call in enumerate(model.audits):
-        query = render_audit_query(call, audited, ctx.project.audits)
+        query = render_audit_query(call, audited, ctx.project.audits, model.name)
         failing = counted.get(position)
         results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query, failing=failing))
     return results

@@ -167,12 +167,16 @@ def check_audit_names(models: Iterable[Model], custom: Mapping[str, AuditDefinit
             )
 
 
-def render_audit_query(call: AuditCall, table_sql: str, custom: Mapping[str, AuditDefinition]) -> str:
-    """Spark SQL selecting the rows of ``table_sql`` (a quoted table name or a parenthesized query) that fail."""
+def render_audit_query(
+    call: AuditCall, table_sql: str, custom: Mapping[str, AuditDefinition], model_name: str | None = None
+) -> str:
+    """Spark SQL selecting the rows of ``table_sql`` (a quoted table name or a parenthesized query) that fail.
+    ``model_name``: the audited model; a custom audit naming it (``FROM db.orders``, as SQLMesh allows) reads
+    ``table_sql`` there too: the version being audited, not the one the environment's view serves."""
     table = _parse(f"SELECT * FROM {table_sql}", what="audited table").find(exp.From).this
     definition = custom.get(call.name) or custom.get(call.base_name)
     if definition is not None:
-        return _render_custom(call, definition, table)
+        return _render_custom(call, definition, table, model_name)
     builtin = BUILTIN_AUDITS.get(call.base_name)
     if builtin is None:
         near = difflib.get_close_matches(call.name, audit_names(custom), n=3)
@@ -199,13 +203,15 @@ def _arguments(call: AuditCall, params: tuple[str, ...]) -> _Arguments:
     return _Arguments(call.name, values)
 
 
-def _render_custom(call: AuditCall, definition: AuditDefinition, table: exp.Expression) -> str:
+def _render_custom(call: AuditCall, definition: AuditDefinition, table: exp.Expression, model_name: str | None) -> str:
     values = {name: _parse(text, what=f"default {name} of audit {definition.name}") for name, text in definition.defaults}
     values.update({name: _parse(text, what=f"argument {name} of audit {call.name}") for name, text in call.args})
     query = _expand_macros(definition, values) or _parse(definition.query, what=f"query of audit {definition.name}", path=definition)
 
     def substitute(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Table) and isinstance(node.this, exp.Parameter) and node.this.name == THIS_MODEL:
+        if isinstance(node, exp.Table) and (
+            (isinstance(node.this, exp.Parameter) and node.this.name == THIS_MODEL) or _names(node, model_name)
+        ):
             replacement = table.copy()
             if node.args.get("alias"):
                 replacement.set("alias", node.args["alias"].copy())
@@ -219,6 +225,13 @@ def _render_custom(call: AuditCall, definition: AuditDefinition, table: exp.Expr
         return node
 
     return query.transform(substitute).sql(dialect="spark")
+
+
+def _names(table: exp.Table, model_name: str | None) -> bool:
+    if model_name is None or not isinstance(table.this, exp.Identifier):
+        return False
+    written = ".".join(part.name for part in table.parts).lower()
+    return written == model_name.lower()
 
 
 def _expand_macros(definition: AuditDefinition, values: Mapping[str, exp.Expression]) -> exp.Expression | None:

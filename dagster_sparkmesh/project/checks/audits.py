@@ -269,10 +269,12 @@ def _query(source: _Source, tokens: list[Token], dialect: str, name: str) -> str
             line = int(where["line"]) + detail["line"] - 1
             where.update(line=line, col=detail.get("col"), snippet=source.text.splitlines()[line - 1])
         raise ProjectError(f"cannot parse the query of audit {name}: {detail.get('description', error)}", **where) from error
-    if not any(parameter.name.lower() == THIS_MODEL for parameter in parsed.find_all(exp.Parameter)):
+    if not any(parameter.name.lower() == THIS_MODEL for parameter in parsed.find_all(exp.Parameter)) and not any(
+        isinstance(table.this, exp.Identifier) for table in parsed.find_all(exp.Table)
+    ):
         raise ProjectError(
-            f"the query of audit {name} does not read @this_model",
-            hint="select the offending rows FROM @this_model",
+            f"the query of audit {name} reads no table",
+            hint="select the offending rows FROM @this_model (or FROM the model's own name, as SQLMesh allows)",
             **source.where(tokens[0].start),
         )
     # Spark keeps the text as written (placeholders stay @name); other dialects are transpiled once, here.
