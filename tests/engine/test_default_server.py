@@ -26,11 +26,12 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _project(folder: Path, port: int) -> Path:
+def server_project(folder: Path, port: int | None = None, idle_timeout: float = IDLE_TIMEOUT) -> Path:
+    """A one-model project on the managed server (on ``port``, else a free one of its own)."""
     (folder / "models").mkdir(parents=True)
     (folder / "config.yaml").write_text(
         "gateways:\n  local:\n    connection:\n      type: spark\n"
-        f"      connect_port: {port}\n      idle_timeout: {IDLE_TIMEOUT}\n"
+        + (f"      connect_port: {port}\n" if port else "") + f"      idle_timeout: {idle_timeout}\n"
         "      config:\n        spark.sql.shuffle.partitions: '2'\n"
         "model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n"
     )
@@ -66,7 +67,7 @@ def test_first_command_starts_the_server_the_next_reuse_it_and_it_stops_when_idl
     from dagster_sparkmesh.engine.session import _connect, close_sessions
 
     port = _free_port()
-    project = _project(tmp_path / "project", port)
+    project = server_project(tmp_path / "project", port)
     try:
         _sparkmesh(project, "plan", "prod", "--auto-apply", "--start", "2024-01-01", "--end", "2024-01-02")
         first = server_status(project)

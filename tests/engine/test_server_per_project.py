@@ -15,25 +15,15 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.engine.connect_server import is_our_server, server_project_on, server_status, stop_server
+from tests.engine.test_default_server import server_project
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark")]  # the local session first: see tests/reliability
 
 SCRIPT = Path(sys.executable).parent / "sparkmesh"
 
 
-def _project(folder: Path, extra: str = "") -> Path:
-    (folder / "models").mkdir(parents=True)
-    (folder / "config.yaml").write_text(
-        "gateways:\n  local:\n    connection:\n      type: spark\n      idle_timeout: 60\n" + extra
-        + "      config:\n        spark.sql.shuffle.partitions: '2'\n"
-        "model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n"
-    )
-    (folder / "models" / "days.sql").write_text(
-        "MODEL (name s.days, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));\n"
-        "SELECT id, ds FROM VALUES (1, DATE'2024-01-01'), (2, DATE'2024-01-02') AS t(id, ds)\n"
-        "WHERE ds BETWEEN @start_ds AND @end_ds\n"
-    )
-    return folder
+def _project(folder: Path, port: int | None = None) -> Path:
+    return server_project(folder, port, idle_timeout=60)
 
 
 def _sparkmesh(project: Path, *arguments: str) -> subprocess.CompletedProcess:
@@ -58,7 +48,7 @@ def test_two_projects_plan_at_the_same_time_each_with_its_own_server(tmp_path):
         assert server_project_on(server_status(first).port) == first.resolve()
 
         # A third project that insists on the first one's port is told whose server holds it.
-        third = _project(tmp_path / "third", f"      connect_port: {server_status(first).port}\n")
+        third = _project(tmp_path / "third", server_status(first).port)
         refused = _plan(third)
         assert refused.returncode == 2
         assert f"is taken by the Spark server of another project, {first.resolve()}" in refused.stderr
