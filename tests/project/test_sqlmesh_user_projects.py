@@ -59,3 +59,12 @@ def test_variables_inside_model_names_and_table_references(tmp_path):
     assert set(project.models) == {"omop.person", "cdm.visit"}
     assert project.models["cdm.visit"].depends_on == frozenset({"omop.person"})
     assert project.models["cdm.visit"].query == "SELECT p.id FROM omop.person AS p JOIN omop.person AS q ON p.id = q.id"
+
+
+def test_a_dialect_with_settings_is_a_dialect(tmp_path):
+    folder = tmp_path / "p"
+    (folder / "models").mkdir(parents=True)
+    (folder / "config.yaml").write_text("model_defaults:\n  dialect: 'duckdb, normalization_strategy=case_sensitive'\n")
+    (folder / "models" / "m.sql").write_text("MODEL (name s.m, kind FULL);\n\nSELECT 1 AS Id\n")
+    project = load_project(folder, use_cache=False)
+    assert project.models["s.m"].dialect.startswith("duckdb")

@@ -15,7 +15,6 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import sqlglot
 import yaml
 from croniter import croniter
 from pydantic import ValidationError
@@ -46,6 +45,7 @@ from dagster_sparkmesh.project.config.values import substitute_env_vars as _subs
 from dagster_sparkmesh.project.config.connection_overrides import apply_connection_overrides
 from dagster_sparkmesh.project.config.sqlmesh_overrides import Overrides, deep_merge, read_overrides
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.model.dialects import is_known_dialect
 
 CONFIG_FILES = ("config.yaml", "config.yml")
 PYTHON_CONFIG = "config.py"
@@ -267,7 +267,7 @@ class _ConfigReader:
         return self._build(ModelDefaults, fields, node)  # type: ignore[return-value]
 
     def _check_default(self, key: str, value: object, node: yaml.Node) -> None:
-        if key == "dialect" and sqlglot.Dialect.get(str(value).lower()) is None:
+        if key == "dialect" and not is_known_dialect(str(value).lower()):
             raise self._error(node, f"unknown dialect {value!r}", "use a sqlglot dialect name such as spark or duckdb")
         if key == "cron" and str(value).lower() not in CRON_ALIASES and not croniter.is_valid(str(value)):
             raise self._error(node, f"invalid cron {value!r}", "use @daily, @hourly, ... or a 5-field cron expression")

@@ -26,6 +26,7 @@ from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.project.sql.header_kind import read_kind
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.snapshot.naming import qualified_name
+from dagster_sparkmesh.model.dialects import is_known_dialect
 
 _HEADER_START = re.compile(r"\s*MODEL\s*\(", re.IGNORECASE)
 _PART = r'[`"]?([A-Za-z_][A-Za-z0-9_]*)[`"]?'
@@ -157,7 +158,7 @@ def _unknown_property(prop: HeaderProperty) -> ProjectError:
 
 def _read_dialect(value: Value) -> str:
     name = value.scalar().lower()
-    if sqlglot.Dialect.get(name) is None:
+    if not is_known_dialect(name):
         from sqlglot.dialects.dialect import Dialects
 
         known = [d.value for d in Dialects if d.value]
