@@ -54,7 +54,7 @@ def _reach(model: Model, due: datetime) -> datetime | None:
     limit); an embedded model reaches as far as its parents."""
     if model.kind.from_seed_file:
         return None
-    if not model.kind.has_physical_layer and model.kind.name == "EMBEDDED":
+    if model.kind.inlined:
         return due
     return Schedule.of(model.cron).floor(due)
 

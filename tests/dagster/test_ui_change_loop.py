@@ -189,7 +189,9 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     prod_changed = _promotion_finished(instance, approved) - approved  # its end: the views point at the new tables
     assert _revenue(repo) != before
     browser.screenshot("4-second-commit-approved")
-    print(f"\nUI timings: commit -> plan visible {plan_visible:.1f} s; approval -> prod changed {prod_changed:.1f} s")
+    timings = f"UI timings: commit -> plan visible {plan_visible:.1f} s; approval -> prod changed {prod_changed:.1f} s"
+    print(f"\n{timings}")
+    (tmp_path / "ui-timings.txt").write_text(timings + "\n")  # for the record when pytest captures the print
     assert first != second
 
     # Late data: two page views land for 2024-01-03; a person materializes that partition of shop.daily_funnel.

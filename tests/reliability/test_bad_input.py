@@ -178,6 +178,7 @@ def _materialize(case: Case | str, root: Path) -> tuple[Path, str, str]:
         if content is None:  # the case removes a default file
             continue
         path = project / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content if isinstance(content, bytes) else content.encode())
     return project, case.environment, ""
 
