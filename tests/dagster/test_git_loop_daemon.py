@@ -31,7 +31,7 @@ from dagster_dev import free_port  # noqa: E402
 
 from dagster_sparkmesh.dagster.sensor import Cursor  # noqa: E402
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
 SHOP = Path(__file__).parent / "projects" / "shop"
 PROMOTE = dg.AssetKey(["sparkmesh", "promote_prod"])
