@@ -50,6 +50,8 @@ from dagster_sparkmesh.project.records import Project
 BACKFILLING, DONE = "backfilling", "done"
 AWAITING_BACKFILL, AWAITING_PROMOTION = "awaiting_backfill", "awaiting_promotion"
 
+_AWAITING_BACKFILL = "awaiting approval of the backfill: materialize the models' missing partitions to approve it"
+
 Approval = Literal["none", "promotion", "backfill"]
 """What waits for a person: nothing; the promotion (the backfill runs at once, prod's views stay as they are);
 or the backfill too (the sensor shows the plan and requests nothing)."""
@@ -217,7 +219,7 @@ def _active_models(context: dg.SensorEvaluationContext, specs: SparkMeshSpecs, h
 def _planned(tick: _Tick, plan: Plan, approval: Approval) -> dg.SensorResult:
     """A new plan: shown on the promotion asset, then its backfill requested (or left to a person)."""
     if approval == "backfill" and plan.missing_intervals:
-        status = "awaiting approval of the backfill: materialize the models' missing partitions to approve it"
+        status = _AWAITING_BACKFILL
         return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: {status}",
                                cursor=Cursor(tick.head, AWAITING_BACKFILL, plan.plan_id).dump(),
                                asset_events=[plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
@@ -230,7 +232,7 @@ def _shown_while_reloading(tick: _Tick, plan: Plan, approval: Approval) -> dg.Se
     phase = AWAITING_BACKFILL if approval == "backfill" and plan.missing_intervals else BACKFILLING
     status = "planned; the code location is reloading for this commit, then its runs start"
     if phase == AWAITING_BACKFILL:
-        status = "awaiting approval of the backfill: materialize the models' missing partitions to approve it"
+        status = _AWAITING_BACKFILL
     return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: {status}", cursor=Cursor(tick.head, phase, plan.plan_id).dump(),
                            asset_events=[plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
 

@@ -190,33 +190,28 @@ def test_dg_scaffold_init_with_a_project_path_creates_the_project_there(dg_proje
 
 def test_two_projects_share_one_code_location(dg_project, tmp_path):
     """Each component's resource has a key of its own: the code location loads both projects, with both in it."""
-    second = tmp_path / "numbers"
-    init_project(second)
-    defs_dir = dg_project / "src" / "proj" / "defs"
-    for name, project in (("shop_models", dg_project / "shop"), ("numbers_models", second)):
-        (defs_dir / name).mkdir(parents=True)
-        (defs_dir / name / "defs.yaml").write_text(
-            f"type: {COMPONENT}\nattributes:\n  project: {project}\n  environment: {name.split('_')[0]}\n"
-        )
-    loaded = json.loads(_dg(dg_project, "list", "defs", "--json").stdout)
+    loaded = _two_components(dg_project, tmp_path, lambda name: f"  environment: {name}\n")
     keys = {asset["asset_key"] for asset in loaded["assets"]}
     assert {"shop/daily", "example/numbers", "sparkmesh/promote_shop", "sparkmesh/promote_numbers"} <= keys
     assert {"sparkmesh_shop", "sparkmesh_numbers"} <= {resource["name"] for resource in loaded["resources"]}
 
 
 def test_two_projects_in_the_same_environment_are_told_apart_by_their_namespace(dg_project, tmp_path):
-    second = tmp_path / "numbers"
-    init_project(second)
-    defs_dir = dg_project / "src" / "proj" / "defs"
-    for name, project in (("shop", dg_project / "shop"), ("numbers", second)):
-        (defs_dir / name).mkdir(parents=True)
-        (defs_dir / name / "defs.yaml").write_text(
-            f"type: {COMPONENT}\nattributes:\n  project: {project}\n  namespace: {name}\n"
-            "  sensor:\n    approval: none\n"
-        )
-    loaded = json.loads(_dg(dg_project, "list", "defs", "--json").stdout)
+    loaded = _two_components(dg_project, tmp_path, lambda name: f"  namespace: {name}\n  sensor:\n    approval: none\n")
     keys = {asset["asset_key"] for asset in loaded["assets"]}
     assert {"sparkmesh/shop/promote_prod", "sparkmesh/numbers/promote_prod"} <= keys
     sensors = {sensor["name"] for sensor in loaded["sensors"]}
     assert {"sparkmesh_shop_prod_git_sensor", "sparkmesh_numbers_prod_git_sensor", "sparkmesh_shop_prod_automation",
             "sparkmesh_numbers_prod_restated_readers"} <= sensors
+
+
+def _two_components(dg_project: Path, tmp_path: Path, attributes) -> dict:
+    """The shop and a new `numbers` project as two components of the code location (``attributes(name)``: the
+    YAML lines after ``project``); what `dg list defs` loads."""
+    second = tmp_path / "numbers"
+    init_project(second)
+    defs_dir = dg_project / "src" / "proj" / "defs"
+    for name, project in (("shop", dg_project / "shop"), ("numbers", second)):
+        (defs_dir / name).mkdir(parents=True)
+        (defs_dir / name / "defs.yaml").write_text(f"type: {COMPONENT}\nattributes:\n  project: {project}\n" + attributes(name))
+    return json.loads(_dg(dg_project, "list", "defs", "--json").stdout)

@@ -25,10 +25,11 @@ model_defaults:
 """
 
 
-def _project(folder: Path, model: str) -> Path:
+def _project(folder: Path, model: str | None = None, *, config: str = CONFIG, files: dict[str, str] | None = None) -> Path:
     (folder / "models").mkdir(parents=True)
-    (folder / "config.yaml").write_text(CONFIG)
-    (folder / "models" / "m.sql").write_text(model)
+    (folder / "config.yaml").write_text(config)
+    for name, text in (files or {"m.sql": model or ""}).items():
+        (folder / "models" / name).write_text(text)
     return folder
 
 
@@ -47,14 +48,11 @@ def test_jinja_do_statements_work(tmp_path):
 
 
 def test_variables_inside_model_names_and_table_references(tmp_path):
-    folder = tmp_path / "p"
-    (folder / "models").mkdir(parents=True)
-    (folder / "config.yaml").write_text("variables:\n  schema: omop\n  db: cdm\nmodel_defaults:\n  dialect: spark\n")
-    (folder / "models" / "person.sql").write_text("MODEL (name @schema.person, kind FULL);\n\nSELECT 1 AS id\n")
-    (folder / "models" / "visit.sql").write_text(
-        "MODEL (name @{db}.visit, kind FULL);\n\n"
-        "SELECT p.id FROM @schema.person AS p JOIN `@schema`.person AS q ON p.id = q.id\n"
-    )
+    folder = _project(tmp_path / "p", config="variables:\n  schema: omop\n  db: cdm\nmodel_defaults:\n  dialect: spark\n", files={
+        "person.sql": "MODEL (name @schema.person, kind FULL);\n\nSELECT 1 AS id\n",
+        "visit.sql": "MODEL (name @{db}.visit, kind FULL);\n\n"
+                     "SELECT p.id FROM @schema.person AS p JOIN `@schema`.person AS q ON p.id = q.id\n",
+    })
     project = load_project(folder, use_cache=False)
     assert set(project.models) == {"omop.person", "cdm.visit"}
     assert project.models["cdm.visit"].depends_on == frozenset({"omop.person"})
@@ -62,9 +60,7 @@ def test_variables_inside_model_names_and_table_references(tmp_path):
 
 
 def test_a_dialect_with_settings_is_a_dialect(tmp_path):
-    folder = tmp_path / "p"
-    (folder / "models").mkdir(parents=True)
-    (folder / "config.yaml").write_text("model_defaults:\n  dialect: 'duckdb, normalization_strategy=case_sensitive'\n")
-    (folder / "models" / "m.sql").write_text("MODEL (name s.m, kind FULL);\n\nSELECT 1 AS Id\n")
+    folder = _project(tmp_path / "p", "MODEL (name s.m, kind FULL);\n\nSELECT 1 AS Id\n",
+                      config="model_defaults:\n  dialect: 'duckdb, normalization_strategy=case_sensitive'\n")
     project = load_project(folder, use_cache=False)
     assert project.models["s.m"].dialect.startswith("duckdb")
