@@ -1,0 +1,48 @@
+"""Two renders of one model compared in one canonical form, built by the same sqlglot (sparkmesh's) for both:
+parsed in the dialect each tool wrote, catalogs dropped (physical and default-catalog names are no part of the
+comparison), then the optimizer steps SQLMesh applies to its own renders (qualify with the models' schema, type
+annotation, simplification), written as Spark SQL without comments. SQLMesh's render is already in that form, so
+the steps leave it as it is; sparkmesh's render is brought to it."""
+
+from __future__ import annotations
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.optimizer.simplify import simplify
+
+Schema = dict[str, dict[str, dict[str, str]]]
+"""schema -> table -> column -> Spark type: the columns SQLMesh knows, used to qualify both renders."""
+
+
+def canonical_sql(sql: str, dialect: str, schema: Schema) -> str:
+    tree = sqlglot.parse_one(sql, read=dialect)
+    for table in tree.find_all(exp.Table):
+        table.set("catalog", None)
+    try:
+        tree = simplify(annotate_types(qualify(tree, dialect="spark", schema=schema,
+                                               validate_qualify_columns=False, quote_identifiers=False),
+                                       schema=schema, dialect="spark"), dialect="spark")
+    except sqlglot.errors.SqlglotError:
+        pass  # as SQLMesh does: a query the optimizer cannot qualify is compared as written
+    for identifier in tree.find_all(exp.Identifier):  # Spark's names are case-insensitive: quotes say nothing
+        identifier.set("quoted", False)
+    return tree.sql(dialect="spark", comments=False, normalize=True, identify=True)
+
+
+def schema_of(columns_by_model: dict[str, dict[str, str]]) -> Schema:
+    schema: Schema = {}
+    for name, columns in columns_by_model.items():
+        if not columns or name.count(".") != 1:
+            continue
+        db, table = name.split(".")
+        schema.setdefault(db, {})[table] = columns
+    return schema
+
+
+def first_difference(left: str, right: str, width: int = 60) -> str:
+    """Where two canonical texts part, with a little context: the one-line reason of a non-equal render."""
+    at = next((i for i, (a, b) in enumerate(zip(left, right)) if a != b), min(len(left), len(right)))
+    begin = max(0, at - 20)
+    return f"SQLMesh …{left[begin:at + width]}… / sparkmesh …{right[begin:at + width]}…"

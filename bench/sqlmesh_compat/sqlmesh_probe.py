@@ -1,0 +1,111 @@
+"""SQLMesh's side of the comparison, run by the referee's own Python (the virtualenv with SQLMesh installed).
+
+    python sqlmesh_probe.py REQUEST_JSON
+
+The request names the project folders, the interval and whether to run the unit tests; one JSON document goes to
+stdout: whether the project loads, its models (dependencies, rendered query), its unit tests' outcomes. Only the
+standard library and SQLMesh are imported: this file never runs in sparkmesh's environment, and sparkmesh never
+imports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+import traceback
+from datetime import datetime
+
+
+def main() -> None:
+    request = json.loads(sys.argv[1])
+    # SQLMesh prints progress and warnings on stdout; only our JSON document may go there.
+    with contextlib.redirect_stdout(io.StringIO()):
+        result = probe(request)
+    print(json.dumps(result))
+
+
+def probe(request: dict) -> dict:
+    try:
+        context = _context(request["paths"], request.get("gateway"))
+    except Exception as error:  # a project that does not load is a result, not a crash of the harness
+        return {"loaded": False, "error": _one_line(error), "models": {}, "externals": [], "unit_tests": {}}
+    interval = {key: datetime.fromisoformat(request[key]) for key in ("start", "end", "execution_time")}
+    return {
+        "loaded": True,
+        "error": "",
+        "default_catalog": context.default_catalog or "",
+        "models": {
+            _short_name(m.fqn, context): _model_facts(m, context, interval)
+            for m in context.models.values()
+            if not m.kind.is_external
+        },
+        "externals": sorted(_short_name(m.fqn, context) for m in context.models.values() if m.kind.is_external),
+        "unit_tests": _unit_tests(context) if request.get("unit_tests", True) else {},
+    }
+
+
+def _context(paths: list[str], gateway: str | None):
+    from sqlmesh import Context
+
+    return Context(paths=paths, gateway=gateway, load=True)
+
+
+def _model_facts(model, context, interval: dict) -> dict:
+    facts = {
+        "kind": model.kind.name.value if hasattr(model.kind.name, "value") else str(model.kind.name),
+        "dialect": model.dialect or "",
+        "depends_on": sorted(_short_name(parent, context) for parent in model.depends_on if parent != model.fqn),
+        "columns": {name: dtype.sql(dialect="spark") for name, dtype in (model.columns_to_types or {}).items()},
+        "sql": None,
+        "render_error": "",
+    }
+    if model.is_sql:
+        try:
+            query = model.render_query(**interval)
+            facts["sql"] = query.sql(dialect=model.dialect) if query is not None else None
+        except Exception as error:
+            facts["render_error"] = _one_line(error)
+    return facts
+
+
+def _unit_tests(context) -> dict:
+    """Test name -> {"passed": bool, "message": str}. SQLMesh runs them on its own test connection (DuckDB)."""
+    result = context.test(stream=io.StringIO())
+    outcomes = {_test_name(test): {"passed": True, "message": ""} for test in result.successes}
+    for test, problem in [*result.failures, *result.errors]:
+        outcomes[_test_name(test)] = {"passed": False, "message": _first_line(problem)}
+    return outcomes
+
+
+def _test_name(test) -> str:
+    return getattr(test, "test_name", None) or str(test)
+
+
+def _short_name(fqn: str, context) -> str:
+    """``"memory"."sushi"."orders"`` -> ``sushi.orders``: the gateway's default catalog is dropped, any other kept."""
+    from sqlglot import exp
+
+    table = exp.to_table(fqn)
+    parts = [part.name.lower() for part in table.parts]
+    if len(parts) == 3 and parts[0] == (context.default_catalog or "").lower():
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def _one_line(error: BaseException) -> str:
+    return f"{type(error).__name__}: {_first_line(str(error))}"
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except Exception:
+        traceback.print_exc()
+        sys.exit(1)
