@@ -43,12 +43,23 @@ class ConfigSection:
 
 
 class _SectionType(type):
-    """Enum-like members on any configuration class: ``UserRole.REQUIRED_APPROVER`` is ``"required_approver"``."""
+    """Enum-like members on any configuration class: ``UserRole.REQUIRED_APPROVER`` is ``"required_approver"``;
+    any other public name is a named constructor (``CategorizerConfig.all_full()``), recorded as ``constructor``."""
 
-    def __getattr__(cls, name: str) -> str:
+    def __getattr__(cls, name: str) -> Any:
         if name.isupper():
             return name.lower()
-        raise AttributeError(name)
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def named_constructor(**fields: Any) -> ConfigSection:
+            section = cls(**fields)
+            caller = sys._getframe(1)  # the user's line, not this function's
+            section.path, section.line = caller.f_code.co_filename, caller.f_lineno
+            section.constructor = name
+            return section
+
+        return named_constructor
 
 
 def _section(name: str) -> type[ConfigSection]:

@@ -32,6 +32,11 @@ from dagster_sparkmesh.user_exit import ExitCalled, exit_error, exits_refused
 
 _PACKAGE = "dagster_sparkmesh.sqlmesh_api"
 
+CONFIG_SUBMODULES = (
+    "categorizer", "common", "connection", "format", "gateway", "janitor", "linter", "loader", "migration", "model",
+    "naming", "plan", "root", "run", "scheduler", "ui",
+)  # fmt: skip
+
 MODULES: dict[str, str] = {
     "sqlmesh": f"{_PACKAGE}.surface",
     "sqlmesh.core": "",
@@ -41,6 +46,9 @@ MODULES: dict[str, str] = {
     "sqlmesh.core.signal": f"{_PACKAGE}.signals",
     "sqlmesh.core.context": f"{_PACKAGE}.execution_context",
     "sqlmesh.core.config": f"{_PACKAGE}.config_classes",
+    # SQLMesh's config is a package, and config.py files import from its modules (``...config.common``,
+    # ``...config.linter``): each stands for the same classes, built on demand as in ``sqlmesh.core.config``.
+    **{f"sqlmesh.core.config.{name}": f"{_PACKAGE}.config_classes" for name in CONFIG_SUBMODULES},
     "sqlmesh.core.notification_target": f"{_PACKAGE}.config_classes",
     "sqlmesh.core.user": f"{_PACKAGE}.config_classes",
     "sqlmesh.utils": "",

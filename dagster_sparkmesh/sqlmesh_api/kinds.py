@@ -55,6 +55,18 @@ class KindSpec:
     __hash__ = None  # type: ignore[assignment]
 
 
+class TimeColumn:
+    """``TimeColumn(column="ds", format="%Y-%m-%d")``: a time column with the format of its values (strftime codes,
+    as SQLMesh takes them); the Python model loader turns it into the kind's ``time_column`` and its format."""
+
+    def __init__(self, *, column: str, format: str | None = None) -> None:  # noqa: A002 - SQLMesh's field name
+        self.column = column
+        self.format = format
+
+    def __repr__(self) -> str:
+        return f"TimeColumn(column={self.column!r}, format={self.format!r})"
+
+
 def _kind_class(class_name: str, kind_name: ModelKindName) -> type[KindSpec]:
     return type(class_name, (KindSpec,), {"kind_name": kind_name, "__module__": __name__})
 
@@ -75,7 +87,7 @@ CustomKind = _kind_class("CustomKind", ModelKindName.CUSTOM)
 ManagedKind = _kind_class("ManagedKind", ModelKindName.MANAGED)
 
 __all__ = [
-    "ModelKindName", "KindSpec", "FullKind", "ViewKind", "SeedKind", "EmbeddedKind", "ExternalKind",
+    "ModelKindName", "KindSpec", "TimeColumn", "FullKind", "ViewKind", "SeedKind", "EmbeddedKind", "ExternalKind",
     "IncrementalByTimeRangeKind", "IncrementalByUniqueKeyKind", "IncrementalByPartitionKind",
     "IncrementalUnmanagedKind", "SCDType2Kind", "SCDType2ByTimeKind", "SCDType2ByColumnKind", "CustomKind",
     "ManagedKind",

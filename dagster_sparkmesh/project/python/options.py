@@ -23,6 +23,8 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.externals import spark_type
+from dagster_sparkmesh.project.sql.header_kind import spark_time_format
+from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
 
 SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
@@ -108,7 +110,18 @@ def _kind_dict(raw_kind: object, where: Where) -> dict[str, Any]:
     if not isinstance(name, str) or not name.strip():
         raise where.error("kind", "the kind has no name", raw_kind, _KIND_HINT)
     raw["name"] = name.strip().upper()
+    raw.update(_time_column_fields(raw.get("time_column")))
     return {key: value.value if isinstance(value, Enum) else value for key, value in raw.items()}
+
+
+def _time_column_fields(value: object) -> dict[str, str]:
+    """``time_column=TimeColumn(column="ds", format="%Y%m%d")`` is the column and its format, as in a SQL header."""
+    if not isinstance(value, TimeColumn):
+        return {}
+    fields = {"time_column": value.column}
+    if value.format:
+        fields["time_column_format"] = spark_time_format(value.format)
+    return fields
 
 
 def columns(value: object, where: Where, dialect: str) -> tuple[tuple[str, str], ...]:
