@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ class LoadTimeEvaluator:
     def __init__(self, dialect: str, variables: Mapping[str, object], blueprint: Mapping[str, object],
                  where: Where, columns: ModelColumns | None) -> None:
         self.dialect = dialect
-        self.locals: dict[str, object] = {}
+        self.locals: dict[str, object] = time_placeholders()
         self._variables = variables
         self._blueprint = blueprint
         self._where = where
@@ -92,6 +93,17 @@ class LoadTimeEvaluator:
             "loads (evaluator.var, evaluator.blueprint_var, evaluator.dialect, evaluator.parse_one and "
             "evaluator.columns_to_types are)"
         )
+
+
+def time_placeholders() -> dict[str, exp.Expression]:
+    """``evaluator.locals``' time values (``start_date``, ``end_ds`` ...), each as its macro variable: SQLMesh renders
+    an is_sql function per interval with the interval's values, sparkmesh writes the query once, so a value that
+    goes into the query stays ``@start_date`` there and is rendered per interval like a .sql file's."""
+    from dagster_sparkmesh.project.rendering import time_macro_values
+
+    epoch = datetime(1970, 1, 1)  # any interval: only the names are used
+    names = time_macro_values(epoch, epoch + timedelta(days=1), epoch)
+    return {name: exp.Var(this=f"@{name}") for name in names}
 
 
 def query_of(
