@@ -72,16 +72,44 @@ def _declared_names(declared: object, path: Path, line: int) -> list[str]:
 
 
 def table_calls(function: Callable[..., Any], module: ModuleType, tree: ast.Module) -> list[TableCall]:
+    """The table calls in the function's body, then those of the module's functions it calls (helpers, at any
+    depth), as SQLMesh finds a Python model's parents through the functions of its environment."""
     definition = _definition(function, tree)
     if definition is None:
         return []
-    context_name = definition.args.args[0].arg if definition.args.args else "context"
-    calls = []
-    for node in ast.walk(definition):
-        argument = _table_argument(node, context_name)
-        if argument is not None:
-            calls.append(TableCall(line=node.lineno, text=ast.unparse(node), name=_evaluate(argument, module)))
+    calls = _calls_in(definition)(module)
+    calls += [call for helper in _helpers(definition, tree) for call in _calls_in(helper)(module) if call.name]
     return sorted(calls, key=lambda call: call.line)
+
+
+def _calls_in(definition: ast.FunctionDef | ast.AsyncFunctionDef) -> Callable[[ModuleType], list[TableCall]]:
+    context_name = definition.args.args[0].arg if definition.args.args else "context"
+
+    def evaluate(module: ModuleType) -> list[TableCall]:
+        calls = []
+        for node in ast.walk(definition):
+            argument = _table_argument(node, context_name)
+            if argument is not None:
+                calls.append(TableCall(line=node.lineno, text=ast.unparse(node), name=_evaluate(argument, module)))
+        return calls
+
+    return evaluate
+
+
+def _helpers(definition: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> list[ast.FunctionDef]:
+    """The module-level functions the definition calls by name, and those they call (each once). A helper's table
+    call whose name is a parameter adds nothing and is no error: the model's own calls decide that."""
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found: dict[str, ast.FunctionDef] = {}
+    pending = [definition]
+    while pending:
+        for node in ast.walk(pending.pop()):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                helper = functions.get(node.func.id)
+                if helper is not None and helper is not definition and helper.name not in found:
+                    found[helper.name] = helper
+                    pending.append(helper)
+    return list(found.values())
 
 
 def _definition(function: Callable[..., Any], tree: ast.Module) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
