@@ -12,8 +12,9 @@ def compare(name: str, sqlmesh: SideResult, sparkmesh: SideResult) -> ProjectSco
         differences.append(Difference("load (SQLMesh)", sqlmesh.error))
     if not sparkmesh.loaded:
         differences.append(Difference("load", sparkmesh.error))
+    differences += [Difference(f"model {name}", f"set aside: {why}") for name, why in sorted(sparkmesh.broken.items())]
     both = sorted(set(sqlmesh.models) & set(sparkmesh.models))
-    differences += _model_set_differences(sqlmesh, sparkmesh) if sparkmesh.loaded else []
+    differences += _model_set_differences(sqlmesh, sparkmesh) if sparkmesh.models else []
     deps = _compare_deps(both, sqlmesh, sparkmesh, differences)
     renders = _compare_renders(sqlmesh, sparkmesh, differences)
     tests = _compare_tests(sqlmesh, sparkmesh, differences)
@@ -21,7 +22,7 @@ def compare(name: str, sqlmesh: SideResult, sparkmesh: SideResult) -> ProjectSco
         name=name,
         sqlmesh_loads=sqlmesh.loaded,
         sparkmesh_loads=sparkmesh.loaded,
-        models_equal=sparkmesh.loaded and set(sqlmesh.models) == set(sparkmesh.models),
+        models_equal=set(sqlmesh.models) == set(sparkmesh.models),
         deps=deps,
         renders=renders,
         unit_tests=tests,
@@ -32,7 +33,7 @@ def compare(name: str, sqlmesh: SideResult, sparkmesh: SideResult) -> ProjectSco
 
 
 def _model_set_differences(sqlmesh: SideResult, sparkmesh: SideResult) -> list[Difference]:
-    missing = sorted(set(sqlmesh.models) - set(sparkmesh.models))
+    missing = sorted(set(sqlmesh.models) - set(sparkmesh.models) - set(sparkmesh.broken))
     extra = sorted(set(sparkmesh.models) - set(sqlmesh.models))
     return [Difference(f"model {name}", "a model in SQLMesh, not in sparkmesh") for name in missing] + [
         Difference(f"model {name}", "a model in sparkmesh, not in SQLMesh") for name in extra
@@ -59,7 +60,7 @@ def _compare_renders(sqlmesh: SideResult, sparkmesh: SideResult, out: list[Diffe
     for name, theirs in sorted(rendered.items()):
         ours = sparkmesh.models.get(name)
         if ours is None or ours.sql is None:
-            reason = "not loaded" if ours is None else (ours.render_error or "no SQL query here")
+            reason = "model not loaded" if ours is None else (ours.render_error or "no SQL query here")
             out.append(Difference(f"render {name}", reason))
             continue
         left = canonical_sql(theirs.sql, theirs.sql_dialect, schema)

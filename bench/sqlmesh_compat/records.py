@@ -53,6 +53,8 @@ class SideResult:
     """Models that the project builds (externals left out), by ``schema.table`` name."""
     externals: frozenset[str] = frozenset()
     unit_tests: dict[str, TestOutcome] = field(default_factory=dict)
+    broken: dict[str, str] = field(default_factory=dict)
+    """Model (or file) -> why it did not load: set aside, so that the rest of the project is still compared."""
 
 
 @dataclass(frozen=True)

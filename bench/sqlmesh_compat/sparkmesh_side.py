@@ -15,14 +15,24 @@ def sparkmesh_side(folders: list[Path], interval: Interval, spark_folder: Path |
     from dagster_sparkmesh.project.loader import load_project
 
     try:
-        project = load_project(folders[0], more_paths=folders[1:], use_cache=False)
+        # Broken models set aside (as Dagster's code location does): one refused model must not hide the others.
+        project = load_project(folders[0], more_paths=folders[1:], use_cache=False, set_aside_broken=True)
     except Exception as error:  # a project that does not load is a result, not a crash of the harness
         return SideResult(loaded=False, error=_one_line(error), models={})
     models = {name: _model_facts(project, model, interval) for name, model in project.models.items()}
     tests = _unit_tests(project, spark_folder) if spark_folder is not None and project.unit_tests else {}
+    broken = {item.name or item.path.name: _broken_reason(item) for item in project.broken}
     return SideResult(
-        loaded=True, error="", models=models, externals=frozenset(project.external_models), unit_tests=tests
+        loaded=not broken, error=f"{len(broken)} models set aside" if broken else "", models=models,
+        externals=frozenset(project.external_models), unit_tests=tests, broken=broken,
     )
+
+
+def _broken_reason(item) -> str:
+    if item.cause:
+        return f"reads {item.cause}, which did not load"
+    lines = [line.strip() for line in item.error.splitlines() if line.strip()]
+    return lines[0] if lines else "did not load"
 
 
 def _model_facts(project, model, interval: Interval) -> ModelFacts:

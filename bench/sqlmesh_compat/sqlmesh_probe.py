@@ -63,11 +63,31 @@ def _model_facts(model, context, interval: dict) -> dict:
     }
     if model.is_sql:
         try:
-            query = model.render_query(**interval)
-            facts["sql"] = query.sql(dialect=model.dialect) if query is not None else None
+            facts["sql"] = _rendered(model, context, interval).sql(dialect=model.dialect)
         except Exception as error:
             facts["render_error"] = _one_line(error)
     return facts
+
+
+def _rendered(model, context, interval: dict):
+    """The query with the models' names (no physical tables: nothing is planned here) and the embedded models it
+    reads inlined as subqueries, as SQLMesh's evaluation inlines them."""
+    from sqlglot import exp
+
+    query = model.render_query(**interval)
+    if query is None:
+        raise ValueError("rendered no query")
+    models_by_name = {_short_name(m.fqn, context): m for m in context.models.values()}
+
+    def inline(node):
+        if isinstance(node, exp.Table) and node.name:
+            parent = models_by_name.get(_short_name(exp.table_name(node, identify=True), context))
+            if parent is not None and parent.kind.is_embedded and parent.fqn != model.fqn:
+                alias = node.alias_or_name
+                return exp.Subquery(this=_rendered(parent, context, interval), alias=exp.TableAlias(this=exp.to_identifier(alias)))
+        return node
+
+    return query.transform(inline)
 
 
 def _unit_tests(context) -> dict:
