@@ -15,13 +15,17 @@ from sqlmesh_compat.sparkmesh_side import sparkmesh_side
 from sqlmesh_compat.sqlmesh_side import sqlmesh_side
 
 
-def run_comparison(referee: Referee, scratch: Path, unit_tests: bool = True, only: set[str] | None = None) -> list[ProjectScore]:
+def run_comparison(
+    referee: Referee, scratch: Path, unit_tests: bool = True, only: set[str] | None = None,
+    spark_folder: Path | None = None,
+) -> list[ProjectScore]:
+    """``spark_folder``: where sparkmesh's local Spark session keeps its warehouse (default: in ``scratch``)."""
     # The example projects import third-party packages of their own (faker, ibis), as a user's would: sparkmesh's
     # side finds them after its own packages.
     if str(referee.project_requirements) not in sys.path:
         sys.path.append(str(referee.project_requirements))
     interval = Interval()
-    spark_folder = scratch / "spark" if unit_tests else None
+    spark_folder = (spark_folder or scratch / "spark") if unit_tests else None
     scores = []
     for project in example_projects(referee.examples):
         if only and project.name not in only:

@@ -1,0 +1,50 @@
+"""The differential harness's CI slice (``bench/sqlmesh_compat``): SQLMesh 0.236.4's own example projects loaded,
+rendered and unit-tested by SQLMesh (installed by the harness into a virtualenv of its own, cached outside the
+repository) and by sparkmesh; the scoreboard must not fall below what was reached. No Spark runs of the models.
+
+SQLMesh's download and install are part of the test: when PyPI cannot be reached, the test fails (the harness
+raises), it is never skipped."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+# (project, SQLMesh loads, sparkmesh loads, models equal, deps equal, renders equivalent, unit tests same outcome)
+REACHED = {
+    "ibis": (True, False, False, "4/5", "2/3", "0/0"),
+    "multi": (True, True, True, "5/5", "5/5", "0/0"),
+    "multi_hybrid": (True, False, False, "0/2", "0/2", "0/0"),
+    "sushi": (True, False, False, "15/17", "10/12", "1/3"),
+    "wursthall": (True, True, True, "7/7", "3/3", "2/2"),
+}
+
+
+@pytest.fixture(scope="module")
+def harness():
+    sys.path.insert(0, str(BENCH))  # the harness is a folder of bench/, imported by its name as when run by hand
+    try:
+        from sqlmesh_compat import harness, referee, scoreboard
+
+        yield harness, referee, scoreboard
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+@pytest.mark.slow
+def test_sqlmesh_examples_scoreboard(harness, tmp_path: Path, spark_project: Path, spark) -> None:
+    run, referee, scoreboard = harness
+    # The suite's shared local session serves the unit tests: the harness opens the same settings on this folder.
+    scores = run.run_comparison(referee.prepare_referee(), tmp_path, unit_tests=True, spark_folder=spark_project)
+    reached = {
+        score.name: (score.sqlmesh_loads, score.sparkmesh_loads, score.models_equal, str(score.deps),
+                     str(score.renders), str(score.unit_tests))
+        for score in scores
+    }
+    report = scoreboard.markdown(scores, "0.236.4", date.today())
+    assert reached == REACHED, report
