@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import sqlglot
 import yaml
@@ -19,7 +21,7 @@ from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.errors import PlanError, ProjectError
-from dagster_sparkmesh.model.records import AuditCall, ExternalModel
+from dagster_sparkmesh.model.records import AuditCall, ExternalModel, Model
 from dagster_sparkmesh.snapshot.naming import qualified_name
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -289,3 +291,26 @@ def spark_type(text: object, *, path: Path, node: yaml.Node | None = None, line:
 def _line_of(text: str, index: int) -> str | None:
     lines = text.splitlines()
     return lines[index] if 0 <= index < len(lines) else None
+
+
+def undeclared_externals(
+    models: Mapping[str, Model], references: Mapping[str, Sequence[Any]], declared: Mapping[str, ExternalModel],
+    not_loaded: set[str],
+) -> tuple[dict[str, ExternalModel], list[str]]:
+    """Tables that models read but no model or ``external_models.yaml`` declares: as in SQLMesh, external tables
+    (without columns) and a warning each, naming where it is read, instead of an error. A name a model that did
+    not load would have had (``not_loaded``) is no table: its readers are set aside with it. Unqualified names
+    stay unknown (``check_references`` reports them): a schema says which table it is."""
+    found: dict[str, ExternalModel] = {}
+    warnings: list[str] = []
+    for name, model in models.items():
+        for reference in references.get(name, ()):
+            table = reference.name
+            if table == name or "." not in table or table in models or table in declared or table in not_loaded:
+                continue
+            where = f"{model.path.name}:{reference.line}" if reference.line else model.path.name
+            if table not in found:
+                found[table] = ExternalModel(name=table, path=model.path, line=reference.line or 1)
+                warnings.append(f"{where}: {name} reads {table}, which no model or external_models.yaml declares: "
+                                "treated as an external table (declare it, with its columns, in external_models.yaml)")
+    return found, warnings

@@ -46,7 +46,7 @@ from dagster_sparkmesh.project.column_schema import ModelColumns
 from dagster_sparkmesh.project.config import ProjectConfig
 from dagster_sparkmesh.project.config.loader import load_config
 from dagster_sparkmesh.project.checks.audits import load_audits
-from dagster_sparkmesh.project.externals import load_external_models
+from dagster_sparkmesh.project.externals import load_external_models, undeclared_externals
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.project.seeds import seed_columns, seed_content_hash
 from dagster_sparkmesh.project.signals import check_signal_names
@@ -94,6 +94,9 @@ def _load(
     parsed = [item for repo in repos for item in repo.parsed]
     models, references = _collect(parsed)
     models = dag.drop_disabled(models, references)
+    not_loaded = {item.name for item in broken or () if item.name}
+    undeclared, undeclared_warnings = undeclared_externals(models, references, externals, not_loaded)
+    externals = {**externals, **undeclared}
     if broken is not None:
         models = without_unresolved(models, references, externals, broken)
     for repo in repos:
@@ -122,7 +125,7 @@ def _load(
         audits=audits,
         standalone_audits=_standalone_audits(repos, fingerprinted, externals, audits, audit_only),
         unit_tests=unit_tests,
-        warnings=tuple(warning for repo in repos for warning in repo.warnings),
+        warnings=(*(warning for repo in repos for warning in repo.warnings), *undeclared_warnings),
         broken=tuple(broken or ()),
     )
 

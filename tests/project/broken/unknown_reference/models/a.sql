@@ -1,4 +1,4 @@
 MODEL (name db.a, kind FULL);
 SELECT o.id
-FROM raw.orders o
+FROM orders o
 JOIN raw.customers c ON c.id = o.id
