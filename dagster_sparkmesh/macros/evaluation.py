@@ -44,4 +44,18 @@ def truth(expression: exp.Expression) -> bool:
         if isinstance(raw, str):
             return raw.lower() not in ("", "false", "0")
         return bool(raw)
+    compared = _column_comparison(expression)
+    if compared is not None:
+        return compared
     raise NotConstant(expression.sql())
+
+
+def _column_comparison(expression: exp.Expression) -> bool | None:
+    """``a <> c`` over column references (``@FILTER([a, b, c], x -> x <> c)``): SQLMesh compares the references
+    themselves at macro time, so two columns are equal when they are the same column as written."""
+    if isinstance(expression, (exp.EQ, exp.NEQ)):
+        left, right = expression.this, expression.expression
+        if isinstance(left, exp.Column) and isinstance(right, exp.Column):
+            same = left == right
+            return same if isinstance(expression, exp.EQ) else not same
+    return None

@@ -35,7 +35,8 @@ def pivot(
         keyword = "DISTINCT " if flag(distinct, False) else ""
         projection = sqlglot.parse_one(f"{aggregate}({keyword}{case})", dialect="spark")
         if flag(alias, True):
-            name = f"{option(prefix, '')}{value.sql()}{option(suffix, '')}"
+            # The value's text without its quotes ('a' names the column a), as SQLMesh names it.
+            name = f"{option(prefix, '')}{value.name or value.sql()}{option(suffix, '')}"
             projection = exp.alias_(projection, exp.to_identifier(name, quoted=flag(quote, True)))
         projections.append(projection)
     return projections

@@ -213,7 +213,7 @@ SELECT 7922 * ASIN(SQRT((POWER(SIN(RADIANS((c - a) / 2)), 2)) + (COS(RADIANS(a))
 -- # pivot
 SELECT date_day, @PIVOT(status, ['cancelled', 'completed']) FROM rides GROUP BY 1
 -- =>
-SELECT date_day, SUM(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END) AS `'cancelled'`, SUM(CASE WHEN status = 'completed' THEN 1 ELSE 0 END) AS `'completed'` FROM rides GROUP BY 1
+SELECT date_day, SUM(CASE WHEN status = 'cancelled' THEN 1 ELSE 0 END) AS `cancelled`, SUM(CASE WHEN status = 'completed' THEN 1 ELSE 0 END) AS `completed` FROM rides GROUP BY 1
 
 -- # pivot with options
 SELECT @PIVOT(status, [done], agg := 'MAX', prefix := 'n_', quote := FALSE) FROM rides
