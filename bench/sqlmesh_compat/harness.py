@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from sqlmesh_compat.compare import compare
+from sqlmesh_compat.macro_project import write_macro_project
 from sqlmesh_compat.projects import example_projects
 from sqlmesh_compat.records import ExampleProject, Interval, ProjectScore
 from sqlmesh_compat.referee import Referee
@@ -27,7 +28,8 @@ def run_comparison(
     interval = Interval()
     spark_folder = (spark_folder or scratch / "spark") if unit_tests else None
     scores = []
-    for project in example_projects(referee.examples):
+    projects = [*example_projects(referee.examples), write_macro_project(scratch / "written")]
+    for project in projects:
         if only and project.name not in only:
             continue
         theirs = sqlmesh_side(referee.python, _copy(referee, project, scratch / "sqlmesh"), interval, unit_tests)
@@ -40,6 +42,6 @@ def _copy(referee: Referee, project: ExampleProject, under: Path) -> list[Path]:
     folders = []
     for folder in project.folders:
         target = under / folder
-        shutil.copytree(referee.examples / folder, target)
+        shutil.copytree((project.source or referee.examples) / folder, target)
         folders.append(target)
     return folders

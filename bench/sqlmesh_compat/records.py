@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 SQLMESH_VERSION = "0.236.4"
 
@@ -13,6 +14,8 @@ class ExampleProject:
 
     name: str
     folders: tuple[str, ...]
+    source: Path | None = None
+    """The folder the ``folders`` are in; None: SQLMesh's ``examples/``."""
 
 
 @dataclass(frozen=True)
