@@ -131,6 +131,10 @@ class SparkCatalog:
     def drop_view(self, qualified: str) -> None:
         self.execute(f"DROP VIEW IF EXISTS {quote(qualified)}")
 
+    def forget_layout(self, qualified: str) -> None:
+        """Drop what this engine knows of a table's layout: its columns were just changed."""
+        self._period_layouts.pop(qualified, None)
+
     def drop_physical(self, qualified: str, *, is_view: bool) -> None:
         """A snapshot's physical table: a view (``is_view``: a VIEW kind's), a table, or a period table's view
         and then its data table (``engine.period_tables``), whichever the catalog holds."""
@@ -213,7 +217,9 @@ class SparkCatalog:
             self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")
             return
         try:
-            self.execute(f"CREATE VIEW {quote(view)} AS {select_sql}")
+            # Schema evolution: a view over a table that gains columns (a forward-only change's, see
+            # ``engine.column_additions``) shows them, as a fresh build of it would; ALTER VIEW keeps the mode.
+            self.execute(f"CREATE VIEW {quote(view)} WITH SCHEMA EVOLUTION AS {select_sql}")
         except EngineError as error:
             # Another process created it between our check and our CREATE: alter it like any existing view.
             if error_class(error.__cause__) not in ("TABLE_OR_VIEW_ALREADY_EXISTS", "VIEW_ALREADY_EXISTS"):

@@ -8,12 +8,14 @@ from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.abort import ApplyAborted, StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
+from dagster_sparkmesh.execution.forward_only_columns import forward_only_models, widen_for_forward_only_change
 from dagster_sparkmesh.execution.preflight import PreflightReport, run_preflight
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
 from dagster_sparkmesh.execution.unbuilt_parents import check_parents_built
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.project.signals import SignalCheck, check_missing_intervals
+from dagster_sparkmesh.snapshot.records import Interval
 
 
 def run_models(
@@ -44,6 +46,8 @@ def run_models(
     order = [name for name in ctx.project.models if name in selected]
     parents = {name: ctx.project.models[name].depends_on & selected for name in order}
     ready = ready_to_compute(ctx, plan, selected)
+    widened = forward_only_models(plan)
+    window = Interval(start=plan.start, end=plan.end)
 
     def task(name: str) -> ModelRunResult:
         target = ModelTarget(
@@ -59,6 +63,8 @@ def run_models(
             versions=versions,
             keep_unchanged=name not in plan.restatements,
         )
+        if name in widened:
+            widen_for_forward_only_change(ctx, target, window)
         result = evaluate_model(ctx, target)
         if name in ready and ready[name].not_ready:
             result = result.model_copy(update={"not_ready": ready[name].not_ready})

@@ -1,7 +1,8 @@
 """Rule ``missing_start``: an incremental model without ``start`` (nor a project default) has no history.
 
-The planner then starts it the day before the execution time: the first backfill silently skips every earlier
-interval, and a later ``start`` changes nothing already computed.
+The planner then starts it with the earliest model that has a start (as SQLMesh does), or the day before the
+execution time when no model has one: its history depends on other files, and a later ``start`` changes nothing
+already computed.
 """
 
 from __future__ import annotations

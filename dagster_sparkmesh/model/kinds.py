@@ -13,6 +13,9 @@ from pydantic import Field
 from dagster_sparkmesh.records import Record
 
 OnDestructiveChange = Literal["error", "warn", "allow"]
+OnAdditiveChange = Literal["error", "warn", "allow", "ignore"]
+"""What a forward-only change that adds columns does: alter the table (allow, warn), refuse the plan (error), or
+keep the table's columns (ignore), as SQLMesh's ``on_additive_change``."""
 
 # Kind fields that only change scheduling; kept out of the data hash, included in the metadata hash.
 METADATA_KIND_FIELDS = frozenset({"batch_size", "lookback"})
@@ -92,6 +95,7 @@ class IncrementalByTimeRangeKind(KindBase):
     forward_only: bool = False
     disable_restatement: bool = False
     on_destructive_change: OnDestructiveChange = "error"
+    on_additive_change: OnAdditiveChange = "allow"
 
 
 class IncrementalByUniqueKeyKind(KindBase):
@@ -106,6 +110,7 @@ class IncrementalByUniqueKeyKind(KindBase):
     forward_only: bool = False
     disable_restatement: bool = False
     on_destructive_change: OnDestructiveChange = "error"
+    on_additive_change: OnAdditiveChange = "allow"
 
 
 class IncrementalByPartitionKind(KindBase):
@@ -121,6 +126,7 @@ class IncrementalByPartitionKind(KindBase):
     forward_only: Literal[True] = True
     disable_restatement: bool = False
     on_destructive_change: OnDestructiveChange = "error"
+    on_additive_change: OnAdditiveChange = "allow"
 
 
 class IncrementalUnmanagedKind(KindBase):
@@ -136,6 +142,7 @@ class IncrementalUnmanagedKind(KindBase):
     forward_only: bool = True
     disable_restatement: bool = True
     on_destructive_change: OnDestructiveChange = "error"
+    on_additive_change: OnAdditiveChange = "allow"
 
 
 class _ScdType2Fields(KindBase):

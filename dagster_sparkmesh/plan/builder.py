@@ -5,9 +5,9 @@ only what differs from prod and reuses prod's tables for everything else.
 
 Time window: the plan runs from ``start`` (default: the earliest model start) to ``end`` (default: the
 execution time). Each model expects its complete cron intervals from max(model start, plan start) to
-min(model end, plan end); a model without a start (nor a project default) starts the day before the execution
-time. FULL, VIEW and SEED models are rebuilt as a whole: when one of their intervals within the window is
-missing, every interval from the model's own start is listed (and recorded once the rebuild is done, for the
+min(model end, plan end); a model without a start (nor a project default) starts with the earliest model that
+has one (the day before the execution time when none has). FULL, VIEW and SEED models are rebuilt as a whole:
+when one of their intervals within the window is missing, every interval from the model's own start is listed (and recorded once the rebuild is done, for the
 time its parents covered: ``plan.coverage``). Restatements flow down the DAG (``plan.restatements``): whole-table
 kinds lose every interval, lookback and self-referencing readers the intervals that read the restated range.
 Unique-key and SCD type 2 models are not rebuilt: each run merges the query's current rows into the table once
@@ -42,7 +42,7 @@ from dagster_sparkmesh.plan.restatements import (
 )
 from dagster_sparkmesh.plan.restatements import restatements as restatement_ranges
 from dagster_sparkmesh.plan.standalone_audits import with_standalone_audits
-from dagster_sparkmesh.plan.versions import Decision, VersionContext, decide
+from dagster_sparkmesh.plan.versions import Decision, VersionContext, decide, moved_range_note
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.naming import PROD, validate_identifier
 from dagster_sparkmesh.snapshot.records import (
@@ -125,6 +125,7 @@ def build_plan(
     inputs = RestatementInputs(models, spans, recorded, _shared_with_prod(state, environment, versions))
     seeds = union(seeds, filled_behind(inputs))
     restatements, notes = restatement_ranges(inputs, seeds)
+    notes += [note for decision in decisions.values() if (note := moved_range_note(decision))]
     missing = missing_intervals(models, windows, recorded, restatements)
     if held_back:
         missing, unselected_notes = _without_held_back(missing, held_back)

@@ -93,6 +93,18 @@ def model_destructive_changes(old: Model, new: Model) -> list[ColumnChange]:
     return destructive_changes(old.query, new.query, old.columns, new.columns)
 
 
+def added_columns(old: Model, new: Model) -> list[str]:
+    """Output columns a change adds, from the declared columns when both sides declare them, else from the
+    outermost projections (a ``*`` projection hides them: then nothing can be said)."""
+    if old.columns and new.columns:
+        before, after = _lower(old.columns), _lower(new.columns)
+    else:
+        before, after = _output_columns(old.query), _output_columns(new.query)
+        if before is None or after is None:
+            return []
+    return [name for name in after if name not in before]
+
+
 def _added_projection(edit: object, new_root: exp.Select) -> exp.Expression | None:
     """The new outermost projection an Insert edit belongs to, if it is one that did not exist before."""
     if not isinstance(edit, Insert):

@@ -30,7 +30,12 @@ from pydantic import ValidationError
 
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.categorize import ColumnChange, categorize_model_change, model_destructive_changes
+from dagster_sparkmesh.plan.categorize import (
+    ColumnChange,
+    added_columns,
+    categorize_model_change,
+    model_destructive_changes,
+)
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Snapshot, SnapshotId
 
 Status = Literal["added", "direct", "indirect", "metadata", "unchanged"]
@@ -107,7 +112,8 @@ def _direct(
         version = new_version(model.name, model.fingerprint)
         return Decision(model, "direct", _snapshot(model, version, category, base, decided, ctx), True, previous)
     destructive = tuple(model_destructive_changes(previous, model))
-    warning = _check_destructive(model, destructive)
+    warnings = [_check_destructive(model, destructive), _check_additive(model, added_columns(previous, model))]
+    warning = "; ".join(w for w in warnings if w) or None
     snapshot = _snapshot(model, base.version, ChangeCategory.FORWARD_ONLY, base, decided, ctx)
     return Decision(model, "direct", snapshot, True, previous, destructive, warning)
 
@@ -166,6 +172,39 @@ def _check_destructive(model: Model, changes: tuple[ColumnChange, ...]) -> str |
             "or make a non-forward-only (breaking) change that rebuilds the table",
         )
     return f"forward-only change to {model.name} {described}" if policy == "warn" else None
+
+
+def _check_additive(model: Model, added: list[str]) -> str | None:
+    """SQLMesh's ``on_additive_change``: a forward-only change that adds columns alters the table (``allow``, the
+    default; ``warn`` says so), keeps the table's columns (``ignore``), or is refused (``error``)."""
+    policy = getattr(model.kind, "on_additive_change", "allow")
+    if not added or policy in ("allow", "ignore"):
+        return None
+    described = f"forward-only change to {model.name} adds column(s) {', '.join(added)}"
+    if policy == "error":
+        raise PlanError(
+            f"{described}: the kind's on_additive_change is 'error'",
+            path=model.path,
+            line=model.line,
+            snippet=", ".join(added),
+            hint="remove the columns, set on_additive_change 'allow', 'warn' or 'ignore' in the model's kind, "
+            "or make a non-forward-only (breaking) change that rebuilds the table",
+        )
+    return described
+
+
+def moved_range_note(decision: Decision) -> str | None:
+    """``start`` and ``end`` are metadata, as in SQLMesh: moving them recomputes nothing and drops nothing. Say so
+    where the table then differs from a fresh build of the same files (rows outside the new range)."""
+    previous, model = decision.previous, decision.model
+    if previous is None or decision.status == "added" or (previous.start, previous.end) == (model.start, model.end):
+        return None
+    return (
+        f"{model.name}: start/end moved ({previous.start or '-'} .. {previous.end or '-'} -> "
+        f"{model.start or '-'} .. {model.end or '-'}); as in SQLMesh this is metadata only: rows already computed "
+        "outside the new range stay in the table (a fresh build would not have them); restate the model "
+        "(--restate-model) to rebuild it within the new range"
+    )
 
 
 def _snapshot(

@@ -1,6 +1,7 @@
 """Each model's window in a plan: from max(model start, plan start) to min(model end, plan end).
 
-A model without a start (nor a project default) starts the day before the execution time; a model's ``end``
+A model without a start (nor a project default) starts with the earliest model that has one, as in SQLMesh (the
+day before the execution time when none has one); a model's ``end``
 given as a plain date includes that whole day. Bad dates and crons are errors located in the model's file.
 """
 
@@ -20,12 +21,13 @@ def model_windows(
     project: Project, models: dict[str, Model], start: DateLike | None, end: DateLike | None, now: datetime
 ) -> tuple[dict[str, Window], datetime, datetime]:
     """Each model's window in a plan from ``start`` to ``end``, and the plan's own bounds."""
-    default_start = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
+    yesterday = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
     starts = {name: _model_date(m, m.start or project.config.model_defaults.start, now) for name, m in models.items()}
+    default_start = min((s for s in starts.values() if s is not None), default=yesterday)
     plan_start = parse_datetime(start, now=now) if start is not None else None
     plan_end = parse_datetime(end, now=now) if end is not None else now
     if plan_start is None:
-        plan_start = min((s for s in starts.values() if s is not None), default=default_start)
+        plan_start = default_start
     if plan_start >= plan_end:
         raise PlanError(
             f"the plan starts at {plan_start} but ends at {plan_end}",

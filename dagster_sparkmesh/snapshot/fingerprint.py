@@ -22,7 +22,15 @@ from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
 HASH_FORMAT_VERSION = "1"
 
 # Kind fields that change behaviour but not the rows of a given interval.
-_METADATA_ONLY_KIND_FIELDS = METADATA_KIND_FIELDS | {"forward_only", "disable_restatement", "on_destructive_change"}
+_METADATA_ONLY_KIND_FIELDS = METADATA_KIND_FIELDS | {
+    "forward_only", "disable_restatement", "on_destructive_change", "on_additive_change"
+}
+# Fields added after tables were versioned, hashed only when set to something else than their default: a project
+# that does not use them keeps the metadata hashes (and so the plans) of the release before.
+_HASHED_UNLESS_DEFAULT = {"on_additive_change": "allow"}
+
+
+_ANY = object()
 
 
 def _sha256(payload: object) -> str:
@@ -35,7 +43,7 @@ def _kind_fields(model: Model, *, metadata: bool) -> list[list[object]]:
     return [
         [key, fields[key]]
         for key in sorted(fields)
-        if (key in _METADATA_ONLY_KIND_FIELDS) == metadata
+        if (key in _METADATA_ONLY_KIND_FIELDS) == metadata and _HASHED_UNLESS_DEFAULT.get(key, _ANY) != fields[key]
     ]
 
 

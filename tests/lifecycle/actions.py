@@ -104,8 +104,9 @@ class Rebuild:
 
 @dataclass(frozen=True)
 class Edit:
-    """``breaking``: the source's formula; ``non_breaking``: a column more in customer_totals; ``owner`` and
-    ``end``: metadata only (``end`` moves every model's end later, never before any data)."""
+    """``breaking``: the source's formula; ``non_breaking``: a column more in customer_totals; ``macro`` and
+    ``deferred_macro``: what a Python macro of the source returns (the second reads the run's interval first);
+    ``owner`` and ``end``: metadata only (``end`` moves every model's end later, never before any data)."""
 
     what: str
 
@@ -114,6 +115,8 @@ class Edit:
         changes = {
             "breaking": {"formula": spec.formula + 1},
             "non_breaking": {"extra_columns": spec.extra_columns + 1},
+            "macro": {"scale": spec.scale + 1},
+            "deferred_macro": {"day_offset": spec.day_offset + 1},
             "owner": {"owner": "bob" if spec.owner == "alice" else "alice"},
             "end": {"end": _later_end(spec.end)},
         }[self.what]
@@ -129,6 +132,18 @@ class ForwardOnly:
 
     def apply(self, lc: Lifecycle) -> Outcome:
         lc.edit(with_changes(lc.spec, formula=lc.spec.formula + 1))
+        return _cli_outcome(lc.plan("--forward-only", "--effective-from", DAYS[0], "--end", self.end))
+
+
+@dataclass(frozen=True)
+class ForwardOnlyColumn:
+    """A column added to the source, applied ``--forward-only --effective-from`` the model start: the table is
+    altered (not rebuilt), and every day is recomputed, so prod must equal a rebuild."""
+
+    end: str
+
+    def apply(self, lc: Lifecycle) -> Outcome:
+        lc.edit(with_changes(lc.spec, source_columns=lc.spec.source_columns + 1))
         return _cli_outcome(lc.plan("--forward-only", "--effective-from", DAYS[0], "--end", self.end))
 
 
@@ -174,7 +189,7 @@ class Crash:
         return Outcome(note="the crash point was not reached")
 
 
-Action = PlanProd | PlanDev | RangedRun | Restate | Rebuild | Edit | ForwardOnly | Rollback | Janitor | Crash
+Action = PlanProd | PlanDev | RangedRun | Restate | Rebuild | Edit | ForwardOnly | ForwardOnlyColumn | Rollback | Janitor | Crash
 
 
 @contextlib.contextmanager

@@ -26,6 +26,7 @@ from tests.lifecycle.actions import (
     Crash,
     Edit,
     ForwardOnly,
+    ForwardOnlyColumn,
     Janitor,
     PlanDev,
     PlanProd,
@@ -42,7 +43,7 @@ MIN_FINAL_END = "2024-01-05"
 # Relative weights: plans and ranged runs are what users do most.
 _WEIGHTS = {
     "plan_prod": 4, "plan_dev": 1, "ranged_run": 4, "restate": 2, "rebuild": 1, "edit": 3,
-    "forward_only": 1, "rollback": 1, "janitor": 1, "crash": 1,
+    "forward_only": 1, "forward_only_column": 1, "rollback": 1, "janitor": 1, "crash": 1,
 }
 
 
@@ -101,10 +102,12 @@ def _draw(rng: random.Random, kind: str) -> Action:
     if kind == "rebuild":
         return Rebuild(model=rng.choice(["m.customer_totals", "m.region_totals", "m.latest"]), end=end)
     if kind == "edit":
-        return Edit(what=rng.choice(["breaking", "non_breaking", "owner", "end"]))
+        return Edit(what=rng.choice(["breaking", "non_breaking", "macro", "deferred_macro", "owner", "end"]))
     if kind == "forward_only":
         # Up to the last day any action can write: forward-only keeps the old results after the plan's end.
         return ForwardOnly(end=DAYS[-1])
+    if kind == "forward_only_column":
+        return ForwardOnlyColumn(end=DAYS[-1])
     if kind == "rollback":
         return Rollback()
     if kind == "janitor":

@@ -18,6 +18,10 @@ Edits (breaking, non-breaking, metadata-only) are new specs written over the sam
 | {p}m.region_totals | FULL                                   | daily                       |
 | {p}m.latest        | INCREMENTAL_BY_UNIQUE_KEY              | events                      |
 | {p}m.report        | VIEW                                   | customer_totals, latest     |
+
+The source's amounts also go through two Python macros (``macros/amounts.py``): ``@scale()`` returns a constant,
+``@day_offset()`` reads the interval (``evaluator.locals``) before returning one; editing either is a breaking
+change that only the macros' code says.
 """
 
 from __future__ import annotations
@@ -44,6 +48,12 @@ class ProjectSpec:
     extra_columns: int = 0
     owner: str = "alice"
     end: str | None = None
+    scale: int = 1
+    """What the ``@scale()`` macro returns (a plain Python macro)."""
+    day_offset: int = 0
+    """What the ``@day_offset()`` macro returns after reading the interval (a macro that reads the run's locals)."""
+    source_columns: int = 0
+    """Extra columns of the source, added by forward-only changes."""
 
 
 @dataclass(frozen=True)
@@ -71,8 +81,34 @@ def write_project(folder: Path, prefix: str, external_schema: str, spec: Project
     return project
 
 
+MACROS = """
+from sqlmesh import macro
+
+
+@macro()
+def scale(evaluator):
+    return {scale}
+
+
+@macro()
+def day_offset(evaluator):
+    evaluator.locals.get("start_ds")
+    return {day_offset}
+"""
+
+
+def _write_macros(project: LifecycleProject, spec: ProjectSpec) -> None:
+    folder = project.path / "macros"
+    folder.mkdir(exist_ok=True)
+    text = textwrap.dedent(MACROS).format(scale=spec.scale, day_offset=spec.day_offset).lstrip()
+    target = folder / "amounts.py"
+    if not target.exists() or target.read_text() != text:
+        target.write_text(text)
+
+
 def write_spec(project: LifecycleProject, spec: ProjectSpec) -> None:
     """Rewrite every model file from ``spec``; files whose text is unchanged are left untouched."""
+    _write_macros(project, spec)
     models = project.path / "models"
     models.mkdir(exist_ok=True)
     for file_name, text in _model_texts(project.prefix, project.external_schema, spec).items():
@@ -109,8 +145,13 @@ def _extra_column(k: int) -> str:
     return f",\n  COALESCE(MAX(e.amount), 0) + {k} AS extra_{k}"
 
 
+def _source_column(k: int) -> str:
+    return f",\n  CAST(i.id * {k} AS INT) AS source_extra_{k}"
+
+
 def _model_texts(p: str, x: str, spec: ProjectSpec) -> dict[str, str]:
     meta = _meta(spec)
+    source_extra = "".join(_source_column(k) for k in range(1, spec.source_columns + 1))
     extra = "".join(_extra_column(k) for k in range(1, spec.extra_columns + 1))
     return {
         "customers.sql": f"""
@@ -135,7 +176,8 @@ def _model_texts(p: str, x: str, spec: ProjectSpec) -> dict[str, str]:
               d.ds,
               CAST(dayofmonth(d.ds) * 100 + i.id AS INT) AS event_id,
               CAST((i.id * 5 + dayofmonth(d.ds)) % 6 + 1 AS INT) AS customer_id,
-              CAST(i.id * {spec.formula} + dayofmonth(d.ds) + COALESCE(a.bonus, 0) AS INT) AS amount
+              CAST(i.id * {spec.formula} + dayofmonth(d.ds) * @scale() + @day_offset() + COALESCE(a.bonus, 0) AS INT)
+                AS amount{source_extra}
             FROM (SELECT explode(sequence(CAST(@start_ds AS DATE), CAST(@end_ds AS DATE), INTERVAL 1 DAY)) AS ds) AS d
             CROSS JOIN (SELECT explode(sequence(1, 8)) AS id) AS i
             LEFT JOIN (

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from tests.lifecycle.actions import PlanProd, RangedRun
+from tests.lifecycle.actions import Edit, ForwardOnlyColumn, PlanProd, RangedRun
 from tests.lifecycle.fuzzer import final_end, fuzz, generate, run_sequence
 
 
@@ -53,3 +53,18 @@ def test_regression_a_ranged_run_ahead_of_the_parent_leaves_lookback_rows_stale(
 @pytest.mark.slow
 def test_regression_backfilling_earlier_days_keeps_the_unique_key_model_at_the_latest_day(engine, tmp_path):
     _replay(engine, tmp_path, PlanProd(start="2024-01-09", end="2024-01-13"))
+
+
+# The actions issue 32 added, each once: a Python macro edit (plain, then one reading the run's interval), and a
+# column added forward-only from the start. Each alone was a divergence before (the macro edit changed nothing; the
+# column never reached prod).
+@pytest.mark.slow
+def test_macro_edits_and_a_forward_only_column_match_a_fresh_build(engine, tmp_path):
+    _replay(
+        engine, tmp_path,
+        PlanProd(end="2024-01-04"),
+        Edit(what="macro"),
+        Edit(what="deferred_macro"),
+        PlanProd(end="2024-01-05"),
+        ForwardOnlyColumn(end="2024-01-05"),
+    )

@@ -245,6 +245,28 @@ def test_model_start_end_and_plan_window(world, model):
     assert plan.missing_intervals == {"s.a": days(5, 6), "s.b": days(4, 9)}
 
 
+def test_a_model_without_start_starts_with_the_earliest_model_as_in_sqlmesh(world, model):
+    plan = world.plan(
+        model("s.a", "SELECT ds FROM src.e", ["src.e"], start="2024-01-05"),
+        model("s.v", "SELECT ds FROM s.a", ["s.a"], start=None, kind={"name": "VIEW"}),
+        model("s.i", "SELECT ds FROM s.a", ["s.a"], start=None),
+    )
+    assert plan.missing_intervals["s.i"] == days(5, 9)
+    assert plan.missing_intervals["s.v"][0].start == dt(2024, 1, 5)
+    alone = world.plan(model("s.i", "SELECT ds FROM src.e", ["src.e"], start=None))
+    assert alone.missing_intervals == {"s.i": days(9, 9)}  # no model has a start: from the day before
+
+
+def test_moving_start_or_end_is_metadata_as_in_sqlmesh_and_the_plan_says_so(world, model):
+    first = world.apply(model("s.a", "SELECT ds FROM src.e", ["src.e"], start="2024-01-01"))
+    moved = world.plan(model("s.a", "SELECT ds FROM src.e", ["src.e"], start="2024-01-05", end="2024-01-07"))
+    assert moved.metadata_only == ("s.a",) and moved.missing_intervals == {}
+    assert moved.environment_after.snapshots[0].version == first.environment_after.snapshots[0].version
+    [note] = [n for n in moved.notes if "start/end moved" in n]
+    assert "2024-01-01 .. - -> 2024-01-05 .. 2024-01-07" in note and "--restate-model" in note
+    assert not [n for n in world.plan(model("s.a", "SELECT ds FROM src.e", ["src.e"])).notes if "moved" in n]
+
+
 def test_bad_window_and_bad_model_start_are_plan_errors(world, model):
     good = model("s.a", "SELECT ds FROM src.e", ["src.e"])
     with pytest.raises(PlanError, match="cannot read"):

@@ -20,7 +20,8 @@ model (
     batch_size 7,
     forward_only true,
     disable_restatement true,
-    on_destructive_change allow
+    on_destructive_change allow,
+    on_additive_change warn
   ),
   cron '0 6 * * *',
   start '2024-01-01',
@@ -59,6 +60,7 @@ def test_every_property_is_read():
         "forward_only": True,
         "disable_restatement": True,
         "on_destructive_change": "allow",
+        "on_additive_change": "warn",
     }
     assert (model.cron, model.start, model.end) == ("0 6 * * *", "2024-01-01", "2024-12-31")
     assert model.owner == "jen"
@@ -77,7 +79,7 @@ def test_every_property_is_read():
     assert model.dialect == "duckdb"
     assert model.enabled is True
     assert model.depends_on == {"shop.extra", "raw.orders"}
-    assert [(ref.name, ref.line) for ref in parsed.references] == [("raw.orders", 27), ("shop.extra", 25)]
+    assert [(ref.name, ref.line) for ref in parsed.references] == [("raw.orders", 28), ("shop.extra", 26)]
 
 
 @pytest.mark.parametrize(
@@ -92,21 +94,21 @@ def test_every_property_is_read():
             {
                 "name": "INCREMENTAL_BY_TIME_RANGE", "time_column": "ds", "time_column_format": "yyyy-MM-dd",
                 "lookback": 0, "batch_size": None, "forward_only": False, "disable_restatement": False,
-                "on_destructive_change": "error",
+                "on_destructive_change": "error", "on_additive_change": "allow",
             },
         ),
         (
             "INCREMENTAL_BY_UNIQUE_KEY (unique_key id)",
             {
                 "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("id",), "batch_size": None, "forward_only": False,
-                "disable_restatement": False, "on_destructive_change": "error",
+                "disable_restatement": False, "on_destructive_change": "error", "on_additive_change": "allow",
             },
         ),
         (
             "incremental_by_unique_key (unique_key (A, b), batch_size 3)",
             {
                 "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("a", "b"), "batch_size": 3, "forward_only": False,
-                "disable_restatement": False, "on_destructive_change": "error",
+                "disable_restatement": False, "on_destructive_change": "error", "on_additive_change": "allow",
             },
         ),
     ],

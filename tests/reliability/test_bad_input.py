@@ -105,6 +105,8 @@ HOSTILE = (
     Case("jinja_undefined_variable", {"models/m.sql": "MODEL (name shop.orders, kind FULL);\n\nSELECT {{ var('nope') }} AS id\n"}),
     Case("macro_returns_none_in_projection", {"models/m.sql": "MODEL (name shop.orders, kind FULL);\n\nSELECT @nothing() AS id\n",
                                               "macros/m.py": "from sqlmesh import macro\n\n\n@macro()\ndef nothing(evaluator):\n    return None\n"}),
+    Case("on_additive_change_unknown", {"models/m.sql": "MODEL (name shop.orders, kind INCREMENTAL_BY_TIME_RANGE "
+         "(time_column ds, on_additive_change sometimes));\n\nSELECT DATE'2024-01-01' AS ds\n"}),
     Case("seed_outside_the_project", {"models/m.sql": "MODEL (name shop.seeded, kind SEED (path '../../../../../../etc/passwd'));\n"}),
     Case("python_partitioned_by_with_semicolon", {"models/m.py": PYTHON_MODEL.format(kind='"FULL"').replace(
         'kind="FULL"', 'kind="FULL", partitioned_by=["id; DROP TABLE x"]'

@@ -46,7 +46,7 @@ _KIND_NAMES = frozenset(member.model_fields["name"].default for member in get_ar
 _KIND_HINT = 'e.g. kind="FULL", kind=dict(name=ModelKindName.INCREMENTAL_BY_TIME_RANGE, time_column="ds") or FullKind()'
 # SQLMesh kind fields that only tune SQLMesh's own execution: accepted, without effect here.
 _IGNORED_KIND_FIELDS = frozenset(
-    {"auto_restatement_cron", "auto_restatement_intervals", "partition_by_time_column", "on_additive_change",
+    {"auto_restatement_cron", "auto_restatement_intervals", "partition_by_time_column",
      "min_interval_size", "max_interval_size"}  # fmt: skip
 )
 

@@ -26,6 +26,7 @@ from dagster_sparkmesh.records import Record
 
 _KIND = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?$", re.DOTALL)
 _DESTRUCTIVE = ("error", "warn", "allow")
+_ADDITIVE = ("error", "warn", "allow", "ignore")
 # SQLMesh writes time formats with strftime codes; Spark's date functions want Java patterns.
 _STRFTIME_TO_SPARK = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": "ss", "%f": "SSSSSS"}
 
@@ -56,6 +57,13 @@ def _destructive(value: Value) -> Fields:
     return {"on_destructive_change": choice}
 
 
+def _additive(value: Value) -> Fields:
+    choice = value.scalar().lower()
+    if choice not in _ADDITIVE:
+        raise value.error(f"invalid on_additive_change {choice!r}", f"use one of: {', '.join(_ADDITIVE)}")
+    return {"on_additive_change": choice}
+
+
 def _field(name: str, read: Callable[[Value], object]) -> PropertyReader:
     return lambda value: {name: read(value)}
 
@@ -65,6 +73,7 @@ _INCREMENTAL_COMMON: dict[str, PropertyReader] = {
     "forward_only": _field("forward_only", Value.boolean),
     "disable_restatement": _field("disable_restatement", Value.boolean),
     "on_destructive_change": _destructive,
+    "on_additive_change": _additive,
 }
 
 
@@ -147,6 +156,7 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
             "forward_only": _always_forward_only,
             "disable_restatement": _field("disable_restatement", Value.boolean),
             "on_destructive_change": _destructive,
+            "on_additive_change": _additive,
         },
         (),
     ),
@@ -157,6 +167,7 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
             "forward_only": _field("forward_only", Value.boolean),
             "disable_restatement": _field("disable_restatement", Value.boolean),
             "on_destructive_change": _destructive,
+            "on_additive_change": _additive,
         },
         (),
     ),

@@ -1,0 +1,44 @@
+"""A forward-only change that adds output columns widens the model's table before the model runs (as SQLMesh
+migrates a forward-only model's table when the plan is applied), unless its kind says ``on_additive_change
+ignore``. Whether the plan may do it at all was decided when it was built (``plan.versions``: ``error`` refuses).
+
+It runs in the model's own backfill task, in the CLI and in a Dagster step alike, whether or not the model has
+intervals to compute: with no ``--effective-from`` nothing is recomputed, and the new columns are NULL in the rows
+written before, which is what SQLMesh's prod shows then. It is idempotent: a table that has the columns is left
+as it is, so every evaluation of the plan may run it.
+"""
+
+from __future__ import annotations
+
+from dagster_sparkmesh.engine.column_additions import add_columns, missing_columns
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.evaluator import ModelTarget, rendered_query
+from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.snapshot.records import ChangeCategory, Interval
+
+
+def forward_only_models(plan: Plan) -> set[str]:
+    """The models whose snapshot in ``plan`` is a new forward-only version of an existing table."""
+    return {s.name for s in plan.new_snapshots if s.change_category == ChangeCategory.FORWARD_ONLY}
+
+
+def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, window: Interval) -> None:
+    """Add the columns the model's query has and its existing table lacks; ``window``: an interval to render the
+    query for (its columns do not depend on it)."""
+    model = target.model
+    if not model.kind.has_physical_layer or model.kind.plain_view:
+        return
+    if getattr(model.kind, "on_additive_change", "allow") == "ignore":
+        return
+    if not ctx.engine.physical_exists(target.table):
+        return  # its first write creates it with every column
+    wanted = model.columns or _query_columns(ctx, target, window)
+    added = missing_columns(ctx.engine, target.table, wanted)
+    if added:
+        add_columns(ctx.engine, target.table, added)
+
+
+def _query_columns(ctx: ExecutionContext, target: ModelTarget, window: Interval) -> tuple[tuple[str, str], ...]:
+    if target.model.source == "python":
+        return ()  # a Python model's columns are known once it runs; declare them to widen its table
+    return tuple(ctx.engine.query_schema(rendered_query(ctx, target, window)))

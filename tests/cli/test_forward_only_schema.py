@@ -1,0 +1,87 @@
+"""Issue 32, item 2: a forward-only change that adds a column alters the table (as SQLMesh does on Spark), so
+prod shows the column from the effective date on; ``on_additive_change`` decides what happens otherwise."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.cli.sparkmesh_harness import invoke
+
+pytestmark = pytest.mark.slow
+
+HEADER = "MODEL (name db.fo, kind INCREMENTAL_BY_TIME_RANGE (time_column ds{options}), start '2024-01-01');\n"
+SOURCE = "FROM (SELECT explode(sequence(DATE'2024-01-01', DATE'2024-01-10', INTERVAL 1 DAY)) AS ds)\n"
+WHERE = "WHERE ds BETWEEN @start_ds AND @end_ds\n"
+CHILD = "MODEL (name db.child, kind VIEW);\nSELECT * FROM db.fo\n"
+
+
+def _write(project: Path, projection: str, options: str = "") -> None:
+    (project / "models" / "fo.sql").write_text(HEADER.format(options=options) + projection + SOURCE + WHERE)
+
+
+def _project(folder: Path, options: str = "") -> Path:
+    (folder / "models").mkdir(parents=True)
+    (folder / "config.yaml").write_text("model_defaults:\n  dialect: spark\n")
+    _write(folder, "SELECT ds, dayofmonth(ds) AS amount\n", options)
+    (folder / "models" / "child.sql").write_text(CHILD)
+    return folder
+
+
+def _plan(project: Path, engine, *extra: str):
+    args = ["plan", "prod", "--auto-apply", "--no-prompts", "--end", "2024-01-06", *extra]
+    result, _ = invoke(project, args, engine)
+    return result
+
+
+def _columns(spark, table: str) -> list[str]:
+    return [name for name, _ in spark.table(table).dtypes]
+
+
+def test_an_added_column_reaches_prod_from_the_effective_date(tmp_path, spark, engine, clean_catalog):
+    project = _project(tmp_path / "p")
+    built = _plan(project, engine)
+    assert built.exit_code == 0, built.output
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount, dayofmonth(ds) * 2 AS doubled\n")
+    forward = _plan(project, engine, "--forward-only", "--effective-from", "2024-01-04")
+    assert forward.exit_code == 0, forward.output
+
+    for view in ("db.fo", "db.child"):
+        assert _columns(spark, view) == ["ds", "amount", "doubled"], view
+    rows = spark.sql("SELECT dayofmonth(ds), doubled FROM db.child ORDER BY ds").collect()
+    # Before the effective date the rows keep their old values (no column then); from it on, recomputed.
+    assert [tuple(r) for r in rows] == [(1, None), (2, None), (3, None), (4, 8), (5, 10), (6, 12)]
+
+
+def test_an_added_column_from_the_start_matches_a_fresh_build(tmp_path, spark, engine, clean_catalog):
+    project = _project(tmp_path / "p")
+    built = _plan(project, engine)
+    assert built.exit_code == 0, built.output
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount, dayofmonth(ds) * 2 AS doubled\n")
+    assert _plan(project, engine, "--forward-only", "--effective-from", "2024-01-01").exit_code == 0
+    rows = spark.sql("SELECT dayofmonth(ds), amount, doubled FROM db.fo ORDER BY ds").collect()
+    assert [tuple(r) for r in rows] == [(d, d, 2 * d) for d in range(1, 7)]
+
+
+def test_on_additive_change_error_refuses_the_plan(tmp_path, spark, engine, clean_catalog):
+    project = _project(tmp_path / "p", options=", on_additive_change error")
+    built = _plan(project, engine)
+    assert built.exit_code == 0, built.output
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount, 1 AS extra\n", ", on_additive_change error")
+    refused = _plan(project, engine, "--forward-only")
+    assert refused.exit_code == 2, refused.output
+    assert "additive" in refused.output and "extra" in refused.output and "on_additive_change" in refused.output
+    assert _columns(spark, "db.fo") == ["ds", "amount"]
+
+
+def test_on_additive_change_ignore_keeps_the_table_as_it_is(tmp_path, spark, engine, clean_catalog):
+    project = _project(tmp_path / "p", options=", on_additive_change ignore")
+    built = _plan(project, engine)
+    assert built.exit_code == 0, built.output
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount, 1 AS extra\n", ", on_additive_change ignore")
+    kept = _plan(project, engine, "--forward-only", "--effective-from", "2024-01-01")
+    assert kept.exit_code == 0, kept.output
+    assert _columns(spark, "db.fo") == ["ds", "amount"]
+    assert spark.sql("SELECT COUNT(*) FROM db.fo").collect()[0][0] == 6
