@@ -201,7 +201,7 @@ def _files(folder: Path, pattern: str) -> list[Path]:
 def _sql_cache(project_path: Path, config: ProjectConfig, user_macros: UserMacros) -> RecordCache[ParsedSqlFile]:
     # The macro files' digest: a model's expansion depends on them as much as on its own text.
     settings = (config.model_defaults.model_dump_json(), repr(sorted(config.variables.items())), user_macros.digest,
-                config.default_gateway)
+                config.default_gateway, config.default_catalog or "")
     return RecordCache(cache_dir(project_path, "sql_models"), cache_salt(settings, _PARSER_MODULES), ParsedSqlFile)
 
 
@@ -218,7 +218,7 @@ def _load_sql_file(
     except UnicodeDecodeError as error:
         raise ProjectError("the model file is not UTF-8 text", path=file, hint=str(error)) from None
     parsed = parse_sql_file(file, text, config.model_defaults, config.variables, user_macros,
-                            gateway=config.default_gateway)
+                            gateway=config.default_gateway, default_catalog=config.default_catalog)
     if cache is not None:
         cache.put(key, parsed)
     return parsed.models

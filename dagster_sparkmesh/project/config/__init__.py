@@ -110,6 +110,9 @@ class ProjectConfig(Record):
     """SQL run once before each plan application (and Dagster step), macros allowed (``@this_env``, ``@views``)."""
     after_all: tuple[str, ...] = ()
     """SQL run once after each plan application (and Dagster step) completed."""
+    default_catalog: str | None = None
+    """The default catalog of the default gateway when it is a DuckDB one (left out: not Spark): SQLMesh resolves
+    ``<catalog>.schema.table`` as ``schema.table`` there, so the loader drops that catalog from the models' SQL."""
 
     @property
     def gateway(self) -> GatewayConfig:

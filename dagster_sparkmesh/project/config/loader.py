@@ -150,6 +150,8 @@ class _ConfigReader:
         self.skipped_gateways: set[str] = set()
         self.gateway_variables: dict[str, dict[str, object]] = {}
         """``gateways.<name>.variables``, of every gateway (a skipped one too: it may be the one the project runs)."""
+        self.gateway_catalogs: dict[str, str] = {}
+        """The default catalog of each left-out DuckDB gateway (``_duckdb_catalog``)."""
         self._constructor = yaml.constructor.SafeConstructor()
 
     def read(self) -> ProjectConfig:
@@ -179,6 +181,7 @@ class _ConfigReader:
         gateways = fields.get("gateways")
         if isinstance(gateways, dict):
             self._with_gateway_variables(fields)
+            self._with_default_catalog(fields)
             self._without_skipped_gateways(fields, root)
         if isinstance(fields.get("gateways"), dict):
             gateways = fields["gateways"]
@@ -194,6 +197,13 @@ class _ConfigReader:
         own = self.gateway_variables.get(str(default), {})
         if own:
             fields["variables"] = {**fields.get("variables", {}), **own}  # type: ignore[dict-item]
+
+    def _with_default_catalog(self, fields: dict[str, object]) -> None:
+        """The default gateway's catalog, as SQLMesh names it, when that gateway is a DuckDB one."""
+        default = fields.get("default_gateway") or next(iter(self.gateway_variables), None)
+        catalog = self.gateway_catalogs.get(str(default))
+        if catalog:
+            fields["default_catalog"] = catalog
 
     def _without_skipped_gateways(self, fields: dict[str, object], root: yaml.Node) -> None:
         """A project's non-Spark gateways are left out (warned about in ``_gateway``); fall back to what is left."""
@@ -295,6 +305,8 @@ class _ConfigReader:
             elif key == "connection" and self._engine_of(value_node) in OTHER_ENGINES:
                 self._warn(key_node, f"gateway {name!r} connects to {self._engine_of(value_node)}, not Spark; left out")
                 self.skipped_gateways.add(name)
+                if self._engine_of(value_node) in ("duckdb", "motherduck"):
+                    self.gateway_catalogs[name] = self._duckdb_catalog(value_node)
                 return None
             elif key == "connection":
                 fields["connection"] = self._spark_connection(value_node)
@@ -303,6 +315,17 @@ class _ConfigReader:
             else:
                 raise self._unknown(key, key_node, ["connection", "state_connection"], f"gateway {name!r}")
         return self._build(GatewayConfig, fields, node)  # type: ignore[return-value]
+
+    def _duckdb_catalog(self, connection: yaml.Node) -> str:
+        """DuckDB's default catalog as SQLMesh sees it: the first of ``catalogs``, else the ``database`` file's name
+        without its extension, else ``memory`` (an in-memory database)."""
+        values = {key: value for key, _, value in self._items(connection, "connection")}
+        if "catalogs" in values and isinstance(values["catalogs"], yaml.MappingNode) and values["catalogs"].value:
+            return str(values["catalogs"].value[0][0].value).lower()
+        database = self._value(values["database"]) if "database" in values else None
+        if isinstance(database, str) and database and database != ":memory:":
+            return Path(database).name.split(".")[0].lower()
+        return "memory"
 
     def _engine_of(self, connection: yaml.Node) -> str:
         types = [value for key, _, value in self._items(connection, "connection") if key == "type"]

@@ -36,7 +36,7 @@ from dagster_sparkmesh.project.python.audits import audits
 from dagster_sparkmesh.project.python.blueprints import Blueprint, expand
 from dagster_sparkmesh.project.python.dependencies import model_dependencies
 from dagster_sparkmesh.project.python.options import IGNORED_ARGUMENTS, SUPPORTED_ARGUMENTS, Where
-from dagster_sparkmesh.project.python.sql_models import project_variables, query_of
+from dagster_sparkmesh.project.python.sql_models import project_default_catalog, project_variables, query_of
 from dagster_sparkmesh.project.signals import signal_calls
 from dagster_sparkmesh.sqlmesh_api.importer import project_imports
 from dagster_sparkmesh.model.dialects import is_known_dialect
@@ -192,7 +192,8 @@ def _query_fields(
     options = blueprint.options
     variables = project_variables(loaded.root)
     blueprint_values = {k: json.loads(v) for k, v in blueprint.variables}
-    parts = query_of(function, where, dialect, defaults, variables, blueprint_values, loaded.columns)
+    parts = query_of(function, where, dialect, defaults, variables, blueprint_values, loaded.columns,
+                     project_default_catalog(loaded.root))
     declared = options.get("depends_on")
     declared_names = frozenset()
     if declared is not None:  # SQL models read their query's tables plus the declared ones

@@ -109,6 +109,7 @@ def time_placeholders() -> dict[str, exp.Expression]:
 def query_of(
     function: Callable[..., Any], where: Where, dialect: str, defaults: ModelDefaults,
     variables: Mapping[str, object], blueprint: Mapping[str, object], columns: ModelColumns | None = None,
+    default_catalog: str | None = None,
 ) -> QueryParts:
     from dagster_sparkmesh.project.sql.model import parse_sql_model
 
@@ -126,7 +127,7 @@ def query_of(
     text = _sql_text(returned, where, dialect)
     # The same pipeline as a .sql file: a header naming only the dialect; everything else comes from @model.
     parsed = parse_sql_model(where.path, f"MODEL (name {where.model}, kind FULL, dialect {dialect});\n\n{text}\n",
-                             defaults, variables)
+                             defaults, variables, default_catalog=default_catalog)
     model = parsed.model
     if model.query is None:
         raise where.error("is_sql", "the function returned no query", returned, "return a SELECT")
@@ -154,6 +155,13 @@ def _sql_text(returned: object, where: Where, dialect: str) -> str:
         return returned
     raise where.error("is_sql", f"the function must return SQL text or a sqlglot expression, not {type(returned).__name__}",
                       returned, "return e.g. \"SELECT id FROM db.parent\"")
+
+
+def project_default_catalog(project_root: Path | None) -> str | None:
+    """The catalog the project's names mean when they name none (an is_sql query may name it, as ibis does)."""
+    from dagster_sparkmesh.project.config.loader import load_config
+
+    return load_config(project_root).config.default_catalog if project_root is not None else None
 
 
 def project_variables(project_root: Path | None) -> dict[str, object]:

@@ -78,11 +78,15 @@ def parse_sql_file(
     macros: UserMacros | None = None,
     *,
     gateway: str | None = None,
+    default_catalog: str | None = None,
 ) -> ParsedSqlFile:
+    """``default_catalog``: the catalog that names mean when they name none (``ProjectConfig.default_catalog``)."""
     model_file = split_model_file(text, path)
     blueprints, model_file = split_blueprints(model_file, defaults.dialect)
     arguments = (path, text, defaults, variables, macros, gateway)
-    return ParsedSqlFile(models=tuple(_parse_model_file(model_file, *arguments, blueprint) for blueprint in blueprints or [{}]))
+    return ParsedSqlFile(models=tuple(
+        _parse_model_file(model_file, *arguments, blueprint, default_catalog) for blueprint in blueprints or [{}]
+    ))
 
 
 def parse_sql_model(
@@ -93,9 +97,11 @@ def parse_sql_model(
     macros: UserMacros | None = None,
     *,
     gateway: str | None = None,
+    default_catalog: str | None = None,
 ) -> ParsedSqlModel:
     """The one model of a file without blueprints."""
-    return _parse_model_file(split_model_file(text, path), path, text, defaults, variables, macros, gateway, {})
+    return _parse_model_file(split_model_file(text, path), path, text, defaults, variables, macros, gateway, {},
+                             default_catalog)
 
 
 def _parse_model_file(
@@ -107,6 +113,7 @@ def _parse_model_file(
     macros: UserMacros | None,
     gateway: str | None,
     blueprint: Blueprint,
+    default_catalog: str | None = None,
 ) -> ParsedSqlModel:
     if jinja.has_jinja(model_file.body):
         rendered = jinja.render(model_file.body, path=path, variables=variables, gateway=gateway,
@@ -128,7 +135,7 @@ def _parse_model_file(
     evaluator.dialect = dialect
     body, audits_text = _split_inline_audits(model_file.body)
     body, virtual_update_text = split_virtual_update(body, path)
-    statements = _parse_statements(body, path, evaluator)
+    statements = [without_catalog(statement, default_catalog) for statement in _parse_statements(body, path, evaluator)]
     on_virtual_update = _parse_statements(virtual_update_text, path, evaluator) if virtual_update_text else []
     for statement in [*statements, *on_virtual_update]:
         check_runs_on_spark(statement, dialect=dialect, path=path, body=model_file.body)
@@ -338,6 +345,16 @@ def _macro_relations(query: exp.Expression, lines: list[str]) -> list[TableRefer
                 table = exp.to_table(".".join(part.name for part in arg.parts))  # column ``c.db.t``: table ``c.db.t``
                 references.append(TableReference(name=reference_name(table), line=line, snippet=snippet))
     return references
+
+
+def without_catalog(statement: exp.Expression, catalog: str | None) -> exp.Expression:
+    """``catalog.schema.table`` as ``schema.table`` where ``catalog`` is the project's default catalog (SQLMesh's
+    fully qualified names of its own models); other catalogs are kept."""
+    if catalog:
+        for table in statement.find_all(exp.Table):
+            if table.args.get("catalog") is not None and table.catalog.lower() == catalog and table.db:
+                table.set("catalog", None)
+    return statement
 
 
 def reference_name(table: exp.Table) -> str:
