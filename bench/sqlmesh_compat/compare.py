@@ -54,7 +54,7 @@ def _compare_deps(names: list[str], sqlmesh: SideResult, sparkmesh: SideResult, 
 
 def _compare_renders(sqlmesh: SideResult, sparkmesh: SideResult, out: list[Difference]) -> Count:
     """Of the models SQLMesh renders: how many sparkmesh renders to the same canonical query."""
-    schema = schema_of({name: facts.columns for name, facts in sqlmesh.models.items()})
+    schema = schema_of({**sqlmesh.external_columns, **{name: facts.columns for name, facts in sqlmesh.models.items()}})
     rendered = {name: facts for name, facts in sqlmesh.models.items() if facts.sql is not None}
     equal = 0
     for name, theirs in sorted(rendered.items()):

@@ -55,6 +55,8 @@ class SideResult:
     models: dict[str, ModelFacts]
     """Models that the project builds (externals left out), by ``schema.table`` name."""
     externals: frozenset[str] = frozenset()
+    external_columns: dict[str, dict[str, str]] = field(default_factory=dict)
+    """External model -> its declared columns (SQLMesh's side: part of the schema both renders qualify with)."""
     unit_tests: dict[str, TestOutcome] = field(default_factory=dict)
     broken: dict[str, str] = field(default_factory=dict)
     """Model (or file) -> why it did not load: set aside, so that the rest of the project is still compared."""

@@ -30,7 +30,7 @@ def probe(request: dict) -> dict:
     try:
         context = _context(request["paths"], request.get("gateway"))
     except Exception as error:  # a project that does not load is a result, not a crash of the harness
-        return {"loaded": False, "error": _one_line(error), "models": {}, "externals": [], "unit_tests": {}}
+        return {"loaded": False, "error": _one_line(error), "models": {}, "externals": {}, "unit_tests": {}}
     interval = {key: datetime.fromisoformat(request[key]) for key in ("start", "end", "execution_time")}
     return {
         "loaded": True,
@@ -41,7 +41,11 @@ def probe(request: dict) -> dict:
             for m in context.models.values()
             if not m.kind.is_external
         },
-        "externals": sorted(_short_name(m.fqn, context) for m in context.models.values() if m.kind.is_external),
+        "externals": {
+            _short_name(m.fqn, context): {name: dtype.sql(dialect="spark") for name, dtype in (m.columns_to_types or {}).items()}
+            for m in context.models.values()
+            if m.kind.is_external
+        },
         "unit_tests": _unit_tests(context) if request.get("unit_tests", True) else {},
     }
 

@@ -40,5 +40,5 @@ def _side_result(document: dict) -> SideResult:
     tests = {name: TestOutcome(**outcome) for name, outcome in document["unit_tests"].items()}
     return SideResult(
         loaded=document["loaded"], error=document["error"], models=models,
-        externals=frozenset(document["externals"]), unit_tests=tests,
+        externals=frozenset(document["externals"]), external_columns=document["externals"], unit_tests=tests,
     )

@@ -156,11 +156,13 @@ def _read_repo(project_path: Path, use_cache: bool, gateway: str | None, broken:
     loaded = load_config(project_path, gateway=gateway)
     config = loaded.config
     user_macros = load_user_macros(project_path)
-    cache = _sql_cache(project_path, config, user_macros) if use_cache else None
+    externals = load_external_models(project_path, gateway=config.default_gateway)
+    external_columns = {name: dict(external.columns) for name, external in externals.items() if external.columns}
+    cache = _sql_cache(project_path, config, user_macros, external_columns) if use_cache else None
     parsed = [
         item
         for file in _files(project_path / "models", "*.sql")
-        for item in tolerant(lambda: list(_load_sql_file(file, config, cache, user_macros)), file, broken)
+        for item in tolerant(lambda: list(_load_sql_file(file, config, cache, user_macros, external_columns)), file, broken)
     ]
     python, reading_columns = _python_models(project_path, config, broken)
     parsed = [
@@ -173,7 +175,7 @@ def _read_repo(project_path: Path, use_cache: bool, gateway: str | None, broken:
         warnings=tuple(loaded.warnings),
         parsed=parsed,
         reading_columns=tuple(reading_columns),
-        externals=load_external_models(project_path, gateway=config.default_gateway),
+        externals=externals,
         unit_tests=load_unit_tests(project_path),
         cache=cache,
     )
@@ -198,15 +200,19 @@ def _files(folder: Path, pattern: str) -> list[Path]:
     return sorted(folder.rglob(pattern)) if folder.is_dir() else []
 
 
-def _sql_cache(project_path: Path, config: ProjectConfig, user_macros: UserMacros) -> RecordCache[ParsedSqlFile]:
-    # The macro files' digest: a model's expansion depends on them as much as on its own text.
+def _sql_cache(
+    project_path: Path, config: ProjectConfig, user_macros: UserMacros, external_columns: dict[str, dict[str, str]]
+) -> RecordCache[ParsedSqlFile]:
+    # The macro files' digest: a model's expansion depends on them as much as on its own text; so does @STAR's on
+    # the external models' declared columns.
     settings = (config.model_defaults.model_dump_json(), repr(sorted(config.variables.items())), user_macros.digest,
-                config.default_gateway, config.default_catalog or "")
+                config.default_gateway, config.default_catalog or "", repr(sorted(external_columns.items())))
     return RecordCache(cache_dir(project_path, "sql_models"), cache_salt(settings, _PARSER_MODULES), ParsedSqlFile)
 
 
 def _load_sql_file(
-    file: Path, config: ProjectConfig, cache: RecordCache[ParsedSqlFile] | None, user_macros: UserMacros
+    file: Path, config: ProjectConfig, cache: RecordCache[ParsedSqlFile] | None, user_macros: UserMacros,
+    external_columns: dict[str, dict[str, str]],
 ) -> tuple[ParsedSqlModel, ...]:
     content = file.read_bytes()
     key = cache.key(file, content) if cache is not None else ""
@@ -218,7 +224,8 @@ def _load_sql_file(
     except UnicodeDecodeError as error:
         raise ProjectError("the model file is not UTF-8 text", path=file, hint=str(error)) from None
     parsed = parse_sql_file(file, text, config.model_defaults, config.variables, user_macros,
-                            gateway=config.default_gateway, default_catalog=config.default_catalog)
+                            gateway=config.default_gateway, default_catalog=config.default_catalog,
+                            external_columns=external_columns)
     if cache is not None:
         cache.put(key, parsed)
     return parsed.models

@@ -79,13 +79,16 @@ def parse_sql_file(
     *,
     gateway: str | None = None,
     default_catalog: str | None = None,
+    external_columns: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ParsedSqlFile:
-    """``default_catalog``: the catalog that names mean when they name none (``ProjectConfig.default_catalog``)."""
+    """``default_catalog``: the catalog that names mean when they name none (``ProjectConfig.default_catalog``);
+    ``external_columns``: the declared columns of the external models, which ``@STAR`` and ``@UNION`` read at load."""
     model_file = split_model_file(text, path)
     blueprints, model_file = split_blueprints(model_file, defaults.dialect)
     arguments = (path, text, defaults, variables, macros, gateway)
     return ParsedSqlFile(models=tuple(
-        _parse_model_file(model_file, *arguments, blueprint, default_catalog) for blueprint in blueprints or [{}]
+        _parse_model_file(model_file, *arguments, blueprint, default_catalog, external_columns)
+        for blueprint in blueprints or [{}]
     ))
 
 
@@ -114,12 +117,13 @@ def _parse_model_file(
     gateway: str | None,
     blueprint: Blueprint,
     default_catalog: str | None = None,
+    external_columns: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ParsedSqlModel:
     if jinja.has_jinja(model_file.body):
         rendered = jinja.render(model_file.body, path=path, variables=variables, gateway=gateway,
                                 macros_source=macros.jinja_source if macros else "")
         model_file = replace(model_file, body=rendered)
-    evaluator = load_evaluator(path, defaults.dialect, variables, macros, gateway, text)
+    evaluator = load_evaluator(path, defaults.dialect, variables, macros, gateway, text, external_columns)
     evaluator.blueprint_variables = blueprint
     header = read_header(_expand_header(model_file, evaluator), defaults.dialect)
     if header.name is None:
@@ -205,9 +209,13 @@ def load_evaluator(
     macros: UserMacros | None,
     gateway: str | None,
     text: str | None = None,
+    external_columns: Mapping[str, Mapping[str, str]] | None = None,
 ) -> MacroEvaluator:
-    """The evaluator of one model file at load time: interval values are unknown, so macros reading them wait."""
+    """The evaluator of one model file at load time: interval values are unknown, so macros reading them wait; the
+    columns known at load are the external models' declared ones (a model's wait for render time)."""
+    known = external_columns or {}
     return MacroEvaluator(
+        columns_to_types=lambda name: known.get(name.lower()),
         dialect=dialect,
         variables=variables,
         locals={"gateway": gateway} if gateway else {},
