@@ -247,8 +247,19 @@ def _python_value(value: exp.Expression) -> object:
 
 
 def _columns(models: Mapping[str, Model], name: str) -> dict[str, str] | None:
+    """A model's declared columns, else the ones sqlglot derives from its query (as SQLMesh infers them for
+    ``@UNION`` and ``@STAR``); None where any type is unknown: a cast to an unknown type is no query."""
     model = models.get(name.lower())
-    return dict(model.columns) if model is not None and model.columns else None
+    if model is None:
+        return None
+    if model.columns:
+        return dict(model.columns)
+    from dagster_sparkmesh.project.column_schema import ModelColumns  # only a macro asking for columns needs it
+
+    derived = ModelColumns(models, {}, final=True).types(model.name)
+    if not derived or any(data_type.this == exp.DataType.Type.UNKNOWN for data_type in derived.values()):
+        return None
+    return {column: data_type.sql(dialect="spark") for column, data_type in derived.items()}
 
 
 def _macro_name(node: exp.Expression) -> str | None:

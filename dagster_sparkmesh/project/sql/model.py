@@ -279,6 +279,8 @@ def _split_statements(
 ) -> tuple[list[exp.Expression], exp.Expression | None, list[exp.Expression]]:
     """Pre-statements, the one query, post-statements."""
     query_positions = [index for index, statement in enumerate(statements) if isinstance(statement, exp.Query)]
+    if not query_positions and statements and _is_query_macro(statements[-1]):
+        query_positions = [len(statements) - 1]  # ``@UNION(...)`` as the whole query, waiting for the columns
     if not kind.has_query:
         if query_positions:
             raise _statement_error(statements[query_positions[0]], body, path, f"a {kind.name} model has no query",
@@ -297,6 +299,14 @@ def _split_statements(
                                "keep one SELECT; move other statements before or after it")
     position = query_positions[0]
     return statements[:position], statements[position], statements[position + 1 :]
+
+
+_QUERY_MACROS = frozenset({"@UNION", "@DEDUPLICATE", "@DATE_SPINE"})
+
+
+def _is_query_macro(statement: exp.Expression) -> bool:
+    """A macro call that waited (for its relations' columns) and will render to the model's whole query."""
+    return isinstance(statement, exp.Anonymous) and isinstance(statement.this, str) and statement.this.upper() in _QUERY_MACROS
 
 
 def _statement_error(statement: exp.Expression, body: str, path: Path, message: str, hint: str) -> ProjectError:
