@@ -31,3 +31,12 @@ def test_filter_compares_column_references_as_written() -> None:
     # SQLMesh: SELECT "src"."a" AS "a", "src"."b" AS "b" FROM "memory"."m"."src" AS "src"
     assert expand("SELECT @FILTER([a, b, c], x -> x <> c) FROM src") == "SELECT a, b FROM src"
     assert expand("SELECT @FILTER([a, b, c], x -> x = b) FROM src") == "SELECT b FROM src"
+
+
+def test_date_spine_has_sqlmeshs_shape() -> None:
+    # SQLMesh (DuckDB model, written as Spark SQL): SELECT _exploded.date_day AS date_day
+    #   FROM EXPLODE(CAST(SEQUENCE(CAST('2024-01-01' AS DATE), ...) AS ARRAY<DATE>)) AS _exploded(date_day)
+    assert expand("@DATE_SPINE('day', '2024-01-01', '2024-01-03')") == (
+        "SELECT _exploded.date_day AS date_day FROM EXPLODE(CAST(SEQUENCE(CAST('2024-01-01' AS DATE), "
+        "CAST('2024-01-03' AS DATE), INTERVAL '1' DAY) AS ARRAY<DATE>)) AS _exploded(date_day)"
+    )

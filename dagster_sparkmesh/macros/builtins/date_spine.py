@@ -18,5 +18,8 @@ def date_spine(evaluator: Any, datepart: Any, start: Any, end: Any) -> exp.Expre
     if part not in _PARTS:
         raise evaluator.error(f"@DATE_SPINE date part {part!r} is not known", datepart, f"use one of {sorted(_PARTS)}")
     first, last = (f"CAST({value.sql(dialect='spark')} AS DATE)" for value in (start, end))
-    text = f"SELECT EXPLODE(SEQUENCE({first}, {last}, INTERVAL {_PARTS[part]})) AS date_{part}"
+    column = f"date_{part}"
+    # SQLMesh's shape (the generator in FROM, its column named by the alias), so renders compare equal.
+    text = (f"SELECT _exploded.{column} AS {column} "
+            f"FROM EXPLODE(CAST(SEQUENCE({first}, {last}, INTERVAL {_PARTS[part]}) AS ARRAY<DATE>)) AS _exploded({column})")
     return sqlglot.parse_one(text, dialect="spark")

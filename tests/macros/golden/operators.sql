@@ -342,12 +342,12 @@ SELECT a FROM @this_model AS prev
 -- # date spine
 SELECT * FROM (@DATE_SPINE('day', '2024-01-01', '2024-01-03'))
 -- =>
-SELECT * FROM (SELECT EXPLODE(SEQUENCE(CAST('2024-01-01' AS DATE), CAST('2024-01-03' AS DATE), INTERVAL '1' DAY)) AS date_day)
+SELECT * FROM (SELECT _exploded.date_day AS date_day FROM EXPLODE(CAST(SEQUENCE(CAST('2024-01-01' AS DATE), CAST('2024-01-03' AS DATE), INTERVAL '1' DAY) AS ARRAY<DATE>)) AS _exploded(date_day))
 
 -- # date spine by month
 SELECT * FROM (@DATE_SPINE('month', '2024-01-01', '2024-06-01'))
 -- =>
-SELECT * FROM (SELECT EXPLODE(SEQUENCE(CAST('2024-01-01' AS DATE), CAST('2024-06-01' AS DATE), INTERVAL '1' MONTH)) AS date_month)
+SELECT * FROM (SELECT _exploded.date_month AS date_month FROM EXPLODE(CAST(SEQUENCE(CAST('2024-01-01' AS DATE), CAST('2024-06-01' AS DATE), INTERVAL '1' MONTH) AS ARRAY<DATE>)) AS _exploded(date_month))
 
 -- # nested calls: each inside if
 SELECT @IF(TRUE, @EACH([a, b], c -> c + 1)) FROM t
