@@ -3,6 +3,7 @@ the cache, and neither sees the other's files), both sides gathered, compared.""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 from pathlib import Path
@@ -34,8 +35,21 @@ def run_comparison(
             continue
         theirs = sqlmesh_side(referee.python, _copy(referee, project, scratch / "sqlmesh"), interval, unit_tests)
         ours = sparkmesh_side(_copy(referee, project, scratch / "sparkmesh"), interval, spark_folder)
-        scores.append(compare(project.name, theirs, ours))
+        scores.append(_without_scratch(compare(project.name, theirs, ours), scratch))
     return scores
+
+
+def _without_scratch(score: ProjectScore, scratch: Path) -> ProjectScore:
+    """Reasons name files relative to the project: the scratch folder changes every run."""
+    prefixes = [f"{scratch}/{side}/" for side in ("sparkmesh", "sqlmesh")]
+
+    def clean(text: str) -> str:
+        for prefix in prefixes:
+            text = text.replace(prefix, "")
+        return text
+
+    differences = tuple(dataclasses.replace(d, reason=clean(d.reason)) for d in score.differences)
+    return dataclasses.replace(score, differences=differences)
 
 
 def _copy(referee: Referee, project: ExampleProject, under: Path) -> list[Path]:
