@@ -76,7 +76,10 @@ def render_statements(
     context = _Context.build(model, start, end, execution_time, table_for, models, variables)
     rendered = []
     for text in statements:
-        rendered.append(_generate(_render_sql(text, model, context, stack=()), text, model))
+        parsed = _parse_all(text, model, context)
+        if not parsed:  # a macro call that returned None (a check, say) leaves nothing to run, as in SQLMesh
+            continue
+        rendered.append(_generate(_finish(_single(parsed, model, text), model, context, stack=()), text, model))
     return rendered
 
 
@@ -172,7 +175,10 @@ def _render_model(model: Model, context: _Context, stack: tuple[str, ...]) -> ex
 
 
 def _render_sql(text: str, model: Model, context: _Context, stack: tuple[str, ...]) -> exp.Expression:
-    expression = _parse(text, model, context)
+    return _finish(_parse(text, model, context), model, context, stack)
+
+
+def _finish(expression: exp.Expression, model: Model, context: _Context, stack: tuple[str, ...]) -> exp.Expression:
     # Tables first: ``@this_model`` turns into a physical table that must not be resolved again.
     expression = _replace_tables(expression, model, context, stack)
     return _substitute_macros(expression, model, context)
@@ -181,6 +187,22 @@ def _render_sql(text: str, model: Model, context: _Context, stack: tuple[str, ..
 def _parse(text: str, model: Model, context: _Context) -> exp.Expression:
     """The stored text parsed, with the macros that waited for an interval expanded now (``@this_model`` is left
     to ``_substitute_macros``: it must become a physical table after the other tables are replaced)."""
+    return _single(_parse_all(text, model, context), model, text)
+
+
+def _single(statements: list[exp.Expression], model: Model, text: str) -> exp.Expression:
+    if len(statements) != 1:
+        raise ProjectError(
+            f"a statement of model {model.name} expanded to {len(statements)} statements",
+            path=model.path,
+            line=model.line,
+            snippet=text,
+            hint="a macro at the top of a query or statement must produce exactly one statement",
+        )
+    return statements[0]
+
+
+def _parse_all(text: str, model: Model, context: _Context) -> list[exp.Expression]:
     evaluator = _render_evaluator(model, context, text)
     try:
         statements = expansion.expand(expansion.parse(text, "spark", evaluator.source), evaluator)
@@ -194,15 +216,7 @@ def _parse(text: str, model: Model, context: _Context) -> exp.Expression:
             hint="the stored query should be canonical Spark SQL; run `sparkmesh clean` and reload the project",
         ) from error
     _refuse_unexpanded(statements, model, text)
-    if len(statements) != 1:
-        raise ProjectError(
-            f"a statement of model {model.name} expanded to {len(statements)} statements",
-            path=model.path,
-            line=model.line,
-            snippet=text,
-            hint="a macro at the top of a query or statement must produce exactly one statement",
-        )
-    return statements[0]
+    return statements
 
 
 def _refuse_unexpanded(statements: list[exp.Expression], model: Model, text: str) -> None:

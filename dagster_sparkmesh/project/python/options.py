@@ -223,15 +223,37 @@ def statements(argument: str, value: object, where: Where, dialect: str) -> tupl
     result = []
     for item in items:
         try:
-            parsed = item.copy() if isinstance(item, exp.Expression) else sqlglot.parse_one(str(item), dialect=dialect)
+            parsed = item.copy() if isinstance(item, exp.Expression) else _statement(str(item), dialect, where)
         except ParseError as error:
             raise where.error(argument, f"cannot parse {item!r}: {error}", item, "write SQL in the model's dialect") from None
+        if parsed is None:  # a macro call that returned None when the model loaded: no statement, as in SQLMesh
+            continue
         try:
             check_runs_on_spark(parsed, dialect=dialect, path=where.path, body="")
         except ProjectError as error:  # the statement's own line means nothing in the .py file: point at @model
             raise where.error(argument, error.message, item, error.hint or "") from None
         result.append(canonical_sql(parsed))
     return tuple(result)
+
+
+def _statement(text: str, dialect: str, where: Where) -> exp.Expression | None:
+    """One statement; with ``@`` in it, in the macro syntax (``@noop()`` is a macro call, not Postgres' absolute
+    value operator), expanded with the project's macros as a SQL model's statements are: now, or when the model is
+    rendered for what waits for the interval. None: the macro returned nothing."""
+    if "@" not in text:
+        return sqlglot.parse_one(text, dialect=dialect)
+    from dagster_sparkmesh.macros import expansion
+    from dagster_sparkmesh.macros.project_macros import project_root
+    from dagster_sparkmesh.macros.registry import load_user_macros
+    from dagster_sparkmesh.project.python.sql_models import project_variables
+    from dagster_sparkmesh.project.sql.model import load_evaluator
+
+    root = project_root(where.path)
+    evaluator = load_evaluator(where.path, dialect, project_variables(root), load_user_macros(root), None, text)
+    statements = expansion.expand(expansion.parse(text, dialect, evaluator.source), evaluator)
+    if len(statements) > 1:
+        raise where.error("statements", f"expected one statement, found {len(statements)}", text, "write one per item")
+    return statements[0] if statements else None
 
 
 def session_properties(value: object, where: Where) -> tuple[tuple[str, str], ...]:
