@@ -17,6 +17,7 @@ def compare(name: str, sqlmesh: SideResult, sparkmesh: SideResult) -> ProjectSco
     differences += _model_set_differences(sqlmesh, sparkmesh) if sparkmesh.models else []
     deps = _compare_deps(both, sqlmesh, sparkmesh, differences)
     renders = _compare_renders(sqlmesh, sparkmesh, differences)
+    statements = _compare_statements(sqlmesh, sparkmesh, differences)
     tests = _compare_tests(sqlmesh, sparkmesh, differences)
     return ProjectScore(
         name=name,
@@ -25,6 +26,7 @@ def compare(name: str, sqlmesh: SideResult, sparkmesh: SideResult) -> ProjectSco
         models_equal=set(sqlmesh.models) == set(sparkmesh.models),
         deps=deps,
         renders=renders,
+        statements=statements,
         unit_tests=tests,
         sqlmesh_tests_passing=sum(outcome.passed for outcome in sqlmesh.unit_tests.values()),
         sparkmesh_tests_passing=sum(outcome.passed for outcome in sparkmesh.unit_tests.values()),
@@ -70,6 +72,27 @@ def _compare_renders(sqlmesh: SideResult, sparkmesh: SideResult, out: list[Diffe
         else:
             out.append(Difference(f"render {name}", first_difference(left, right)))
     return Count(equal, len(rendered))
+
+
+def _compare_statements(sqlmesh: SideResult, sparkmesh: SideResult, out: list[Difference]) -> Count:
+    """Of the models SQLMesh renders pre/post-statements for: the same statements, in order, in canonical form.
+    A statement that renders to nothing (a macro returning None) is no statement on either side."""
+    schema = schema_of({**sqlmesh.external_columns, **{name: facts.columns for name, facts in sqlmesh.models.items()}})
+    with_statements = {name: facts for name, facts in sqlmesh.models.items() if facts.statements is not None}
+    equal = 0
+    for name, theirs in sorted(with_statements.items()):
+        ours = sparkmesh.models.get(name)
+        if ours is None:
+            out.append(Difference(f"statements {name}", "model not loaded"))
+            continue
+        left = [canonical_sql(text, theirs.sql_dialect, schema) for text in theirs.statements or ()]
+        right = [text if text.startswith("-- error") else canonical_sql(text, ours.sql_dialect, schema)
+                 for text in ours.statements or ()]
+        if left == right:
+            equal += 1
+        else:
+            out.append(Difference(f"statements {name}", f"SQLMesh {left} / sparkmesh {right}"))
+    return Count(equal, len(with_statements))
 
 
 def _compare_tests(sqlmesh: SideResult, sparkmesh: SideResult, out: list[Difference]) -> Count:

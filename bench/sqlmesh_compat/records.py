@@ -37,6 +37,8 @@ class ModelFacts:
     sql_dialect: str
     render_error: str = ""
     columns: dict[str, str] = field(default_factory=dict)
+    statements: tuple[str, ...] | None = None
+    """The pre- then post-statements rendered for the interval (in ``sql_dialect``); None: the model has none."""
     """Column name -> Spark type, where the tool knows them (SQLMesh's side: the schema both renders qualify with)."""
 
 
@@ -85,6 +87,8 @@ class ProjectScore:
     models_equal: bool
     deps: Count
     renders: Count
+    statements: Count
+    """Models whose rendered pre/post-statements are the same (canonical form), of SQLMesh's models with some."""
     unit_tests: Count
     """Tests whose outcome (pass/fail) is the same in both tools, of SQLMesh's tests."""
     sqlmesh_tests_passing: int

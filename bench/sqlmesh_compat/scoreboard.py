@@ -11,7 +11,7 @@ from sqlmesh_compat.records import Count, ProjectScore
 
 SECTION_TITLE = "## SQLMesh compatibility scoreboard"
 HEADER = ("project", "SQLMesh loads", "sparkmesh loads", "models equal", "deps equal", "renders equivalent",
-          "unit tests same outcome", "tests passing (SQLMesh / sparkmesh)")
+          "pre/post statements equal", "unit tests same outcome", "tests passing (SQLMesh / sparkmesh)")
 
 
 def total(scores: list[ProjectScore]) -> ProjectScore:
@@ -25,6 +25,7 @@ def total(scores: list[ProjectScore]) -> ProjectScore:
         models_equal=all(s.models_equal for s in scores),
         deps=add(lambda s: s.deps),
         renders=add(lambda s: s.renders),
+        statements=add(lambda s: s.statements),
         unit_tests=add(lambda s: s.unit_tests),
         sqlmesh_tests_passing=sum(s.sqlmesh_tests_passing for s in scores),
         sparkmesh_tests_passing=sum(s.sparkmesh_tests_passing for s in scores),
@@ -41,7 +42,8 @@ def markdown(scores: list[ProjectScore], version: str, today: date) -> str:
         "source distribution's `examples/`, dbt-based ones excluded) loaded, rendered and unit-tested by SQLMesh "
         "(in a virtualenv of its own, outside the repository) and by sparkmesh. Deps: models whose dependencies "
         "are SQLMesh's, of SQLMesh's models; renders: queries equivalent in canonical form, of those SQLMesh "
-        "renders; unit tests: same pass/fail as SQLMesh.",
+        "renders; statements: models whose rendered pre/post-statements are the same, of those with some in SQLMesh; "
+        "unit tests: same pass/fail as SQLMesh.",
         "",
         "| " + " | ".join(HEADER) + " |",
         "|" + "---|" * len(HEADER),
@@ -60,7 +62,7 @@ def _cells(score: ProjectScore) -> list[str]:
     yes = {True: "yes", False: "**no**"}
     return [
         score.name, yes[score.sqlmesh_loads], yes[score.sparkmesh_loads], yes[score.models_equal], str(score.deps),
-        str(score.renders), str(score.unit_tests), f"{score.sqlmesh_tests_passing} / {score.sparkmesh_tests_passing}",
+        str(score.renders), str(score.statements), str(score.unit_tests), f"{score.sqlmesh_tests_passing} / {score.sparkmesh_tests_passing}",
     ]
 
 

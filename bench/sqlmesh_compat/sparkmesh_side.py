@@ -36,12 +36,17 @@ def _broken_reason(item) -> str:
 
 
 def _model_facts(project, model, interval: Interval) -> ModelFacts:
-    sql, error = None, ""
+    sql, error, statements = None, "", None
     if model.query is not None:
         try:
             sql = _render(project, model, interval)
         except Exception as error_raised:
             error = _one_line(error_raised)
+    if model.pre_statements or model.post_statements:
+        try:
+            statements = tuple(_render_statements(project, model, interval))
+        except Exception as error_raised:
+            statements = (f"-- error: {_one_line(error_raised)}",)
     return ModelFacts(
         kind=model.kind_name,
         dialect=model.dialect,
@@ -49,6 +54,7 @@ def _model_facts(project, model, interval: Interval) -> ModelFacts:
         sql=sql,
         sql_dialect="spark",
         render_error=error,
+        statements=statements,
     )
 
 
@@ -58,6 +64,21 @@ def _render(project, model, interval: Interval) -> str:
 
     return render_query(
         model,
+        start=datetime.fromisoformat(interval.start),
+        end=datetime.fromisoformat(interval.end),
+        execution_time=datetime.fromisoformat(interval.execution_time),
+        table_for=lambda name: name,
+        models=project.models,
+        variables=project.config.variables,
+    )
+
+
+def _render_statements(project, model, interval: Interval) -> list[str]:
+    from dagster_sparkmesh.project.rendering import render_statements
+
+    return render_statements(
+        model,
+        [*model.pre_statements, *model.post_statements],
         start=datetime.fromisoformat(interval.start),
         end=datetime.fromisoformat(interval.end),
         execution_time=datetime.fromisoformat(interval.execution_time),

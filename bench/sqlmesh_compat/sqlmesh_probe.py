@@ -64,7 +64,14 @@ def _model_facts(model, context, interval: dict) -> dict:
         "columns": {name: dtype.sql(dialect="spark") for name, dtype in (model.columns_to_types or {}).items()},
         "sql": None,
         "render_error": "",
+        "statements": None,
     }
+    if model.pre_statements or model.post_statements:
+        try:
+            rendered = [*model.render_pre_statements(**interval), *model.render_post_statements(**interval)]
+            facts["statements"] = [statement.sql(dialect=model.dialect) for statement in rendered]
+        except Exception as error:
+            facts["render_error"] = facts["render_error"] or f"statements: {_one_line(error)}"
     if model.is_sql:
         try:
             facts["sql"] = _rendered(model, context, interval).sql(dialect=model.dialect)

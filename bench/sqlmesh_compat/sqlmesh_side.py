@@ -34,6 +34,7 @@ def _side_result(document: dict) -> SideResult:
             sql_dialect=facts["dialect"] or "duckdb",
             render_error=facts["render_error"],
             columns=facts["columns"],
+            statements=tuple(facts["statements"]) if facts["statements"] is not None else None,
         )
         for name, facts in document["models"].items()
     }
