@@ -1,6 +1,7 @@
 """The differential harness's CI slice (``bench/sqlmesh_compat``): SQLMesh 0.236.4's own example projects (and the
-harness's macro project) loaded, rendered (queries and pre/post-statements) and unit-tested by SQLMesh (installed by the harness into a virtualenv of its own, cached outside the
-repository) and by sparkmesh; the scoreboard must not fall below what was reached. No Spark runs of the models.
+harness's macro project) loaded, rendered (queries and pre/post-statements) and unit-tested by SQLMesh (installed
+by the harness into a virtualenv of its own, cached outside the repository) and by sparkmesh; the scoreboard must
+not fall below what was reached. No Spark runs of the models.
 
 SQLMesh's download and install are part of the test: when PyPI cannot be reached, the test fails (the harness
 raises), it is never skipped."""
