@@ -67,10 +67,15 @@ def _render(project, model, interval: Interval) -> str:
         start=datetime.fromisoformat(interval.start),
         end=datetime.fromisoformat(interval.end),
         execution_time=datetime.fromisoformat(interval.execution_time),
-        table_for=lambda name: name,
+        table_for=lambda name: _known(project, name),
         models=project.models,
         variables=project.config.variables,
     )
+
+
+def _known(project, name: str) -> str | None:
+    """A model or external read by its own name; anything else (a file path table) left as written."""
+    return name if name in project.models or name in project.external_models else None
 
 
 def _render_statements(project, model, interval: Interval) -> list[str]:
@@ -82,7 +87,7 @@ def _render_statements(project, model, interval: Interval) -> list[str]:
         start=datetime.fromisoformat(interval.start),
         end=datetime.fromisoformat(interval.end),
         execution_time=datetime.fromisoformat(interval.execution_time),
-        table_for=lambda name: name,
+        table_for=lambda name: _known(project, name),
         models=project.models,
         variables=project.config.variables,
     )

@@ -35,7 +35,7 @@ from dagster_sparkmesh.macros.header import expand_value
 from dagster_sparkmesh.macros.registry import UserMacros
 from dagster_sparkmesh.macros.syntax import Source
 from dagster_sparkmesh.project.sql.header_values import Value
-from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark
+from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark, with_spark_equivalents
 from dagster_sparkmesh.project.sql.header import ModelFile, ModelHeader, read_header, split_model_file
 from dagster_sparkmesh.project.sql.virtual_update import split_virtual_update
 from dagster_sparkmesh.records import Record
@@ -139,7 +139,10 @@ def _parse_model_file(
     evaluator.dialect = dialect
     body, audits_text = _split_inline_audits(model_file.body)
     body, virtual_update_text = split_virtual_update(body, path)
-    statements = [without_catalog(statement, default_catalog) for statement in _parse_statements(body, path, evaluator)]
+    statements = [
+        with_spark_equivalents(without_catalog(statement, default_catalog), dialect=dialect)
+        for statement in _parse_statements(body, path, evaluator)
+    ]
     on_virtual_update = _parse_statements(virtual_update_text, path, evaluator) if virtual_update_text else []
     for statement in [*statements, *on_virtual_update]:
         check_runs_on_spark(statement, dialect=dialect, path=path, body=model_file.body)
@@ -340,10 +343,25 @@ def _references(query: exp.Expression, body: str) -> list[TableReference]:
         name = table.name.lower()
         if not table.db and name in cte_names:
             continue
+        if _is_file_table(table):
+            continue
         line = table.this.meta.get("line") or 0
         snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
         references.append(TableReference(name=reference_name(table), line=line, snippet=snippet))
     return references + _macro_relations(query, lines)
+
+
+_FILE_FORMATS = frozenset({"parquet", "delta", "csv", "json", "orc", "avro", "text", "binaryfile"})
+
+
+def _is_file_table(table: exp.Table) -> bool:
+    """Spark's ``parquet.`/path/file.parquet```: files read directly, no table of the project or its externals."""
+    return (
+        not table.catalog
+        and table.db.lower() in _FILE_FORMATS
+        and table.this.quoted
+        and ("/" in table.name or "." in table.name)
+    )
 
 
 _RELATION_MACROS = frozenset({"@STAR", "@UNION", "@DEDUPLICATE"})

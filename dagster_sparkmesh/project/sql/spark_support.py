@@ -115,3 +115,26 @@ def _line_of(node: exp.Expression | None) -> int | None:
                 return child.meta["line"]
         node = node.parent
     return None
+
+
+def with_spark_equivalents(statement: exp.Expression, *, dialect: str) -> exp.Expression:
+    """Constructs of another dialect that Spark runs once rewritten, where sqlglot's own transpiling loses them:
+    DuckDB's ``READ_PARQUET([paths])`` (sqlglot writes a list as an empty path) reads each path as
+    ``parquet.`path```, several unioned by position, as DuckDB reads a list."""
+    if dialect.lower() in SPARK_DIALECTS:
+        return statement
+    for table in list(statement.find_all(exp.Table)):
+        reader = table.this
+        if isinstance(reader, exp.ReadParquet) and len(reader.expressions) == 1 and isinstance(reader.expressions[0], exp.Array):
+            _read_each_path(table, reader.expressions[0].expressions)
+    return statement
+
+
+def _read_each_path(table: exp.Table, paths: list[exp.Expression]) -> None:
+    readers = [exp.Table(this=exp.ReadParquet(expressions=[path.copy()])) for path in paths]
+    if len(readers) == 1:
+        table.set("this", readers[0].this)
+        return
+    union = exp.union(*(exp.select("*").from_(reader) for reader in readers), distinct=False)
+    alias = table.args.get("alias")
+    table.replace(exp.Subquery(this=union, alias=alias.copy() if alias else None))
