@@ -124,7 +124,7 @@ class SparkEngine(TableCreation):
                 if error_class(error.__cause__) not in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"):
                     raise
                 return None
-            layout = layout_from_catalog([(c.name, c.dataType, c.isPartition) for c in listed])
+            layout = layout_from_catalog([(c.name, c.dataType, c.isPartition, c.description) for c in listed])
             if layout is None:
                 return None
             self._period_layouts[table] = layout  # a version's table never changes its layout

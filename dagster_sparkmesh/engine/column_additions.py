@@ -1,9 +1,12 @@
-"""Column additions: a forward-only change that adds output columns widens its table in place, as SQLMesh alters
-the table of a forward-only model; the rows written before keep NULL in the new columns.
+"""Forward-only column changes: a forward-only change that adds or drops output columns changes its table in
+place (as SQLMesh alters the table of a forward-only model); rows written before keep NULL in added columns.
 
-A plain table gets ``ALTER TABLE ADD COLUMNS``. A period table (``engine.period_tables``) gets it on its data table
-(the new columns go before the hidden period column), and its physical view is switched to the wider column list
-over the very segments it named: the rows stay as they are, and readers of the view see the new columns at once.
+A plain table gets ``ALTER TABLE ADD COLUMNS``. A period table (``engine.period_tables``) gets it on its data
+table (the new columns go before the hidden period column), and its physical view is switched to the new column
+list over the very segments it named: the rows stay as they are, and readers of the view see the change at once.
+Spark cannot drop a column of a Parquet table, so a period table *hides* a dropped column instead: the data
+column is marked by its comment, the view stops showing it and writes leave it NULL; adding it back with the
+same type shows it again. A plain table cannot hide one: dropping is refused there, with what to do instead.
 Views over the physical table are created with schema evolution (``SparkCatalog.create_or_alter_view``), so the
 environments' views and the VIEW models reading it follow without being recreated.
 """
@@ -13,38 +16,82 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dagster_sparkmesh.engine.partition_sql import column_list
+from dagster_sparkmesh.engine.partition_sql import column_list, string_literal
 from dagster_sparkmesh.engine.period_segments import current_values, parse_segment, view_sql
+from dagster_sparkmesh.engine.period_tables import HIDDEN_COLUMN_COMMENT, PeriodLayout
+from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.engine.adapter import SparkEngine
 
 
-def missing_columns(
+def column_changes(
     engine: SparkEngine, table: str, wanted: Sequence[tuple[str, str]]
-) -> list[tuple[str, str]]:
-    """The (name, type) pairs of ``wanted`` the physical table has no column for (names compare case-blind)."""
-    present = {name.lower() for name, _ in engine.columns(table)}
-    return [(name, data_type) for name, data_type in wanted if name.lower() not in present]
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """(the columns of ``wanted`` the physical table lacks, the table's columns ``wanted`` lacks); names compare
+    case-blind."""
+    present = engine.columns(table)
+    have = {name.lower() for name, _ in present}
+    keep = {name.lower() for name, _ in wanted}
+    added = [(name, data_type) for name, data_type in wanted if name.lower() not in have]
+    dropped = [name for name, _ in present if name.lower() not in keep]
+    return added, dropped
 
 
 def add_columns(engine: SparkEngine, table: str, added: Sequence[tuple[str, str]]) -> None:
     """Widen ``table`` (a plain table or a period table's physical view) by ``added`` (name, Spark type)."""
-    definitions = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in added)
     layout = engine.period_layout(table)
     if layout is None:
-        engine.execute(f"ALTER TABLE {quote(table)} ADD COLUMNS ({definitions})")
+        engine.execute(f"ALTER TABLE {quote(table)} ADD COLUMNS ({_definitions(added)})")
         return
     data = period_data_table(table)
-    engine.execute(f"ALTER TABLE {quote(data)} ADD COLUMNS ({definitions})")
+    hidden = {name.lower(): name for name in layout.hidden}
+    fresh = [(name, data_type) for name, data_type in added if name.lower() not in hidden]
+    if fresh:
+        engine.execute(f"ALTER TABLE {quote(data)} ADD COLUMNS ({_definitions(fresh)})")
+    for name, _ in added:
+        if name.lower() in hidden:  # dropped before, back now: shown again (rows written meanwhile hold NULL)
+            _comment(engine, data, hidden[name.lower()], "")
+    _switch_view(engine, table)
+
+
+def hide_columns(engine: SparkEngine, table: str, dropped: Sequence[str]) -> None:
+    """Stop showing ``dropped`` columns of a period table; refused for any other table."""
+    layout = engine.period_layout(table)
+    if layout is None:
+        raise EngineError(
+            f"cannot drop column(s) {', '.join(dropped)} of {table} in a forward-only change: Spark cannot drop a "
+            "column of a Parquet table",
+            hint="keep the columns in the query (e.g. CAST(NULL AS <type>) AS <name>), or make a breaking change "
+            "(not forward-only) that rebuilds the table",
+        )
+    data = period_data_table(table)
+    for name in dropped:
+        _comment(engine, data, name, HIDDEN_COLUMN_COMMENT)
+    _switch_view(engine, table)
+
+
+def _switch_view(engine: SparkEngine, table: str) -> None:
+    """The physical view over the data table's shown columns now, naming the same segments as before."""
     engine.forget_layout(table)
-    wider = engine.period_layout(table)
-    assert wider is not None  # the data table is still partitioned by its period
+    layout = engine.period_layout(table)
+    assert layout is not None  # the data table is still partitioned by its period
+    engine.execute(f"ALTER VIEW {quote(table)} AS {_view_text(engine, table, layout)}")
+
+
+def _view_text(engine: SparkEngine, table: str, layout: PeriodLayout) -> str:
+    data = period_data_table(table)
     named = current_values(engine.view_text(table) or "")
     if named is None:  # the first layout's view: every partition of the data table is current
-        switched = f"SELECT {column_list(wider.names)} FROM {quote(data)}"
-    else:
-        segments = [parse_segment(value, wider.period) for value in named]
-        switched = view_sql(data, column_list(wider.names), wider.period_column, segments)
-    engine.execute(f"ALTER VIEW {quote(table)} AS {switched}")
+        return f"SELECT {column_list(layout.names)} FROM {quote(data)}"
+    segments = [parse_segment(value, layout.period) for value in named]
+    return view_sql(data, column_list(layout.names), layout.period_column, segments)
+
+
+def _comment(engine: SparkEngine, data: str, column: str, comment: str) -> None:
+    engine.execute(f"ALTER TABLE {quote(data)} ALTER COLUMN {quote_identifier(column)} COMMENT {string_literal(comment)}")
+
+
+def _definitions(columns: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in columns)

@@ -47,12 +47,21 @@ _PERIOD_COLUMN_PREFIX = "sparkmesh_"
 # (INTERNAL_ERROR_HIVE_METASTORE_PARTITION_FILTER), and every filtered read of the table would fail.
 
 
+HIDDEN_COLUMN_COMMENT = "sparkmesh: dropped by a forward-only change"
+"""The comment of a data table column a forward-only change dropped (``engine.column_additions``): the physical
+view no longer shows it and writes leave it NULL (Spark cannot drop a column of a Parquet table)."""
+
+
 @dataclass(frozen=True)
 class PeriodLayout:
-    """A period table: the model's (column, type) pairs in table order, and the period of its partitions."""
+    """A period table: the model's (column, type) pairs in table order, and the period of its partitions;
+    ``hidden``: data table columns a forward-only change dropped, written NULL and shown nowhere."""
 
     columns: tuple[tuple[str, str], ...]
     period: str
+    hidden: tuple[str, ...] = ()
+    data_order: tuple[tuple[str, str], ...] = ()
+    """Every column of the data table (shown and hidden) in its order; empty: the shown columns are all."""
 
     @property
     def period_column(self) -> str:
@@ -65,18 +74,35 @@ class PeriodLayout:
     def type_of(self, column: str) -> str:
         return dict(self.columns)[column]
 
+    def data_select(self) -> str:
+        """The data table's columns (hidden ones NULL) from a query that has the shown ones, in table order."""
+        ordered = self.data_order or self.columns
+        return ", ".join(
+            f"CAST(NULL AS {data_type}) AS {quote_identifier(name)}" if name in self.hidden else quote_identifier(name)
+            for name, data_type in ordered
+        )
+
+    @property
+    def data_names(self) -> list[str]:
+        return [name for name, _ in self.data_order or self.columns]
+
 
 def period_column(period: str) -> str:
     return f"{_PERIOD_COLUMN_PREFIX}{period}"
 
 
-def layout_from_catalog(columns: list[tuple[str, str, bool]]) -> PeriodLayout | None:
-    """The layout of a data table listed as (name, type, is partition), or None if it is no period table."""
-    partitions = [name for name, _, is_partition in columns if is_partition]
+def layout_from_catalog(columns: list[tuple[str, str, bool, str | None]]) -> PeriodLayout | None:
+    """The layout of a data table listed as (name, type, is partition, comment), or None if it is no period
+    table."""
+    partitions = [name for name, _, is_partition, _ in columns if is_partition]
     period = next((p for p in PERIODS if partitions == [period_column(p)]), None)
     if period is None:
         return None
-    return PeriodLayout(tuple((n, t) for n, t, is_partition in columns if not is_partition), period)
+    data = [(name, data_type, comment) for name, data_type, is_partition, comment in columns if not is_partition]
+    hidden = tuple(name for name, _, comment in data if comment == HIDDEN_COLUMN_COMMENT)
+    shown = tuple((name, data_type) for name, data_type, _ in data if name not in hidden)
+    order = tuple((name, data_type) for name, data_type, _ in data) if hidden else ()
+    return PeriodLayout(shown, period, hidden, order)
 
 
 def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout, *, empty_view: bool = False) -> bool:
@@ -186,13 +212,13 @@ def _write_segments(
 
 def _segment_rows(data: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, plan: SegmentWrite) -> str:
     """The rows of the new segments: the query's rows in the window, and the replaced segments' rows outside it."""
-    hidden, columns = quote_identifier(layout.period_column), column_list(layout.names)
+    hidden = quote_identifier(layout.period_column)
     in_window = window.predicate(layout.type_of(window.column))
     segment = segment_of_rows(window.column, layout.period, plan.written)
-    rows = f"SELECT {columns}, {segment} AS {hidden} FROM ({query_sql}) AS source WHERE {in_window}"
+    rows = f"SELECT {layout.data_select()}, {segment} AS {hidden} FROM ({query_sql}) AS source WHERE {in_window}"
     if plan.replaced:
         rows += (
-            f" UNION ALL SELECT {columns}, {segment} AS {hidden} FROM {quote(data)} "
+            f" UNION ALL SELECT {column_list(layout.data_names)}, {segment} AS {hidden} FROM {quote(data)} "
             f"WHERE {hidden} IN ({segment_list(plan.replaced)}) AND NOT ({in_window})"
         )
     hint = rebalance_hint(layout.period_column) if len(plan.written) > 1 else ""

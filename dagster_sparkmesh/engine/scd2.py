@@ -10,8 +10,10 @@ Parquet tables have no UPDATE or MERGE, so a run rewrites the whole table (stage
 - source rows whose key has no open version or whose tracked values changed: opened with ``valid_to`` NULL.
 
 BY_TIME sees a change when ``updated_at`` grew and starts the new version at it; BY_COLUMN compares the tracked
-columns null-safe and starts the new version at the execution time. A re-run with the same source changes
-nothing, so a retried or re-recorded run is idempotent.
+columns null-safe and starts the new version at the execution time. A key the table never held starts, as in
+SQLMesh, at 1970-01-01 (BY_TIME, unless ``updated_at_as_valid_from``; BY_COLUMN in the first load, unless
+``execution_time_as_valid_from``), else as a new version would. A re-run with the same source changes nothing,
+so a retried or re-recorded run is idempotent.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ if TYPE_CHECKING:
 ScdKind = ScdType2ByTimeKind | ScdType2ByColumnKind
 
 # Marker columns telling a LEFT JOIN's matched rows from its unmatched ones (keys may be NULL: they compare <=>).
-_OPEN, _NEW = "__sm_open", "__sm_new"
+_OPEN, _NEW, _KNOWN = "__sm_open", "__sm_new", "__sm_known"
+_EPOCH = "TIMESTAMP '1970-01-01 00:00:00'"
 
 
 def merge_history(
@@ -47,15 +50,23 @@ def merge_history(
     kind = model.kind
     source_columns = engine.query_df(f"SELECT * FROM ({source_sql}) AS source WHERE 1 = 0").columns
     _check_columns(model, kind, [column.lower() for column in source_columns])
-    if not engine.table_exists(table):
+    first_load = not engine.table_exists(table)
+    if first_load:
         engine.create_table_like_query(table, _with_validity(kind, source_sql), partitioned_by)
     _check_unique(engine, model, kind, source_sql)
     columns = [name for name, _ in engine.columns(table) if name not in (kind.valid_from_name, kind.valid_to_name)]
-    return engine.replace_with_query(table, history_query(kind, table, source_sql, columns, execution_time))
+    query = history_query(kind, table, source_sql, columns, execution_time, first_load=first_load)
+    return engine.replace_with_query(table, query)
 
 
 def history_query(
-    kind: ScdKind, table: str, source_sql: str, columns: Sequence[str], execution_time: datetime
+    kind: ScdKind,
+    table: str,
+    source_sql: str,
+    columns: Sequence[str],
+    execution_time: datetime,
+    *,
+    first_load: bool = False,
 ) -> str:
     """The table's next content: closed versions, open versions (closed or not), newly opened versions."""
     valid_from, valid_to = quote_identifier(kind.valid_from_name), quote_identifier(kind.valid_to_name)
@@ -65,10 +76,14 @@ def history_query(
     is_by_time = isinstance(kind, ScdType2ByTimeKind)
     starts = f"CAST(new.{quote_identifier(kind.updated_at_name)} AS TIMESTAMP)" if is_by_time else now
     deleted = now if kind.invalidate_hard_deletes else "CAST(NULL AS TIMESTAMP)"
+    first_seen = _EPOCH if _unknown_keys_start_at_epoch(kind, first_load) else starts
+    key_columns = ", ".join(quote_identifier(c) for c in kind.unique_key)
+    known_key = " AND ".join(f"known.{quote_identifier(c)} <=> new.{quote_identifier(c)}" for c in kind.unique_key)
     plain, old, new = (", ".join(f"{prefix}{quote_identifier(c)}" for c in columns) for prefix in ("", "old.", "new."))
     return (
         f"WITH source AS (SELECT {plain} FROM ({source_sql}) AS query), "
-        f"opened AS (SELECT *, TRUE AS {_OPEN} FROM {quote(table)} WHERE {valid_to} IS NULL) "
+        f"opened AS (SELECT *, TRUE AS {_OPEN} FROM {quote(table)} WHERE {valid_to} IS NULL), "
+        f"known AS (SELECT DISTINCT {key_columns}, TRUE AS {_KNOWN} FROM {quote(table)}) "
         f"SELECT {plain}, {valid_from}, {valid_to} FROM {quote(table)} WHERE {valid_to} IS NOT NULL "
         f"UNION ALL "
         f"SELECT {old}, old.{valid_from}, "
@@ -76,10 +91,19 @@ def history_query(
         f"ELSE CAST(NULL AS TIMESTAMP) END "
         f"FROM opened AS old LEFT JOIN (SELECT *, TRUE AS {_NEW} FROM source) AS new ON {key} "
         f"UNION ALL "
-        f"SELECT {new}, {starts}, CAST(NULL AS TIMESTAMP) "
-        f"FROM source AS new LEFT JOIN opened AS old ON {key} "
+        f"SELECT {new}, CASE WHEN known.{_KNOWN} IS NULL THEN {first_seen} ELSE {starts} END, "
+        f"CAST(NULL AS TIMESTAMP) "
+        f"FROM source AS new LEFT JOIN opened AS old ON {key} LEFT JOIN known ON {known_key} "
         f"WHERE old.{_OPEN} IS NULL OR {changed}"
     )
+
+
+def _unknown_keys_start_at_epoch(kind: ScdKind, first_load: bool) -> bool:
+    """SQLMesh's rule for a key's first version: BY_TIME from 1970-01-01 unless ``updated_at_as_valid_from``;
+    BY_COLUMN from 1970-01-01 in the table's first load unless ``execution_time_as_valid_from``."""
+    if isinstance(kind, ScdType2ByTimeKind):
+        return not kind.updated_at_as_valid_from
+    return first_load and not kind.execution_time_as_valid_from
 
 
 def _changed(kind: ScdKind, columns: Sequence[str]) -> str:

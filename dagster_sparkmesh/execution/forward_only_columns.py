@@ -1,6 +1,8 @@
-"""A forward-only change that adds output columns widens the model's table before the model runs (as SQLMesh
-migrates a forward-only model's table when the plan is applied), unless its kind says ``on_additive_change
-ignore``. Whether the plan may do it at all was decided when it was built (``plan.versions``: ``error`` refuses).
+"""A forward-only change that adds or drops output columns changes the model's table before the model runs (as
+SQLMesh migrates a forward-only model's table when the plan is applied): added columns unless its kind says
+``on_additive_change ignore``, dropped ones when ``on_destructive_change`` allows it (``engine.column_additions``:
+a period table hides them). Whether the plan may do it at all was decided when it was built (``plan.versions``:
+``error`` refuses); a drop the plan could not see (a ``*`` projection) is refused here under ``error``.
 
 It runs in the model's own backfill task, in the CLI and in a Dagster step alike, whether or not the model has
 intervals to compute: with no ``--effective-from`` nothing is recomputed, and the new columns are NULL in the rows
@@ -10,7 +12,8 @@ as it is, so every evaluation of the plan may run it.
 
 from __future__ import annotations
 
-from dagster_sparkmesh.engine.column_additions import add_columns, missing_columns
+from dagster_sparkmesh.engine.column_additions import add_columns, column_changes, hide_columns
+from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.evaluator import ModelTarget, rendered_query
 from dagster_sparkmesh.plan.definition import Plan
@@ -28,14 +31,29 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
     model = target.model
     if not model.kind.has_physical_layer or model.kind.plain_view:
         return
-    if getattr(model.kind, "on_additive_change", "allow") == "ignore":
-        return
     if not ctx.engine.physical_exists(target.table):
         return  # its first write creates it with every column
     wanted = model.columns or _query_columns(ctx, target, window)
-    added = missing_columns(ctx.engine, target.table, wanted)
-    if added:
+    if not wanted:
+        return
+    added, dropped = column_changes(ctx.engine, target.table, wanted)
+    if added and getattr(model.kind, "on_additive_change", "allow") != "ignore":
         add_columns(ctx.engine, target.table, added)
+    if dropped:
+        _check_drop_allowed(target, dropped)
+        hide_columns(ctx.engine, target.table, dropped)
+
+
+def _check_drop_allowed(target: ModelTarget, dropped: list[str]) -> None:
+    if getattr(target.model.kind, "on_destructive_change", "error") != "error":
+        return
+    raise ExecutionError(
+        f"forward-only change to {target.model.name} drops column(s) {', '.join(dropped)} of its table",
+        path=target.model.path,
+        line=target.model.line,
+        hint="keep the columns, set on_destructive_change 'warn' or 'allow' in the model's kind, or make a "
+        "non-forward-only (breaking) change that rebuilds the table",
+    )
 
 
 def _query_columns(ctx: ExecutionContext, target: ModelTarget, window: Interval) -> tuple[tuple[str, str], ...]:

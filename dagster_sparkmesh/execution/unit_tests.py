@@ -13,7 +13,9 @@ from dagster_sparkmesh.model.records import UnitTest
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.records import Record
 
-_DEFAULT_START = datetime(2024, 1, 1)
+_DEFAULT_START = datetime(1970, 1, 1)
+"""A test's start when its ``vars`` give none, as in SQLMesh (the epoch): a test giving only an ``end`` renders
+``[1970-01-01, end]``."""
 
 
 class UnitTestResult(Record):

@@ -164,6 +164,8 @@ class ScdType2ByTimeKind(_ScdType2Fields):
 
     name: Literal["SCD_TYPE_2_BY_TIME"] = "SCD_TYPE_2_BY_TIME"
     updated_at_name: str = "updated_at"
+    updated_at_as_valid_from: bool = False
+    """A key's first version is valid from its ``updated_at``; else from 1970-01-01 (SQLMesh's default)."""
 
 
 class ScdType2ByColumnKind(_ScdType2Fields):
@@ -172,6 +174,8 @@ class ScdType2ByColumnKind(_ScdType2Fields):
     name: Literal["SCD_TYPE_2_BY_COLUMN"] = "SCD_TYPE_2_BY_COLUMN"
     columns: tuple[str, ...]
     """The tracked columns; ``("*",)`` tracks every column but the key."""
+    execution_time_as_valid_from: bool = False
+    """The first load's versions are valid from the execution time; else from 1970-01-01 (SQLMesh's default)."""
 
 
 class SeedKind(KindBase):

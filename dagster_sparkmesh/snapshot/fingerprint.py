@@ -27,7 +27,9 @@ _METADATA_ONLY_KIND_FIELDS = METADATA_KIND_FIELDS | {
 }
 # Fields added after tables were versioned, hashed only when set to something else than their default: a project
 # that does not use them keeps the metadata hashes (and so the plans) of the release before.
-_HASHED_UNLESS_DEFAULT = {"on_additive_change": "allow"}
+_HASHED_UNLESS_DEFAULT = {
+    "on_additive_change": "allow", "updated_at_as_valid_from": False, "execution_time_as_valid_from": False
+}
 
 
 _ANY = object()

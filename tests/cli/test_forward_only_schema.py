@@ -85,3 +85,38 @@ def test_on_additive_change_ignore_keeps_the_table_as_it_is(tmp_path, spark, eng
     assert kept.exit_code == 0, kept.output
     assert _columns(spark, "db.fo") == ["ds", "amount"]
     assert spark.sql("SELECT COUNT(*) FROM db.fo").collect()[0][0] == 6
+
+
+def test_a_dropped_column_is_hidden_and_can_come_back(tmp_path, spark, engine, clean_catalog):
+    allow = ", on_destructive_change allow"
+    project = _project(tmp_path / "p", options=allow)
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount, 7 AS extra\n", allow)
+    assert _plan(project, engine).exit_code == 0
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount\n", allow)
+    dropped = _plan(project, engine, "--forward-only", "--effective-from", "2024-01-01")
+    assert dropped.exit_code == 0, dropped.output
+    for view in ("db.fo", "db.child"):  # as a fresh build of these files: no such column
+        assert _columns(spark, view) == ["ds", "amount"], view
+    assert spark.sql("SELECT SUM(amount), COUNT(*) FROM db.fo").collect()[0] == (21, 6)
+
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount, 8 AS extra\n", allow)
+    back = _plan(project, engine, "--forward-only", "--effective-from", "2024-01-04")
+    assert back.exit_code == 0, back.output
+    rows = spark.sql("SELECT dayofmonth(ds), extra FROM db.fo ORDER BY ds").collect()
+    assert [tuple(r) for r in rows] == [(1, None), (2, None), (3, None), (4, 8), (5, 8), (6, 8)]
+
+
+def test_a_dropped_column_of_a_unique_key_table_is_refused_clearly(tmp_path, spark, engine, clean_catalog):
+    (tmp_path / "p" / "models").mkdir(parents=True)
+    project = tmp_path / "p"
+    (project / "config.yaml").write_text("model_defaults:\n  dialect: spark\n")
+    model = project / "models" / "latest.sql"
+    header = "MODEL (name db.latest, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, on_destructive_change allow), "
+    header += "start '2024-01-01');\n"
+    model.write_text(header + "SELECT 1 AS id, 2 AS amount\n")
+    assert _plan(project, engine).exit_code == 0
+    model.write_text(header + "SELECT 1 AS id\n")
+    refused = _plan(project, engine, "--forward-only")
+    assert refused.exit_code == 2, refused.output
+    assert "cannot drop column(s) amount" in refused.output and "Parquet" in refused.output
+    assert _columns(spark, "db.latest") == ["id", "amount"]

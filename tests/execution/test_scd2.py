@@ -1,7 +1,9 @@
 """SCD type 2 kinds on real Spark: a customer dimension changing over three daily runs, through plan + apply.
 
-One project holds four history models over the same source table, so the three runs cover both kinds with and
-without ``invalidate_hard_deletes`` (Spark tests are slow: few runs, many assertions).
+One project holds six history models over the same source table, so the three runs cover both kinds with and
+without ``invalidate_hard_deletes``, and with each kind's own start of a key's first version (Spark tests are
+slow: few runs, many assertions). As in SQLMesh, a key's first version is valid from 1970-01-01 (BY_TIME always,
+BY_COLUMN in the first load) unless ``updated_at_as_valid_from`` / ``execution_time_as_valid_from``.
 
 Run 1 (2024-01-02): keys 1 and 2 appear.
 Run 2 (2024-01-03): key 1 changes name and updated_at, key 3 appears.
@@ -27,6 +29,7 @@ from dagster_sparkmesh.state.store import open_state_store
 D1, D2, D3 = datetime(2024, 1, 2), datetime(2024, 1, 3), datetime(2024, 1, 4)
 T_A, T_B = datetime(2024, 1, 1, 10), datetime(2024, 1, 2, 9)
 T_C = datetime(2024, 1, 2, 11)
+EPOCH = datetime(1970, 1, 1)
 
 SOURCES = {
     D1: [(1, "ann", T_A), (2, "bob", T_A)],
@@ -42,21 +45,24 @@ MODELS = {
         "SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, invalidate_hard_deletes true, "
         "valid_from_name starts, valid_to_name ends)"
     ),
+    "by_time_updated": "SCD_TYPE_2_BY_TIME (unique_key id, updated_at_as_valid_from true)",
+    "by_column_executed": "SCD_TYPE_2_BY_COLUMN (unique_key id, columns [name], execution_time_as_valid_from true)",
 }
 
 EXPECTED_BY_TIME = [
-    (1, "ann", T_A, T_B),
+    (1, "ann", EPOCH, T_B),
     (1, "anna", T_B, None),
-    (2, "bob", T_A, None),
-    (3, "cy", T_C, None),
+    (2, "bob", EPOCH, None),
+    (3, "cy", EPOCH, None),
 ]
 EXPECTED_BY_COLUMN = [
-    (1, "ann", D1, D2),
+    (1, "ann", EPOCH, D2),
     (1, "anna", D2, None),
-    (2, "bob", D1, None),
-    (3, "cy", D2, D3),
+    (2, "bob", EPOCH, None),
+    (3, "cy", D2, D3),  # a new key after the first load: from the execution time
     (3, "cyd", D3, None),
 ]
+FIRST_VERSIONS_FROM_THEIR_TIME = {(1, "ann"): (T_A, D1), (2, "bob"): (T_A, D1), (3, "cy"): (T_C, D2)}
 
 
 def _write_project(root: Path) -> Path:
@@ -112,11 +118,14 @@ def test_history_over_three_runs_for_both_kinds(spark, engine, run_on):
         _load_source(spark, rows)
         ctx = run_on(day)
 
-    deleted_key_closed = (2, "bob", D1, D3)
+    deleted_key_closed = (2, "bob", EPOCH, D3)
     assert _history(spark, "dim.by_time") == EXPECTED_BY_TIME
     assert _history(spark, "dim.by_time_deletes") == [
-        row if row[0] != 2 else (2, "bob", T_A, D3) for row in EXPECTED_BY_TIME
+        row if row[0] != 2 else (2, "bob", EPOCH, D3) for row in EXPECTED_BY_TIME
     ]
+    by_time_own, by_column_own = _first_versions_from_their_time(0), _first_versions_from_their_time(1)
+    assert _history(spark, "dim.by_time_updated") == [by_time_own(row) for row in EXPECTED_BY_TIME]
+    assert _history(spark, "dim.by_column_executed") == [by_column_own(row) for row in EXPECTED_BY_COLUMN]
     assert _history(spark, "dim.by_column") == EXPECTED_BY_COLUMN
     assert _history(spark, "dim.by_column_deletes", "starts", "ends") == [
         row if row[0] != 2 else deleted_key_closed for row in EXPECTED_BY_COLUMN
@@ -134,6 +143,16 @@ def test_history_over_three_runs_for_both_kinds(spark, engine, run_on):
     before = _history(spark, table, "starts", "ends")
     merge_history(engine, table, model, "SELECT id, name, updated_at FROM src.customers", D3)
     assert _history(spark, table, "starts", "ends") == before
+
+
+def _first_versions_from_their_time(which: int):
+    """The expected row with its first version starting at its updated_at (0) or its first run (1)."""
+
+    def row(expected: tuple) -> tuple:
+        own = FIRST_VERSIONS_FROM_THEIR_TIME.get(expected[:2])
+        return expected if own is None or expected[2] != EPOCH else (*expected[:2], own[which], expected[3])
+
+    return row
 
 
 def _version(ctx: ExecutionContext, name: str) -> str:

@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 
 from dagster_sparkmesh.execution.apply import backfill_window
-from dagster_sparkmesh.execution.plans import plan_for_run
+from dagster_sparkmesh.execution.plans import Restate, plan_for_run
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.janitor import JanitorReport, run_janitor
 from dagster_sparkmesh.execution.results import ModelRunResult
@@ -21,7 +21,7 @@ from dagster_sparkmesh.snapshot.naming import view_name
 from dagster_sparkmesh.state.store import open_state_store
 from tests.cli.sparkmesh_harness import invoke
 from tests.lifecycle.oracle import Divergence, compare_with_fresh_build
-from tests.lifecycle.oracle import drop_schemas
+from tests.lifecycle.oracle import digest_view, drop_schemas
 from tests.lifecycle.project import LifecycleProject, ProjectSpec, create_external_table, write_project, write_spec
 
 CLOCK = datetime(2024, 3, 1)
@@ -70,12 +70,16 @@ class Lifecycle:
             clock=lambda: clock,
         )
 
-    def run_models(self, models: list[str] | None, start: datetime, end: datetime) -> list[ModelRunResult]:
-        """A ranged Dagster run of ``models`` (unprefixed) over [start, end), as ``dagster/assets.py`` calls it."""
+    def run_models(
+        self, models: list[str] | None, start: datetime, end: datetime, *, restate: bool = False
+    ) -> list[ModelRunResult]:
+        """A ranged Dagster run of ``models`` (unprefixed) over [start, end), as ``dagster/assets.py`` calls it;
+        ``restate``: a person's "Materialize" in the UI, which recomputes complete partitions too."""
         ctx = self.context()
         try:
             names = None if models is None else [self.project.name(m) for m in models]
-            plan = plan_for_run(ctx, None, uuid.uuid4().hex)  # a run launched from the UI: no plan tag
+            recompute = Restate(tuple(sorted(names or ctx.project.models)), start, end) if restate else None
+            plan = plan_for_run(ctx, None, uuid.uuid4().hex, recompute)  # a run launched from the UI: no plan tag
             return list(backfill_window(ctx, plan, names, start, end).models)
         finally:
             ctx.close()
@@ -97,6 +101,19 @@ class Lifecycle:
         name = view_name(self.project.name(model), environment)
         query = f"SELECT {columns} FROM {name} ORDER BY {columns}"
         return [tuple(r) for r in self.engine.spark.sql(query).collect()]
+
+    def unreadable_views(self) -> dict[str, str]:
+        """Every view of every environment of the project whose query fails, with the error."""
+        failing = {}
+        with open_state_store(None, self.project.path) as state:
+            environments = state.list_environments()
+        for environment in environments:
+            for snapshot in environment.view_snapshots:
+                name = view_name(snapshot.name, environment.name)
+                digest = digest_view(self.engine, name)
+                if isinstance(digest, str):
+                    failing[name] = digest
+        return failing
 
     def divergences(self, end: datetime, start: datetime | None = None, environment: str = "prod") -> list[Divergence]:
         return compare_with_fresh_build(

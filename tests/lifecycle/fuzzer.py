@@ -96,13 +96,16 @@ def _draw(rng: random.Random, kind: str) -> Action:
     if kind == "ranged_run":
         models = tuple(sorted(rng.sample(PARTITIONED, rng.randint(1, len(PARTITIONED)))))
         chosen = models if rng.random() < 0.7 else tuple(ALL_MODELS)
+        if rng.random() < 0.3:  # a person's "Materialize" from the UI, after late data
+            return RangedRun(models=chosen, start=start, end=end, restate=True, late_bonus=rng.choice([0, 100]))
         return RangedRun(models=chosen, start=start, end=end)
     if kind == "restate":
         return Restate(model="src.events", start=start, end=end, late_bonus=rng.choice([0, 0, 100, 1000]))
     if kind == "rebuild":
         return Rebuild(model=rng.choice(["m.customer_totals", "m.region_totals", "m.latest"]), end=end)
     if kind == "edit":
-        return Edit(what=rng.choice(["breaking", "non_breaking", "macro", "deferred_macro", "owner", "end"]))
+        choices = ["breaking", "non_breaking", "macro", "deferred_macro", "defaults", "rename", "owner", "end"]
+        return Edit(what=rng.choice(choices))
     if kind == "forward_only":
         # Up to the last day any action can write: forward-only keeps the old results after the plan's end.
         return ForwardOnly(end=DAYS[-1])

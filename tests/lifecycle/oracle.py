@@ -74,7 +74,21 @@ def environment_digests(engine, project_dir: Path, prefix: str, environment: str
         if model.enabled:
             relation = record.relation_of(name) if record is not None else view_name(name, environment)
             digests[name.removeprefix(prefix)] = digest_view(engine, relation)
-    return digests
+    return {**digests, **_views_of_no_model(engine, project, prefix, environment)}
+
+
+def _views_of_no_model(engine, project, prefix: str, environment: str) -> dict[str, ViewDigest | str]:
+    """Views left in the environment's schemas for models the files no longer have (a deleted or renamed model's):
+    a fresh build has none, so each is a divergence."""
+    views = {view_name(name, environment) for name in project.models}
+    found = {}
+    for schema in sorted({view.split(".")[0] for view in views}):
+        if engine.spark.catalog.databaseExists(schema):
+            for table in engine.spark.catalog.listTables(schema):
+                qualified = f"{schema}.{table.name}"
+                if qualified not in views and table.tableType == "VIEW" and not table.isTemporary:
+                    found[qualified.removeprefix(prefix)] = digest_view(engine, qualified)
+    return found
 
 
 def fresh_build(engine, project_dir: Path, prefix: str, workdir: Path, *, end: datetime, start: datetime | None = None) -> tuple[Path, str]:

@@ -54,6 +54,14 @@ class ProjectSpec:
     """What the ``@day_offset()`` macro returns after reading the interval (a macro that reads the run's locals)."""
     source_columns: int = 0
     """Extra columns of the source, added by forward-only changes."""
+    default_batch_size: int | None = None
+    """``model_defaults.batch_size`` in config.yaml (how many intervals each incremental model computes at once)."""
+    region_renames: int = 0
+    """How many times m.region_totals was renamed (a rename is a deletion and an addition; names never repeat)."""
+
+    @property
+    def region_model(self) -> str:
+        return "m.region_totals" + (f"_{self.region_renames}" if self.region_renames else "")
 
 
 @dataclass(frozen=True)
@@ -70,7 +78,6 @@ class LifecycleProject:
 def write_project(folder: Path, prefix: str, external_schema: str, spec: ProjectSpec = ProjectSpec()) -> LifecycleProject:
     """The caller creates the external table (``create_external_table``) before planning."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "config.yaml").write_text(CONFIG)
     (folder / "external_models.yaml").write_text(
         f"- name: {external_schema}.adjustments\n  columns:\n    ds: DATE\n    bonus: INT\n"
     )
@@ -97,6 +104,15 @@ def day_offset(evaluator):
 """
 
 
+def _config(spec: ProjectSpec) -> str:
+    return CONFIG + (f"  batch_size: {spec.default_batch_size}\n" if spec.default_batch_size else "")
+
+
+def _write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
 def _write_macros(project: LifecycleProject, spec: ProjectSpec) -> None:
     folder = project.path / "macros"
     folder.mkdir(exist_ok=True)
@@ -108,6 +124,7 @@ def _write_macros(project: LifecycleProject, spec: ProjectSpec) -> None:
 
 def write_spec(project: LifecycleProject, spec: ProjectSpec) -> None:
     """Rewrite every model file from ``spec``; files whose text is unchanged are left untouched."""
+    _write_if_changed(project.path / "config.yaml", _config(spec))
     _write_macros(project, spec)
     models = project.path / "models"
     models.mkdir(exist_ok=True)
@@ -233,7 +250,7 @@ def _model_texts(p: str, x: str, spec: ProjectSpec) -> dict[str, str]:
         """,
         "region_totals.sql": f"""
             MODEL (
-              name {p}m.region_totals,
+              name {p}{spec.region_model},
               kind FULL,
               grain region,
               {meta}

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-from tests.lifecycle.actions import Edit, ForwardOnlyColumn, PlanProd, RangedRun
+from tests.lifecycle.actions import Edit, ForwardOnlyColumn, Janitor, PlanDev, PlanProd, RangedRun
 from tests.lifecycle.fuzzer import final_end, fuzz, generate, run_sequence
 
 
@@ -67,4 +67,19 @@ def test_macro_edits_and_a_forward_only_column_match_a_fresh_build(engine, tmp_p
         Edit(what="deferred_macro"),
         PlanProd(end="2024-01-05"),
         ForwardOnlyColumn(end="2024-01-05"),
+    )
+
+
+# A model renamed while a development environment still reads it, a model_defaults change (batched runs from then
+# on), then the janitor: prod has the new name only, dev's views still read their tables.
+@pytest.mark.slow
+def test_a_rename_and_a_defaults_change_under_a_reading_environment_match_a_fresh_build(engine, tmp_path):
+    _replay(
+        engine, tmp_path,
+        PlanProd(end="2024-01-04"),
+        PlanDev(end="2024-01-04"),
+        Edit(what="rename"),
+        Edit(what="defaults"),
+        PlanProd(end="2024-01-06"),
+        Janitor(),
     )

@@ -219,7 +219,8 @@ SCD_DEFAULTS = {
     [
         (
             "SCD_TYPE_2_BY_TIME (unique_key id)",
-            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_TIME", "updated_at_name": "updated_at"},
+            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_TIME", "updated_at_name": "updated_at",
+             "updated_at_as_valid_from": False},
         ),
         (
             "scd_type_2_by_time (unique_key [Id, region], updated_at_name changed_at, valid_from_name since,\n"
@@ -227,16 +228,18 @@ SCD_DEFAULTS = {
             {
                 **SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_TIME", "unique_key": ("id", "region"),
                 "updated_at_name": "changed_at", "valid_from_name": "since", "valid_to_name": "until",
-                "invalidate_hard_deletes": True,
+                "invalidate_hard_deletes": True, "updated_at_as_valid_from": False,
             },
         ),
         (
             "SCD_TYPE_2_BY_COLUMN (unique_key id, columns [Name, email])",
-            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_COLUMN", "columns": ("name", "email")},
+            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_COLUMN", "columns": ("name", "email"),
+             "execution_time_as_valid_from": False},
         ),
         (
             "SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, disable_restatement true)",
-            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_COLUMN", "columns": ("*",), "disable_restatement": True},
+            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_COLUMN", "columns": ("*",), "disable_restatement": True,
+             "execution_time_as_valid_from": False},
         ),
     ],
 )
@@ -267,7 +270,8 @@ def test_scd_type_2_errors_point_at_the_property(text, message, hint):
 def test_scd_type_2_is_sqlmesh_alias_of_scd_type_2_by_time():
     alias = parse("MODEL (name db.m, kind SCD_TYPE_2 (unique_key id, updated_at_name changed_at)); SELECT 1 AS a").model
     full = parse("MODEL (name db.m, kind SCD_TYPE_2_BY_TIME (unique_key id, updated_at_name changed_at)); SELECT 1 AS a").model
-    assert alias.kind.model_dump() == {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_TIME", "updated_at_name": "changed_at"}
+    assert alias.kind.model_dump() == {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_TIME", "updated_at_name": "changed_at",
+                                       "updated_at_as_valid_from": False}
     assert alias == full  # same record, so the same fingerprint and physical table
 
 

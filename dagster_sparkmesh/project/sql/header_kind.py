@@ -142,12 +142,20 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
     ),
     "SCD_TYPE_2_BY_TIME": (
         ScdType2ByTimeKind,
-        {"updated_at_name": _field("updated_at_name", _name), **_SCD_TYPE_2_COMMON},
+        {
+            "updated_at_name": _field("updated_at_name", _name),
+            "updated_at_as_valid_from": _field("updated_at_as_valid_from", Value.boolean),
+            **_SCD_TYPE_2_COMMON,
+        },
         ("unique_key",),
     ),
     "SCD_TYPE_2_BY_COLUMN": (
         ScdType2ByColumnKind,
-        {"columns": _tracked_columns, **_SCD_TYPE_2_COMMON},
+        {
+            "columns": _tracked_columns,
+            "execution_time_as_valid_from": _field("execution_time_as_valid_from", Value.boolean),
+            **_SCD_TYPE_2_COMMON,
+        },
         ("unique_key", "columns"),
     ),
     "INCREMENTAL_BY_PARTITION": (
