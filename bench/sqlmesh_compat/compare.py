@@ -49,8 +49,9 @@ def _compare_deps(names: list[str], sqlmesh: SideResult, sparkmesh: SideResult, 
         if theirs == ours:
             equal += 1
             continue
-        parts = [f"missed {sorted(theirs - ours)}" if theirs - ours else "", f"extra {sorted(ours - theirs)}" if ours - theirs else ""]
-        out.append(Difference(f"deps {name}", ", ".join(p for p in parts if p)))
+        parts = [f"missed {sorted(theirs - ours)}" if theirs - ours else "",
+                 f"extra {sorted(ours - theirs)}" if ours - theirs else ""]
+        out.append(Difference(f"deps {name}", ", ".join(part for part in parts if part)))
     return Count(equal, len(sqlmesh.models))
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sqlmesh_compat.compare import compare
@@ -22,21 +24,33 @@ def run_comparison(
     spark_folder: Path | None = None,
 ) -> list[ProjectScore]:
     """``spark_folder``: where sparkmesh's local Spark session keeps its warehouse (default: in ``scratch``)."""
-    # The example projects import third-party packages of their own (faker, ibis), as a user's would: sparkmesh's
-    # side finds them after its own packages.
-    if str(referee.project_requirements) not in sys.path:
-        sys.path.append(str(referee.project_requirements))
     interval = Interval()
     spark_folder = (spark_folder or scratch / "spark") if unit_tests else None
-    scores = []
     projects = [*example_projects(referee.examples), write_macro_project(scratch / "written")]
-    for project in projects:
-        if only and project.name not in only:
-            continue
-        theirs = sqlmesh_side(referee.python, _copy(referee, project, scratch / "sqlmesh"), interval, unit_tests)
-        ours = sparkmesh_side(_copy(referee, project, scratch / "sparkmesh"), interval, spark_folder)
-        scores.append(_without_scratch(compare(project.name, theirs, ours), scratch))
+    scores = []
+    with _project_requirements_importable(referee.project_requirements):
+        for project in projects:
+            if only and project.name not in only:
+                continue
+            theirs = sqlmesh_side(referee.python, _copy(referee, project, scratch / "sqlmesh"), interval, unit_tests)
+            ours = sparkmesh_side(_copy(referee, project, scratch / "sparkmesh"), interval, spark_folder)
+            scores.append(_without_scratch(compare(project.name, theirs, ours), scratch))
     return scores
+
+
+@contextmanager
+def _project_requirements_importable(folder: Path) -> Iterator[None]:
+    """The example projects import third-party packages of their own (faker, ibis), as a user's would: sparkmesh's
+    side finds them after its own packages (last on ``sys.path``), for the comparison only."""
+    entry = str(folder)
+    added = entry not in sys.path
+    if added:
+        sys.path.append(entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
 
 
 def _without_scratch(score: ProjectScore, scratch: Path) -> ProjectScore:

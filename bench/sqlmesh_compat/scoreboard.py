@@ -62,7 +62,8 @@ def _cells(score: ProjectScore) -> list[str]:
     yes = {True: "yes", False: "**no**"}
     return [
         score.name, yes[score.sqlmesh_loads], yes[score.sparkmesh_loads], yes[score.models_equal], str(score.deps),
-        str(score.renders), str(score.statements), str(score.unit_tests), f"{score.sqlmesh_tests_passing} / {score.sparkmesh_tests_passing}",
+        str(score.renders), str(score.statements), str(score.unit_tests),
+        f"{score.sqlmesh_tests_passing} / {score.sparkmesh_tests_passing}",
     ]
 
 

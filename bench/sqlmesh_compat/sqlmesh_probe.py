@@ -42,7 +42,7 @@ def probe(request: dict) -> dict:
             if not m.kind.is_external
         },
         "externals": {
-            _short_name(m.fqn, context): {name: dtype.sql(dialect="spark") for name, dtype in (m.columns_to_types or {}).items()}
+            _short_name(m.fqn, context): _spark_columns(m)
             for m in context.models.values()
             if m.kind.is_external
         },
@@ -61,7 +61,7 @@ def _model_facts(model, context, interval: dict) -> dict:
         "kind": model.kind.name.value if hasattr(model.kind.name, "value") else str(model.kind.name),
         "dialect": model.dialect or "",
         "depends_on": sorted(_short_name(parent, context) for parent in model.depends_on if parent != model.fqn),
-        "columns": {name: dtype.sql(dialect="spark") for name, dtype in (model.columns_to_types or {}).items()},
+        "columns": _spark_columns(model),
         "sql": None,
         "render_error": "",
         "statements": None,
@@ -95,10 +95,15 @@ def _rendered(model, context, interval: dict):
             parent = models_by_name.get(_short_name(exp.table_name(node, identify=True), context))
             if parent is not None and parent.kind.is_embedded and parent.fqn != model.fqn:
                 alias = node.alias_or_name
-                return exp.Subquery(this=_rendered(parent, context, interval), alias=exp.TableAlias(this=exp.to_identifier(alias)))
+                alias = exp.TableAlias(this=exp.to_identifier(alias))
+                return exp.Subquery(this=_rendered(parent, context, interval), alias=alias)
         return node
 
     return query.transform(inline)
+
+
+def _spark_columns(model) -> dict:
+    return {name: dtype.sql(dialect="spark") for name, dtype in (model.columns_to_types or {}).items()}
 
 
 def _unit_tests(context) -> dict:
