@@ -13,7 +13,7 @@ import inspect
 import json
 import uuid
 from collections.abc import Callable, Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlglot import exp
@@ -37,6 +37,21 @@ _KEYWORDS = frozenset(word.lower() for word in Spark.tokenizer_class.KEYWORDS if
 def python_model_select(
     ctx: ExecutionContext, model: Model, interval: Interval, table_for: Callable[[str], str]
 ) -> str:
+    frame = python_model_frame(ctx, model, interval, table_for)
+    view = f"sparkmesh_python_{uuid.uuid4().hex[:12]}"
+    frame.createOrReplaceTempView(view)
+    return f"SELECT * FROM {quote_identifier(view)}"
+
+
+def python_model_frame(
+    ctx: ExecutionContext,
+    model: Model,
+    interval: Interval,
+    table_for: Callable[[str], str],
+    execution_time: datetime | None = None,
+) -> Any:
+    """The model's rows for ``interval`` as one Spark DataFrame; ``execution_time`` defaults to the run's clock
+    (a unit test gives its own)."""
     from dagster_sparkmesh.project.python.models import resolve_python_entrypoint
 
     function = resolve_python_entrypoint(model.python_entrypoint or "")
@@ -48,16 +63,12 @@ def python_model_select(
         # Inclusive, as SQLMesh passes it and as @end_ds renders: real projects iterate over
         # ``range((end - start).days + 1)`` days (SQLMesh's sushi example).
         end=interval.end - timedelta(microseconds=1),
-        execution_time=ctx.clock(),
+        execution_time=execution_time or ctx.clock(),
         variables=dict(config.variables),
         blueprint_variables={name: json.loads(value) for name, value in model.blueprint_variables},
         gateway=config.default_gateway,
     )
-    frames = _call(function, context, model)
-    frame = _one_frame(frames, context.spark, model)
-    view = f"sparkmesh_python_{uuid.uuid4().hex[:12]}"
-    frame.createOrReplaceTempView(view)
-    return f"SELECT * FROM {quote_identifier(view)}"
+    return _one_frame(_call(function, context, model), context.spark, model)
 
 
 def table_reference(qualified_name: str) -> str:

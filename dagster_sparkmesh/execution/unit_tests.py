@@ -8,10 +8,17 @@ from datetime import date, datetime, timedelta
 import sqlglot
 from sqlglot import exp
 
+from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.python_runner import python_model_frame
 from dagster_sparkmesh.model.records import UnitTest
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.snapshot.naming import quote_identifier
+from dagster_sparkmesh.snapshot.records import Interval
+
+_OUTPUT = ""
+"""Where a Python model's output view is kept among the input views (no table is named "")."""
 
 _DEFAULT_START = datetime(1970, 1, 1)
 """A test's start when its ``vars`` give none, as in SQLMesh (the epoch): a test giving only an ``end`` renders
@@ -38,6 +45,11 @@ def _run_one(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
     try:
         for name, query in test.input_queries:
             views[name] = _query_view(ctx, query)
+        model = ctx.project.models[test.model]
+        if model.depends_on_self and model.name not in views:
+            # As in SQLMesh: a test stands for every table the model reads, its own too (empty unless given);
+            # the real table may not exist, and reading it would make the test depend on the warehouse.
+            views[model.name] = _input_view(ctx, test, model.name, ())
         return _compare(ctx, test, views)
     finally:  # the session outlives the test: leave no input views behind
         for view in views.values():
@@ -45,22 +57,36 @@ def _run_one(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
 
 
 def _compare(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> UnitTestResult:
-    model = ctx.project.models[test.model]
-    start = _parse(test.start) or _DEFAULT_START
-    end = _parse_end(test.end) or start + timedelta(days=1)
-    sql = render_query(
-        model,
-        start=start,
-        end=end,
-        execution_time=_parse(test.execution_time) or end,
-        table_for=lambda name: views.get(name, name),
-        models=ctx.project.models,
-        variables=ctx.project.config.variables,
-    )
+    sql = _model_sql(ctx, test, views)
     problems = [problem for name, rows, query in test.expected_ctes if (problem := _cte_difference(ctx, sql, name, rows, query))]
     if test.checks_query and (problem := _difference(ctx, sql, test.expected_rows, test.expected_query)) is not None:
         problems.append(problem)
     return UnitTestResult(name=test.name, model=test.model, passed=not problems, message="; ".join(problems))
+
+
+def _model_sql(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> str:
+    """The SQL giving the model's rows over the test's inputs: a SQL model's rendered query, or a view of what a
+    Python model's function returns when called with the inputs as its tables (as SQLMesh tests both)."""
+    model = ctx.project.models[test.model]
+    start = _parse(test.start) or _DEFAULT_START
+    end = _parse_end(test.end) or start + timedelta(days=1)
+    execution_time = _parse(test.execution_time) or end
+    if model.query is None and model.python_entrypoint:
+        interval = Interval(start=start, end=end)
+        frame = python_model_frame(ctx, model, interval, lambda name: views.get(name, name), execution_time)
+        # Kept with the inputs under a key no table can have, so that the same cleanup drops it.
+        views[_OUTPUT] = view = _view_name()
+        frame.createOrReplaceTempView(view)
+        return f"SELECT * FROM {quote_identifier(view)}"
+    return render_query(
+        model,
+        start=start,
+        end=end,
+        execution_time=execution_time,
+        table_for=lambda name: views.get(name, name),
+        models=ctx.project.models,
+        variables=ctx.project.config.variables,
+    )
 
 
 def cte_query(sql: str, cte: str) -> str | None:
@@ -116,14 +142,18 @@ def _parse(value: str | None) -> datetime | None:
     return datetime.fromisoformat(str(value)) if value else None
 
 
+def _view_name() -> str:
+    return f"sparkmesh_test_{uuid.uuid4().hex[:10]}"
+
+
 def _query_view(ctx: ExecutionContext, query: str) -> str:
-    view = f"sparkmesh_test_{uuid.uuid4().hex[:10]}"
+    view = _view_name()
     ctx.engine.create_query_view(view, query)
     return view
 
 
 def _input_view(ctx: ExecutionContext, test: UnitTest, name: str, rows) -> str:
-    view = f"sparkmesh_test_{uuid.uuid4().hex[:10]}"
+    view = _view_name()
     columns = _input_columns(ctx, name, rows)
     values = [tuple(dict(row).get(column) for column, _ in columns) for row in rows]
     ctx.engine.create_temp_view(view, columns, values)
@@ -136,11 +166,30 @@ def _input_columns(ctx: ExecutionContext, name: str, rows) -> list[tuple[str, st
         declared = ctx.project.external_models[name].columns
     if declared:
         return list(declared)
+    if not rows:  # an empty stand-in (a self-reading model's own table): its columns must come from elsewhere
+        return _derived_columns(ctx, name)
     seen: dict[str, str] = {}
     for row in rows:
         for column, value in row:
             seen.setdefault(column, _spark_type(value))
     return list(seen.items())
+
+
+def _derived_columns(ctx: ExecutionContext, name: str) -> list[tuple[str, str]]:
+    """The columns sqlglot derives from the model's query, as SQLMesh types an empty input; an error naming the
+    way out where it cannot."""
+    from dagster_sparkmesh.project.column_schema import ModelColumns  # only undeclared empty inputs need it
+
+    derived = ModelColumns(ctx.project.models, ctx.project.external_models, final=True).types(name) or {}
+    if not derived or any(data_type.this == exp.DataType.Type.UNKNOWN for data_type in derived.values()):
+        model = ctx.project.models.get(name)
+        raise ExecutionError(
+            f"the unit test input {name} has no rows and its columns are unknown",
+            path=model.path if model else None,
+            line=model.line if model else None,
+            hint=f"declare columns (...) in the MODEL header of {name}, or give the test rows of it",
+        )
+    return [(column, data_type.sql(dialect="spark")) for column, data_type in derived.items()]
 
 
 def _spark_type(value: object) -> str:

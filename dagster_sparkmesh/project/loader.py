@@ -192,8 +192,14 @@ def _merged_externals(repos: list[_Repo]) -> dict:
 
 def _validate_unit_tests(unit_tests: tuple, models: dict[str, Model], externals: dict) -> None:
     if unit_tests:
-        parents = {name: model.depends_on for name, model in models.items()}
+        parents = {name: _test_parents(model) for name, model in models.items()}
         validate_unit_tests(unit_tests, [*models, *externals], parents)
+
+
+def _test_parents(model: Model) -> frozenset[str]:
+    """What a unit test of ``model`` may give rows of: its parents, and its own table when it reads itself (as in
+    SQLMesh, whose tests give a self-reading model's table, empty unless the test has rows of it)."""
+    return model.depends_on | {model.name} if model.depends_on_self else model.depends_on
 
 
 def _files(folder: Path, pattern: str) -> list[Path]:
