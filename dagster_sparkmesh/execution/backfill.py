@@ -8,7 +8,7 @@ from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.abort import ApplyAborted, StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
-from dagster_sparkmesh.execution.forward_only_columns import forward_only_models, widen_for_forward_only_change
+from dagster_sparkmesh.execution.forward_only_columns import models_on_a_shared_table, widen_for_forward_only_change
 from dagster_sparkmesh.execution.preflight import PreflightReport, run_preflight
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
@@ -46,7 +46,7 @@ def run_models(
     order = [name for name in ctx.project.models if name in selected]
     parents = {name: ctx.project.models[name].depends_on & selected for name in order}
     ready = ready_to_compute(ctx, plan, selected)
-    widened = forward_only_models(plan)
+    widened = models_on_a_shared_table(plan, ctx.state.get_environment(ctx.environment))
     window = Interval(start=plan.start, end=plan.end)
 
     def task(name: str) -> ModelRunResult:

@@ -17,19 +17,27 @@ from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.evaluator import ModelTarget, rendered_query
 from dagster_sparkmesh.plan.definition import Plan
-from dagster_sparkmesh.snapshot.records import ChangeCategory, Interval
+from dagster_sparkmesh.snapshot.records import ChangeCategory, Environment, Interval
 
 
-def forward_only_models(plan: Plan) -> set[str]:
-    """The models whose snapshot in ``plan`` is a new forward-only version of an existing table."""
-    return {s.name for s in plan.new_snapshots if s.change_category == ChangeCategory.FORWARD_ONLY}
+def models_on_a_shared_table(plan: Plan, current: Environment | None) -> set[str]:
+    """The models whose query in ``plan`` changes while their table stays: a new forward-only version, or a
+    change back to a snapshot of the same table (a reverted forward-only change), whose columns may differ."""
+    forward_only = {s.name for s in plan.new_snapshots if s.change_category == ChangeCategory.FORWARD_ONLY}
+    before = {s.name: s for s in current.snapshots} if current else {}
+    reverted = {
+        s.name
+        for s in plan.environment_after.snapshots
+        if s.name in before and before[s.name].version == s.version and before[s.name].fingerprint != s.fingerprint
+    }
+    return forward_only | reverted
 
 
 def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, window: Interval) -> None:
     """Add the columns the model's query has and its existing table lacks; ``window``: an interval to render the
     query for (its columns do not depend on it)."""
     model = target.model
-    if not model.kind.has_physical_layer or model.kind.plain_view:
+    if not model.kind.may_be_forward_only:  # other kinds never share a table between two queries
         return
     if not ctx.engine.physical_exists(target.table):
         return  # its first write creates it with every column

@@ -120,3 +120,17 @@ def test_a_dropped_column_of_a_unique_key_table_is_refused_clearly(tmp_path, spa
     assert refused.exit_code == 2, refused.output
     assert "cannot drop column(s) amount" in refused.output and "Parquet" in refused.output
     assert _columns(spark, "db.latest") == ["id", "amount"]
+
+
+def test_reverting_a_forward_only_column_takes_it_away_again(tmp_path, spark, engine, clean_catalog):
+    allow = ", on_destructive_change allow"
+    project = _project(tmp_path / "p", options=allow)
+    assert _plan(project, engine).exit_code == 0
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount, 1 AS extra\n", allow)
+    assert _plan(project, engine, "--forward-only", "--effective-from", "2024-01-01").exit_code == 0
+    assert _columns(spark, "db.fo") == ["ds", "amount", "extra"]
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount\n", allow)  # back to the first files
+    reverted = _plan(project, engine, "--forward-only")  # the first snapshot again, on the same table
+    assert reverted.exit_code == 0, reverted.output
+    for view in ("db.fo", "db.child"):  # as a fresh build of these files
+        assert _columns(spark, view) == ["ds", "amount"], view

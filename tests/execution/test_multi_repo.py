@@ -51,4 +51,5 @@ def test_two_repositories_are_one_dag(spark, tmp_path, engine, clean_catalog):
     assert result.exit_code == 0, result.output
     assert "repo2.totals" in json.dumps(json.loads(result.output))
     alone = CliRunner().invoke(main, ["-p", str(second), "info"])
-    assert alone.exit_code == 2 and "repo1.events" in alone.output  # without repo_1 the reference is unknown
+    # Without repo_1, its table is read but declared nowhere: an external model with a warning, as in SQLMesh.
+    assert alone.exit_code == 0 and "repo1.events" in alone.output, alone.output
