@@ -12,6 +12,9 @@ from collections.abc import Sequence
 
 from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.partition_sql import column_list
+from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.snapshot.records import Interval
 
 
 def first_repeated_key(engine: SparkCatalog, query_sql: str, unique_key: Sequence[str]) -> tuple[tuple, int] | None:
@@ -24,3 +27,22 @@ def first_repeated_key(engine: SparkCatalog, query_sql: str, unique_key: Sequenc
         return None
     *key, count = rows[0]
     return tuple(key), int(count)
+
+
+def refuse_repeated_keys(engine: SparkCatalog, model: Model, query_sql: str, batch: Interval) -> None:
+    """Raise, naming one repeated key of the batch ``[start, end)``, when the query returns a key twice."""
+    key = list(model.kind.unique_key)
+    repeated = first_repeated_key(engine, query_sql, key)
+    if repeated is None:
+        return
+    values, count = repeated
+    described = ", ".join(f"{name} = {value!r}" for name, value in zip(key, values))
+    raise ExecutionError(
+        f"{model.name}: the query returns {count} rows for the unique key {described} "
+        f"in [{batch.start:%Y-%m-%d %H:%M}, {batch.end:%Y-%m-%d %H:%M})",
+        path=model.path,
+        line=model.line,
+        hint="an INCREMENTAL_BY_UNIQUE_KEY query must return each key once per run: aggregate by the key, keep one "
+        "row per key (QUALIFY ROW_NUMBER() OVER (PARTITION BY the key ORDER BY ...) = 1), or add the columns that "
+        "make rows unique to unique_key",
+    )

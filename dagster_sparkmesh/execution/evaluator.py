@@ -17,8 +17,8 @@ from dagster_sparkmesh.engine.generation_tables import (
 from dagster_sparkmesh.engine.counted_writes import RowChecks
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.engine.scd2 import merge_history
-from dagster_sparkmesh.engine.unique_keys import first_repeated_key
-from dagster_sparkmesh.errors import AuditFailure, ExecutionError
+from dagster_sparkmesh.engine.unique_keys import refuse_repeated_keys
+from dagster_sparkmesh.errors import AuditFailure
 from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -317,7 +317,7 @@ def _write_unique_key(
 ) -> tuple[int, list[AuditResult]]:
     span = _span(target.intervals)
     query = _select_for(ctx, target, span)
-    _refuse_repeated_keys(ctx, target, query, span)
+    refuse_repeated_keys(ctx.engine, target.model, query, span)
     rows = None
     if not ctx.engine.table_exists(target.table):  # a new table: the upsert is all the rows
         rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
@@ -327,26 +327,6 @@ def _write_unique_key(
     if rows is None:
         rows = ctx.engine.upsert_by_key(target.table, query, list(target.model.kind.unique_key))
     return rows, _commit(ctx, target, target.intervals, incomplete)
-
-
-def _refuse_repeated_keys(ctx: ExecutionContext, target: ModelTarget, query: str, span: Interval) -> None:
-    """A key the batch's query returns twice would be kept twice or once depending on the batching
-    (``engine.unique_keys``): refused, before anything is written."""
-    key = list(target.model.kind.unique_key)
-    repeated = first_repeated_key(ctx.engine, query, key)
-    if repeated is None:
-        return
-    values, count = repeated
-    described = ", ".join(f"{name} = {value!r}" for name, value in zip(key, values))
-    raise ExecutionError(
-        f"{target.model.name}: the query returns {count} rows for the unique key {described} "
-        f"in [{span.start:%Y-%m-%d %H:%M}, {span.end:%Y-%m-%d %H:%M})",
-        path=target.model.path,
-        line=target.model.line,
-        hint="an INCREMENTAL_BY_UNIQUE_KEY query must return each key once per run: aggregate by the key, keep one "
-        "row per key (QUALIFY ROW_NUMBER() OVER (PARTITION BY the key ORDER BY ...) = 1), or add the columns that "
-        "make rows unique to unique_key",
-    )
 
 
 def _write_scd_type_2(
