@@ -20,10 +20,9 @@ from dagster_sparkmesh.execution import crashpoints
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
 from tests.lifecycle.cli_actions import Lifecycle, day, inclusive_end
-from tests.lifecycle.project import add_late_data, with_changes
+from tests.lifecycle.project import PARTITIONED, add_late_data, with_changes
 
 DAYS = tuple(f"2024-01-{d:02d}" for d in range(1, 15))
-PARTITIONED = ("src.events", "m.daily", "m.rolling", "m.latest")
 ALL_MODELS = ("src.customers", *PARTITIONED, "m.customer_totals", "m.region_totals", "m.report")
 
 

@@ -22,7 +22,14 @@ from dagster_sparkmesh.state.store import open_state_store
 from tests.cli.sparkmesh_harness import invoke
 from tests.lifecycle.oracle import Divergence, compare_with_fresh_build
 from tests.lifecycle.oracle import digest_view, drop_schemas
-from tests.lifecycle.project import LifecycleProject, ProjectSpec, create_external_table, write_project, write_spec
+from tests.lifecycle.project import (
+    PARTITIONED,
+    LifecycleProject,
+    ProjectSpec,
+    create_external_table,
+    write_project,
+    write_spec,
+)
 
 CLOCK = datetime(2024, 3, 1)
 
@@ -74,11 +81,15 @@ class Lifecycle:
         self, models: list[str] | None, start: datetime, end: datetime, *, restate: bool = False
     ) -> list[ModelRunResult]:
         """A ranged Dagster run of ``models`` (unprefixed) over [start, end), as ``dagster/assets.py`` calls it;
-        ``restate``: a person's "Materialize" in the UI, which recomputes complete partitions too."""
+        ``restate``: a person's "Materialize" in the UI, which recomputes complete partitions too. As in Dagster,
+        a partition range restates the time-partitioned models of the selection only (the others are assets of
+        their own, without partitions, in runs of their own)."""
         ctx = self.context()
         try:
             names = None if models is None else [self.project.name(m) for m in models]
-            recompute = Restate(tuple(sorted(names or ctx.project.models)), start, end) if restate else None
+            partitioned = {self.project.name(m) for m in PARTITIONED}
+            chosen = tuple(sorted(n for n in (names or ctx.project.models) if n in partitioned))
+            recompute = Restate(chosen, start, end) if restate else None
             plan = plan_for_run(ctx, None, uuid.uuid4().hex, recompute)  # a run launched from the UI: no plan tag
             return list(backfill_window(ctx, plan, names, start, end).models)
         finally:

@@ -33,6 +33,8 @@ from pathlib import Path
 
 START = "2024-01-01"
 MODELS = ("src.customers", "src.events", "m.daily", "m.rolling", "m.customer_totals", "m.region_totals", "m.latest", "m.report")
+PARTITIONED = ("src.events", "m.daily", "m.rolling", "m.latest")
+"""The time-partitioned models: in Dagster, the assets a partition range selects."""
 CONFIG = "model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n  cron: '@daily'\n"
 SEED_ROWS = "customer_id,region\n1,north\n2,north\n3,south\n4,south\n5,east\n6,east\n"
 
