@@ -73,7 +73,7 @@ class RangedRun:
     def apply(self, lc: Lifecycle) -> Outcome:
         try:
             models = [lc.spec.region_model if m == "m.region_totals" else m for m in self.models]  # renamed meanwhile
-            if self.restate and self.late_bonus:
+            if self.restate and self.late_bonus and "src.events" in models:  # late data only for its source's run
                 add_late_data(lc.engine, lc.project, [d for d in DAYS if self.start <= d <= self.end], self.late_bonus)
             lc.run_models(models, day(self.start), inclusive_end(self.end), restate=self.restate)
         except SparkMeshError as refused:
