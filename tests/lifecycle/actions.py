@@ -204,7 +204,8 @@ class Crash:
 
 
 Action = (
-    PlanProd | PlanDev | RangedRun | Restate | Rebuild | Edit | ForwardOnly | ForwardOnlyColumn | Rollback | Janitor | Crash
+    PlanProd | PlanDev | RangedRun | Restate | Rebuild | Edit | ForwardOnly | ForwardOnlyColumn | Rollback | Janitor
+    | Crash
 )
 
 
