@@ -90,10 +90,11 @@ def _large_project(count: int) -> Project:
 
 def test_a_thousand_models_build_definitions_in_well_under_five_seconds():
     project = _large_project(1000)
-    began = time.perf_counter()
+    # CPU time of this process: the work of building them, not how busy the machine's other processes keep it.
+    began = time.process_time()
     defs = _definitions(project)
     graph = defs.resolve_asset_graph()
-    elapsed = time.perf_counter() - began
+    elapsed = time.process_time() - began
     assert len(graph.get_all_asset_keys()) == 1001
     assert elapsed < 5, f"{elapsed:.1f}s"
 
