@@ -1,8 +1,9 @@
-"""A person's "Materialize" recomputes: a run launched by a person (the UI, ``dg launch``, a job run) over partitions
-that are all complete restates them, as ``plan --restate-model`` over that range would; their readers' intervals
-over what they read are restated with them. A selection with gaps computes the gaps (a relaunch after a terminated
-run resumes). Runs of the git sensor, schedules and automation conditions, and re-executions of a run, never
-restate. The run tag ``sparkmesh/restate: false`` opts a person's run out."""
+"""A person's "Materialize" recomputes: a run launched by a person (the UI, ``dg launch``, a job run) restates the
+complete partitions it selects, as ``plan --restate-model`` over that range would, and computes its gaps beside
+them; their readers' intervals over what they read are restated with them. Runs of the git sensor, schedules and
+automation conditions never restate, nor do re-executions of a run (the UI's "Re-execute" after a terminated or
+failed run resumes: it computes what is still missing). The run tag ``sparkmesh/restate: false`` opts a person's
+run out."""
 
 from __future__ import annotations
 

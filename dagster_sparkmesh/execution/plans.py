@@ -3,9 +3,10 @@
 - ``plan_for``: a new plan of the context's project and environment (a CLI ``plan`` or ``run``, a sensor tick).
 - ``plan_for_run``: the plan a Dagster run executes: the one its ``sparkmesh/plan_id`` tag names, checked to match
   the loaded project; a run launched without the tag (from the UI) gets one built by its first step and stored
-  under ``dagster-<run id>``, which its other steps load. A person's run of a complete selection restates it
-  (``Restate``): "Materialize" of a complete partition recomputes it, and its readers, as ``plan --restate-model``
-  would; a selection with gaps computes the gaps.
+  under ``dagster-<run id>``, which its other steps load. A person's run restates what its selection holds
+  (``Restate``): "Materialize" of complete partitions recomputes them, and their readers, as ``plan --restate-model``
+  would, and computes the gaps beside them; a model with nothing recorded in the selection is only computed (its
+  readers are not restated for it). A re-execution of a run resumes: it computes the gaps only.
 - ``plan_to_promote``: what the promotion asset promotes: the plan its run names, else the environment's latest
   stored plan when it still matches the project and the environment, else a new one.
 """
@@ -53,20 +54,23 @@ def plan_for_run(ctx: ExecutionContext, plan_id: str | None, run_id: str, restat
     if stored is not None:
         return load_plan(ctx.state, own_id)
     plan = plan_for(ctx, plan_id=own_id)
-    if restate is not None and restate.models and _complete(plan, restate):
+    holding = _holding_data(ctx, plan, restate) if restate is not None else ()
+    if holding:
         within = Interval(start=restate.start, end=restate.end) if restate.start and restate.end else None
-        plan = plan_for(ctx, plan_id=own_id, restate_models=restate.models, restate_within=within)
+        plan = plan_for(ctx, plan_id=own_id, restate_models=holding, restate_within=within)
     return store_plan(ctx.state, plan)
 
 
-def _complete(plan: Plan, restate: Restate) -> bool:
-    """Whether nothing of what ``restate`` names is missing: only a complete selection is recomputed (a range with
-    gaps, such as a relaunch after a terminated run, computes the gaps)."""
+def _holding_data(ctx: ExecutionContext, plan: Plan, restate: Restate) -> tuple[str, ...]:
+    """The models of ``restate`` with an interval recorded inside its window: those are recomputed. A model whose
+    selection is all gaps (a new version's first backfill) is computed without restating its readers."""
+    holding = []
     for name in restate.models:
-        for interval in plan.missing_intervals.get(name, ()):
-            if restate.start is None or (interval.start < restate.end and restate.start < interval.end):
-                return False
-    return True
+        version = plan.version_of(name)
+        recorded = ctx.state.get_intervals(name, version) if version is not None else []
+        if any(restate.start is None or (i.start < restate.end and restate.start < i.end) for i in recorded):
+            holding.append(name)
+    return tuple(holding)
 
 
 def plan_to_promote(ctx: ExecutionContext, plan_id: str | None) -> Plan:

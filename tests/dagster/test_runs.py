@@ -251,14 +251,42 @@ def test_partitions_computed_before_their_parent_has_them_fail_instead_of_showin
         assert _intervals(project_dir, "shop.daily_flags") == [(datetime(2024, 1, 1), datetime(2024, 1, 2))]
 
 
-def test_a_persons_materialization_of_a_complete_partition_restates_it_and_its_readers(spark, project_dir, resource):
-    """Late data in a source: materializing the partition again from the UI recomputes it (prod's view shows the new
-    number at once) and restates its readers' intervals over it; the run log says so."""
+def _with_a_landing_source(spark, project_dir: Path) -> None:
+    """``shop.daily`` also reads ``landing.orders``, an external table where late rows arrive."""
     spark.sql("CREATE DATABASE IF NOT EXISTS landing")
     spark.sql("CREATE TABLE landing.orders USING parquet AS SELECT DATE'2024-01-02' AS ds, 7 AS id, 70 AS amount")
     daily = project_dir / "models" / "daily.sql"
     daily.write_text(daily.read_text().replace("FROM raw.events", "FROM (SELECT * FROM raw.events UNION ALL SELECT * FROM landing.orders)"))
     (project_dir / "external_models.yaml").write_text("- name: landing.orders\n  columns: {ds: date, id: int, amount: int}\n")
+
+
+def test_a_persons_range_with_gaps_restates_what_it_holds_and_computes_the_gaps(spark, project_dir, resource):
+    """A person's range over complete days and missing ones: the complete ones are recomputed (late rows show),
+    the missing ones computed; a model whose selection holds nothing yet is only computed."""
+    _with_a_landing_source(spark, project_dir)
+    with dg.instance_for_test() as instance:
+        assert _materialize(project_dir, resource, instance, [EVENTS]).success
+        assert _materialize(project_dir, resource, instance, [DAILY], ("2024-01-01", "2024-01-03")).success
+        spark.sql("INSERT INTO landing.orders VALUES (DATE'2024-01-02', 8, 1000)")  # late rows for a complete day
+
+        run = _materialize(project_dir, resource, instance, [DAILY, FLAGS], ("2024-01-02", "2024-01-04"))
+        assert run.success
+        daily = [e.materialization for e in run.get_asset_materialization_events() if e.materialization.asset_key == DAILY]
+        table = daily[0].metadata["sparkmesh/physical_table"].value
+        totals = dict(spark.sql(f"SELECT CAST(ds AS STRING), total FROM {table}").collect())
+        assert totals == {"2024-01-01": 60, "2024-01-02": 60 + 70 + 1000, "2024-01-03": 60, "2024-01-04": 60}
+        assert _intervals(project_dir, "shop.daily") == [(datetime(2024, 1, 1), datetime(2024, 1, 5))]
+        assert _intervals(project_dir, "shop.daily_flags") == [(datetime(2024, 1, 2), datetime(2024, 1, 5))]
+        messages = [entry.user_message for entry in instance.all_logs(run.run_id)]
+        assert any(m.startswith("sparkmesh: restating shop.daily [2024-01-02, ") for m in messages), messages
+        assert not any(m.startswith("sparkmesh: restating") and "shop.daily_flags [" in m.split("readers")[0]
+                       for m in messages if m.startswith("sparkmesh: restating"))
+
+
+def test_a_persons_materialization_of_a_complete_partition_restates_it_and_its_readers(spark, project_dir, resource):
+    """Late data in a source: materializing the partition again from the UI recomputes it (prod's view shows the new
+    number at once) and restates its readers' intervals over it; the run log says so."""
+    _with_a_landing_source(spark, project_dir)
     with dg.instance_for_test() as instance:
         assert _materialize(project_dir, resource, instance, [EVENTS]).success
         assert _materialize(project_dir, resource, instance, [DAILY, FLAGS], ("2024-01-01", "2024-01-05")).success

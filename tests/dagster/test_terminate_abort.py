@@ -24,6 +24,8 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from dagster._core.definitions.selector import JobSubsetSelector
+from dagster._core.execution.plan.resume_retry import ReexecutionStrategy
 from dagster._core.execution.submit_asset_runs import submit_asset_run
 from dagster._core.storage.dagster_run import DagsterRunStatus
 from dagster._core.test_utils import poll_for_finished_run
@@ -176,15 +178,38 @@ def _stop_group(process: subprocess.Popen) -> None:
             continue
 
 
-def _launch(instance: dg.DagsterInstance, workspace: WorkspaceProcessContext, asset: dg.AssetKey = DAILY) -> str:
+def _launch(
+    instance: dg.DagsterInstance, workspace: WorkspaceProcessContext, asset: dg.AssetKey = DAILY,
+    tags: dict[str, str] | None = None,
+) -> str:
     """Create and submit a ranged run of the daily asset (or a run of an unpartitioned one), the way the asset
     daemon and the UI's backfills do."""
-    request = dg.RunRequest(asset_selection=[asset], tags=RANGE if asset == DAILY else {})
+    request = dg.RunRequest(asset_selection=[asset], tags=(RANGE if asset == DAILY else {}) | (tags or {}))
     run = asyncio.run(
         submit_asset_run(
             None, request, 0, instance, workspace, workspace.create_request_context(), {}, {}, logging.getLogger(__name__)
         )
     )
+    return run.run_id
+
+
+def _re_execute(instance: dg.DagsterInstance, workspace: WorkspaceProcessContext, parent: dg.DagsterRun) -> str:
+    """Submit the UI's "Re-execute" of a run (its tags, its selection, all its steps): a resumption, not a
+    person's new materialization, so it computes what is missing and restates nothing."""
+    context = workspace.create_request_context()
+    origin = parent.remote_job_origin.repository_origin
+    location = context.get_code_location(origin.code_location_origin.location_name)
+    remote_job = location.get_job(
+        JobSubsetSelector(
+            location_name=location.name, repository_name=origin.repository_name, job_name=parent.job_name,
+            op_selection=None, asset_selection=list(parent.asset_selection or ()),
+        )
+    )
+    run = instance.create_reexecuted_run(
+        parent_run=parent, request_context=context, code_location=location, remote_job=remote_job,
+        strategy=ReexecutionStrategy.ALL_STEPS, use_parent_run_tags=True,
+    )
+    instance.submit_run(run.run_id, context)
     return run.run_id
 
 
@@ -218,7 +243,7 @@ def _materialized_intervals(instance: dg.DagsterInstance, run_id: str) -> set[in
     return {r.event_log_entry.asset_materialization.metadata["sparkmesh/intervals"].value for r in records}
 
 
-def test_terminating_the_run_aborts_between_batches_and_a_relaunch_computes_the_rest(project: Path, tmp_path: Path):
+def test_terminating_the_run_aborts_between_batches_and_a_re_execution_computes_the_rest(project: Path, tmp_path: Path):
     seeded = _sparkmesh(project, "plan", "prod", "--auto-apply", "--no-prompts", "--end", "2024-01-02")
     assert seeded.returncode == 0, seeded.stdout + seeded.stderr
     views_before = _view_definitions(project)
@@ -238,7 +263,9 @@ def test_terminating_the_run_aborts_between_batches_and_a_relaunch_computes_the_
         prod_before = state.get_environment("prod")
         version = next(s.version for s in prod_before.snapshots if s.name == DAILY_MODEL)
         # The FULL parent was built for Jan 1-2 only: a day it does not cover would be computed but left missing.
-        events_run = poll_for_finished_run(instance, _launch(instance, workspace, EVENTS), timeout=TIMEOUT)
+        # Extended, not restated: a person's restatement of it would restate Jan 1-2 of its reader too.
+        extend = _launch(instance, workspace, EVENTS, tags={"sparkmesh/restate": "false"})
+        events_run = poll_for_finished_run(instance, extend, timeout=TIMEOUT)
         assert events_run.status == DagsterRunStatus.SUCCESS
 
         first_run = _launch(instance, workspace)
@@ -256,7 +283,7 @@ def test_terminating_the_run_aborts_between_batches_and_a_relaunch_computes_the_
         assert state.get_environment("prod") == prod_before
         assert _view_definitions(project) == views_before
 
-        second_run = _launch(instance, workspace)
+        second_run = _re_execute(instance, workspace, terminated)
         finished = poll_for_finished_run(instance, second_run, timeout=TIMEOUT)
 
         assert finished.status == DagsterRunStatus.SUCCESS

@@ -187,10 +187,12 @@ def dagster_home(folder: Path) -> Path:
 
 def start_range_run(
     project: Path, home: Path, *, first: str | None = None, last: str | None = None,
-    state_url: str | None = None, env: dict[str, str] | None = None,
+    state_url: str | None = None, env: dict[str, str] | None = None, resume: bool = False,
 ) -> subprocess.Popen:
-    """A child process running one Dagster run of the model assets over [first, last] (or the promotion)."""
+    """A child process running one Dagster run of the model assets over [first, last] (or the promotion); with
+    ``resume`` it computes only what the range still misses (a person's run restates what it holds)."""
     args = ["--range", first, last] if first and last else ["--promote"]
+    args += ["--resume"] if resume else []
     if state_url:
         args += ["--state-url", state_url]
     child_env = {**os.environ, "DAGSTER_HOME": str(home), **(env or {})}

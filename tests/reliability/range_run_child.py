@@ -26,6 +26,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--state-url")
     parser.add_argument("--range", nargs=2, metavar=("FIRST", "LAST"))
     parser.add_argument("--promote", action="store_true")
+    parser.add_argument("--resume", action="store_true", help="opt out of restating what the range holds")
     args = parser.parse_args(argv)
     faulthandler.dump_traceback_later(float(os.environ.get("SPARKMESH_CHILD_DUMP_AFTER", "200")), exit=False)
 
@@ -38,6 +39,8 @@ def main(argv: list[str]) -> int:
     assets = [a for a in defs.assets if isinstance(a, dg.AssetsDefinition)]
     models = [key for a in assets for key in a.keys if key != promotion]
     tags = {RANGE_START: args.range[0], RANGE_END: args.range[1]} if args.range else {}
+    if args.resume:
+        tags["sparkmesh/restate"] = "false"
     with dg.DagsterInstance.get() as instance:
         result = dg.materialize(
             assets,
