@@ -14,6 +14,7 @@ environments' views and the VIEW models reading it follow without being recreate
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.engine.partition_sql import column_list, string_literal
@@ -26,17 +27,42 @@ if TYPE_CHECKING:
     from dagster_sparkmesh.engine.adapter import SparkEngine
 
 
-def column_changes(
-    engine: SparkEngine, table: str, wanted: Sequence[tuple[str, str]]
-) -> tuple[list[tuple[str, str]], list[str]]:
-    """(the columns of ``wanted`` the physical table lacks, the table's columns ``wanted`` lacks); names compare
-    case-blind."""
+# A value of the first type always fits the second unchanged: writing it into such a column loses nothing.
+_LOSSLESS_INTO = {
+    "tinyint": {"smallint", "int", "bigint", "double"}, "smallint": {"int", "bigint", "double"},
+    "int": {"bigint", "double"}, "float": {"double"},
+}
+
+
+@dataclass(frozen=True)
+class ColumnChanges:
+    """How a query's output columns differ from its existing table's; names compare case-blind."""
+
+    added: list[tuple[str, str]]
+    """(name, type) of the query's columns the table lacks."""
+    dropped: list[str]
+    """The table's columns the query lacks."""
+    retyped: list[tuple[str, str, str]]
+    """(name, the table's type, the query's type) where the table's column cannot hold the query's values as they
+    are (a narrower or another type: Spark would cast them on write, silently changing them)."""
+
+
+def column_changes(engine: SparkEngine, table: str, wanted: Sequence[tuple[str, str]]) -> ColumnChanges:
     present = engine.columns(table)
-    have = {name.lower() for name, _ in present}
+    have = {name.lower(): data_type.lower() for name, data_type in present}
     keep = {name.lower() for name, _ in wanted}
     added = [(name, data_type) for name, data_type in wanted if name.lower() not in have]
     dropped = [name for name, _ in present if name.lower() not in keep]
-    return added, dropped
+    retyped = [
+        (name, have[name.lower()], data_type.lower())
+        for name, data_type in wanted
+        if name.lower() in have and not _fits(data_type.lower(), have[name.lower()])
+    ]
+    return ColumnChanges(added, dropped, retyped)
+
+
+def _fits(query_type: str, table_type: str) -> bool:
+    return query_type == table_type or table_type in _LOSSLESS_INTO.get(query_type, ())
 
 
 def add_columns(engine: SparkEngine, table: str, added: Sequence[tuple[str, str]]) -> None:

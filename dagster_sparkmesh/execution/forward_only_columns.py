@@ -2,7 +2,8 @@
 SQLMesh migrates a forward-only model's table when the plan is applied): added columns unless its kind says
 ``on_additive_change ignore``, dropped ones when ``on_destructive_change`` allows it (``engine.column_additions``:
 a period table hides them). Whether the plan may do it at all was decided when it was built (``plan.versions``:
-``error`` refuses); a drop the plan could not see (a ``*`` projection) is refused here under ``error``.
+``error`` refuses); a drop the plan could not see (a ``*`` projection) is refused here under ``error``, and a
+column whose type changes is refused here under any policy, before anything is written.
 
 It runs in the model's own backfill task, in the CLI and in a Dagster step alike, whether or not the model has
 intervals to compute: with no ``--effective-from`` nothing is recomputed, and the new columns are NULL in the rows
@@ -44,12 +45,28 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
     wanted = model.columns or _query_columns(ctx, target, window)
     if not wanted:
         return
-    added, dropped = column_changes(ctx.engine, target.table, wanted)
-    if added and getattr(model.kind, "on_additive_change", "allow") != "ignore":
-        add_columns(ctx.engine, target.table, added)
-    if dropped:
-        _check_drop_allowed(target, dropped)
-        hide_columns(ctx.engine, target.table, dropped)
+    changes = column_changes(ctx.engine, target.table, wanted)
+    _refuse_retyped(target, changes.retyped)
+    if changes.added and getattr(model.kind, "on_additive_change", "allow") != "ignore":
+        add_columns(ctx.engine, target.table, changes.added)
+    if changes.dropped:
+        _check_drop_allowed(target, changes.dropped)
+        hide_columns(ctx.engine, target.table, changes.dropped)
+
+
+def _refuse_retyped(target: ModelTarget, retyped: list[tuple[str, str, str]]) -> None:
+    """A column whose type changes is refused whatever ``on_destructive_change`` says: a Parquet table cannot
+    change a column's type in place, and writing the new values into the old column would cast them silently."""
+    if not retyped:
+        return
+    described = ", ".join(f"{name} from {old} to {new}" for name, old, new in retyped)
+    raise ExecutionError(
+        f"forward-only change to {target.model.name} changes the type of column(s) {described} of its table",
+        path=target.model.path,
+        line=target.model.line,
+        hint="a Parquet table cannot change a column's type in place: keep the type (CAST to it), add a column "
+        "under a new name, or make a non-forward-only (breaking) change that rebuilds the table",
+    )
 
 
 def _check_drop_allowed(target: ModelTarget, dropped: list[str]) -> None:

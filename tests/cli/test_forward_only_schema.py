@@ -134,3 +134,23 @@ def test_reverting_a_forward_only_column_takes_it_away_again(tmp_path, spark, en
     assert reverted.exit_code == 0, reverted.output
     for view in ("db.fo", "db.child"):  # as a fresh build of these files
         assert _columns(spark, view) == ["ds", "amount"], view
+
+
+
+@pytest.mark.parametrize("options", ["", ", on_destructive_change allow"])
+def test_a_retyped_column_is_refused_before_anything_is_written(tmp_path, spark, engine, clean_catalog, options):
+    """Spark would cast the new values into the old column (0.5 -> 0): refused under any policy instead."""
+    project = _project(tmp_path / "p", options=options)
+    assert _plan(project, engine).exit_code == 0
+    _write(project, "SELECT ds, CAST(dayofmonth(ds) AS DOUBLE) / 2 AS amount\n", options)
+    refused = _plan(project, engine, "--forward-only", "--effective-from", "2024-01-01")
+    assert refused.exit_code == 2, refused.output
+    assert "changes the type of column(s) amount from int to double" in refused.output
+    assert "fo.sql" in refused.output and "rebuilds the table" in refused.output
+    assert dict(spark.table("db.fo").dtypes) == {"ds": "date", "amount": "int"}
+    assert [r[0] for r in spark.sql("SELECT amount FROM db.child ORDER BY ds").collect()] == [1, 2, 3, 4, 5, 6]
+
+    _write(project, "SELECT ds, dayofmonth(ds) / 2 AS amount\n", options)
+    rebuilt = _plan(project, engine)  # a breaking change, as the hint says: a new table
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert [r[0] for r in spark.sql("SELECT amount FROM db.child ORDER BY ds").collect()] == [d / 2 for d in range(1, 7)]
