@@ -32,6 +32,7 @@ from pathlib import Path
 
 from core_bench import backfill_process, backfill_window, floor_process
 from generate_project import generate_project
+from sqlmesh_spark.settings import gateway_yaml
 from timing import Row, print_table, user_environment, verdict
 
 SQLMESH_TIMEOUT_SECONDS = 1800
@@ -84,30 +85,9 @@ def _sqlmesh_backfill(sqlmesh: Path, project: Path, args, end: datetime) -> floa
 
 def _use_local_spark(project: Path) -> None:
     """The generated config's gateway, replaced by local Spark (its catalog in the project) with a DuckDB state."""
-    state = project / ".sqlmesh_bench"
-    (state / "metastore").mkdir(parents=True)
     config = project / "config.yaml"
     kept = config.read_text().split("default_gateway:", 1)[1]
-    config.write_text(f"""gateways:
-  local:
-    connection:
-      type: spark
-      concurrent_tasks: 4
-      config:
-        spark.master: local[2]
-        spark.ui.enabled: 'false'
-        spark.ui.showConsoleProgress: 'false'
-        spark.sql.shuffle.partitions: '4'
-        spark.sql.session.timeZone: UTC
-        spark.sql.catalogImplementation: hive
-        spark.sql.warehouse.dir: {state / 'warehouse'}
-        spark.hadoop.javax.jdo.option.ConnectionURL: 'jdbc:derby:;databaseName={state / 'metastore' / 'db'};create=true'
-        spark.driver.extraJavaOptions: '-Dderby.system.home={state / 'metastore'}'
-    state_connection:
-      type: duckdb
-      database: {state / 'state.duckdb'}
-      concurrent_tasks: 4
-default_gateway:{kept}""")
+    config.write_text(gateway_yaml(project / ".sqlmesh_bench") + f"default_gateway:{kept}")
 
 
 def _rows(rounds: list[dict[str, float]]) -> list[Row]:

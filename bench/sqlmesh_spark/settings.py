@@ -1,0 +1,43 @@
+"""Local Spark as a SQLMesh user would configure it for one project, everything under one folder of its own: the
+warehouse, the Derby metastore (embedded Derby admits one process: each build gets its own) and DuckDB state
+(SQLMesh refuses Spark as its state store). Standard library only: the referee's script imports it too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SHUFFLE_PARTITIONS = 4
+
+
+def local_spark_config(folder: Path) -> dict[str, str]:
+    """The ``spark.*`` settings of a local[2] session whose catalog lives in ``folder``."""
+    metastore = folder / "metastore"
+    return {
+        "spark.master": "local[2]",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS),
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.sql.catalogImplementation": "hive",
+        "spark.sql.warehouse.dir": str(folder / "warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={metastore / 'db'};create=true",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
+    }
+
+
+def state_database(folder: Path) -> Path:
+    return folder / "state.duckdb"
+
+
+def gateway_yaml(folder: Path, concurrent_tasks: int = 4) -> str:
+    """A ``gateways:`` entry named ``local`` (YAML text) for a project's config.yaml."""
+    (folder / "metastore").mkdir(parents=True, exist_ok=True)
+    settings = "\n".join(f"        {key}: '{value}'" for key, value in local_spark_config(folder).items())
+    return (
+        "gateways:\n  local:\n    connection:\n      type: spark\n"
+        f"      concurrent_tasks: {concurrent_tasks}\n      config:\n{settings}\n"
+        f"    state_connection:\n      type: duckdb\n      database: {state_database(folder)}\n"
+        f"      concurrent_tasks: {concurrent_tasks}\n"
+    )

@@ -1,0 +1,150 @@
+"""The row comparison of two fresh Spark builds (``bench/sqlmesh_spark``): the digest, the verdicts, the
+non-determinism rule. Pure, except the one slow test that digests real tables on the suite's Spark session."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench"
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    sys.path.insert(0, str(BENCH))  # the folder is imported by its name, as when run by hand
+    try:
+        from sqlmesh_spark import compare, digest, nondeterminism, records
+
+        yield compare, digest, nondeterminism, records
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def _digest(mesh, rows=3, checksums=(("a", "1"), ("b", "2")), row_checksum="9", types=("int", "string")):
+    digest = mesh[1]
+    columns = tuple(zip((name for name, _ in checksums), types))
+    return digest.Digest(columns=columns, rows=rows, column_checksums=tuple(checksums), row_checksum=row_checksum)
+
+
+def test_equal_digests_are_equal_rows(mesh):
+    compare = mesh[0]
+    assert compare.row_difference(_digest(mesh), _digest(mesh)) == ""
+
+
+@pytest.mark.parametrize(
+    ("ours", "expected"),
+    [
+        ({"rows": 4}, "rows: SQLMesh 3, sparkmesh 4"),
+        ({"checksums": (("a", "1"), ("c", "2"))}, "columns: only in SQLMesh ['b'], only in sparkmesh ['c']"),
+        ({"checksums": (("a", "1"), ("b", "7"))}, "values differ in ['b'] (3 rows each)"),
+        ({"row_checksum": "8"}, "every column's values equal, paired differently across rows"),
+    ],
+)
+def test_each_kind_of_row_difference_is_named(mesh, ours, expected):
+    compare = mesh[0]
+    assert compare.row_difference(_digest(mesh), _digest(mesh, **ours)) == expected
+
+
+def test_a_type_difference_with_equal_values_is_a_note_not_a_row_difference(mesh):
+    compare, _, _, records = mesh
+    theirs = records.BuildOutcome(error="", digests={"m.t": _digest(mesh, types=("bigint", "string"))})
+    ours = records.BuildOutcome(error="", digests={"m.t": _digest(mesh)})
+    [verdict] = compare.compare_builds(theirs, ours, {}).verdicts
+    assert verdict.outcome == records.EQUAL
+    assert verdict.type_note == "types (SQLMesh / sparkmesh): a bigint / int"
+
+
+def test_verdicts_cover_both_sides_and_the_rule(mesh):
+    compare, _, _, records = mesh
+    theirs = records.BuildOutcome(error="", digests={"m.same": _digest(mesh), "m.random": _digest(mesh),
+                                                     "m.failed": "AnalysisException: boom"})
+    ours = records.BuildOutcome(error="", digests={"m.same": _digest(mesh), "m.random": _digest(mesh, rows=5),
+                                                   "m.failed": _digest(mesh), "m.extra": _digest(mesh)})
+    result = compare.compare_builds(theirs, ours, {"m.random": "query calls rand"})
+    outcomes = {v.model: v.outcome for v in result.verdicts}
+    assert outcomes == {"m.same": "equal", "m.random": "excluded", "m.failed": "unreadable", "m.extra": "unreadable"}
+    assert (result.compared, result.count(records.EXCLUDED)) == (1, 1)
+    reasons = {v.model: v.reason for v in result.verdicts}
+    assert reasons["m.extra"] == "SQLMesh: no such model; sparkmesh: 3 rows"
+
+
+def test_digest_round_trips_through_json(mesh):
+    digest = mesh[1]
+    original = _digest(mesh)
+    assert digest.Digest.from_json(original.to_json()) == original
+
+
+def test_digest_query_hashes_text_rounds_inexact_numbers_and_orders_columns_by_name(mesh):
+    digest = mesh[1]
+    query = digest.digest_query("`s`.`t`", [("b", "double"), ("A", "bigint"), ("c`x", "string")])
+    assert query.startswith("SELECT COUNT(*), ")
+    assert query.endswith(" FROM `s`.`t`")
+    a, b, c = "CAST(`A` AS STRING)", "CAST(ROUND(CAST(`b` AS DOUBLE), 6) AS STRING)", "CAST(`c``x` AS STRING)"
+    assert query.index(f"xxhash64({a})") < query.index(f"xxhash64({b})") < query.index(f"xxhash64({c})")
+    assert f"xxhash64({a}, {b}, {c})" in query
+
+
+def test_digest_from_row_pairs_checksums_with_names_in_sorted_order(mesh):
+    digest = mesh[1]
+    result = digest.digest_from_row([("b", "int"), ("A", "int")], [2, "10", "20", "30"])
+    assert result.rows == 2
+    assert result.columns == (("b", "int"), ("a", "int"))
+    assert result.column_checksums == (("a", "10"), ("b", "20"))
+    assert result.row_checksum == "30"
+
+
+def _source(mesh, text, python=False, depends_on=()):
+    records = mesh[3]
+    return records.ModelSource(kind="FULL", python=python, depends_on=tuple(depends_on), source=text)
+
+
+def test_rule_names_clock_and_random_sql_and_their_readers(mesh):
+    rule = mesh[2]
+    sources = {
+        "m.clock": _source(mesh, "SELECT CURRENT_TIMESTAMP AS at"),
+        "m.random": _source(mesh, "SELECT RAND() AS r"),
+        "m.planned": _source(mesh, "SELECT @execution_ds AS ds, random_column FROM t"),
+        "m.reader": _source(mesh, "SELECT * FROM m.clock", depends_on=["m.clock"]),
+        "m.far_reader": _source(mesh, "SELECT * FROM m.reader", depends_on=["m.reader", "m.planned"]),
+    }
+    assert rule.nondeterministic_models(sources) == {
+        "m.clock": "query calls current_timestamp",
+        "m.random": "query calls rand",
+        "m.reader": "reads m.clock, non-deterministic",
+        "m.far_reader": "reads m.reader, non-deterministic",
+    }
+
+
+def test_rule_keeps_seeded_python_and_names_unseeded_or_clock_reading_python(mesh):
+    rule = mesh[2]
+    sources = {
+        "py.seeded": _source(mesh, "import random\nrandom.seed(7)\nrandom.randint(1, 2)", python=True),
+        "py.unseeded": _source(mesh, "from faker import Faker\nFaker().name()", python=True),
+        "py.clock": _source(mesh, "random.seed(1)\ndatetime.now()", python=True),
+        "py.plain": _source(mesh, "def execute(context, start, end):\n    return df", python=True),
+    }
+    assert rule.nondeterministic_models(sources) == {
+        "py.clock": "Python model reads the wall clock",
+        "py.unseeded": "Python model uses a random source without a seed",
+    }
+
+
+def test_window_clock_is_the_midnight_after_the_last_day(mesh):
+    records = mesh[3]
+    assert records.Window(end="2024-02-29").execution_time == "2024-03-01"
+
+
+@pytest.mark.slow
+def test_digest_ignores_row_order_and_integer_width_and_sees_swapped_values(mesh, spark):
+    digest = mesh[1]
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW d_int AS SELECT * FROM VALUES (1, 'x', 0.1D), (2, 'y', 0.2D) AS t(a, b, c)")
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW d_long AS SELECT * FROM VALUES "
+              "(CAST(2 AS BIGINT), 'y', 0.2D), (CAST(1 AS BIGINT), 'x', 0.30000000000000004D - 0.2D) AS t(a, b, c)")
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW d_swapped AS SELECT * FROM VALUES (1, 'y', 0.1D), (2, 'x', 0.2D) AS t(a, b, c)")
+    base, reordered, swapped = (digest.digest_table(spark, name) for name in ("d_int", "d_long", "d_swapped"))
+    assert base.column_checksums == reordered.column_checksums and base.row_checksum == reordered.row_checksum
+    assert base.columns != reordered.columns  # int against bigint: kept for the type note
+    assert base.column_checksums == swapped.column_checksums
+    assert base.row_checksum != swapped.row_checksum
