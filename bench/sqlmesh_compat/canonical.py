@@ -25,10 +25,19 @@ def canonical_sql(sql: str, dialect: str, schema: Schema) -> str:
                                                validate_qualify_columns=False, quote_identifiers=False),
                                        schema=schema, dialect="spark"), dialect="spark")
     except sqlglot.errors.SqlglotError:
-        pass  # as SQLMesh does: a query the optimizer cannot qualify is compared as written
+        # As SQLMesh does, a query the optimizer cannot qualify is left unqualified; it is still simplified, so
+        # that it compares with the other tool's qualified render of it (simplify rewrites BETWEEN, for one).
+        tree = _simplified(tree)
     for identifier in tree.find_all(exp.Identifier):  # Spark's names are case-insensitive: quotes say nothing
         identifier.set("quoted", False)
     return tree.sql(dialect="spark", comments=False, normalize=True, identify=True)
+
+
+def _simplified(tree: exp.Expression) -> exp.Expression:
+    try:
+        return simplify(tree, dialect="spark")
+    except sqlglot.errors.SqlglotError:
+        return tree
 
 
 def schema_of(columns_by_model: dict[str, dict[str, str]]) -> Schema:

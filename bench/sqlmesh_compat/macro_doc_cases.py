@@ -350,5 +350,6 @@ CASES: tuple[DocCase, ...] = (
             model_block="MODEL (\n  name docs.predefined_variables,\n"
                         "  kind INCREMENTAL_BY_TIME_RANGE (time_column ds),\n  dialect spark\n);"),
     DocCase("runtime_and_gateway", "predefined variables (macro_variables.md)",
-            "SELECT @runtime_stage AS stage, @gateway AS gateway, @this_model AS this_model FROM docs_src.some_table"),
+            "SELECT @runtime_stage AS stage, @gateway AS gateway FROM docs_src.some_table AS s\n"
+            "LEFT ANTI JOIN @this_model AS t ON s.id = t.id"),
 )

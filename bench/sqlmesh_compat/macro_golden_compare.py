@@ -53,6 +53,8 @@ def _write(document: dict, root: Path) -> Path:
 def _model_difference(name: str, theirs: dict, dialect: str, ours: ModelFacts | None, broken: dict,
                       schema) -> str:
     if ours is None:
+        if theirs["render_error"].startswith("load:"):
+            return ""  # both refuse to load the example's model: the same outcome
         return f"{name}: sparkmesh did not load it ({broken.get(name, 'not found')})"
     if theirs["render_error"] or ours.render_error:
         if theirs["render_error"] and ours.render_error:

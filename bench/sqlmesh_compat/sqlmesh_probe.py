@@ -32,6 +32,10 @@ def probe(request: dict) -> dict:
     except Exception as error:  # a project that does not load is a result, not a crash of the harness
         return {"loaded": False, "error": _one_line(error), "models": {}, "externals": {}, "unit_tests": {}}
     interval = {key: datetime.fromisoformat(request[key]) for key in ("start", "end", "execution_time")}
+    if request.get("runtime_stage"):  # e.g. "evaluating": render what runs (SQLMesh's default stage is loading)
+        from sqlmesh.core.macros import RuntimeStage
+
+        interval["runtime_stage"] = RuntimeStage(request["runtime_stage"])
     return {
         "loaded": True,
         "error": "",

@@ -13,8 +13,11 @@ PROBE = Path(__file__).with_name("sqlmesh_probe.py")
 PROBE_TIMEOUT_SECONDS = 600
 
 
-def sqlmesh_side(python: Path, folders: list[Path], interval: Interval, unit_tests: bool = True) -> SideResult:
-    request = {"paths": [str(f) for f in folders], **asdict(interval), "unit_tests": unit_tests}
+def sqlmesh_side(python: Path, folders: list[Path], interval: Interval, unit_tests: bool = True,
+                 runtime_stage: str | None = None) -> SideResult:
+    """``runtime_stage``: the stage SQLMesh renders at (its value, e.g. ``"evaluating"``); None: SQLMesh's default."""
+    request = {"paths": [str(f) for f in folders], **asdict(interval), "unit_tests": unit_tests,
+               "runtime_stage": runtime_stage}
     result = subprocess.run(
         [str(python), str(PROBE), json.dumps(request)],
         capture_output=True, text=True, check=False, timeout=PROBE_TIMEOUT_SECONDS, cwd=folders[0],

@@ -12,6 +12,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
+import sqlglot
 from sqlglot import exp
 
 Returned = exp.Expression | list[exp.Expression] | None
@@ -127,15 +128,18 @@ def _coerce(value: Any, annotation: Any, dialect: str) -> Any:
         items = value.expressions if isinstance(value, (exp.Array, exp.Tuple)) else [value]
         return origin(_coerce(item, item_type, dialect) for item in items)
     if isinstance(annotation, type) and issubclass(annotation, exp.Expression):
-        return _as_expression_type(value, annotation)
+        return _as_expression_type(value, annotation, dialect)
     if annotation in (int, float, str, bool):
         return _as_scalar(value, annotation)
     return value
 
 
-def _as_expression_type(value: exp.Expression, annotation: type[exp.Expression]) -> exp.Expression:
+def _as_expression_type(value: exp.Expression, annotation: type[exp.Expression], dialect: str) -> exp.Expression:
     if isinstance(value, annotation):
         return value
+    parsed = _parsed_string(value, dialect)
+    if isinstance(parsed, annotation):  # a string literal holding SQL of the annotated kind ('SELECT a, b')
+        return parsed
     if annotation is exp.Identifier and isinstance(value, (exp.Column, exp.Literal)):
         return exp.to_identifier(value.name)
     if annotation is exp.Column and isinstance(value, (exp.Identifier, exp.Literal)):
@@ -143,6 +147,15 @@ def _as_expression_type(value: exp.Expression, annotation: type[exp.Expression])
     if annotation is exp.Table and isinstance(value, (exp.Column, exp.Literal, exp.Identifier)):
         return exp.to_table(value.sql() if not isinstance(value, exp.Literal) else value.name)
     raise TypeError(f"expected {annotation.__name__}, got {value.sql()}")
+
+
+def _parsed_string(value: exp.Expression, dialect: str) -> exp.Expression | None:
+    if not (isinstance(value, exp.Literal) and value.is_string):
+        return None
+    try:
+        return sqlglot.parse_one(value.this, dialect=dialect)
+    except sqlglot.errors.SqlglotError:
+        return None
 
 
 def _as_scalar(value: exp.Expression, annotation: type) -> Any:
