@@ -3,7 +3,7 @@
 Rebuilt kinds (FULL, VIEW, SEED) list every interval from their own start once anything in the window is missing
 (the rebuild records them all, for the time its parents covered: ``plan.coverage``). A self-referencing model
 misses every interval after a missing one (each read the one before); a ``lookback`` model recomputes the
-intervals just before a missing one. A restated range is computed again even where it reaches past the window.
+intervals just before a missing one, and the ones it holds that read time its parents compute for the first time. A restated range is computed again even where it reaches past the window.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.intervals import expected_intervals, with_lookback
+from dagster_sparkmesh.plan.intervals import Schedule, expected_intervals, with_lookback
 from dagster_sparkmesh.snapshot.intervals import remove_range, uncovered
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -42,9 +42,34 @@ def missing_intervals(
             done = remove_range(done, restated)
             window = dataclasses.replace(window, start=min(window.start, restated.start), end=max(window.end, restated.end))
         todo = _missing_for(models[name], window, done)
+        todo = sorted(set(todo) | set(_reading_new_parent_time(models, name, window, done, missing)))
         if todo:
             missing[name] = tuple(todo)
     return missing
+
+
+def _reading_new_parent_time(
+    models: dict[str, Model], name: str, window: Window, done: list[Interval], missing: dict[str, tuple[Interval, ...]]
+) -> list[Interval]:
+    """A ``lookback`` model's recorded intervals that read time its time-partitioned parents compute in this plan
+    for the first time (e.g. a start moved earlier): each read the ``lookback`` intervals before it, which the
+    parent did not have then, so each is computed again, as a fresh build would compute it."""
+    model = models[name]
+    lookback = getattr(model.kind, "lookback", 0)
+    if not lookback or not done:
+        return []
+    schedule = Schedule.of(model.cron)
+    stale: set[Interval] = set()
+    for parent in model.depends_on:
+        if parent not in missing or parent not in models or models[parent].kind.restates_whole_table:
+            continue
+        for span in missing[parent]:
+            end = schedule.floor(span.end) if schedule.floor(span.end) == span.end else schedule.next(span.end)
+            for _ in range(lookback):
+                end = schedule.next(end)
+            reads = expected_intervals(model.cron, max(span.start, window.start), min(end, window.end))
+            stale.update(i for i in reads if any(d.start <= i.start and i.end <= d.end for d in done))
+    return sorted(stale)
 
 
 def _missing_for(model: Model, window: Window, done: list[Interval]) -> list[Interval]:

@@ -115,7 +115,9 @@ class Edit:
     ``deferred_macro``: what a Python macro of the source returns (the second reads the run's interval first);
     ``defaults``: ``model_defaults.batch_size`` switched between none and 2; ``rename``: m.region_totals gets a
     new name (its old view must go, its old table stays while an environment reads it);
-    ``owner`` and ``end``: metadata only (``end`` moves every model's end later, never before any data)."""
+    ``owner`` and ``end``: metadata only (``end`` moves every model's end later, never before any data);
+    ``start``: every model's start a day earlier (the plan computes the new day; moving it later, or the end
+    earlier, keeps rows a fresh build lacks, by design as in SQLMesh, with a plan note: not drawn)."""
 
     what: str
 
@@ -130,6 +132,7 @@ class Edit:
             "rename": {"region_renames": spec.region_renames + 1},
             "owner": {"owner": "bob" if spec.owner == "alice" else "alice"},
             "end": {"end": _later_end(spec.end)},
+            "start": {"start": _earlier_start(spec.start)},
         }[self.what]
         lc.edit(with_changes(spec, **changes))
         return Outcome()
@@ -148,14 +151,49 @@ class ForwardOnly:
 
 @dataclass(frozen=True)
 class ForwardOnlyColumn:
-    """A column added to the source, applied ``--forward-only --effective-from`` the model start: the table is
-    altered (not rebuilt), and every day is recomputed, so prod must equal a rebuild."""
+    """A column added to the source (``change="drop"``: its last extra column dropped, which its kind allows),
+    applied ``--forward-only``: the table is altered (not rebuilt). With ``effective_from`` the model start every
+    day is recomputed at once; without, the days before keep their rows until the user restates the source from
+    its start, as SQLMesh's docs advise. Either way prod must then equal a rebuild."""
 
+    end: str
+    change: str = "add"
+    effective_from: bool = True
+
+    def apply(self, lc: Lifecycle) -> Outcome:
+        columns = lc.spec.source_columns + (1 if self.change == "add" or not lc.spec.source_columns else -1)
+        lc.edit(with_changes(lc.spec, source_columns=columns, source_extra_type="INT"))
+        if self.effective_from:
+            return _cli_outcome(lc.plan("--forward-only", "--effective-from", DAYS[0], "--end", self.end))
+        planned = _cli_outcome(lc.plan("--forward-only", "--end", self.end))
+        if planned.refused:
+            return planned
+        return _cli_outcome(lc.plan("--restate-model", "src.events", "--start", DAYS[0], "--end", self.end))
+
+
+@dataclass(frozen=True)
+class TakenBack:
+    """An edit the package must refuse before writing anything, which the user then takes back, as its message
+    says: ``retype`` (the source's last extra column to DOUBLE, forward-only) or ``repeated_keys`` (m.latest
+    returns two rows per customer). Prod must be as before, and the sequence goes on from the same files."""
+
+    what: str
     end: str
 
     def apply(self, lc: Lifecycle) -> Outcome:
-        lc.edit(with_changes(lc.spec, source_columns=lc.spec.source_columns + 1))
-        return _cli_outcome(lc.plan("--forward-only", "--effective-from", DAYS[0], "--end", self.end))
+        before = lc.spec
+        if self.what == "retype":
+            if not before.source_columns:
+                return Outcome(note="no extra column to retype")
+            lc.edit(with_changes(before, source_extra_type="DOUBLE"))
+            result = lc.plan("--forward-only", "--effective-from", DAYS[0], "--end", self.end)
+        else:
+            lc.edit(with_changes(before, latest_repeats_keys=True))
+            result = lc.plan("--end", self.end)
+        lc.edit(before)
+        if result.exit_code != 2:
+            raise AssertionError(f"{self.what} was not refused (exit {result.exit_code}): {result.output[-1500:]}")
+        return Outcome(refused=True, note=result.output.strip().splitlines()[-1][:200])
 
 
 @dataclass(frozen=True)
@@ -204,8 +242,8 @@ class Crash:
 
 
 Action = (
-    PlanProd | PlanDev | RangedRun | Restate | Rebuild | Edit | ForwardOnly | ForwardOnlyColumn | Rollback | Janitor
-    | Crash
+    PlanProd | PlanDev | RangedRun | Restate | Rebuild | Edit | ForwardOnly | ForwardOnlyColumn | TakenBack | Rollback
+    | Janitor | Crash
 )
 
 
@@ -237,6 +275,10 @@ def _later_end(current: str | None) -> str:
     # Never before the last day of DAYS: a model's end must not hide data a fresh build would compute.
     after = (day(current) if current else day(DAYS[-1])) + timedelta(days=1)
     return f"{after:%Y-%m-%d}"
+
+
+def _earlier_start(current: str | None) -> str:
+    return f"{(day(current or DAYS[0]) - timedelta(days=1)):%Y-%m-%d}"
 
 
 def _cli_outcome(result) -> Outcome:

@@ -3,8 +3,9 @@ promotion of prod, whose views are then compared with a fresh build of the same 
 
 The final promotion's end is the latest day any action wrote (an incremental table keeps the days a longer plan
 or a ranged run computed: a fresh build over a shorter range would differ by design). Forward-only changes are
-only drawn with ``--effective-from`` the model start and ``--end`` the last day, the one case where they promise
-a rebuild's result (days after the plan's end keep the old formula by design).
+only drawn with ``--end`` the last day and either ``--effective-from`` the model start or a restatement from it
+afterwards, the cases where they promise a rebuild's result (days after the plan's end keep the old formula by
+design).
 A divergence is minimized by dropping actions one at a time while it still reproduces.
 """
 
@@ -34,6 +35,7 @@ from tests.lifecycle.actions import (
     Rebuild,
     Restate,
     Rollback,
+    TakenBack,
     action_end,
 )
 from tests.lifecycle.cli_actions import Lifecycle, close_lifecycle, inclusive_end, open_lifecycle
@@ -43,7 +45,7 @@ MIN_FINAL_END = "2024-01-05"
 # Relative weights: plans and ranged runs are what users do most.
 _WEIGHTS = {
     "plan_prod": 4, "plan_dev": 1, "ranged_run": 4, "restate": 2, "rebuild": 1, "edit": 3,
-    "forward_only": 1, "forward_only_column": 1, "rollback": 1, "janitor": 1, "crash": 1,
+    "forward_only": 1, "forward_only_column": 1, "taken_back": 1, "rollback": 1, "janitor": 1, "crash": 1,
 }
 
 
@@ -104,13 +106,16 @@ def _draw(rng: random.Random, kind: str) -> Action:
     if kind == "rebuild":
         return Rebuild(model=rng.choice(["m.customer_totals", "m.region_totals", "m.latest"]), end=end)
     if kind == "edit":
-        choices = ["breaking", "non_breaking", "macro", "deferred_macro", "defaults", "rename", "owner", "end"]
+        choices = ["breaking", "non_breaking", "macro", "deferred_macro", "defaults", "rename", "owner", "end", "start"]
         return Edit(what=rng.choice(choices))
     if kind == "forward_only":
         # Up to the last day any action can write: forward-only keeps the old results after the plan's end.
         return ForwardOnly(end=DAYS[-1])
     if kind == "forward_only_column":
-        return ForwardOnlyColumn(end=DAYS[-1])
+        change = rng.choice(["add", "add", "drop"])
+        return ForwardOnlyColumn(end=DAYS[-1], change=change, effective_from=rng.random() < 0.5)
+    if kind == "taken_back":
+        return TakenBack(what=rng.choice(["retype", "repeated_keys"]), end=end)
     if kind == "rollback":
         return Rollback()
     if kind == "janitor":
@@ -127,7 +132,14 @@ def final_end(actions: Sequence[Action]) -> str:
     return max([MIN_FINAL_END, *(e for e in map(action_end, actions) if e)])
 
 
-def run_sequence(engine, workdir: Path, actions: Sequence[Action]) -> SequenceResult:
+AfterPromotion = Callable[[Lifecycle, str], None]
+"""Called with the lifecycle and the final end once prod is promoted and compared (a second referee: the bench's
+SQLMesh build), before the project's schemas are dropped."""
+
+
+def run_sequence(
+    engine, workdir: Path, actions: Sequence[Action], after_promotion: AfterPromotion | None = None
+) -> SequenceResult:
     """Play ``actions`` on a new copy of the project, promote prod over the final range, compare with the oracle."""
     began = time.monotonic()
     end = final_end(actions)
@@ -141,6 +153,8 @@ def run_sequence(engine, workdir: Path, actions: Sequence[Action]) -> SequenceRe
             error = f"final promotion refused: {final.output.strip()[-300:]}"
         else:
             divergences = tuple(lc.divergences(end=inclusive_end(end)))
+            if after_promotion is not None:
+                after_promotion(lc, end)
     except Exception:  # noqa: BLE001 - an escaped exception is a finding; the traceback says where
         error = traceback.format_exc(limit=6)[-1500:]
     finally:
@@ -178,17 +192,19 @@ def fuzz(
     length: int = 5,
     minimize_failures: bool = False,
     on_result: Callable[[int, SequenceResult], None] | None = None,
+    after_promotion: AfterPromotion | None = None,
 ) -> FuzzReport:
+    """``after_promotion``: called after each drawn sequence (not after the minimizer's replays)."""
     rng = random.Random(seed)
     report = FuzzReport()
     for number in range(sequences):
         folder = workdir / f"seq{number}"
 
-        def run(actions: Sequence[Action], _folder: Path = folder) -> SequenceResult:
+        def run(actions: Sequence[Action], _folder: Path = folder, hook: AfterPromotion | None = None) -> SequenceResult:
             _folder.mkdir(parents=True, exist_ok=True)
-            return run_sequence(engine, Path(_folder, f"try{len(list(_folder.iterdir()))}"), actions)
+            return run_sequence(engine, Path(_folder, f"try{len(list(_folder.iterdir()))}"), actions, hook)
 
-        result = run(generate(rng, length))
+        result = run(generate(rng, length), hook=after_promotion)
         report.sequences += 1
         report.actions += len(result.actions)
         report.refusals += result.refusals

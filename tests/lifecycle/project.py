@@ -60,6 +60,12 @@ class ProjectSpec:
     """``model_defaults.batch_size`` in config.yaml (how many intervals each incremental model computes at once)."""
     region_renames: int = 0
     """How many times m.region_totals was renamed (a rename is a deletion and an addition; names never repeat)."""
+    start: str | None = None
+    """Every model's ``start`` (None: model_defaults' 2024-01-01); the fuzzer only ever moves it earlier."""
+    source_extra_type: str = "INT"
+    """The type of the source's last extra column (a retype is refused forward-only and then taken back)."""
+    latest_repeats_keys: bool = False
+    """Whether m.latest's query returns several rows per customer (refused before writing, then taken back)."""
 
     @property
     def region_model(self) -> str:
@@ -143,7 +149,8 @@ def with_changes(spec: ProjectSpec, **changes) -> ProjectSpec:
 
 def _meta(spec: ProjectSpec) -> str:
     end = f",\n  end '{spec.end}'" if spec.end else ""
-    return f"owner {spec.owner}{end}"
+    start = f",\n  start '{spec.start}'" if spec.start else ""
+    return f"owner {spec.owner}{end}{start}"
 
 
 def create_external_table(engine, project: LifecycleProject) -> None:
@@ -164,13 +171,15 @@ def _extra_column(k: int) -> str:
     return f",\n  COALESCE(MAX(e.amount), 0) + {k} AS extra_{k}"
 
 
-def _source_column(k: int) -> str:
-    return f",\n  CAST(i.id * {k} AS INT) AS source_extra_{k}"
+def _source_column(k: int, data_type: str = "INT") -> str:
+    return f",\n  CAST(i.id * {k} AS {data_type}) AS source_extra_{k}"
 
 
 def _model_texts(p: str, x: str, spec: ProjectSpec) -> dict[str, str]:
     meta = _meta(spec)
-    source_extra = "".join(_source_column(k) for k in range(1, spec.source_columns + 1))
+    last = spec.source_columns
+    source_extra = "".join(_source_column(k, spec.source_extra_type if k == last else "INT") for k in range(1, last + 1))
+    latest_filter = "recency <= 2" if spec.latest_repeats_keys else "recency = 1"
     extra = "".join(_extra_column(k) for k in range(1, spec.extra_columns + 1))
     return {
         "customers.sql": f"""
@@ -186,7 +195,7 @@ def _model_texts(p: str, x: str, spec: ProjectSpec) -> dict[str, str]:
         "events.sql": f"""
             MODEL (
               name {p}src.events,
-              kind INCREMENTAL_BY_TIME_RANGE (time_column ds),
+              kind INCREMENTAL_BY_TIME_RANGE (time_column ds, on_destructive_change allow),
               grain (ds, event_id),
               {meta}
             );
@@ -282,7 +291,7 @@ def _model_texts(p: str, x: str, spec: ProjectSpec) -> dict[str, str]:
             )
             SELECT customer_id, ds AS last_ds, amount AS last_amount
             FROM ranked
-            WHERE recency = 1
+            WHERE {latest_filter}
         """,
         # SELECT t.*: a column added to customer_totals must show here, read from its current table.
         "report.sql": f"""

@@ -10,7 +10,9 @@ import random
 
 import pytest
 
-from tests.lifecycle.actions import ALL_MODELS, Edit, ForwardOnlyColumn, Janitor, PlanDev, PlanProd, RangedRun
+from tests.lifecycle.actions import (
+    ALL_MODELS, Edit, ForwardOnlyColumn, Janitor, PlanDev, PlanProd, RangedRun, TakenBack,
+)
 from tests.lifecycle.fuzzer import final_end, fuzz, generate, run_sequence
 
 
@@ -94,4 +96,20 @@ def test_regression_a_ui_restatement_after_late_data_reaches_prod(engine, tmp_pa
         engine, tmp_path,
         PlanProd(end="2024-01-06"),
         RangedRun(models=ALL_MODELS, start="2024-01-03", end="2024-01-04", restate=True, late_bonus=100),
+    )
+
+
+# The schema actions, each once: a forward-only column added without --effective-from and then restated from the
+# start, a forward-only drop, a forward-only retype and a unique-key query repeating keys (both refused before
+# writing, then taken back), and every model's start a day earlier.
+@pytest.mark.slow
+def test_schema_changes_refusals_and_an_earlier_start_match_a_fresh_build(engine, tmp_path):
+    _replay(
+        engine, tmp_path,
+        PlanProd(end="2024-01-04"),
+        ForwardOnlyColumn(end="2024-01-14", effective_from=False),
+        TakenBack(what="retype", end="2024-01-05"),
+        TakenBack(what="repeated_keys", end="2024-01-05"),
+        ForwardOnlyColumn(end="2024-01-14", change="drop"),
+        Edit(what="start"),
     )
