@@ -17,6 +17,7 @@ import inspect
 import re
 import textwrap
 import types
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
@@ -60,6 +61,25 @@ def _function_parts(
 
 
 def _normalized_source(function: Callable[..., Any]) -> str:
+    # Every model calling a macro asks for its source again: reading and re-printing it through the AST for each
+    # was a third of a cold load of 1,000 macro models. Keyed weakly by the function object: a macro file loaded
+    # again (edited) brings new function objects, so the cache never answers for changed code.
+    try:
+        return _SOURCES[function]
+    except (KeyError, TypeError):
+        pass
+    source = _read_normalized_source(function)
+    try:
+        _SOURCES[function] = source
+    except TypeError:  # an object that takes no weak reference: not cached
+        pass
+    return source
+
+
+_SOURCES: weakref.WeakKeyDictionary[Callable[..., Any], str] = weakref.WeakKeyDictionary()
+
+
+def _read_normalized_source(function: Callable[..., Any]) -> str:
     try:
         source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):  # defined where no source can be read: its compiled code stands for it
