@@ -1,7 +1,8 @@
 """The examples of SQLMesh's macro documentation (``docs/concepts/macros/sqlmesh_macros.md`` and the predefined
 variables of ``macro_variables.md``), each restated here as one model of a small project: the macro call of the
-example is kept, the tables around it are renamed where the page's placeholder (``FROM table``) is not a table
-name, and the Python macros the page shows are written again in ``PYTHON_MACROS`` with the behaviour it describes.
+example is kept; the tables it reads are qualified into ``docs_src`` and declared as external models (the page's
+``FROM table`` names no table, and sparkmesh wants every table a model reads declared as ``schema.name``); the
+Python macros the page shows are written again in ``PYTHON_MACROS`` with the behaviour it describes.
 
 ``macro_goldens.py`` renders every case with SQLMesh and records the result in ``tests/macros/goldens/``; the test
 ``tests/macros/test_sqlmesh_macro_goldens.py`` renders the same files with sparkmesh.
@@ -180,11 +181,13 @@ CASES: tuple[DocCase, ...] = (
     DocCase("variable_as_literal", "embedding variables in strings", "SELECT @my_variable AS the_column"),
     DocCase("variable_as_identifier", "embedding variables in strings", "SELECT @{my_variable} AS the_column"),
     DocCase("global_variable", "global variables", "SELECT * FROM docs_src.some_table WHERE int_variable = @INT_VAR"),
-    DocCase("global_variable_var", "global variables", "SELECT * FROM docs_src.some_table WHERE int_variable = @VAR('int_var')"),
+    DocCase("global_variable_var", "global variables", "SELECT * FROM docs_src.some_table WHERE int_variable = "
+            "@VAR('int_var')"),
     DocCase("global_variable_default", "global variables",
             "SELECT * FROM docs_src.some_table WHERE some_value = @VAR('missing_var', 0)"),
     DocCase("global_variable_kinds", "global variables",
-            "SELECT @float_var AS f, @bool_var AS b, @str_var AS s, @EACH(@list_var, x -> x * 2) FROM docs_src.some_table"),
+            "SELECT @float_var AS f, @bool_var AS b, @str_var AS s, @EACH(@list_var, x -> x * 2) FROM "
+            "docs_src.some_table"),
     DocCase("blueprints", "blueprint variables",
             "SELECT @field_a, @{field_b} AS field_b, @field_c AS @{field_c} FROM @customer.some_source",
             model_block="MODEL (\n  name @customer.some_table,\n  kind FULL,\n  blueprints (\n"
@@ -212,7 +215,8 @@ CASES: tuple[DocCase, ...] = (
     # @EACH.
     DocCase("each_identity", "@EACH", "SELECT @EACH([4, 5, 6], number -> number) FROM docs_src.some_table"),
     DocCase("each_numbers", "@EACH",
-            "SELECT @EACH([4,5,6], x -> CASE WHEN favorite_number = x THEN 1 ELSE 0 END as column) FROM docs_src.some_table"),
+            "SELECT @EACH([4,5,6], x -> CASE WHEN favorite_number = x THEN 1 ELSE 0 END as column) FROM "
+            "docs_src.some_table"),
     DocCase("each_strings", "@EACH",
             "SELECT @EACH(['4','5','6'], x -> CASE WHEN favorite_number = x THEN 1 ELSE 0 END as column) "
             "FROM docs_src.some_table"),
@@ -220,11 +224,13 @@ CASES: tuple[DocCase, ...] = (
             "SELECT @EACH(['4','5','6'], x -> CASE WHEN favorite_number = x THEN 1 ELSE 0 END as column_@x) "
             "FROM docs_src.some_table"),
     DocCase("each_alias_braces", "@EACH",
-            "SELECT @EACH([4, 5], x -> x AS @{x}_column), @EACH([4, 5], x -> x AS my_@{x}_column) FROM docs_src.some_table"),
+            "SELECT @EACH([4, 5], x -> x AS @{x}_column), @EACH([4, 5], x -> x AS my_@{x}_column) FROM "
+            "docs_src.some_table"),
     # @IF.
     DocCase("if_true", "@IF", "SELECT col1, @IF(1 > 0, sensitive_col) FROM docs_src.some_table"),
     DocCase("if_false_no_else", "@IF", "SELECT col1, @IF(1 > 2, sensitive_col) FROM docs_src.some_table"),
-    DocCase("if_false_else", "@IF", "SELECT col1, @IF(1 > 2, sensitive_col, nonsensitive_col) FROM docs_src.some_table"),
+    DocCase("if_false_else", "@IF", "SELECT col1, @IF(1 > 2, sensitive_col, nonsensitive_col) FROM "
+            "docs_src.some_table"),
     DocCase("if_conditions", "@IF",
             "SELECT @IF('a' = 'a', 1, 0) AS c1, @IF('a' != 'b', 1, 0) AS c2, @IF(0 < 1, 1, 0) AS c3, "
             "@IF(1 >= 1, 1, 0) AS c4, @IF(2 BETWEEN 1 AND 3, 1, 0) AS c5, @IF('a' IN ('a', 'b'), 1, 0) AS c6"),
@@ -259,9 +265,11 @@ CASES: tuple[DocCase, ...] = (
     DocCase("union_condition_false", "@UNION", "@UNION(1 > 2, 'all', raw.union_foo, raw.union_bar)"),
     # @HAVERSINE_DISTANCE, @PIVOT, @DEDUPLICATE, @DATE_SPINE.
     DocCase("haversine", "@HAVERSINE_DISTANCE",
-            "SELECT @HAVERSINE_DISTANCE(driver_y, driver_x, passenger_y, passenger_x, 'mi') AS dist FROM docs_src.rides"),
+            "SELECT @HAVERSINE_DISTANCE(driver_y, driver_x, passenger_y, passenger_x, 'mi') AS dist FROM "
+            "docs_src.rides"),
     DocCase("haversine_km", "@HAVERSINE_DISTANCE",
-            "SELECT @HAVERSINE_DISTANCE(driver_y, driver_x, passenger_y, passenger_x, 'km') AS dist FROM docs_src.rides"),
+            "SELECT @HAVERSINE_DISTANCE(driver_y, driver_x, passenger_y, passenger_x, 'km') AS dist FROM "
+            "docs_src.rides"),
     DocCase("pivot", "@PIVOT",
             "SELECT date_day, @PIVOT(status, ['cancelled', 'completed']) FROM docs_src.rides GROUP BY 1"),
     DocCase("pivot_keywords", "@PIVOT",
@@ -298,16 +306,19 @@ CASES: tuple[DocCase, ...] = (
     DocCase("with_operator", "SQL clause operators",
             "@WITH(True) all_cities as (select * from docs_src.city)\nselect *\nFROM all_cities"),
     DocCase("join_operator", "SQL clause operators",
-            "select *\nFROM docs_src.all_cities\nLEFT OUTER @JOIN(True) docs_src.country\n  ON city.country = country.name"),
+            "select *\nFROM docs_src.all_cities\nLEFT OUTER @JOIN(True) docs_src.country\n  ON city.country = "
+            "country.name"),
     DocCase("join_operator_false", "SQL clause operators",
-            "select *\nFROM docs_src.all_cities\nLEFT OUTER @JOIN(False) docs_src.country\n  ON city.country = country.name"),
+            "select *\nFROM docs_src.all_cities\nLEFT OUTER @JOIN(False) docs_src.country\n  ON city.country = "
+            "country.name"),
     DocCase("where_operator", "SQL clause operators",
             "SELECT *\nFROM docs_src.all_cities\n@WHERE(True) city_name = 'Toronto'"),
     DocCase("group_by_operator", "SQL clause operators", "SELECT *\nFROM docs_src.all_cities\n@GROUP_BY(True) city_id"),
     DocCase("having_operator", "SQL clause operators",
             "SELECT\ncount(city_pop) as population\nFROM docs_src.all_cities\nGROUP BY city_id\n"
             "@HAVING(True) population > 1000"),
-    DocCase("order_by_operator", "SQL clause operators", "SELECT *\nFROM docs_src.all_cities\n@ORDER_BY(True) city_pop"),
+    DocCase("order_by_operator", "SQL clause operators", "SELECT *\nFROM docs_src.all_cities\n@ORDER_BY(True) "
+            "city_pop"),
     DocCase("limit_operator", "SQL clause operators", "SELECT *\nFROM docs_src.all_cities\n@LIMIT(True) 10"),
     # User-defined Python macro functions.
     DocCase("python_print_text", "Python macro basics", "SELECT @print_text() as my_text FROM docs_src.some_table"),
@@ -325,7 +336,8 @@ CASES: tuple[DocCase, ...] = (
     DocCase("python_predefined_variable", "accessing predefined and local variable values",
             "SELECT @get_execution_epoch() as execution_epoch FROM docs_src.some_table"),
     DocCase("python_local_variable", "accessing predefined and local variable values",
-            "@DEF(my_macro_var, 1);\n\nSELECT @get_macro_var('my_macro_var') as macro_var_value FROM docs_src.some_table"),
+            "@DEF(my_macro_var, 1);\n\nSELECT @get_macro_var('my_macro_var') as macro_var_value FROM "
+            "docs_src.some_table"),
     DocCase("python_global_variable", "accessing global variable values",
             "SELECT @global_or_default() AS pair FROM docs_src.some_table"),
     DocCase("python_model_schema", "accessing model schemas",

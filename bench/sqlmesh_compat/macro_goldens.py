@@ -6,8 +6,8 @@ Writes the cases of ``macro_doc_cases.py`` as one project (``project_files``), r
 (the referee's virtualenv, as the harness runs it: ``sqlmesh_probe.py``) for the harness's interval and writes
 ``tests/macros/goldens/sqlmesh_macro_docs.json``: the project's files, and per case its model file, SQLMesh's
 version, dialect and rendered SQL (or render error). The known differences (``KNOWN_DIFFERENCES``) are carried into
-the file with their reasons; the test marks those cases as expected to differ. ``--check`` renders with sparkmesh
-too and prints which cases are equal in the harness's canonical form, without writing.
+the file with their reasons; the test marks those cases as expected to differ. ``--check`` writes nothing and runs
+no SQLMesh: it renders the recorded cases with sparkmesh and prints which are equal in the canonical form.
 """
 
 from __future__ import annotations
@@ -149,18 +149,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="compare with sparkmesh, write nothing")
     args = parser.parse_args()
+    if args.check:
+        print_comparison(json.loads(GOLDEN.read_text()))
+        return
     with tempfile.TemporaryDirectory(prefix="sparkmesh_macro_goldens_") as tmp:
         side, refused = sqlmesh_renders(write_project(project_files(), Path(tmp) / "docs_project"))
     document = golden_document(side, refused)
-    if args.check:
-        from sqlmesh_compat.macro_golden_compare import compare_document
-
-        for result in compare_document(document):
-            print(f"{'equal' if result.equal else 'DIFFERENT':9} {result.case}: {result.detail}")
-        return
     GOLDEN.parent.mkdir(parents=True, exist_ok=True)
     GOLDEN.write_text(json.dumps(document, indent=1, sort_keys=False) + "\n")
     print(f"wrote {len(document['cases'])} cases to {GOLDEN}; SQLMesh refused to load: {sorted(refused)}")
+
+
+def print_comparison(document: dict) -> None:
+    from sqlmesh_compat.macro_golden_compare import compare_document
+
+    results = compare_document(document)
+    for result in results:
+        known = f" (known: {result.known_difference})" if result.known_difference else ""
+        print(f"{'equal' if result.equal else 'DIFFERENT':9} {result.case}{known} {result.detail}".rstrip())
+    print(f"{sum(r.equal for r in results)} of {len(results)} examples render as SQLMesh {document['sqlmesh_version']}"
+          " does (canonical form)")
 
 
 if __name__ == "__main__":
