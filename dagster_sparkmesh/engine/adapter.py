@@ -64,7 +64,7 @@ class SparkEngine(TableCreation):
         date, an hour-truncated timestamp, or a string in ``time_format``), not a raw event time. Only query rows
         inside the window are written, so a query that returns other days cannot touch them. Dynamic partition
         overwrite replaces the partitions written; partitions inside the window that now get no rows are dropped
-        explicitly (DESIGN invariant 3). Running it twice gives the same table.
+        explicitly (architecture invariant 3). Running it twice gives the same table.
 
         ``fresh``: the caller created the table empty for this write, so no partition of the window can be stale;
         the search for stale partitions (a Spark job reading the window's files) is skipped. ``new``: moreover
@@ -104,7 +104,7 @@ class SparkEngine(TableCreation):
 
         Every row of a one-day window has that date, so the dynamic overwrite can replace no other partition, and
         the only stale partition there can be is the day itself when the query has no row for it: dropped then
-        (it is empty now, DESIGN invariant 3). No staging and no search for stale days: three Spark jobs become
+        (it is empty now, architecture invariant 3). No staging and no search for stale days: three Spark jobs become
         one. Dynamic, not a static ``PARTITION (ds = ...)``: a static overwrite deletes the day's files before the
         query runs, so a crash meanwhile would leave an interval recorded by an earlier run without its rows; and a
         dynamic overwrite writes into a staging folder, so a query may read the table it replaces a day of.

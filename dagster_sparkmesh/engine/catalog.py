@@ -1,7 +1,7 @@
 """SparkCatalog: statements, queries, catalog lookups and views of one Spark session (no table writes).
 
 Identifiers arrive validated by ``snapshot.naming`` and are always backtick-quoted here. Every Spark failure
-becomes an EngineError quoting the statement. Existence checks ask the catalog each time (DESIGN invariant 2).
+becomes an EngineError quoting the statement. Existence checks ask the catalog each time (architecture invariant 2).
 """
 
 from __future__ import annotations

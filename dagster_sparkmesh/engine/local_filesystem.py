@@ -6,7 +6,7 @@ beyond a plain one (measured: a 90-day partitioned write took 3.1 s with the sto
 whose ``setPermission`` goes through java.nio). ``java/ForkFreeLocalFileSystem.java`` is compiled with the
 machine's ``javac`` once per source and Hadoop version into a user cache folder. Where it cannot be (a Java runtime
 without ``javac``, an unwritable cache), sessions use the stock filesystem: slower, the same files. It never blocks
-a session from starting, like every cache here (DESIGN invariant 5).
+a session from starting, like every cache here (architecture invariant 5).
 """
 
 from __future__ import annotations

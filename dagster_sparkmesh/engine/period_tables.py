@@ -9,7 +9,7 @@ table ``<physical>__data``. The physical table that everything else reads (child
 diffs, the environments' views) is a view over it selecting the model's columns only, so the hidden column is
 seen nowhere else.
 
-An interval write replaces exactly the interval (DESIGN invariant 3) without changing a file a reader may be
+An interval write replaces exactly the interval (architecture invariant 3) without changing a file a reader may be
 reading: it writes new immutable *segments* (``engine.period_segments``: the rows of a range inside one period)
 and switches the physical view to them in one ``ALTER VIEW``. When no current segment overlaps the interval (a
 backfill into a new table, a daily run's new day) the query's rows are written straight, in one statement; else
@@ -108,7 +108,7 @@ def layout_from_catalog(columns: list[tuple[str, str, bool, str | None]]) -> Per
 def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout, *, empty_view: bool = False) -> bool:
     """The data table (empty); True if this call created it. The physical view over it is created by the first
     write's switch (``empty_view``: now, naming no segment, for a query that reads its own table), so the physical
-    table is never seen before its data table (DESIGN invariant 2), nor, empty, before its first rows."""
+    table is never seen before its data table (architecture invariant 2), nor, empty, before its first rows."""
     _refuse_hidden_name(table, layout)
     hidden = layout.period_column
     data = period_data_table(table)
@@ -141,7 +141,7 @@ def create_period_table_with_rows(
     if written is None:
         return None
     switched = view_sql(data, column_list(layout.names), layout.period_column, plan.current_after)
-    engine.create_or_alter_view(table, switched, known_missing=True)  # after its rows (DESIGN invariant 2)
+    engine.create_or_alter_view(table, switched, known_missing=True)  # after its rows (architecture invariant 2)
     return written
 
 

@@ -2,7 +2,7 @@
 
 What the project created is what the state store knows: each environment's views, each snapshot's physical
 table, and the preview tables development environments computed for forward-only changes (``plan.previews``).
-Views go first (DESIGN invariant 2: never a view over a dropped table), then tables, then the schemas that
+Views go first (architecture invariant 2: never a view over a dropped table), then tables, then the schemas that
 are left empty; a schema that still holds something sparkmesh did not create is kept and reported. The state goes
 last, so that an interrupted destroy can simply be run again.
 """

@@ -1,6 +1,6 @@
 """Evaluate one model over a list of missing intervals: one function per kind, looked up in a registry.
 
-Every writer follows the same order (DESIGN invariants 3 and 4): make sure the physical table exists, write the
+Every writer follows the same order (architecture invariants 3 and 4): make sure the physical table exists, write the
 data for the interval batch, run the audits on it, and only then record the batch's intervals in the state store.
 A crash anywhere leaves the intervals missing, so a re-run recomputes exactly them.
 """

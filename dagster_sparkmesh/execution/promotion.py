@@ -1,6 +1,6 @@
 """Promotion: point an environment's views at the plan's physical tables, then swap the environment record.
 
-Physical before virtual, by construction (DESIGN invariant 2): before any view is touched, every interval the
+Physical before virtual, by construction (architecture invariant 2): before any view is touched, every interval the
 environment needs must be recorded in the state store and every physical table must exist in the catalog *now*
 (listed from the catalog, never from a cache). Views are created if missing, else swapped with ``ALTER VIEW``
 (atomic for readers), several at a time (no view reads another); only views whose target changes are touched.

@@ -3,7 +3,7 @@
 Transient: the Spark Connect session or channel was lost (server restarted, network blip) or the metastore could
 not get a lock in time (Derby, a busy Hive metastore). Permanent: anything Spark refused on its merits (a SQL,
 analysis or parse error), an audit failure, or any error we do not recognise: retrying those only delays the
-message. Writes are safe to repeat because every writer is idempotent for its intervals (DESIGN invariant 3) and
+message. Writes are safe to repeat because every writer is idempotent for its intervals (architecture invariant 3) and
 records intervals only after the data (invariant 4).
 
 Which failures are transient is judged in ``engine/`` (``engine.failure_kinds``), the one place that reads Spark's

@@ -14,7 +14,7 @@ Unique-key and SCD type 2 models are not rebuilt: each run merges the query's cu
 for all its missing intervals (a unique-key table with no interval left is built anew).
 
 In a development environment a FORWARD_ONLY snapshot (and every descendant) is previewed on a table of its own
-over a limited preview range (``plan.previews``): the shared table stays as prod reads it (DESIGN invariant 6).
+over a limited preview range (``plan.previews``): the shared table stays as prod reads it (architecture invariant 6).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A model reads its parents' physical tables. Where a parent misses an interval inside its own lifetime (its start
 to its end), whatever a child computes over that time is computed from incomplete data, so the child must not
-record it complete: the interval stays missing and is computed again once the parent has it (DESIGN invariant 4,
+record it complete: the interval stays missing and is computed again once the parent has it (architecture invariant 4,
 extended to inputs). Outside a parent's lifetime there is nothing to wait for.
 
 - External models are complete by definition (the project does not build them).

@@ -1,7 +1,7 @@
 """Forward-only changes previewed in a development environment, on tables of their own. Pure.
 
 A FORWARD_ONLY snapshot keeps the previous version, whose physical table prod reads. Computing the changed query
-into that table from a development environment would change what prod returns (DESIGN invariant 6), and Spark
+into that table from a development environment would change what prod returns (architecture invariant 6), and Spark
 has no zero-copy clones to fork it cheaply. So, outside prod, such a snapshot is *previewed*: the environment
 points at a separate table, named by a preview version derived from the snapshot's fingerprint (two development
 environments with the same change share it; prod never names it), computed with the new query over a limited

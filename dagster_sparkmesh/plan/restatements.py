@@ -11,7 +11,7 @@ restated model is restated too, over what it read of it:
   build them (unmanaged ones only if their kind clears ``disable_restatement``, which SQLMesh sets for them).
 
 Ranges never reach past what a model has recorded or the plan's window: restating never computes new time.
-In a development environment a table shared with prod is never restated (DESIGN invariant 6): a note says so.
+In a development environment a table shared with prod is never restated (architecture invariant 6): a note says so.
 """
 
 from __future__ import annotations

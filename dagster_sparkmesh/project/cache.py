@@ -1,4 +1,4 @@
-"""A cache of parsed records under ``<project>/.sparkmesh/cache/`` (DESIGN invariant 5: caches never block).
+"""A cache of parsed records under ``<project>/.sparkmesh/cache/`` (architecture invariant 5: caches never block).
 
 Key: sha256 of a salt (package version, sqlglot version, the parser's own source, the project settings that
 affect parsing) and of the file's path and bytes. Each cache is ONE pack file of lines ``<key> <sha256> <record

@@ -1,4 +1,4 @@
-"""Promotion leases: at most one promotion of an environment swaps its views at a time (DESIGN invariant 7).
+"""Promotion leases: at most one promotion of an environment swaps its views at a time (architecture invariant 7).
 
 The environment record's plan-id check alone decides only who swaps the *record*; two promotions that both pass
 the first check would interleave their ``ALTER VIEW``s and leave the views a mix of both plans. So a promotion

@@ -1,4 +1,4 @@
-"""Table write locks: at most one interval write at a time into a physical table (DESIGN invariant 7).
+"""Table write locks: at most one interval write at a time into a physical table (architecture invariant 7).
 
 A time-range model's table is a period table (``engine.period_tables``): an interval write plans its segments from
 the segments the physical view names, writes the new ones and switches the view. Two runs writing different days

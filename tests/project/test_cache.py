@@ -1,4 +1,4 @@
-"""The parse cache can never block or mislead a load (DESIGN invariant 5)."""
+"""The parse cache can never block or mislead a load (architecture invariant 5)."""
 
 from __future__ import annotations
 

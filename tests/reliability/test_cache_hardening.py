@@ -1,4 +1,4 @@
-"""Caches can never block (DESIGN invariant 5): several processes load one project while its cache files are
+"""Caches can never block (architecture invariant 5): several processes load one project while its cache files are
 deleted, truncated and overwritten with garbage at random; every load must succeed with the same models.
 
 (Older state schemas migrated and newer ones refused: tests/state/test_migrations.py.)

@@ -1,4 +1,4 @@
-"""Racing promotions of one environment never leave it half-promoted or mixed (DESIGN invariant 7).
+"""Racing promotions of one environment never leave it half-promoted or mixed (architecture invariant 7).
 
 Two plans built from the same promoted plan are backfilled, then promoted at the same moment from two threads
 sharing the local session, each with its own state store connection. Every model returns its plan's tag as data,
