@@ -1,28 +1,25 @@
-"""Plan tests: an in-memory StateReader (a test double for the protocol) and a tiny apply loop around it."""
+"""Plan tests: a world whose plans are applied by the real executor (``real_world``), and an in-memory
+``StateReader`` for the pure tests that fill a state by hand."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 from pathlib import Path
 
 import pytest
 import sqlglot
 
-from dagster_sparkmesh.model.records import ExternalModel, Model
-from dagster_sparkmesh.plan.builder import build_plan
-from dagster_sparkmesh.plan.definition import Plan
-from dagster_sparkmesh.project.config import ModelDefaults, ProjectConfig
-from dagster_sparkmesh.project.records import Project
-from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
-from dagster_sparkmesh.snapshot.intervals import merge, remove_range
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.snapshot.intervals import merge
 from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot, SnapshotId
+from tests.plan.real_world import NOW, SOURCE_TABLES, World, create_sources, make_project
 
-NOW = datetime(2024, 1, 10, 6, 30)
+__all__ = ["NOW", "FakeState", "World", "make_model", "make_project"]
 
 
 class FakeState:
-    """Implements ``StateReader`` in memory, plus the few writes applying a plan needs."""
+    """Implements ``StateReader`` in memory, for tests that write what it holds by hand. It applies nothing: a
+    test that applies a plan uses ``World``, whose intervals are the ones the executor records."""
 
     def __init__(self) -> None:
         self.environments: dict[str, Environment] = {}
@@ -42,18 +39,6 @@ class FakeState:
     def get_intervals(self, name: str, version: str) -> list[Interval]:
         return merge(self.intervals.get((name, version), []))
 
-    def apply(self, plan: Plan) -> None:
-        """What the executor does, minus the data: push, restate, record every missing interval, promote."""
-        for snapshot in plan.new_snapshots:
-            self.snapshots[snapshot.id] = snapshot
-        for name, interval in plan.restatements.items():
-            key = (name, plan.version_of(name))
-            self.intervals[key] = remove_range(self.intervals.get(key, []), interval)
-        for name, intervals in plan.missing_intervals.items():
-            key = (name, plan.version_of(name))
-            self.intervals[key] = merge(self.intervals.get(key, []) + list(intervals))
-        self.environments[plan.environment] = plan.environment_after
-
 
 def make_model(name: str, query: str, parents: Iterable[str] = (), **fields) -> Model:
     """A SQL model with its query canonicalized the way the loader does it."""
@@ -66,39 +51,31 @@ def make_model(name: str, query: str, parents: Iterable[str] = (), **fields) -> 
     )
 
 
-def make_project(*models: Model, start: str | None = None) -> Project:
-    """A project of ``models``; parents that are not models become external models."""
-    names = {m.name for m in models}
-    externals = {
-        name: ExternalModel(name=name, path=Path("external_models.yaml"))
-        for m in models for name in m.depends_on if name not in names
-    }
-    config = ProjectConfig(model_defaults=ModelDefaults(start=start))
-    return Project(
-        path=Path("."), config=config, models=chain_fingerprints({m.name: m for m in models}, externals),
-        external_models=externals,
-    )
+@pytest.fixture(scope="package")
+def plan_sources(spark):
+    """The sources every plan test reads, created once on the shared Spark session and dropped after the last."""
+    from dagster_sparkmesh.engine.adapter import SparkEngine
 
-
-class World:
-    """A project evolving against one fake state store."""
-
-    def __init__(self) -> None:
-        self.state = FakeState()
-
-    def plan(self, *models: Model, environment: str = "prod", **options) -> Plan:
-        options.setdefault("execution_time", NOW)
-        return build_plan(make_project(*models), self.state, environment, **options)
-
-    def apply(self, *models: Model, environment: str = "prod", **options) -> Plan:
-        plan = self.plan(*models, environment=environment, **options)
-        self.state.apply(plan)
-        return plan
+    engine = SparkEngine(spark)
+    create_sources(engine)
+    yield
+    for schema in {name.split(".")[0] for name in SOURCE_TABLES}:
+        engine.drop_schema(schema, cascade=True)
 
 
 @pytest.fixture
-def world() -> World:
-    return World()
+def world(tmp_path, request) -> World:
+    """Plans against a real SQLite state store in ``tmp_path``. Spark (the shared session, with the sources) is
+    requested at the first apply only, so tests that only plan do without it; what the plans created in the catalog
+    is dropped after the test."""
+
+    def start_spark():
+        request.getfixturevalue("plan_sources")
+        return request.getfixturevalue("engine")
+
+    world = World(tmp_path, start_spark)
+    yield world
+    world.close()
 
 
 @pytest.fixture

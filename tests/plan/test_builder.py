@@ -9,6 +9,7 @@ from dagster_sparkmesh.snapshot.records import ChangeCategory, Interval
 
 C = ChangeCategory
 TIME_RANGE = {"name": "INCREMENTAL_BY_TIME_RANGE", "time_column": "ds"}
+WITH_NAME = "SELECT id, ds, name FROM src.events"
 
 
 def days(first: int, last: int) -> tuple[Interval, ...]:
@@ -160,17 +161,17 @@ def test_forward_only_kind_with_a_breaking_parent(world, shop):
 
 def test_forward_only_destructive_change_is_refused(world, shop):
     forward = {"kind": {**TIME_RANGE, "forward_only": True}}
-    world.apply(*shop(orders="SELECT id, ds, name FROM s.raw", fields={"orders": forward}))
+    world.apply(*shop(raw=WITH_NAME, orders="SELECT id, ds, name FROM s.raw", fields={"orders": forward}))
     with pytest.raises(PlanError, match="destructive: drops column name") as error:
-        world.plan(*shop(orders="SELECT id, ds FROM s.raw", fields={"orders": forward}))
+        world.plan(*shop(raw=WITH_NAME, orders="SELECT id, ds FROM s.raw", fields={"orders": forward}))
     assert error.value.path.name == "s.orders.sql" and "on_destructive_change" in error.value.hint
 
 
 @pytest.mark.parametrize("policy, warned", [("warn", True), ("allow", False)])
 def test_forward_only_destructive_change_allowed_by_kind(world, shop, policy, warned):
     forward = {"kind": {**TIME_RANGE, "forward_only": True, "on_destructive_change": policy}}
-    world.apply(*shop(orders="SELECT id, ds, name FROM s.raw", fields={"orders": forward}))
-    plan = world.plan(*shop(orders="SELECT id, ds FROM s.raw", fields={"orders": forward}))
+    world.apply(*shop(raw=WITH_NAME, orders="SELECT id, ds, name FROM s.raw", fields={"orders": forward}))
+    plan = world.plan(*shop(raw=WITH_NAME, orders="SELECT id, ds FROM s.raw", fields={"orders": forward}))
     assert plan.categories["s.orders"] is C.FORWARD_ONLY
     assert plan.direct_changes["s.orders"].destructive[0].name == "name"
     assert bool(plan.warnings) is warned

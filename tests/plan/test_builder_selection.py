@@ -1,4 +1,4 @@
-"""``build_plan(selected=...)`` and ``build_plan(effective_from=...)``: pure, on the in-memory state of conftest."""
+"""``build_plan(selected=...)`` and ``build_plan(effective_from=...)``, over states the real executor applied."""
 
 from datetime import datetime as dt
 

@@ -1,6 +1,6 @@
 """Forward-only changes previewed in development environments on tables of their own (``plan.previews``).
 
-Pure: the in-memory state of conftest; tests/execution/test_previews.py runs the same story on Spark.
+Plans applied by the real executor (``tests/plan/real_world.py``); tests/execution/test_previews.py checks the rows.
 """
 
 from datetime import datetime as dt
@@ -45,7 +45,7 @@ CHANGED = "SELECT id, ds FROM s.raw WHERE id > 0"
 
 def test_dev_previews_the_last_day_on_tables_prod_never_uses(world, shop):
     prod = world.apply(*shop())
-    plan = world.plan(*shop(orders=CHANGED), environment="dev")
+    plan = world.apply(*shop(orders=CHANGED), environment="dev")
 
     assert plan.categories["s.orders"] is ChangeCategory.FORWARD_ONLY
     # The changed model and every descendant (incremental or FULL) are previewed; the unchanged parent is not.
@@ -62,7 +62,6 @@ def test_dev_previews_the_last_day_on_tables_prod_never_uses(world, shop):
     assert plan.missing_intervals["s.summary"] == days(9, 9)
     assert plan.environment_after.preview_start == dt(2024, 1, 9, 6, 30)
 
-    world.state.apply(plan)
     shared = world.state.get_intervals("s.orders", prod.version_of("s.orders"))
     assert shared == [Interval(start=dt(2024, 1, 1), end=dt(2024, 1, 10))]
     assert world.state.get_intervals("s.orders", plan.version_of("s.orders")) == list(days(9, 9))
@@ -118,13 +117,12 @@ def test_prod_reuses_the_shared_table_and_never_the_preview(world, shop):
     prod = world.apply(*shop())
     world.apply(*shop(orders=CHANGED), environment="dev")
 
-    promoted = world.plan(*shop(orders=CHANGED))
+    promoted = world.apply(*shop(orders=CHANGED))
     assert promoted.previews == {} and promoted.environment_after.preview_start is None
     for snapshot in promoted.environment_after.snapshots:
         assert snapshot.version == prod.version_of(snapshot.name)
         assert not is_preview_version(snapshot.version)
     assert promoted.missing_intervals == {}  # forward-only: the history is not recomputed
-    world.state.apply(promoted)
 
     later = world.plan(*shop(orders=CHANGED), execution_time=dt(2024, 1, 11, 1))
     assert later.missing_intervals["s.orders"] == days(10, 10)  # new intervals only, on the shared table

@@ -1,4 +1,4 @@
-"""Restatements flow down the DAG: lookback readers, whole tables, shared tables in dev, --effective-from (pure)."""
+"""Restatements flow down the DAG: lookback readers, whole tables, shared tables in dev, --effective-from."""
 
 from datetime import datetime as dt
 

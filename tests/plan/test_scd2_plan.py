@@ -13,7 +13,7 @@ def days(first: int, last: int) -> tuple[Interval, ...]:
 
 def _models(model):
     return [
-        model("s.raw", "SELECT id, ds FROM src.e", ["src.e"]),
+        model("s.raw", "SELECT id, ds, updated_at FROM src.e", ["src.e"]),
         model("s.dim", "SELECT id, updated_at FROM s.raw", ["s.raw"], kind=SCD_BY_TIME),
     ]
 
@@ -35,7 +35,7 @@ def test_restating_an_upstream_model_restates_the_whole_history_table(world, mod
 
 def test_disable_restatement_keeps_the_history(world, model):
     kept = {**SCD_BY_TIME, "disable_restatement": True}
-    models = [_models(model)[0], model("s.dim", "SELECT id FROM s.raw", ["s.raw"], kind=kept)]
+    models = [_models(model)[0], model("s.dim", "SELECT id, updated_at FROM s.raw", ["s.raw"], kind=kept)]
     world.apply(*models)
     plan = world.plan(*models, restate_models=["s.raw"])
     assert "s.dim" not in plan.restatements

@@ -1,4 +1,4 @@
-"""INCREMENTAL_BY_PARTITION and INCREMENTAL_UNMANAGED in plans: forward-only, restated whole or not at all (pure)."""
+"""INCREMENTAL_BY_PARTITION and INCREMENTAL_UNMANAGED in plans: forward-only, restated whole or not at all."""
 
 from datetime import datetime as dt
 
