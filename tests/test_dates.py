@@ -3,7 +3,7 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from dagster_sparkmesh.errors import PlanError
-from dagster_sparkmesh.plan.dates import parse_datetime, parse_ttl
+from dagster_sparkmesh.dates import parse_datetime, parse_ttl
 
 NOW = datetime(2024, 3, 10, 15, 45, 12)
 

@@ -70,7 +70,7 @@ def rollback(context: CliContext, environment: str) -> None:
     """Point ENVIRONMENT back at its previous promotion: views only, no recomputation."""
     from dagster_sparkmesh.cli.plan_view import views_text
     from dagster_sparkmesh.execution.apply import promote_plan
-    from dagster_sparkmesh.plan.dates import parse_ttl
+    from dagster_sparkmesh.dates import parse_ttl
     from dagster_sparkmesh.plan.rollback import rollback_plan
 
     with open_context(context, environment) as ctx:

@@ -26,7 +26,7 @@ def parse_time(text: str, option: str, *, now: datetime | None = None) -> dateti
 
 def _relative(text: str, option: str, now: datetime) -> datetime:
     from dagster_sparkmesh.errors import PlanError
-    from dagster_sparkmesh.plan.dates import parse_datetime
+    from dagster_sparkmesh.dates import parse_datetime
 
     try:
         return parse_datetime(text, now=now)

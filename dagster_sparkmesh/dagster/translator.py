@@ -21,7 +21,7 @@ from dagster_sparkmesh.dagster.cron import cron_condition, cron_freshness, dagst
 from dagster_sparkmesh.dagster.partitions import time_window_partitions
 from dagster_sparkmesh.errors import ProjectError, SparkMeshError
 from dagster_sparkmesh.model.records import ExternalModel, Model
-from dagster_sparkmesh.plan.dates import parse_datetime
+from dagster_sparkmesh.dates import parse_datetime
 from dagster_sparkmesh.plan.windows import model_end
 from dagster_sparkmesh.project.sql.header import split_model_file
 from dagster_sparkmesh.snapshot.naming import physical_schema, split_model_name, view_name

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.kinds import kind_type
-from dagster_sparkmesh.plan.dates import parse_ttl
+from dagster_sparkmesh.dates import parse_ttl
 from dagster_sparkmesh.plan.previews import preview_version
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.snapshot.naming import (

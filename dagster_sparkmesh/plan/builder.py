@@ -27,7 +27,7 @@ from datetime import datetime
 
 from dagster_sparkmesh.errors import PlanError, SparkMeshError
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.dates import DateLike, parse_datetime, parse_ttl
+from dagster_sparkmesh.dates import DateLike, parse_datetime, parse_ttl
 from dagster_sparkmesh.plan.definition import DirectChange, Plan
 from dagster_sparkmesh.plan.diffs import definition_diff
 from dagster_sparkmesh.plan.missing import Window, missing_intervals

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.dates import parse_datetime
+from dagster_sparkmesh.dates import parse_datetime
 from dagster_sparkmesh.plan.intervals import Schedule
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.intervals import merge, remove_range

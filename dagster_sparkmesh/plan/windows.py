@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.dates import DateLike, parse_datetime
+from dagster_sparkmesh.dates import DateLike, parse_datetime
 from dagster_sparkmesh.plan.intervals import Schedule, interval_unit
 from dagster_sparkmesh.plan.missing import Window
 from dagster_sparkmesh.project.records import Project

@@ -167,7 +167,7 @@ def _read_entry(path: Path, node: yaml.Node) -> ExternalModel:
 
 
 def _read_start(path: Path, node: yaml.Node) -> str:
-    from dagster_sparkmesh.plan.dates import parse_datetime
+    from dagster_sparkmesh.dates import parse_datetime
 
     value = node_value(node)
     text = value.isoformat() if hasattr(value, "isoformat") else str(value)
