@@ -135,8 +135,9 @@ class MacroEvaluator:
         """Remember the nodes on a path from ``root`` down to a macro: expansion descends only there, so a query
         without macros costs one (iterative) walk, and a deeply nested one (``a + a + ... + a``) never recurses."""
         for node in root.walk():
-            nodes.cheap_to_copy(node)
-            if not nodes.is_macro(node):
+            if type(node._meta) is dict:  # checked here: a call per node costs a tenth of a cold macro load
+                nodes.cheap_to_copy(node)
+            if not isinstance(node, nodes.MACRO_NODE_TYPES) or not nodes.is_macro(node):
                 continue
             # Up to the root every time: an id already in the set may belong to a node that no longer exists.
             while node is not None:

@@ -17,6 +17,8 @@ def as_array(value: Any) -> Any:
 
 
 _PREFIXES = (syntax.CALL, syntax.VARIABLE, syntax.CLAUSE)
+MACRO_NODE_TYPES = (exp.Anonymous, exp.Identifier, exp.Var)
+"""The only node types ``is_macro`` can accept."""
 
 
 def is_macro(node: exp.Expression) -> bool:
