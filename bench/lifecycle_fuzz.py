@@ -2,11 +2,16 @@
 (tests/lifecycle), each ending with a promotion of prod compared with a from-scratch build of the same files.
 
     .venv/bin/python bench/lifecycle_fuzz.py [--sequences 100] [--seed 1] [--length 5] [--minimize] [--keep DIR]
+        [--sqlmesh-referee VENV | --no-sqlmesh-referee]
 
 One local Spark session in this process (own warehouse and metastore in a temporary folder, removed at the end
 unless --keep). Prints one line per sequence, each failing sequence (minimized with --minimize) as a list of
 actions to paste into tests/lifecycle/test_fuzz.py, and the counts: sequences, actions, refusals, divergences.
-Exit code 1 when any sequence diverged or raised.
+
+A second referee, SQLMesh (``bench/sqlmesh_spark/lifecycle_referee.py``): after each sequence, SQLMesh's fresh
+build of the same final files on local Spark of its own (a child process of SQLMesh's virtualenv, by default the
+compat harness's cached one when it exists), each prod view compared with SQLMesh's; prints sequences refereed,
+models compared and every difference. Exit code 1 when any sequence diverged or raised, or SQLMesh's rows differ.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the fuzzer lives in tests/lifecycle
+sys.path.insert(0, str(ROOT / "bench"))  # the SQLMesh referee: bench/sqlmesh_spark, imported by its name
+CACHED_REFEREE = Path.home() / ".cache" / "dagster-sparkmesh" / "sqlmesh-0.236.4" / "venv"
 
 
 def main() -> int:
@@ -30,6 +37,10 @@ def main() -> int:
     parser.add_argument("--length", type=int, default=5, help="actions per sequence before the final promotion")
     parser.add_argument("--minimize", action="store_true", help="minimize each failing sequence (slow)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--sqlmesh-referee", type=Path, metavar="VENV",
+                        default=CACHED_REFEREE if (CACHED_REFEREE / "bin" / "python").exists() else None,
+                        help="SQLMesh's virtualenv (default: the compat harness's cached one, when present)")
+    parser.add_argument("--no-sqlmesh-referee", action="store_true", help="no SQLMesh build after each sequence")
     args = parser.parse_args()
 
     from dagster_sparkmesh.engine.adapter import SparkEngine
@@ -48,11 +59,12 @@ def main() -> int:
         if result.failed:
             print(result.describe(), flush=True)
 
+    referee = _sqlmesh_referee(args, workdir)
     try:
         engine = SparkEngine(open_session(connection, workdir / "spark"))
         report = fuzz(
             engine, workdir, sequences=args.sequences, seed=args.seed, length=args.length,
-            minimize_failures=args.minimize, on_result=show,
+            minimize_failures=args.minimize, on_result=show, after_promotion=referee,
         )
     finally:
         close_sessions()
@@ -66,7 +78,20 @@ def main() -> int:
     by_model = Counter(d.model for failure in report.failures for d in failure.divergences)
     if by_model:
         print("divergent views by model: " + ", ".join(f"{m} {n}" for m, n in by_model.most_common()))
-    return 1 if report.failures else 0
+    if referee is None:
+        return 1 if report.failures else 0
+    print(referee.summary())
+    for line in referee.tally.differences + referee.tally.errors:
+        print(f"  {line}")
+    return 1 if report.failures or referee.tally.differences else 0
+
+
+def _sqlmesh_referee(args, workdir: Path):
+    if args.no_sqlmesh_referee or args.sqlmesh_referee is None:
+        return None
+    from sqlmesh_spark.lifecycle_referee import SqlmeshReferee
+
+    return SqlmeshReferee(args.sqlmesh_referee / "bin" / "python", workdir)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a fold
 from sqlmesh_spark.records import DIFFERENT, EQUAL, EXCLUDED, UNREADABLE, Window  # noqa: E402
 from sqlmesh_spark.runner import compare_on_spark, describe  # noqa: E402
 
-DEFAULT_REFEREE = Path.home() / ".cache" / "dagster-sparkmesh" / "sqlmesh-0.236.4" / "venv"
+CACHE = Path.home() / ".cache" / "dagster-sparkmesh" / "sqlmesh-0.236.4"
+DEFAULT_REFEREE = CACHE / "venv"
+DEFAULT_REQUIREMENTS = CACHE / "project-requirements"  # the compat harness installs SQLMesh's examples' imports there
 
 
 def main() -> int:
@@ -30,10 +32,12 @@ def main() -> int:
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--end", required=True, help="the last day built (inclusive)")
     parser.add_argument("--referee", type=Path, default=DEFAULT_REFEREE, help="SQLMesh's virtualenv")
+    parser.add_argument("--requirements", type=Path, default=DEFAULT_REQUIREMENTS if DEFAULT_REQUIREMENTS.is_dir() else None,
+                        help="a folder of the project's own imports, for sparkmesh's side (after its packages)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sqlmesh_spark_") as scratch:
         comparison = compare_on_spark(args.referee / "bin" / "python", [f.resolve() for f in args.folders],
-                                      Window(end=args.end), Path(scratch), dict(os.environ))
+                                      Window(end=args.end), Path(scratch), dict(os.environ), args.requirements)
     print("\n".join(describe(comparison)))
     print(", ".join(f"{comparison.count(o)} {o}" for o in (EQUAL, DIFFERENT, EXCLUDED, UNREADABLE)))
     return 1 if comparison.count(DIFFERENT) else 0

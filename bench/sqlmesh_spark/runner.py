@@ -6,6 +6,7 @@ sees the other's files or catalog): SQLMesh in its virtualenv (``sqlmesh_side.py
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -21,13 +22,14 @@ LEFTOVERS = (".cache", ".sparkmesh", ".sqlmesh_bench", "__pycache__", "logs", "*
 
 
 def compare_on_spark(referee_python: Path, sources: list[Path], window: Window, scratch: Path,
-                     env: dict[str, str] | None = None) -> SparkComparison:
-    """``sources``: the project's folders (several for a multi-repo project), copied under ``scratch``."""
-    env = dict(env or {})
+                     env: dict[str, str] | None = None, requirements: Path | None = None) -> SparkComparison:
+    """``sources``: the project's folders (several for a multi-repo project), copied under ``scratch``;
+    ``requirements``: a folder of the project's own imports for sparkmesh's side (SQLMesh's has them installed)."""
+    env = dict(os.environ if env is None else env)
     ensure_pyspark(referee_python)
     theirs = sqlmesh_build(referee_python, copy_folders(sources, scratch / "sqlmesh"), window,
                            scratch / "sqlmesh_spark", env)
-    ours = sparkmesh_build(Path(sys.executable), copy_folders(sources, scratch / "sparkmesh"), window, env)
+    ours = sparkmesh_build(Path(sys.executable), copy_folders(sources, scratch / "sparkmesh"), window, env, requirements)
     return compare_builds(theirs, ours, nondeterministic_models(theirs.sources))
 
 

@@ -1,13 +1,16 @@
 """sparkmesh's fresh build of a project on local Spark, as a user types it: ``sparkmesh plan prod --auto-apply
 --no-prompts --end DAY --execution-time NEXT_MIDNIGHT`` (``mode: local``, so the command's own process holds the
-session and its catalog is the project's ``.sparkmesh/``), then every model's prod view read back in a second
-process of this environment:
+session and its catalog is the project's ``.sparkmesh/``), then every model's prod view read back. Each step is a
+child process of this environment (a JVM holds one SparkContext; the caller may hold another):
 
-    python sparkmesh_build.py read PROJECT_FOLDER [MORE_FOLDERS...]
+    python sparkmesh_build.py prepare|plan|read FOLDER [MORE_FOLDERS...] [-- PLAN ARGUMENTS]
 
-which prints one JSON document: model -> digest (``digest.py``, the same reduction SQLMesh's side makes) or why
-there is none. No ``--start``: SQLMesh refuses one for a production plan, so both tools start every model at its
-own start.
+``prepare`` removes from the copy the files of models sparkmesh's loader sets aside (a kind it does not run, e.g.
+CUSTOM, and their readers), as Dagster's code location sets them aside: the CLI refuses a project with one, and
+the rest is still worth comparing; it prints them with the reason. ``read`` prints model -> digest (``digest.py``,
+the same reduction SQLMesh's side makes) or why there is none. No ``--start``: SQLMesh refuses one for a production
+plan, so both tools start every model at its own start. ``SQLMESH_SPARK_REQUIREMENTS`` names a folder of the
+projects' own imports (faker, ibis), appended to ``sys.path``: after sparkmesh's own packages, so its pins win.
 """
 
 from __future__ import annotations
@@ -24,30 +27,37 @@ from sqlmesh_spark.records import BuildOutcome, Window  # noqa: E402
 from sqlmesh_spark.settings import SHUFFLE_PARTITIONS  # noqa: E402
 
 BUILD_TIMEOUT_SECONDS = 1800
+REQUIREMENTS_VARIABLE = "SQLMESH_SPARK_REQUIREMENTS"
 SPARK_CONF = {"spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS), "spark.sql.session.timeZone": "UTC"}
 
 
-def sparkmesh_build(python: Path, folders: list[Path], window: Window, env: dict[str, str]) -> BuildOutcome:
-    """``python``: this environment's interpreter (its ``sparkmesh`` entry point is next to it)."""
-    sparkmesh = python.parent / "sparkmesh"
-    paths = [argument for folder in folders for argument in ("-p", str(folder))]
+def sparkmesh_build(python: Path, folders: list[Path], window: Window, env: dict[str, str],
+                    requirements: Path | None = None) -> BuildOutcome:
+    """``python``: this environment's interpreter; ``requirements``: the projects' own imports (see above)."""
     local = {**env, "SPARKMESH_SPARK_MODE": "local", "SPARKMESH_SPARK_MASTER": "local[2]",
              "SPARKMESH_SPARK_CONF": json.dumps(SPARK_CONF), "SPARK_LOCAL_IP": "127.0.0.1"}
-    plan = subprocess.run(
-        [str(sparkmesh), *paths, "plan", "prod", "--auto-apply", "--no-prompts", "--end", window.end,
-         "--execution-time", window.execution_time],
-        capture_output=True, text=True, check=False, timeout=BUILD_TIMEOUT_SECONDS, env=local,
-    )
+    if requirements is not None:
+        local[REQUIREMENTS_VARIABLE] = str(requirements)
+    folders_args = [str(folder) for folder in folders]
+    prepared = _child(python, ["prepare", *folders_args], local)
+    if prepared.returncode != 0:
+        return BuildOutcome(error=f"load: {_last_line(prepared.stderr)}", digests={})
+    set_aside = json.loads(prepared.stdout.strip().splitlines()[-1])
+    plan = _child(python, ["plan", *folders_args, "--", "plan", "prod", "--auto-apply", "--no-prompts",
+                           "--end", window.end, "--execution-time", window.execution_time], local)
     error = "" if plan.returncode == 0 else f"plan (exit {plan.returncode}): {_last_line(plan.stdout + plan.stderr)}"
-    read = subprocess.run(
-        [str(python), __file__, "read", *map(str, folders)],
-        capture_output=True, text=True, check=False, timeout=BUILD_TIMEOUT_SECONDS, env=local,
-    )
+    read = _child(python, ["read", *folders_args], local)
     if read.returncode != 0:
         return BuildOutcome(error=error or f"read: {_last_line(read.stderr)}", digests={})
     document = json.loads(read.stdout.strip().splitlines()[-1])
     digests = {name: Digest.from_json(value) if isinstance(value, dict) else value for name, value in document.items()}
+    digests.update({name: f"set aside by sparkmesh's loader: {why}" for name, why in set_aside.items()})
     return BuildOutcome(error=error, digests=digests)
+
+
+def _child(python: Path, arguments: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([str(python), __file__, *arguments], capture_output=True, text=True, check=False,
+                          timeout=BUILD_TIMEOUT_SECONDS, env=env)
 
 
 def prod_digests(spark, project) -> dict[str, Digest | str]:
@@ -63,6 +73,25 @@ def prod_digests(spark, project) -> dict[str, Digest | str]:
         except Exception as error:  # noqa: BLE001 - an unreadable view is a finding
             digests[name] = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}"
     return digests
+
+
+def _prepare(folders: list[Path]) -> None:
+    from dagster_sparkmesh.project.loader import load_project
+
+    project = load_project(folders[0], more_paths=folders[1:], use_cache=False, set_aside_broken=True)
+    set_aside = {}
+    for item in project.broken:
+        lines = [line.strip() for line in item.error.splitlines() if line.strip()]
+        set_aside[item.name or item.path.name] = f"reads {item.cause}" if item.cause else (lines[0] if lines else "")
+        item.path.unlink(missing_ok=True)
+    print(json.dumps(set_aside))
+
+
+def _plan(folders: list[Path], cli_arguments: list[str]) -> None:
+    from dagster_sparkmesh.cli import main
+
+    paths = [argument for folder in folders for argument in ("-p", str(folder))]
+    main(args=[*paths, *cli_arguments], prog_name="sparkmesh")
 
 
 def _read(folders: list[Path]) -> None:
@@ -85,6 +114,17 @@ def _last_line(text: str) -> str:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] != ["read"]:
+    import os
+
+    if os.environ.get(REQUIREMENTS_VARIABLE):
+        sys.path.append(os.environ[REQUIREMENTS_VARIABLE])
+    command, rest = sys.argv[1] if len(sys.argv) > 1 else "", sys.argv[2:]
+    folders_given = [Path(a) for a in (rest[:rest.index("--")] if "--" in rest else rest)]
+    if command == "prepare":
+        _prepare(folders_given)
+    elif command == "plan":
+        _plan(folders_given, rest[rest.index("--") + 1:])
+    elif command == "read":
+        _read(folders_given)
+    else:
         raise SystemExit(__doc__)
-    _read([Path(folder) for folder in sys.argv[2:]])

@@ -85,8 +85,10 @@ def _context(paths: list[str], folder: Path):
     )
     configs = {}
     for path, config in load_configs(None, Config, paths).items():
-        # The project's own gateways are kept (their variables may be read); ours becomes the default.
-        gateways = dict(config.gateways) if isinstance(config.gateways, dict) else {}
+        # The project's own gateways are kept (their variables may be read), those that name a connection (SQLMesh
+        # refuses a gateway without one, e.g. the empty default of a config that declares none); ours is the default.
+        declared = dict(config.gateways) if isinstance(config.gateways, dict) else {}
+        gateways = {name: gateway for name, gateway in declared.items() if gateway.connection is not None}
         configs[path] = config.model_copy(
             update={"gateways": {**gateways, GATEWAY: spark_gateway}, "default_gateway": GATEWAY}
         )
