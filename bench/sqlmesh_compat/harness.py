@@ -16,14 +16,17 @@ from sqlmesh_compat.projects import example_projects
 from sqlmesh_compat.records import ExampleProject, Interval, ProjectScore
 from sqlmesh_compat.referee import Referee
 from sqlmesh_compat.sparkmesh_side import sparkmesh_side
+from sqlmesh_compat.spark_rows import spark_stage, with_spark_rows
 from sqlmesh_compat.sqlmesh_side import sqlmesh_side
+from sqlmesh_spark.records import Window
 
 
 def run_comparison(
     referee: Referee, scratch: Path, unit_tests: bool = True, only: set[str] | None = None,
-    spark_folder: Path | None = None,
+    spark_folder: Path | None = None, spark_window: Window | None = None,
 ) -> list[ProjectScore]:
-    """``spark_folder``: where sparkmesh's local Spark session keeps its warehouse (default: in ``scratch``)."""
+    """``spark_folder``: where sparkmesh's local Spark session keeps its warehouse (default: in ``scratch``);
+    ``spark_window``: run the ``--spark`` stage over these days (None: not run)."""
     interval = Interval()
     spark_folder = (spark_folder or scratch / "spark") if unit_tests else None
     projects = [*example_projects(referee.examples), write_macro_project(scratch / "written")]
@@ -34,7 +37,12 @@ def run_comparison(
                 continue
             theirs = sqlmesh_side(referee.python, _copy(referee, project, scratch / "sqlmesh"), interval, unit_tests)
             ours = sparkmesh_side(_copy(referee, project, scratch / "sparkmesh"), interval, spark_folder)
-            scores.append(_without_scratch(compare(project.name, theirs, ours), scratch))
+            score = compare(project.name, theirs, ours)
+            if spark_window is not None:
+                sources = [(project.source or referee.examples) / folder for folder in project.folders]
+                rows = spark_stage(referee, sources, spark_window, scratch / "spark_rows" / project.name)
+                score = with_spark_rows(score, rows)
+            scores.append(_without_scratch(score, scratch))
     return scores
 
 
@@ -56,6 +64,7 @@ def _project_requirements_importable(folder: Path) -> Iterator[None]:
 def _without_scratch(score: ProjectScore, scratch: Path) -> ProjectScore:
     """Reasons name files relative to the project: the scratch folder changes every run."""
     prefixes = [f"{scratch}/{side}/" for side in ("sparkmesh", "sqlmesh")]
+    prefixes += [f"{scratch}/spark_rows/{score.name}/{side}/" for side in ("sparkmesh", "sqlmesh", "sqlmesh_spark")]
 
     def clean(text: str) -> str:
         for prefix in prefixes:

@@ -94,3 +94,17 @@ class ProjectScore:
     sqlmesh_tests_passing: int
     sparkmesh_tests_passing: int
     differences: tuple[Difference, ...]
+    spark_rows: SparkRows | None = None
+    """The ``--spark`` stage's counts; None when it did not run."""
+
+
+@dataclass(frozen=True)
+class SparkRows:
+    """Both tools' fresh builds on Spark, model by model: same rows, of the models compared (the ones the
+    non-determinism rule sets apart are counted apart)."""
+
+    rows: Count
+    excluded: int
+
+    def __str__(self) -> str:
+        return f"{self.rows}" + (f" ({self.excluded} excluded)" if self.excluded else "")

@@ -7,11 +7,11 @@ import re
 from datetime import date
 from pathlib import Path
 
-from sqlmesh_compat.records import Count, ProjectScore
+from sqlmesh_compat.records import Count, ProjectScore, SparkRows
 
 SECTION_TITLE = "## SQLMesh compatibility scoreboard"
 HEADER = ("project", "SQLMesh loads", "sparkmesh loads", "models equal", "deps equal", "renders equivalent",
-          "pre/post statements equal", "unit tests same outcome", "tests passing (SQLMesh / sparkmesh)")
+          "pre/post statements equal", "unit tests same outcome", "tests passing (SQLMesh / sparkmesh)", "rows equal on Spark")
 
 
 def total(scores: list[ProjectScore]) -> ProjectScore:
@@ -30,7 +30,16 @@ def total(scores: list[ProjectScore]) -> ProjectScore:
         sqlmesh_tests_passing=sum(s.sqlmesh_tests_passing for s in scores),
         sparkmesh_tests_passing=sum(s.sparkmesh_tests_passing for s in scores),
         differences=(),
+        spark_rows=_total_spark_rows(scores),
     )
+
+
+def _total_spark_rows(scores: list[ProjectScore]) -> SparkRows | None:
+    ran = [s.spark_rows for s in scores if s.spark_rows is not None]
+    if not ran:
+        return None
+    rows = Count(sum(r.rows.equal for r in ran), sum(r.rows.total for r in ran))
+    return SparkRows(rows, sum(r.excluded for r in ran))
 
 
 def markdown(scores: list[ProjectScore], version: str, today: date) -> str:
@@ -43,7 +52,10 @@ def markdown(scores: list[ProjectScore], version: str, today: date) -> str:
         "(in a virtualenv of its own, outside the repository) and by sparkmesh. Deps: models whose dependencies "
         "are SQLMesh's, of SQLMesh's models; renders: queries equivalent in canonical form, of those SQLMesh "
         "renders; statements: models whose rendered pre/post-statements are the same, of those with some in SQLMesh; "
-        "unit tests: same pass/fail as SQLMesh.",
+        "unit tests: same pass/fail as SQLMesh; rows equal on Spark (`--spark`): both tools' fresh production "
+        "builds on local Spark over the same days, models holding the same rows (count and order-independent "
+        "checksums per column and per row), of the models SQLMesh builds, those whose rows need not repeat "
+        "(clock, unseeded random) counted apart ('-': stage not run).",
         "",
         "| " + " | ".join(HEADER) + " |",
         "|" + "---|" * len(HEADER),
@@ -64,6 +76,7 @@ def _cells(score: ProjectScore) -> list[str]:
         score.name, yes[score.sqlmesh_loads], yes[score.sparkmesh_loads], yes[score.models_equal], str(score.deps),
         str(score.renders), str(score.statements), str(score.unit_tests),
         f"{score.sqlmesh_tests_passing} / {score.sparkmesh_tests_passing}",
+        str(score.spark_rows) if score.spark_rows is not None else "-",
     ]
 
 

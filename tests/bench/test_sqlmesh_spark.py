@@ -148,3 +148,23 @@ def test_digest_ignores_row_order_and_integer_width_and_sees_swapped_values(mesh
     assert base.columns != reordered.columns  # int against bigint: kept for the type note
     assert base.column_checksums == swapped.column_checksums
     assert base.row_checksum != swapped.row_checksum
+
+
+def test_the_compat_score_counts_unreadable_models_against_equal_ones_and_excluded_apart(mesh):
+    _, _, _, records = mesh
+    sys.path.insert(0, str(BENCH))
+    try:
+        from sqlmesh_compat.records import Count, ProjectScore
+        from sqlmesh_compat.spark_rows import with_spark_rows
+    finally:
+        sys.path.remove(str(BENCH))
+    score = ProjectScore("p", True, True, True, Count(1, 1), Count(1, 1), Count(0, 0), Count(0, 0), 0, 0, ())
+    comparison = records.SparkComparison("", "plan (exit 2): refused", (
+        records.ModelVerdict("a.same", records.EQUAL, type_note="types (SQLMesh / sparkmesh): x int / bigint"),
+        records.ModelVerdict("a.clock", records.EXCLUDED, "query calls now"),
+        records.ModelVerdict("a.gone", records.UNREADABLE, "SQLMesh: 3 rows; sparkmesh: no such model"),
+    ))
+    scored = with_spark_rows(score, comparison)
+    assert str(scored.spark_rows) == "1/2 (1 excluded)"
+    assert [d.item for d in scored.differences] == [
+        "spark a.clock", "spark a.gone", "spark types a.same", "spark plan (sparkmesh)"]
