@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.slow  # every test applies plans on Spark
+
 
 @pytest.fixture
 def shop(model):
