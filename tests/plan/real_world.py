@@ -87,6 +87,10 @@ class World:
         self.results.append(apply_plan(context, plan))
         return plan
 
+    def spark_rows(self, sql: str) -> list[tuple]:
+        """The rows of a query on the shared session: what the applied plans wrote."""
+        return self._spark().query_rows(sql)
+
     def close(self) -> None:
         """Close the state store, and drop what the plans created in the catalog (the sources stay)."""
         self.state.close()
