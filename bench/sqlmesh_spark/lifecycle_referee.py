@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 
 from sqlmesh_spark.compare import compare_builds
@@ -69,6 +70,10 @@ def _values(row) -> str:
             return "NULL"
         if isinstance(value, (int, float)):
             return repr(value)
+        if isinstance(value, datetime):  # typed literals: no string-to-date conversion left to the INSERT
+            return f"TIMESTAMP'{value.isoformat(sep=' ')}'"
+        if isinstance(value, date):
+            return f"DATE'{value.isoformat()}'"
         return "'" + str(value).replace("'", "''") + "'"
 
     return "(" + ", ".join(literal(value) for value in row) + ")"
@@ -119,6 +124,8 @@ class SqlmeshReferee:
                               if v.outcome not in (EQUAL, EXCLUDED)]
         if comparison.sqlmesh_error:
             tally.errors.append(f"sequence {number}: {comparison.sqlmesh_error}")
+        print(f"  SQLMesh referee, sequence {number}: {comparison.count(EQUAL)} of {len(comparison.verdicts)} prod "
+              f"views equal to SQLMesh's ({comparison.count(EXCLUDED)} excluded)", flush=True)
 
     def summary(self) -> str:
         tally = self.tally

@@ -4,6 +4,7 @@ non-determinism rule. Pure, except the one slow test that digests real tables on
 from __future__ import annotations
 
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,21 @@ def test_the_compat_score_counts_unreadable_models_against_equal_ones_and_exclud
     assert str(scored.spark_rows) == "1/2 (1 excluded)"
     assert [d.item for d in scored.differences] == [
         "spark a.clock", "spark a.gone", "spark types a.same", "spark plan (sparkmesh)"]
+
+
+def test_lifecycle_referee_copy_drops_sparkmesh_state_and_the_batch_size_default(mesh, tmp_path):
+    sys.path.insert(0, str(BENCH))
+    try:
+        from sqlmesh_spark import lifecycle_referee
+    finally:
+        sys.path.remove(str(BENCH))
+    project = tmp_path / "project"
+    (project / ".sparkmesh").mkdir(parents=True)
+    (project / "models").mkdir()
+    (project / "models" / "a.sql").write_text("SELECT 1 AS x")
+    (project / "config.yaml").write_text("model_defaults:\n  dialect: spark\n  batch_size: 2\n  cron: '@daily'\n")
+    copy = lifecycle_referee.referee_copy(project, tmp_path / "copy")
+    assert (copy / "config.yaml").read_text() == "model_defaults:\n  dialect: spark\n  cron: '@daily'\n"
+    assert (copy / "models" / "a.sql").exists() and not (copy / ".sparkmesh").exists()
+    row = (date(2024, 1, 2), 100, None, "o'k")
+    assert lifecycle_referee._values(row) == "(DATE'2024-01-02', 100, NULL, 'o''k')"
