@@ -51,9 +51,11 @@ def make_model(name: str, query: str, parents: Iterable[str] = (), **fields) -> 
     )
 
 
-@pytest.fixture(scope="package")
+@pytest.fixture(scope="module")
 def plan_sources(spark):
-    """The sources every plan test reads, created once on the shared Spark session and dropped after the last."""
+    """The sources the plan tests read, created on the shared Spark session once per module and dropped after its
+    last test. (Not "package": tests/plan is no package, so that scope would outlive it and leave the sources to the
+    tests of other folders, which expect only the default database.)"""
     from dagster_sparkmesh.engine.adapter import SparkEngine
 
     engine = SparkEngine(spark)

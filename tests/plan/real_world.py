@@ -3,7 +3,7 @@
 Applying a plan runs ``apply_plan`` (what ``sparkmesh plan --auto-apply`` runs) on the suite's shared Spark session,
 so the intervals a later plan sees are the ones the executor really recorded: a model computed from a parent that
 lacked a day leaves that day missing, as SQLMesh does. The external models the tests' queries read are real tables
-(``SOURCE_TABLES``: ``SOURCE_COLUMNS``, a row per day), created once for all the plan tests (``create_sources``).
+(``SOURCE_TABLES``: ``SOURCE_COLUMNS``, a row per day), created once per test module (``create_sources``).
 """
 
 from __future__ import annotations
