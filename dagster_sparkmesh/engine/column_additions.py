@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from sqlglot import exp
 from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.engine.partition_sql import column_list, string_literal
@@ -47,22 +49,38 @@ class ColumnChanges:
     are (a narrower or another type: Spark would cast them on write, silently changing them)."""
 
 
-def column_changes(engine: SparkEngine, table: str, wanted: Sequence[tuple[str, str]]) -> ColumnChanges:
+def column_changes(
+    engine: SparkEngine, table: str, wanted: Sequence[tuple[str, str]], typed: Sequence[tuple[str, str]] = ()
+) -> ColumnChanges:
+    """``wanted``: the model's columns (declared, else its query's); ``typed``: the types its rows will have (the
+    query's schema where it is known: declared types are not casts), else ``wanted``'s."""
     present = engine.columns(table)
-    have = {name.lower(): data_type.lower() for name, data_type in present}
+    have = {name.lower(): _normalized(data_type) for name, data_type in present}
     keep = {name.lower() for name, _ in wanted}
     added = [(name, data_type) for name, data_type in wanted if name.lower() not in have]
     dropped = [name for name, _ in present if name.lower() not in keep]
     retyped = [
-        (name, have[name.lower()], data_type.lower())
-        for name, data_type in wanted
-        if name.lower() in have and not _fits(data_type.lower(), have[name.lower()])
+        (name, have[name.lower()], _normalized(data_type))
+        for name, data_type in (typed or wanted)
+        if name.lower() in have and not _fits(_normalized(data_type), have[name.lower()])
     ]
     return ColumnChanges(added, dropped, retyped)
 
 
+def _normalized(data_type: str) -> str:
+    """One spelling per type: the catalog writes ``decimal(10,2)``, sqlglot ``DECIMAL(10, 2)``."""
+    try:
+        built = exp.DataType.build(data_type, dialect="spark")
+    except Exception:  # noqa: BLE001 - a type sqlglot cannot read compares as written
+        return data_type.lower()
+    if built.this in (exp.DataType.Type.CHAR, exp.DataType.Type.VARCHAR):
+        return "string"  # Spark stores CHAR(n) and VARCHAR(n) as strings; a query's text is a string
+    return built.sql(dialect="spark").lower()
+
+
 def _fits(query_type: str, table_type: str) -> bool:
-    return query_type == table_type or table_type in _LOSSLESS_INTO.get(query_type, ())
+    # A NULL literal's column (void) holds nothing to cast.
+    return query_type in (table_type, "void", "null") or table_type in _LOSSLESS_INTO.get(query_type, ())
 
 
 def add_columns(engine: SparkEngine, table: str, added: Sequence[tuple[str, str]]) -> None:

@@ -42,10 +42,11 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
         return
     if not ctx.engine.physical_exists(target.table):
         return  # its first write creates it with every column
-    wanted = model.columns or _query_columns(ctx, target, window)
+    typed = _query_columns(ctx, target, window)
+    wanted = model.columns or typed
     if not wanted:
         return
-    changes = column_changes(ctx.engine, target.table, wanted)
+    changes = column_changes(ctx.engine, target.table, wanted, typed)
     _refuse_retyped(target, changes.retyped)
     if changes.added and getattr(model.kind, "on_additive_change", "allow") != "ignore":
         add_columns(ctx.engine, target.table, changes.added)

@@ -63,12 +63,17 @@ def plan_for_run(ctx: ExecutionContext, plan_id: str | None, run_id: str, restat
 
 def _holding_data(ctx: ExecutionContext, plan: Plan, restate: Restate) -> tuple[str, ...]:
     """The models of ``restate`` with an interval recorded inside its window: those are recomputed. A model whose
-    selection is all gaps (a new version's first backfill) is computed without restating its readers."""
+    selection is all gaps (a new version's first backfill) is computed without restating its readers. A step
+    without partitions (FULL, SCD type 2, ...) is recomputed or merged anyway: it restates (its readers' whole
+    history with it) only when nothing of it is due."""
+    if restate.start is None:
+        due = any(plan.missing_intervals.get(name) for name in restate.models)
+        return () if due else restate.models
     holding = []
     for name in restate.models:
         version = plan.version_of(name)
         recorded = ctx.state.get_intervals(name, version) if version is not None else []
-        if any(restate.start is None or (i.start < restate.end and restate.start < i.end) for i in recorded):
+        if any(i.start < restate.end and restate.start < i.end for i in recorded):
             holding.append(name)
     return tuple(holding)
 

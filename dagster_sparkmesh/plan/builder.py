@@ -126,7 +126,7 @@ def build_plan(
     seeds = union(seeds, filled_behind(inputs))
     restatements, notes = restatement_ranges(inputs, seeds)
     notes += [note for decision in decisions.values() if (note := moved_range_note(decision))]
-    missing = missing_intervals(models, windows, recorded, restatements)
+    missing = missing_intervals(models, windows, recorded, restatements, inputs.shared_with_prod)
     if held_back:
         missing, unselected_notes = _without_held_back(missing, held_back)
         notes += unselected_notes

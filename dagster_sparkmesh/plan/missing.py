@@ -14,7 +14,7 @@ from datetime import datetime
 
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.intervals import Schedule, expected_intervals, with_lookback
-from dagster_sparkmesh.snapshot.intervals import remove_range, uncovered
+from dagster_sparkmesh.snapshot.intervals import merge, remove_range, uncovered
 from dagster_sparkmesh.snapshot.records import Interval
 
 
@@ -33,7 +33,10 @@ def missing_intervals(
     windows: dict[str, Window],
     recorded: dict[str, list[Interval]],
     restatements: dict[str, Interval],
+    shared_with_prod: frozenset[str] = frozenset(),
 ) -> dict[str, tuple[Interval, ...]]:
+    """``shared_with_prod``: models whose table prod reads, in a development plan: never recomputed for new parent
+    time (architecture invariant 6)."""
     missing: dict[str, tuple[Interval, ...]] = {}
     for name in (n for n in models if n in recorded):
         done, window = recorded[name], windows[name]
@@ -42,18 +45,26 @@ def missing_intervals(
             done = remove_range(done, restated)
             window = dataclasses.replace(window, start=min(window.start, restated.start), end=max(window.end, restated.end))
         todo = _missing_for(models[name], window, done)
-        todo = sorted(set(todo) | set(_reading_new_parent_time(models, name, window, done, missing)))
+        if name not in shared_with_prod:
+            todo = sorted(set(todo) | set(_reading_new_parent_time(models, name, window, done, missing, recorded)))
         if todo:
             missing[name] = tuple(todo)
     return missing
 
 
 def _reading_new_parent_time(
-    models: dict[str, Model], name: str, window: Window, done: list[Interval], missing: dict[str, tuple[Interval, ...]]
+    models: dict[str, Model],
+    name: str,
+    window: Window,
+    done: list[Interval],
+    missing: dict[str, tuple[Interval, ...]],
+    recorded: dict[str, list[Interval]],
 ) -> list[Interval]:
     """A ``lookback`` model's recorded intervals that read time its time-partitioned parents compute in this plan
     for the first time (e.g. a start moved earlier): each read the ``lookback`` intervals before it, which the
-    parent did not have then, so each is computed again, as a fresh build would compute it."""
+    parent did not have then, so each is computed again, as a fresh build would compute it. Only a parent version
+    that holds data counts (a new version computes everything anew, which its unchanged readers keep reading as
+    SQLMesh's do), and only time it never held (what it recomputes, restated or looked back at, is not new)."""
     model = models[name]
     lookback = getattr(model.kind, "lookback", 0)
     if not lookback or not done:
@@ -61,9 +72,10 @@ def _reading_new_parent_time(
     schedule = Schedule.of(model.cron)
     stale: set[Interval] = set()
     for parent in model.depends_on:
-        if parent not in missing or parent not in models or models[parent].kind.restates_whole_table:
+        held = recorded.get(parent)
+        if parent not in missing or not held or parent not in models or models[parent].kind.restates_whole_table:
             continue
-        for span in missing[parent]:
+        for span in merge(uncovered(held, list(missing[parent]))):
             end = schedule.floor(span.end) if schedule.floor(span.end) == span.end else schedule.next(span.end)
             for _ in range(lookback):
                 end = schedule.next(end)

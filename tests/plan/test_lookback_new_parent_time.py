@@ -37,3 +37,19 @@ def test_a_daily_run_recomputes_only_what_lookback_asks(world, model):
     plan = world.plan(*_models(model, "2024-01-01"), execution_time=dt(2024, 1, 11, 1))
     assert plan.missing_intervals["s.raw"] == days((1, 10))
     assert plan.missing_intervals["s.rolling"] == days((1, 8), (1, 9), (1, 10))  # the lookback, nothing more
+
+
+def test_a_parents_new_version_or_its_own_lookback_is_not_new_time_for_the_child(world, model):
+    def models(raw_query: str, raw_lookback: int = 0):
+        return [
+            model("s.raw", raw_query, ["src.e"], kind={**TIME_RANGE, "lookback": raw_lookback} if raw_lookback else TIME_RANGE),
+            model("s.rolling", "SELECT id, ds FROM s.raw", ["s.raw"], kind={**TIME_RANGE, "lookback": 1}),
+        ]
+
+    world.apply(*models("SELECT id, ds FROM src.e", raw_lookback=3))
+    daily = world.plan(*models("SELECT id, ds FROM src.e", raw_lookback=3), execution_time=dt(2024, 1, 11, 1))
+    assert daily.missing_intervals["s.raw"] == days((1, 7), (1, 8), (1, 9), (1, 10))  # its own lookback
+    assert daily.missing_intervals["s.rolling"] == days((1, 9), (1, 10))  # its own, not the parent's
+    # A non-breaking change gives the parent a new version computed anew; the child keeps its version and history.
+    changed = world.plan(*models("SELECT id, ds, 1 AS one FROM src.e", raw_lookback=3))
+    assert changed.categories["s.raw"].value == "non_breaking" and "s.rolling" not in changed.missing_intervals
