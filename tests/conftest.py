@@ -34,13 +34,34 @@ def spark_connection() -> SparkConnection:
     return TEST_SPARK
 
 
+CONNECT_ENV = "SPARKMESH_TEST_ENGINE"
+"""``connect``: the shared session is a Spark Connect client of a managed server the suite starts (what users get by
+default), so a suite runs on the other engine: ``SPARKMESH_TEST_ENGINE=connect pytest tests/engine``."""
+
+
 @pytest.fixture(scope="session")
 def spark(spark_project: Path):
     from dagster_sparkmesh.engine.session import close_sessions, open_session
 
+    if os.environ.get(CONNECT_ENV) == "connect":
+        yield from _connect_session(spark_project)
+        return
     session = open_session(TEST_SPARK, spark_project)
     yield session
     close_sessions()
+
+
+def _connect_session(spark_project: Path):
+    from dagster_sparkmesh.engine.connect_server import start_server, stop_server
+    from dagster_sparkmesh.engine.session import close_sessions, open_session
+
+    managed = SparkConnection(mode="managed", master="local[2]", config=TEST_SPARK.config)
+    try:
+        status = start_server(spark_project, managed)
+        yield open_session(SparkConnection(mode="connect", remote=status.url), spark_project)
+    finally:
+        close_sessions()
+        stop_server(spark_project)
 
 
 @pytest.fixture

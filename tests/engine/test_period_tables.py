@@ -142,6 +142,7 @@ def test_one_day_inside_a_segment_replaces_that_day_only(engine, monthly):
     assert _segments(engine, monthly) == ["20240130..20240201", "20240130..20240201", "20240201..20240203"]
 
 
+@pytest.mark.classic_only  # a classic DataFrame is analysed when made; over Connect, when it runs
 def test_a_reader_that_resolved_the_view_before_a_rewrite_reads_the_rows_before_it(engine, monthly):
     before = engine.spark.sql(f"SELECT id FROM {monthly} ORDER BY id")  # analysed now, run below
     rewrite = _daily({"2024-01-30": [10], "2024-01-31": [11]})
