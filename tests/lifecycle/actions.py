@@ -146,7 +146,7 @@ class ForwardOnly:
 
     def apply(self, lc: Lifecycle) -> Outcome:
         lc.edit(with_changes(lc.spec, formula=lc.spec.formula + 1))
-        return _cli_outcome(lc.plan("--forward-only", "--effective-from", DAYS[0], "--end", self.end))
+        return _cli_outcome(lc.plan("--forward-only", "--effective-from", model_start(lc), "--end", self.end))
 
 
 @dataclass(frozen=True)
@@ -164,11 +164,11 @@ class ForwardOnlyColumn:
         columns = lc.spec.source_columns + (1 if self.change == "add" or not lc.spec.source_columns else -1)
         lc.edit(with_changes(lc.spec, source_columns=columns, source_extra_type="INT"))
         if self.effective_from:
-            return _cli_outcome(lc.plan("--forward-only", "--effective-from", DAYS[0], "--end", self.end))
+            return _cli_outcome(lc.plan("--forward-only", "--effective-from", model_start(lc), "--end", self.end))
         planned = _cli_outcome(lc.plan("--forward-only", "--end", self.end))
         if planned.refused:
             return planned
-        return _cli_outcome(lc.plan("--restate-model", "src.events", "--start", DAYS[0], "--end", self.end))
+        return _cli_outcome(lc.plan("--restate-model", "src.events", "--start", model_start(lc), "--end", self.end))
 
 
 @dataclass(frozen=True)
@@ -186,7 +186,7 @@ class TakenBack:
             if not before.source_columns:
                 return Outcome(note="no extra column to retype")
             lc.edit(with_changes(before, source_extra_type="DOUBLE"))
-            result = lc.plan("--forward-only", "--effective-from", DAYS[0], "--end", self.end)
+            result = lc.plan("--forward-only", "--effective-from", model_start(lc), "--end", self.end)
         else:
             lc.edit(with_changes(before, latest_repeats_keys=True))
             result = lc.plan("--end", self.end)
@@ -275,6 +275,11 @@ def _later_end(current: str | None) -> str:
     # Never before the last day of DAYS: a model's end must not hide data a fresh build would compute.
     after = (day(current) if current else day(DAYS[-1])) + timedelta(days=1)
     return f"{after:%Y-%m-%d}"
+
+
+def model_start(lc: Lifecycle) -> str:
+    """The models' start as the files say now (an ``Edit("start")`` moves it before ``DAYS[0]``)."""
+    return lc.spec.start or DAYS[0]
 
 
 def _earlier_start(current: str | None) -> str:

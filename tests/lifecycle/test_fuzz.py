@@ -113,3 +113,17 @@ def test_schema_changes_refusals_and_an_earlier_start_match_a_fresh_build(engine
         ForwardOnlyColumn(end="2024-01-14", change="drop"),
         Edit(what="start"),
     )
+
+
+# Found by the long run (seed 20261128, sequence 76): after every model's start moved a day earlier, a forward-only
+# change applied from 2024-01-01 kept the old formula on 2023-12-31 by design; the fuzzer now applies forward-only
+# changes from the models' start as the files say it.
+@pytest.mark.slow
+def test_regression_forward_only_from_a_start_moved_earlier_matches_a_fresh_build(engine, tmp_path):
+    _replay(
+        engine, tmp_path,
+        PlanProd(end="2024-01-04"),
+        Edit(what="start"),
+        Edit(what="breaking"),
+        ForwardOnlyColumn(end="2024-01-14"),
+    )
