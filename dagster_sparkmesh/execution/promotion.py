@@ -28,9 +28,10 @@ from dagster_sparkmesh.execution.results import PromotionResult, ViewChange
 from dagster_sparkmesh.plan.coverage import lacking_inputs
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import format_plan
+from dagster_sparkmesh.plan.stored import decode
 from dagster_sparkmesh.project.rendering import render_statements
 from dagster_sparkmesh.snapshot.naming import physical_table, quote, view_name
-from dagster_sparkmesh.snapshot.records import Environment, Interval
+from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot
 from dagster_sparkmesh.state.leases import LEASE_DURATION, abandoned
 
 if TYPE_CHECKING:
@@ -88,11 +89,12 @@ def _promote_holding(ctx: ExecutionContext, plan: Plan, lease: _HeldLease) -> li
     _check_not_superseded(ctx, plan, current)
     _verify_intervals_complete(ctx, plan)
     _verify_inputs_complete(ctx, plan)
-    listing = _catalog_listing(ctx, plan)
+    interrupted = _interrupted_views(ctx, lease.interrupted_plan_id)
+    listing = _catalog_listing(ctx, plan, interrupted)
     _verify_physical_tables_exist(ctx, plan, listing)
     changes = view_changes(
         plan, current, ctx.environment, in_catalog=lambda view: _in_catalog(listing, view),
-        repoint_all=lease.views_may_differ,
+        repoint_all=lease.views_may_differ, interrupted=interrupted,
     )
     _create_missing_schemas(ctx, changes, listing)
     _apply_view_changes(ctx, changes, lease)
@@ -109,6 +111,7 @@ class _HeldLease:
         self._lease: PromotionLease | None = lease
         self._renewed_at = time.monotonic()
         self.views_may_differ = lease.views_touched
+        self.interrupted_plan_id = lease.interrupted_plan_id
 
     def before_view_change(self) -> None:
         """Record that views are being swapped before the first one, then keep the lease from expiring."""
@@ -199,12 +202,12 @@ class _CachedIntervals:
         return self._read[key]
 
 
-def _catalog_listing(ctx: ExecutionContext, plan: Plan) -> CatalogListing:
-    """Every physical and view schema the promotion touches, listed from the catalog now: one round trip each,
-    ``max_workers`` at a time."""
+def _catalog_listing(ctx: ExecutionContext, plan: Plan, interrupted: tuple[Snapshot, ...] = ()) -> CatalogListing:
+    """Every physical and view schema the promotion touches (an interrupted promotion's views too), listed from
+    the catalog now: one round trip each, ``max_workers`` at a time."""
     env = ctx.environment
     schemas = {physical_table(s.name, s.version).split(".")[0] for s in plan.environment_after.view_snapshots}
-    schemas |= {view_name(s.name, env).split(".")[0] for s in plan.environment_after.view_snapshots}
+    schemas |= {view_name(s.name, env).split(".")[0] for s in (*plan.environment_after.view_snapshots, *interrupted)}
     ordered = sorted(schemas)
     with _workers(ctx) as pool:
         return dict(zip(ordered, pool.map(ctx.engine.list_schema, ordered)))
@@ -238,10 +241,12 @@ def view_changes(
     *,
     in_catalog: Callable[[str], bool] | None = None,
     repoint_all: bool = False,
+    interrupted: tuple[Snapshot, ...] = (),
 ) -> list[ViewChange]:
     """The views of ``environment`` to create, alter or drop for ``plan``. ``in_catalog``: whether a view exists
     (None: as ``current``'s record says, what a plan shows before it runs); ``repoint_all``: the views may not
-    match the record, alter every one."""
+    match the record, alter every one; ``interrupted``: the view snapshots of a promotion that crashed while it
+    swapped views, whose views of models this plan does not have may exist though no record names them."""
     changes = []
     for snapshot in plan.environment_after.view_snapshots:
         view = view_name(snapshot.name, environment)
@@ -253,11 +258,22 @@ def view_changes(
         target = physical_table(snapshot.name, snapshot.version)
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action="alter" if exists else "create"))
     kept = {s.name for s in plan.environment_after.view_snapshots}
+    recorded = {s.name for s in current.view_snapshots} if current else set()
     for snapshot in current.view_snapshots if current else ():
         if snapshot.name not in kept:
             view = view_name(snapshot.name, environment)
             changes.append(ViewChange(model=snapshot.name, view=view, target="", action="drop"))
+    for name in sorted({s.name for s in interrupted} - kept - recorded):
+        view = view_name(name, environment)
+        if in_catalog is not None and in_catalog(view):
+            changes.append(ViewChange(model=name, view=view, target="", action="drop"))
     return changes
+
+
+def _interrupted_views(ctx: ExecutionContext, plan_id: str | None) -> tuple[Snapshot, ...]:
+    """The view snapshots of the plan whose promotion crashed while swapping views (nothing if it is gone)."""
+    stored = ctx.state.get_plan(plan_id) if plan_id else None
+    return tuple(decode(stored.plan_json).environment_after.view_snapshots) if stored is not None else ()
 
 
 def _create_missing_schemas(ctx: ExecutionContext, changes: list[ViewChange], listing: CatalogListing) -> None:

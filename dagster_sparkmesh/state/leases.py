@@ -80,7 +80,10 @@ def acquire(
     if held is None or not _may_take_over(held, lease, now):
         raise _held_by(held, environment)
     # Whoever held it may have swapped some views: keep the flag so that this promotion re-points all of them.
-    taken = lease.model_copy(update={"views_touched": held.views_touched})
+    taken = lease.model_copy(update={
+        "views_touched": held.views_touched,
+        "interrupted_plan_id": held.plan_id if held.views_touched else None,
+    })
     _replace(connection, held, taken)
     return taken
 

@@ -62,6 +62,8 @@ class PromotionLease(Record):
     expires_at: datetime
     views_touched: bool = False
     """A holder started swapping views and did not finish: the views may differ from the environment record."""
+    interrupted_plan_id: str | None = None
+    """When taken over from a holder that touched views: that holder's plan, whose views may exist (not stored)."""
 
 
 class StoredPlan(Record):

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from tests.lifecycle.actions import (
-    ALL_MODELS, Edit, ForwardOnlyColumn, Janitor, PlanDev, PlanProd, RangedRun, TakenBack,
+    ALL_MODELS, Crash, Edit, ForwardOnlyColumn, Janitor, PlanDev, PlanProd, RangedRun, TakenBack,
 )
 from tests.lifecycle.fuzzer import final_end, fuzz, generate, run_sequence
 
@@ -126,4 +126,17 @@ def test_regression_forward_only_from_a_start_moved_earlier_matches_a_fresh_buil
         Edit(what="start"),
         Edit(what="breaking"),
         ForwardOnlyColumn(end="2024-01-14"),
+    )
+
+
+# Found by the long run (seed 20261128, sequence 89): a promotion that died after creating its views but before
+# recording the environment left a view no record named; the model was renamed next, and the view of its old name
+# stayed in prod. A promotion taking over such a lease now drops the interrupted plan's views of models it lacks.
+@pytest.mark.slow
+def test_regression_a_view_left_by_a_crashed_promotion_goes_when_its_model_is_renamed(engine, tmp_path):
+    _replay(
+        engine, tmp_path,
+        Crash(stage="environment_swap", count=1, end="2024-01-07"),
+        Edit(what="rename"),
+        PlanProd(end="2024-01-07"),
     )
