@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+import yaml
 
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.project.rendering import render_query
@@ -104,7 +105,8 @@ def test_the_side_by_side_gives_sqlmesh_local_spark_and_keeps_the_project_settin
     generate_project.generate_project(tmp_path, models=4, days=3)
     sqlmesh_side_by_side._use_local_spark(tmp_path)
     config = (tmp_path / "config.yaml").read_text()
-    assert "spark.master: local[2]" in config and "type: duckdb" in config
+    local = yaml.safe_load(config)["gateways"]["local"]
+    assert local["connection"]["config"]["spark.master"] == "local[2]" and local["state_connection"]["type"] == "duckdb"
     assert config.count("gateways:") == 1 and "default_gateway: local" in config and "start: '2024-01-01'" in config
     rounds = [{"floor": 10.0, "sparkmesh local": 14.0, "sparkmesh managed": 16.0, "sqlmesh": 30.0}]
     verdicts = {row.what: row.verdict for row in sqlmesh_side_by_side._rows(rounds)}
