@@ -12,6 +12,7 @@ its SQL strings) and constants (numbers, strings, and tuples, lists, sets or dic
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import inspect
 import re
@@ -64,15 +65,11 @@ def _normalized_source(function: Callable[..., Any]) -> str:
     # Every model calling a macro asks for its source again: reading and re-printing it through the AST for each
     # was a third of a cold load of 1,000 macro models. Keyed weakly by the function object: a macro file loaded
     # again (edited) brings new function objects, so the cache never answers for changed code.
-    try:
+    with contextlib.suppress(KeyError, TypeError):  # not read yet, or an object that takes no weak reference
         return _SOURCES[function]
-    except (KeyError, TypeError):
-        pass
     source = _read_normalized_source(function)
-    try:
+    with contextlib.suppress(TypeError):  # an object that takes no weak reference: not cached
         _SOURCES[function] = source
-    except TypeError:  # an object that takes no weak reference: not cached
-        pass
     return source
 
 
