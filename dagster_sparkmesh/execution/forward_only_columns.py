@@ -58,27 +58,24 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
 def _refuse_retyped(target: ModelTarget, retyped: list[tuple[str, str, str]]) -> None:
     """A column whose type changes is refused whatever ``on_destructive_change`` says: a Parquet table cannot
     change a column's type in place, and writing the new values into the old column would cast them silently."""
-    if not retyped:
-        return
-    described = ", ".join(f"{name} from {old} to {new}" for name, old, new in retyped)
-    raise ExecutionError(
-        f"forward-only change to {target.model.name} changes the type of column(s) {described} of its table",
-        path=target.model.path,
-        line=target.model.line,
-        hint="a Parquet table cannot change a column's type in place: keep the type (CAST to it), add a column "
-        "under a new name, or make a non-forward-only (breaking) change that rebuilds the table",
-    )
+    if retyped:
+        described = ", ".join(f"{name} from {old} to {new}" for name, old, new in retyped)
+        _refuse(target, f"changes the type of column(s) {described}", "a Parquet table cannot change a column's "
+                "type in place: keep the type (CAST to it), add a column under a new name")
 
 
 def _check_drop_allowed(target: ModelTarget, dropped: list[str]) -> None:
-    if getattr(target.model.kind, "on_destructive_change", "error") != "error":
-        return
+    if getattr(target.model.kind, "on_destructive_change", "error") == "error":
+        _refuse(target, f"drops column(s) {', '.join(dropped)}",
+                "keep the columns, set on_destructive_change 'warn' or 'allow' in the model's kind")
+
+
+def _refuse(target: ModelTarget, change: str, options: str) -> None:
     raise ExecutionError(
-        f"forward-only change to {target.model.name} drops column(s) {', '.join(dropped)} of its table",
+        f"forward-only change to {target.model.name} {change} of its table",
         path=target.model.path,
         line=target.model.line,
-        hint="keep the columns, set on_destructive_change 'warn' or 'allow' in the model's kind, or make a "
-        "non-forward-only (breaking) change that rebuilds the table",
+        hint=f"{options}, or make a non-forward-only (breaking) change that rebuilds the table",
     )
 
 
