@@ -36,7 +36,7 @@ from dagster_sparkmesh.execution.abort import ApplyAborted, run_until_stopped
 from dagster_sparkmesh.execution.apply import backfill_window
 from dagster_sparkmesh.execution.backfill import BackfillFailed
 from dagster_sparkmesh.execution.plans import PLAN_ID_TAG, plan_for_run
-from dagster_sparkmesh.execution.evaluator import audit_results_of
+from dagster_sparkmesh.execution.writes.commit import audit_results_of
 from dagster_sparkmesh.project.records import Project
 
 

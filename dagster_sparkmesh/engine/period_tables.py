@@ -21,7 +21,6 @@ the switch leaves the view as it was and the interval unrecorded. Writes into on
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.engine.counted_writes import RowChecks, insert_counting
 from dagster_sparkmesh.engine import period_segments
@@ -32,11 +31,9 @@ from dagster_sparkmesh.engine.period_segments import (
     Segment, SegmentWrite, current_values, droppable_segments, new_version, parse_segment, plan_segment_write,
     segment_list, segment_of_rows, view_sql, wall_clock_ms,
 )
+from dagster_sparkmesh.engine.table_statements import TableStatements
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
-
-if TYPE_CHECKING:
-    from dagster_sparkmesh.engine.adapter import SparkEngine
 
 PERIODS = ("month", "day")
 PERIOD_TIME_TYPES = ("date", "timestamp", "timestamp_ntz")
@@ -105,7 +102,7 @@ def layout_from_catalog(columns: list[tuple[str, str, bool, str | None]]) -> Per
     return PeriodLayout(shown, period, hidden, order)
 
 
-def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout, *, empty_view: bool = False) -> bool:
+def create_period_table(engine: TableStatements, table: str, layout: PeriodLayout, *, empty_view: bool = False) -> bool:
     """The data table (empty); True if this call created it. The physical view over it is created by the first
     write's switch (``empty_view``: now, naming no segment, for a query that reads its own table), so the physical
     table is never seen before its data table (architecture invariant 2), nor, empty, before its first rows."""
@@ -124,7 +121,7 @@ def create_period_table(engine: SparkEngine, table: str, layout: PeriodLayout, *
 
 
 def create_period_table_with_rows(
-    engine: SparkEngine, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
+    engine: TableStatements, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
     checks: RowChecks | None = None,
 ) -> int | None:
     """A new period table whose first segments hold the query's rows of ``[start, end)``, created by the write
@@ -155,7 +152,7 @@ def _refuse_hidden_name(table: str, layout: PeriodLayout) -> None:
 
 
 def overwrite_period_interval(
-    engine: SparkEngine, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
+    engine: TableStatements, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
     new: bool = False, checks: RowChecks | None = None,
 ) -> int:
     """Replace exactly the rows of ``[start, end)``; returns the rows the query wrote for it. The caller holds the
@@ -185,7 +182,7 @@ def overwrite_period_interval(
 
 
 def _drop_retired(
-    engine: SparkEngine, data: str, layout: PeriodLayout, plan: SegmentWrite, listed: list[Segment] | None
+    engine: TableStatements, data: str, layout: PeriodLayout, plan: SegmentWrite, listed: list[Segment] | None
 ) -> None:
     listed = listed if listed is not None else _listed_segments(engine, data, layout)
     now_ms = wall_clock_ms()
@@ -196,7 +193,7 @@ def _drop_retired(
 
 
 def _write_segments(
-    engine: SparkEngine, data: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, plan: SegmentWrite,
+    engine: TableStatements, data: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, plan: SegmentWrite,
     checks: RowChecks | None,
 ) -> int:
     """Append the new segments (no reader sees them before the switch); returns the query's rows in the window."""
@@ -225,7 +222,7 @@ def _segment_rows(data: str, query_sql: str, window: TimeWindow, layout: PeriodL
     return f"SELECT {hint}* FROM ({rows}) AS segment_rows"
 
 
-def _listed_segments(engine: SparkEngine, data: str, layout: PeriodLayout) -> list[Segment]:
+def _listed_segments(engine: TableStatements, data: str, layout: PeriodLayout) -> list[Segment]:
     """Every segment the data table holds, from the metastore (no Spark job)."""
     prefix = f"{layout.period_column}="
     values = [row[0][len(prefix):] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")]

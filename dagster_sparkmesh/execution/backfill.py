@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.abort import ApplyAborted, StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.evaluator import ModelTarget, evaluate_model
+from dagster_sparkmesh.execution.evaluator import evaluate_model
+from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.forward_only_columns import models_on_a_shared_table, widen_for_forward_only_change
 from dagster_sparkmesh.execution.preflight import PreflightReport, run_preflight
 from dagster_sparkmesh.execution.results import ModelRunResult

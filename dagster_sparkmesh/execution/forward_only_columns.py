@@ -16,7 +16,8 @@ from __future__ import annotations
 from dagster_sparkmesh.engine.column_additions import add_columns, column_changes, hide_columns
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.evaluator import ModelTarget, rendered_query
+from dagster_sparkmesh.execution.model_target import ModelTarget
+from dagster_sparkmesh.execution.writes.queries import rendered_query
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Environment, Interval
 

@@ -123,3 +123,53 @@ def test_every_invariant_a_comment_cites_is_in_the_map():
         for number in re.findall(r"architecture invariants? (\d+)", path.read_text())
     }
     assert cited and {entry for entry in cited if entry[1] not in numbers} == set()
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(path: Path, modules: set[str]) -> set[str]:
+    """The package's modules ``path`` imports when it is imported: its body, TYPE_CHECKING blocks included (a cycle
+    there is a cycle of the design), not the imports inside functions."""
+    found: set[str] = set()
+    blocks = [ast.parse(path.read_text()).body]
+    while blocks:
+        for node in blocks.pop():
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+                found |= {name for name in names if name in modules} or ({node.module} & modules)
+            elif isinstance(node, ast.Import):
+                found |= {alias.name for alias in node.names} & modules
+            elif isinstance(node, (ast.If, ast.Try)):
+                blocks += [node.body, node.orelse, *[handler.body for handler in getattr(node, "handlers", [])]]
+    return found
+
+
+def import_cycles() -> list[list[str]]:
+    """The package's module import cycles: the strongly connected components of more than one module."""
+    paths = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
+    graph = {name: _top_level_imports(path, set(paths)) for name, path in paths.items()}
+    reaches = {name: _reachable(graph, name) for name in graph}
+    cycles = {frozenset(m for m in reaches[name] if name in reaches[m]) | {name} for name in graph}
+    return sorted(sorted(cycle) for cycle in cycles if len(cycle) > 1)
+
+
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), list(graph[start])
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += graph.get(name, ())
+    return seen
+
+
+def test_no_module_imports_itself_through_others():
+    assert import_cycles() == []
+
+
+def test_a_cycle_would_be_found():
+    cycle = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _reachable(cycle, "a") == {"a", "b", "c"} and "d" not in _reachable(cycle, "a")

@@ -243,7 +243,7 @@ def test_an_external_table_a_pre_statement_creates_is_not_refused(tmp_path, spar
 def test_the_first_batch_the_preflight_rendered_from_existing_tables_is_not_rendered_again(
     tmp_path, spark, schema, make_context, clean_catalog, monkeypatch
 ):
-    from dagster_sparkmesh.execution import evaluator
+    from dagster_sparkmesh.execution.writes import queries
 
     project = _write(tmp_path / "p", {
         "models/events.sql": f"MODEL (name {schema}_raw.events, kind FULL);\n\nSELECT DATE'2024-01-02' AS ds, 1 AS id\n",
@@ -263,8 +263,8 @@ def test_the_first_batch_the_preflight_rendered_from_existing_tables_is_not_rend
     assert report.output_columns[f"{schema}_shop.daily"] == (("ds", "date"), ("n", "bigint"))
     assert (first_batch.start, first_batch.end) == (datetime(2024, 1, 2), END)  # days 2-3: one batch of 2
     assert physical_table(f"{schema}_raw.events", plan.version_of(f"{schema}_raw.events")).split(".")[1] in first_query
-    rendered, render = [], evaluator.render_query
-    monkeypatch.setattr(evaluator, "render_query", lambda model, **k: rendered.append(model.name) or render(model, **k))
+    rendered, render = [], queries.render_query
+    monkeypatch.setattr(queries, "render_query", lambda model, **k: rendered.append(model.name) or render(model, **k))
     apply_plan(ctx, plan)
     assert f"{schema}_shop.daily" not in rendered  # its only batch ran the preflight's text
     rows = spark.sql(f"SELECT ds, n FROM {schema}_shop.daily").collect()

@@ -1,0 +1,28 @@
+"""Write strategies: how each model kind writes its missing intervals, one function per kind (``records``: what
+each returns). ``strategy_for`` picks one; the evaluator (``execution.evaluator``) runs it with retries."""
+
+from __future__ import annotations
+
+from dagster_sparkmesh.execution.writes.additive import write_by_partition, write_unmanaged
+from dagster_sparkmesh.execution.writes.full import write_full
+from dagster_sparkmesh.execution.writes.keyed import write_scd_type_2, write_unique_key
+from dagster_sparkmesh.execution.writes.records import WriteStrategy
+from dagster_sparkmesh.execution.writes.simple import write_seed, write_view
+from dagster_sparkmesh.execution.writes.time_range import write_time_range
+
+_STRATEGIES: dict[str, WriteStrategy] = {
+    "FULL": write_full,
+    "VIEW": write_view,
+    "SEED": write_seed,
+    "INCREMENTAL_BY_TIME_RANGE": write_time_range,
+    "INCREMENTAL_BY_UNIQUE_KEY": write_unique_key,
+    "SCD_TYPE_2_BY_TIME": write_scd_type_2,
+    "SCD_TYPE_2_BY_COLUMN": write_scd_type_2,
+    "INCREMENTAL_BY_PARTITION": write_by_partition,
+    "INCREMENTAL_UNMANAGED": write_unmanaged,
+}
+
+
+def strategy_for(kind_name: str) -> WriteStrategy | None:
+    """The kind's strategy; None for kinds with no table to write (EMBEDDED, EXTERNAL, AUDIT_ONLY)."""
+    return _STRATEGIES.get(kind_name)
