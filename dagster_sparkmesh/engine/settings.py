@@ -123,6 +123,6 @@ def require_java() -> str:
         return found
     raise EngineError(
         "Java was not found: Spark needs a Java runtime (17 or 21)",
-        hint="install Java 17 (Debian/Ubuntu: `apt-get install openjdk-17-jre-headless`, macOS: "
+        hint="install a Java 17 JDK (Debian/Ubuntu: `apt-get install openjdk-17-jdk-headless`, macOS: "
         "`brew install openjdk@17`) and put it on PATH or set JAVA_HOME",
     )
