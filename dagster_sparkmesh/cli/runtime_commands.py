@@ -7,7 +7,6 @@ with nothing to do never starts a JVM. The work itself is done by
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -45,10 +44,11 @@ def open_context(
     from dagster_sparkmesh.execution.context import ExecutionContext
 
     project = context.project()
-    ctx = ExecutionContext.open(project.path, environment, project=project)
-    ctx = dataclasses.replace(ctx, engine_factory=context.engine_factory or _project_engine(project))
-    if execution_time is not None:
-        ctx = dataclasses.replace(ctx, clock=lambda: execution_time)
+    ctx = ExecutionContext.open(
+        project.path, environment, project=project,
+        engine_factory=context.engine_factory or _project_engine(project),
+        clock=(lambda: execution_time) if execution_time is not None else None,
+    )
     try:
         yield ctx
     finally:

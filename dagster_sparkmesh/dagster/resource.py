@@ -6,8 +6,9 @@ Anything left unset falls back to the project's ``config.yaml``. The resource on
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import get_args
+from typing import TYPE_CHECKING, get_args
 
 import dagster as dg
 from pydantic import Field
@@ -17,6 +18,9 @@ from dagster_sparkmesh.execution.csv_sources import register_csv_sources
 from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.project.config import EngineMode, SparkConnection
 from dagster_sparkmesh.project.records import Project
+
+if TYPE_CHECKING:
+    from dagster_sparkmesh.engine.adapter import SparkEngine
 
 RESOURCE_KEY = "sparkmesh"
 
@@ -71,26 +75,21 @@ class SparkMeshResource(dg.ConfigurableResource):
     def open_context(self, environment: str, project: Project | None = None) -> ExecutionContext:
         """A context for one step; call ``ctx.close()`` when the step ends."""
         project = project or self.load_project()
-        ctx = ExecutionContext.open(
+        return ExecutionContext.open(
             project.path,
             environment,
             state_url=self.state_url,
             connection=self.connection(project),
             project=project,
+            max_workers=self.max_workers,
+            on_engine_open=self._csv_sources_of(project) if self.csv_sources else None,
         )
-        ctx.max_workers = self.max_workers
-        if self.csv_sources:
-            self._register_csv_sources_on_first_use(ctx)
-        return ctx
 
-    def _register_csv_sources_on_first_use(self, ctx: ExecutionContext) -> None:
-        folders = {name: Path(ctx.project.path) / folder for name, folder in self.csv_sources.items()}
-        open_engine = ctx.engine_factory
+    def _csv_sources_of(self, project: Project) -> Callable[[SparkEngine], None]:
+        """Registers the CSV sources when the step's engine first opens: a step that needs no Spark never starts it."""
+        folders = {name: Path(project.path) / folder for name, folder in self.csv_sources.items()}
 
-        def engine_with_sources():
-            engine = open_engine()
-            register_csv_sources(engine, dict(ctx.project.external_models), folders)
-            return engine
+        def register(engine: SparkEngine) -> None:
+            register_csv_sources(engine, dict(project.external_models), folders)
 
-        # Still lazy: a step that needs no Spark (nothing to compute) never starts it.
-        ctx.engine_factory = engine_with_sources
+        return register

@@ -67,24 +67,44 @@ class ExecutionContext:
         state_url: str | None = None,
         connection: SparkConnection | None = None,
         project: Project | None = None,
+        engine_factory: Callable[[], SparkEngine] | None = None,
+        on_engine_open: Callable[[SparkEngine], None] | None = None,
+        clock: Callable[[], datetime] | None = None,
+        max_workers: int | None = None,
     ) -> ExecutionContext:
+        """The one way the CLI, Dagster's resource and the Python API build a context.
+
+        ``engine_factory``: how the engine is opened (default: a session of ``connection``, else the project's);
+        ``on_engine_open``: run once on the engine when it first opens (Dagster's CSV sources), still lazily;
+        ``clock``: the command's "now" (SQLMesh's ``--execution-time``); ``max_workers``: models written at once
+        (default: the connection's)."""
         from dagster_sparkmesh.project.loader import load_project
         from dagster_sparkmesh.snapshot.naming import validate_identifier
         from dagster_sparkmesh.state.store import open_state_store
 
         project = project or load_project(project_path)
         environment = validate_identifier(environment, "environment name")
-        state = open_state_store(state_url or project.config.state.url, project.path)
         spark_connection = connection or project.config.connection
+        open_engine = engine_factory or _session_engine(spark_connection, project.path)
+        state = open_state_store(state_url or project.config.state.url, project.path)
 
-        def engine_factory() -> SparkEngine:
-            from dagster_sparkmesh.engine.adapter import SparkEngine
-            from dagster_sparkmesh.engine.session import open_session
-
-            return SparkEngine(open_session(spark_connection, project.path))
+        def engine() -> SparkEngine:
+            opened = open_engine()
+            if on_engine_open is not None:
+                on_engine_open(opened)
+            return opened
 
         return cls(
-            project=project, state=state, environment=environment, engine_factory=engine_factory,
-            max_workers=spark_connection.workers,
+            project=project, state=state, environment=environment, engine_factory=engine,
+            clock=clock or utc_now, max_workers=max_workers or spark_connection.workers,
         )
 
+
+def _session_engine(connection: SparkConnection, project_path: Path) -> Callable[[], SparkEngine]:
+    def open_engine() -> SparkEngine:
+        from dagster_sparkmesh.engine.adapter import SparkEngine
+        from dagster_sparkmesh.engine.session import open_session
+
+        return SparkEngine(open_session(connection, project_path))
+
+    return open_engine
