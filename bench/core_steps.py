@@ -37,7 +37,7 @@ def step_floor(args) -> dict:
     figures = {}
     for layout in args.layouts:
         began = time.perf_counter()
-        per_model = run_floor(spark, project, args.start, args.end, layout=layout)
+        per_model = run_floor(spark, project, args.start, args.end, layout=layout, workers=args.workers)
         figures[layout] = {"seconds": time.perf_counter() - began, "models": len(per_model)}
     return figures
 
@@ -173,6 +173,8 @@ def main() -> None:
     parser.add_argument("--layouts", nargs="+", default=["plain", "monthly"], choices=LAYOUTS)
     parser.add_argument("--profile", help="write cProfile stats of the timed block to this file")
     parser.add_argument("--cold", action="store_true", help="floor: no warm-up (the whole process is what is timed)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="floor: models written at once (the product's: 2 in-process, 4 on the managed server)")
     args = parser.parse_args()
     figures = STEPS[args.step](args)
     if args.mode == "managed":

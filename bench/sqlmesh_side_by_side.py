@@ -30,7 +30,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from core_bench import backfill_process, backfill_window, floor_process
+from core_bench import MODE_WORKERS, backfill_process, backfill_window, floor_process, source_days
 from generate_project import generate_project
 from sqlmesh_spark.settings import gateway_yaml
 from timing import Row, print_table, user_environment, verdict
@@ -55,7 +55,9 @@ def main() -> None:
 
 def one_round(folder: Path, args) -> dict[str, float]:
     start, end = backfill_window(args.days)
-    figures = {"floor": floor_process(folder / "floor", args, ["--start", start.isoformat(), "--end", end.isoformat()])}
+    window = ["--start", start.isoformat(), "--end", end.isoformat()]
+    # As many models at once as the default engine (the managed server) and SQLMesh's concurrent_tasks write.
+    figures = {"floor": floor_process(folder / "floor", args, window, workers=MODE_WORKERS["managed"])}
     for mode in ("local", "managed"):
         seconds, updated = backfill_process(folder / mode, args, start, end, mode)
         if updated != args.models:
@@ -67,7 +69,7 @@ def one_round(folder: Path, args) -> dict[str, float]:
 
 
 def _sqlmesh_backfill(sqlmesh: Path, project: Path, args, end: datetime) -> float:
-    generate_project(project, models=args.models, days=args.days)
+    generate_project(project, models=args.models, days=source_days(args))  # the same files as sparkmesh's
     _use_local_spark(project)
     command = [str(sqlmesh), "plan", "--auto-apply", "--no-prompts", "--execution-time", end.date().isoformat()]
     began = time.perf_counter()

@@ -1,4 +1,5 @@
-"""The benchmark scripts' pure parts (no Spark): the floor's statements, the one-model change, the one-model project."""
+"""The benchmark scripts' parts that decide what is measured: the floor's statements and its concurrency, the one-model
+change, the one-model project, the daily run's new day."""
 
 from __future__ import annotations
 
@@ -125,3 +126,48 @@ def test_the_side_by_side_reads_sqlmesh_s_batches_bar_not_its_other_bars():
         "Updating virtual layer  ━━━━━ 100.0% • 30/30 • 0:00:01\n"
     )
     assert sqlmesh_side_by_side.EXECUTED_BATCHES.search(printed).groups() == ("29", "30")
+
+
+def test_the_floor_writes_every_model_after_its_parents_as_many_at_once_as_the_product(tmp_path, bench_modules, spark):
+    _, _, floor, generate_project = bench_modules
+    generate_project.generate_project(tmp_path, models=6, days=2)
+    project = load_project(tmp_path, use_cache=False)
+    started: dict[str, float] = {}
+    threads: set[str] = set()
+
+    class Recording:
+        """The shared session, noting which thread ran each model's statement and when."""
+
+        def sql(self, statement: str):
+            import threading
+            import time
+
+            for name in project.models:
+                if f"{floor.floor_table(name, 'plain')} " in f"{statement} " and statement.startswith("CREATE "):
+                    started[name] = time.perf_counter()
+                    threads.add(threading.current_thread().name)
+            return spark.sql(statement)
+
+    try:
+        seconds = floor.run_floor(Recording(), project, datetime(2024, 1, 1), datetime(2024, 1, 3),
+                                  layout="plain", workers=2)
+        assert set(seconds) == set(project.models)
+        for name, model in project.models.items():
+            assert all(started[parent] < started[name] for parent in model.depends_on & project.models.keys())
+            assert spark.table(floor.floor_table(name, "plain")).count() > 0
+        assert len(threads) == 2  # independent sources were written side by side
+    finally:
+        for schema in {floor.floor_table(name, "plain").split(".")[0] for name in project.models}:
+            spark.sql(f"DROP SCHEMA IF EXISTS `{schema}` CASCADE")
+
+
+def test_the_core_bench_sources_hold_the_daily_run_s_new_day(tmp_path, bench_modules):
+    core_bench, _, _, generate_project = bench_modules
+
+    class Arguments:
+        days = 3
+
+    generate_project.generate_project(tmp_path, models=6, days=core_bench.source_days(Arguments()))
+    source = next(path for path in (tmp_path / "models").rglob("*.sql") if "kind FULL" in path.read_text())
+    _, end = core_bench.backfill_window(Arguments.days)
+    assert f"DATE'{end.date().isoformat()}'" in source.read_text()  # the day after the backfill has rows
