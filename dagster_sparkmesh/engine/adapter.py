@@ -197,6 +197,20 @@ class SparkEngine(TableCreation):
         self._copy_staging(staging, table)
         return rows
 
+    def insert_new_keys(self, table: str, query_sql: str, unique_key: Sequence[str]) -> int:
+        """INCREMENTAL_BY_UNIQUE_KEY for time before every row the table holds: the query's rows whose key the table
+        lacks are added, the others are older than the table's row for their key and are left out. Running it
+        again adds nothing (a crash after part of the rows leaves complete rows). Returns the rows added."""
+        columns = self._column_names(table)
+        key_match = " AND ".join(f"old.{quote_identifier(k)} <=> new.{quote_identifier(k)}" for k in unique_key)
+        new_keys = (
+            f"SELECT {column_list(columns, 'new.')} FROM ({query_sql}) AS new "
+            f"LEFT ANTI JOIN {quote(table)} AS old ON {key_match}"
+        )
+        with self._staged(new_keys) as (view, rows):
+            self.execute(f"INSERT INTO TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
+        return rows
+
     def replace_with_query(self, table: str, query_sql: str) -> int:
         """The table's whole content becomes ``query_sql``, which may read the table itself (SCD type 2 history).
 

@@ -11,7 +11,7 @@ import random
 import pytest
 
 from tests.lifecycle.actions import (
-    ALL_MODELS, Crash, Edit, ForwardOnlyColumn, Janitor, PlanDev, PlanProd, RangedRun, TakenBack,
+    ALL_MODELS, Crash, Edit, ForwardOnlyColumn, Janitor, PlanDev, PlanProd, RangedRun, Restate, TakenBack,
 )
 from tests.lifecycle.fuzzer import final_end, fuzz, generate, run_sequence
 
@@ -139,4 +139,20 @@ def test_regression_a_view_left_by_a_crashed_promotion_goes_when_its_model_is_re
         Crash(stage="environment_swap", count=1, end="2024-01-07"),
         Edit(what="rename"),
         PlanProd(end="2024-01-07"),
+    )
+
+
+# Found by the long run (seed 20261129, sequence 25), minimized. A ranged run from 01-02 and a restatement planned
+# from 01-09 leave prod's unique-key table without 01-01; a dev plan over the same files shares that table (it may
+# not restate it: prod reads it) and upserted 01-01's rows over the customers' later ones (last day back to 01-01).
+# A write of time before everything the table holds now adds only the keys the table lacks.
+@pytest.mark.slow
+def test_regression_a_dev_plan_filling_earlier_time_keeps_the_shared_unique_key_table_at_the_latest_day(
+    engine, tmp_path
+):
+    _replay(
+        engine, tmp_path,
+        RangedRun(models=ALL_MODELS, start="2024-01-02", end="2024-01-14"),
+        Restate(model="src.events", start="2024-01-09", end="2024-01-10", late_bonus=1000),
+        PlanDev(end="2024-01-13"),
     )
