@@ -124,7 +124,7 @@ class SparkEngine(TableCreation):
                 if error_class(error.__cause__) not in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"):
                     raise
                 return None
-            layout = layout_from_catalog([(c.name, c.dataType, c.isPartition, c.description) for c in listed])
+            layout = layout_from_catalog([(c.name, c.data_type, c.is_partition, c.comment) for c in listed])
             if layout is None:
                 return None
             self._period_layouts[table] = layout  # a version's table never changes its layout
@@ -136,7 +136,7 @@ class SparkEngine(TableCreation):
         if fresh and created is not None:
             return dict(created), [window.column]
         catalog = self._catalog_columns(table)  # one catalog round trip for the types and the partitions
-        return {column.name: column.dataType for column in catalog}, [c.name for c in catalog if c.isPartition]
+        return {column.name: column.data_type for column in catalog}, [c.name for c in catalog if c.is_partition]
 
     def insert_overwrite_counted(self, table: str, select_sql: str, partition_window: str) -> int:
         """``INSERT OVERWRITE`` (dynamic: the partitions written) of ``select_sql``, whose columns are in table order.
@@ -154,7 +154,7 @@ class SparkEngine(TableCreation):
         if not partitioned_by:
             return self.replace_full(table, query_sql)
         catalog = self._catalog_columns(table)
-        partitions = [column.name for column in catalog if column.isPartition]
+        partitions = [column.name for column in catalog if column.is_partition]
         if partitions != list(partitioned_by):  # else the overwrite would replace other partitions, or all
             raise EngineError(
                 f"{table} is partitioned by ({', '.join(partitions)}), "
@@ -195,20 +195,6 @@ class SparkEngine(TableCreation):
             )
             self._create_table_as(staging, merged, self.partition_columns(table))
         self._copy_staging(staging, table)
-        return rows
-
-    def insert_new_keys(self, table: str, query_sql: str, unique_key: Sequence[str]) -> int:
-        """INCREMENTAL_BY_UNIQUE_KEY for time before every row the table holds: the query's rows whose key the table
-        lacks are added, the others are older than the table's row for their key and are left out. Running it
-        again adds nothing (a crash after part of the rows leaves complete rows). Returns the rows added."""
-        columns = self._column_names(table)
-        key_match = " AND ".join(f"old.{quote_identifier(k)} <=> new.{quote_identifier(k)}" for k in unique_key)
-        new_keys = (
-            f"SELECT {column_list(columns, 'new.')} FROM ({query_sql}) AS new "
-            f"LEFT ANTI JOIN {quote(table)} AS old ON {key_match}"
-        )
-        with self._staged(new_keys) as (view, rows):
-            self.execute(f"INSERT INTO TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
         return rows
 
     def replace_with_query(self, table: str, query_sql: str) -> int:

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
+from dagster_sparkmesh.engine.described_columns import CatalogColumn, columns_from_describe
 from dagster_sparkmesh.engine.failure_kinds import is_transient
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.session import query_frame
@@ -169,14 +170,15 @@ class SparkCatalog:
 
     def columns(self, qualified: str) -> list[tuple[str, str]]:
         """(name, Spark type) in table order (partition columns last)."""
-        return [(column.name, column.dataType) for column in self._catalog_columns(qualified)]
+        return [(column.name, column.data_type) for column in self._catalog_columns(qualified)]
 
     def partition_columns(self, qualified: str) -> list[str]:
-        return [column.name for column in self._catalog_columns(qualified) if column.isPartition]
+        return [column.name for column in self._catalog_columns(qualified) if column.is_partition]
 
-    def _catalog_columns(self, qualified: str) -> list:
-        with spark_errors(f"DESCRIBE TABLE {quote(qualified)}"):
-            return list(self.spark.catalog.listColumns(quote(qualified)))
+    def _catalog_columns(self, qualified: str) -> list[CatalogColumn]:
+        statement = f"DESCRIBE TABLE {quote(qualified)}"
+        with spark_errors(statement):
+            return columns_from_describe(tuple(row) for row in self.spark.sql(statement).collect())
 
     def object_type(self, qualified: str) -> str | None:
         """The catalog's type of a table or view now (``VIEW``, ``MANAGED``, ``EXTERNAL``), None when it does not exist."""

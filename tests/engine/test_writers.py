@@ -104,17 +104,6 @@ def test_upsert_by_key_updates_matching_keys_and_keeps_the_rest(engine, schema):
     assert not engine.table_exists(table + "__sm_upsert")
 
 
-def test_rows_of_earlier_time_add_only_the_keys_the_table_lacks_and_again_add_nothing(engine, schema):
-    table = f"{schema}.latest_by_region"
-    query = "SELECT * FROM VALUES {} AS t(id, name, region)"
-    engine.create_table_like_query(table, query.format("(1, 'new', 'eu')"), ["region"])
-    engine.upsert_by_key(table, query.format("(1, 'new', 'eu'), (2, 'new', 'us')"), ["id"])
-    earlier = query.format("(1, 'old', 'us'), (2, 'old', 'eu'), (3, 'old', 'eu'), (NULL, 'old', 'us')")
-    assert engine.insert_new_keys(table, earlier, ["id"]) == 2
-    assert engine.insert_new_keys(table, earlier, ["id"]) == 0
-    assert _rows(engine, table, "id") == [(None, "old", "us"), (1, "new", "eu"), (2, "new", "us"), (3, "old", "eu")]
-
-
 def test_upsert_on_a_partitioned_table_moves_a_key_between_partitions(engine, schema):
     table = f"{schema}.by_region"
     query = "SELECT * FROM VALUES {} AS t(id, name, region)"

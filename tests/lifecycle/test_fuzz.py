@@ -145,7 +145,7 @@ def test_regression_a_view_left_by_a_crashed_promotion_goes_when_its_model_is_re
 # Found by the long run (seed 20261129, sequence 25), minimized. A ranged run from 01-02 and a restatement planned
 # from 01-09 leave prod's unique-key table without 01-01; a dev plan over the same files shares that table (it may
 # not restate it: prod reads it) and upserted 01-01's rows over the customers' later ones (last day back to 01-01).
-# A write of time before everything the table holds now adds only the keys the table lacks.
+# A write of time before the end of what the table holds now rebuilds it from one query over all of it, in order.
 @pytest.mark.slow
 def test_regression_a_dev_plan_filling_earlier_time_keeps_the_shared_unique_key_table_at_the_latest_day(
     engine, tmp_path

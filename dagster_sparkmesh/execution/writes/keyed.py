@@ -14,21 +14,21 @@ from dagster_sparkmesh.snapshot.records import Interval
 
 
 def write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
-    """Upsert the query's rows by key, once for all missing intervals. Intervals before every recorded one (a dev
-    plan filling in earlier time of the table prod reads, which it may not restate) only add the keys the table
-    lacks: its rows for the other keys come from later time, and a fresh build, in order, keeps those."""
-    recorded = ctx.state.get_intervals(target.model.name, target.version)
-    first_recorded = min((i.start for i in recorded), default=None)
-    behind = tuple(i for i in target.intervals if first_recorded is not None and i.end <= first_recorded)
-    ahead = tuple(i for i in target.intervals if i not in behind)
-    rows = 0
-    if behind and ctx.engine.table_exists(target.table):
-        query = _checked_query(ctx, target, span_of(behind))
-        rows += ctx.engine.insert_new_keys(target.table, query, list(target.model.kind.unique_key))
-    elif behind:
-        ahead = target.intervals  # no table after all: everything is a first write
-    if ahead:
-        rows += _upsert(ctx, target, _checked_query(ctx, target, span_of(ahead)), recorded)
+    """Upsert the query's rows by key, once for all missing intervals. Time before the end of what the table holds
+    (a dev plan filling in earlier time of the table prod reads, which it may not restate) is not upserted over
+    newer rows: the table is rebuilt from one query over everything it holds and the missing time, as a restatement
+    in prod rebuilds it. Writers of one table take turns: every write goes through the same staging table."""
+    with ctx.state.table_write_lock(target.table):
+        recorded = ctx.state.get_intervals(target.model.name, target.version)
+        held = span_of(tuple(recorded)) if recorded else None
+        # A kind that disables restatement keeps what it holds: its earlier time is upserted like any other.
+        rebuild = held is not None and not getattr(target.model.kind, "disable_restatement", False)
+        if rebuild and target.span.start < held.end and ctx.engine.table_exists(target.table):
+            rebuilt = Interval(start=min(held.start, target.span.start), end=max(held.end, target.span.end))
+            query = _checked_query(ctx, target, rebuilt)
+            rows = ctx.engine.replace_with_query(target.table, query)  # staged: a crash leaves the rows whole
+        else:
+            rows = _upsert(ctx, target, _checked_query(ctx, target, target.span), bool(recorded))
     return WriteResult.of(rows, commit(ctx, target, target.intervals))
 
 
@@ -38,11 +38,11 @@ def _checked_query(ctx: ExecutionContext, target: ModelTarget, span: Interval) -
     return query
 
 
-def _upsert(ctx: ExecutionContext, target: ModelTarget, query: str, recorded: list[Interval]) -> int:
+def _upsert(ctx: ExecutionContext, target: ModelTarget, query: str, holds_intervals: bool) -> int:
     rows = None
     if not ctx.engine.table_exists(target.table):  # a new table: the upsert is all the rows
         rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
-    if rows is None and not recorded:
+    if rows is None and not holds_intervals:
         # Nothing of the table counts (restated whole, or written from incomplete inputs): build it as new.
         rows = ctx.engine.replace_full(target.table, query)
     if rows is None:

@@ -1,0 +1,48 @@
+"""A table's columns as ``DESCRIBE TABLE`` lists them: one SQL statement, about a third of what the catalog API's
+``listColumns`` costs for the same answer (measured 0.08-0.2 s against 0.3-0.7 s per table in a local session);
+every interval write into a period table asks once per process."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_PARTITION_SECTION = "# Partition Information"
+_FIXED_LENGTH_STRING = re.compile(r"\b(?:var)?char\(\d+\)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class CatalogColumn:
+    name: str
+    data_type: str
+    """Spark's type, as the catalog API reports it (``varchar(n)`` and ``char(n)`` are ``string`` there too)."""
+    is_partition: bool
+    comment: str | None
+
+
+def columns_from_describe(rows: Iterable[tuple[str, str, str | None]]) -> list[CatalogColumn]:
+    """The (name, type, comment) rows of ``DESCRIBE TABLE`` as columns in table order: the rows before the first
+    ``#`` section, each marked as a partition column when the partition section names it."""
+    columns: list[tuple[str, str, str | None]] = []
+    partitions: set[str] = set()
+    section = "columns"
+    for name, data_type, comment in rows:
+        if _is_header(name, data_type):
+            if name != "# col_name":
+                section = "partitions" if name == _PARTITION_SECTION else "other"
+            continue
+        if section == "columns":
+            columns.append((name, data_type, comment))
+        elif section == "partitions":
+            partitions.add(name)
+    return [
+        CatalogColumn(name, _FIXED_LENGTH_STRING.sub("string", data_type), name in partitions, comment or None)
+        for name, data_type, comment in columns
+    ]
+
+
+def _is_header(name: str, data_type: str) -> bool:
+    """A section's title (``# Partition Information``, type empty), its column titles (``# col_name``, type
+    ``data_type``) or a blank row; a column whose name starts with ``#`` has a real type."""
+    return not name or (name.startswith("#") and data_type in ("", "data_type"))
