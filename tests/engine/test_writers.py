@@ -158,7 +158,10 @@ def test_write_dataframe_creates_then_replaces(engine, schema, spark):
 
 def test_temp_view_for_unit_test_inputs(engine):
     engine.create_temp_view("unit_input", [("id", "BIGINT"), ("ds", "DATE")], [(1, "2024-01-01")])
-    assert engine.query_rows("SELECT * FROM unit_input") == [(1, date(2024, 1, 1))]
+    try:
+        assert engine.query_rows("SELECT * FROM unit_input") == [(1, date(2024, 1, 1))]
+    finally:  # the suite shares the session: a temp view would show in every later test's schema listing
+        engine.drop_temp_view("unit_input")
 
 
 def _partitions(engine, table):
