@@ -4,6 +4,8 @@ change, the one-model project, the daily run's new day."""
 from __future__ import annotations
 
 import sys
+import threading
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -139,9 +141,6 @@ def test_the_floor_writes_every_model_after_its_parents_as_many_at_once_as_the_p
         """The shared session, noting which thread ran each model's statement and when."""
 
         def sql(self, statement: str):
-            import threading
-            import time
-
             for name in project.models:
                 if f"{floor.floor_table(name, 'plain')} " in f"{statement} " and statement.startswith("CREATE "):
                     started[name] = time.perf_counter()
