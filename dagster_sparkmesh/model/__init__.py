@@ -1,6 +1,7 @@
 """Typed model records: kinds, audits, unit tests, the Model itself."""
 
 from dagster_sparkmesh.model.kinds import (
+    CustomKind,
     EmbeddedKind,
     ExternalKind,
     FullKind,
@@ -26,6 +27,7 @@ from dagster_sparkmesh.model.records import (
 __all__ = [
     "AuditCall",
     "AuditDefinition",
+    "CustomKind",
     "EmbeddedKind",
     "ExternalKind",
     "ExternalModel",

@@ -6,9 +6,10 @@ Every field of a kind is data-affecting and therefore part of the fingerprint, e
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, ClassVar, Literal, Union, get_args
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from dagster_sparkmesh.records import Record
 
@@ -18,7 +19,7 @@ OnAdditiveChange = Literal["error", "warn", "allow", "ignore"]
 keep the table's columns (ignore), as SQLMesh's ``on_additive_change``."""
 
 # Kind fields that only change scheduling; kept out of the data hash, included in the metadata hash.
-METADATA_KIND_FIELDS = frozenset({"batch_size", "lookback"})
+METADATA_KIND_FIELDS = frozenset({"batch_size", "lookback", "batch_concurrency"})
 
 
 class KindBase(Record):
@@ -145,6 +146,41 @@ class IncrementalUnmanagedKind(KindBase):
     on_additive_change: OnAdditiveChange = "allow"
 
 
+class CustomKind(KindBase):
+    """SQLMesh's ``CUSTOM``: a custom materialization class (``project.materializations``) writes each batch of
+    missing intervals into the physical table through a Spark adapter (``execution.custom_adapter``).
+
+    Scheduled per cron interval, as in SQLMesh; a restatement hands the restated range to the class again."""
+
+    name: Literal["CUSTOM"] = "CUSTOM"
+    has_physical_layer = True
+    incremental_by_interval = True
+    may_be_forward_only = True
+    materialization: str
+    """The class's ``NAME`` (compared case-insensitively, as SQLMesh does)."""
+    materialization_properties: tuple[tuple[str, str], ...] = ()
+    """(key, value as JSON) in the order written: what the class reads from ``model.kind``."""
+    code_digest: str | None = None
+    """The materialization class's code (``macros.code_digest``), set when the project loads: an edit of the class
+    re-versions the models it writes."""
+    batch_size: int | None = None
+    batch_concurrency: int | None = None
+    lookback: int = 0
+    forward_only: bool = False
+    disable_restatement: bool = False
+
+    @field_validator("materialization_properties", mode="before")
+    @classmethod
+    def _properties_as_pairs(cls, value: object) -> object:
+        """A Python model writes them as a dict of plain values."""
+        if isinstance(value, dict):
+            return tuple((str(key).lower(), json.dumps(item, default=str)) for key, item in value.items())
+        return value
+
+    def properties(self) -> dict[str, object]:
+        return {key: json.loads(value) for key, value in self.materialization_properties}
+
+
 class _ScdType2Fields(KindBase):
     """What both SCD type 2 kinds share: the table keeps every version of a key, open ones with valid_to NULL."""
 
@@ -229,6 +265,7 @@ ModelKind = Annotated[
         EmbeddedKind,
         ExternalKind,
         AuditOnlyKind,
+        CustomKind,
     ],
     Field(discriminator="name"),
 ]

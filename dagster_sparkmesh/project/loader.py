@@ -49,6 +49,7 @@ from dagster_sparkmesh.project.checks.audits import load_audits
 from dagster_sparkmesh.project.externals import load_external_models, undeclared_externals
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.project.seeds import seed_columns, seed_content_hash
+from dagster_sparkmesh.project.materializations import bind_materializations
 from dagster_sparkmesh.project.signals import check_signal_names
 from dagster_sparkmesh.project.checks.standalone_audits import resolve_standalone_audits
 from dagster_sparkmesh.project.checks.audit_only_models import audit_only_audits, split_audit_only
@@ -94,6 +95,8 @@ def _load(
     parsed = [item for repo in repos for item in repo.parsed]
     models, references = _collect(parsed)
     models = dag.drop_disabled(models, references)
+    for repo in repos:
+        models = bind_materializations(repo.path, models, repo.names, broken)
     not_loaded = {item.name for item in broken or () if item.name}
     undeclared, undeclared_warnings = undeclared_externals(models, references, externals, not_loaded)
     externals = {**externals, **undeclared}

@@ -51,7 +51,10 @@ MODULES: dict[str, str] = {
     **{f"sqlmesh.core.config.{name}": f"{_PACKAGE}.config_classes" for name in CONFIG_SUBMODULES},
     "sqlmesh.core.notification_target": f"{_PACKAGE}.config_classes",
     "sqlmesh.core.user": f"{_PACKAGE}.config_classes",
+    "sqlmesh.core.snapshot": "",
+    "sqlmesh.core.snapshot.evaluator": f"{_PACKAGE}.materializations",
     "sqlmesh.utils": "",
+    "sqlmesh.utils.pydantic": f"{_PACKAGE}.validators",
     "sqlmesh.utils.date": f"{_PACKAGE}.dates",
 }
 """``sqlmesh`` module name → the module of this package that stands for it ("": an empty package)."""

@@ -83,7 +83,23 @@ IncrementalUnmanagedKind = _kind_class("IncrementalUnmanagedKind", ModelKindName
 SCDType2Kind = _kind_class("SCDType2Kind", ModelKindName.SCD_TYPE_2)
 SCDType2ByTimeKind = _kind_class("SCDType2ByTimeKind", ModelKindName.SCD_TYPE_2_BY_TIME)
 SCDType2ByColumnKind = _kind_class("SCDType2ByColumnKind", ModelKindName.SCD_TYPE_2_BY_COLUMN)
-CustomKind = _kind_class("CustomKind", ModelKindName.CUSTOM)
+
+
+class CustomKind(KindSpec):
+    """``CUSTOM``: a materialization class's name and properties; a class may read them through a subclass of this
+    (``CustomMaterialization[MyKind]``), which then is the type of ``model.kind`` it receives."""
+
+    kind_name = ModelKindName.CUSTOM
+
+    @property
+    def materialization(self) -> str:
+        return str(self.fields.get("materialization", ""))
+
+    @property
+    def materialization_properties(self) -> dict[str, Any]:
+        return dict(self.fields.get("materialization_properties") or {})
+
+
 ManagedKind = _kind_class("ManagedKind", ModelKindName.MANAGED)
 
 __all__ = [

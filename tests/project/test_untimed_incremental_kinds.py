@@ -47,10 +47,16 @@ def test_a_project_batch_size_default_does_not_reach_the_untimed_kinds():
     assert "batch_size" not in model.kind.model_dump()
 
 
-@pytest.mark.parametrize("kind", ["CUSTOM (materialization 'my_mat')", "custom", "MANAGED"])
-def test_kinds_sparkmesh_cannot_build_are_refused_with_the_model_name(kind):
-    with pytest.raises(ProjectError, match=r"model db\.m has kind (CUSTOM|MANAGED), which sparkmesh does not support"):
-        _model(f"kind {kind}")
+def test_managed_tables_are_refused_with_the_model_name():
+    with pytest.raises(ProjectError, match=r"model db\.m has kind MANAGED, which sparkmesh does not support"):
+        _model("kind MANAGED")
+
+
+def test_a_custom_kind_reads_its_materialization_and_properties_and_needs_the_name():
+    kind = _model("kind CUSTOM (materialization 'my_mat', materialization_properties (tag = 'x', n = 2), batch_size 3)").kind
+    assert (kind.materialization, kind.properties(), kind.batch_size) == ("my_mat", {"tag": "x", "n": 2}, 3)
+    with pytest.raises(ProjectError, match=r"kind CUSTOM needs materialization"):
+        _model("kind custom")
 
 
 def test_python_models_take_both_kinds_and_ignore_a_project_batch_size():

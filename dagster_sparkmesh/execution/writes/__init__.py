@@ -4,6 +4,7 @@ each returns). ``strategy_for`` picks one; the evaluator (``execution.evaluator`
 from __future__ import annotations
 
 from dagster_sparkmesh.execution.writes.additive import write_by_partition, write_unmanaged
+from dagster_sparkmesh.execution.writes.custom import write_custom
 from dagster_sparkmesh.execution.writes.full import write_full
 from dagster_sparkmesh.execution.writes.keyed import write_scd_type_2, write_unique_key
 from dagster_sparkmesh.execution.writes.records import WriteStrategy
@@ -20,6 +21,7 @@ _STRATEGIES: dict[str, WriteStrategy] = {
     "SCD_TYPE_2_BY_COLUMN": write_scd_type_2,
     "INCREMENTAL_BY_PARTITION": write_by_partition,
     "INCREMENTAL_UNMANAGED": write_unmanaged,
+    "CUSTOM": write_custom,
 }
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Callable
 
 from dagster_sparkmesh.model.kinds import (
     KIND_ALIASES,
     AuditOnlyKind,
+    CustomKind,
     EmbeddedKind,
     ExternalKind,
     FullKind,
@@ -66,6 +68,32 @@ def _additive(value: Value) -> Fields:
 
 def _field(name: str, read: Callable[[Value], object]) -> PropertyReader:
     return lambda value: {name: read(value)}
+
+
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+
+
+def _materialization_properties(value: Value) -> Fields:
+    """``(key = value, ...)`` → (key, JSON) pairs: strings, numbers and booleans as values, anything else as its
+    SQL text (SQLMesh hands such values to the class as expressions)."""
+    pairs = []
+    for item in value.items():
+        key, equals, rest = item.text.partition("=")
+        if not equals or not re.fullmatch(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*", key):
+            raise item.error(f"malformed materialization property {item.text!r}", "write materialization_properties (key = 'value', ...)")
+        pairs.append((key.strip().lower(), json.dumps(_property_value(item.sub(len(key) + 1, len(item.text))))))
+    return {"materialization_properties": tuple(pairs)}
+
+
+def _property_value(value: Value) -> object:
+    lowered = value.text.lower()
+    if value.text[:1] in ("'", '"'):
+        return value.scalar()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    if _NUMBER.match(value.text):
+        return float(value.text) if "." in value.text else int(value.text)
+    return value.text
 
 
 _INCREMENTAL_COMMON: dict[str, PropertyReader] = {
@@ -179,6 +207,19 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
         },
         (),
     ),
+    "CUSTOM": (
+        CustomKind,
+        {
+            "materialization": _field("materialization", Value.scalar),
+            "materialization_properties": _materialization_properties,
+            "batch_size": _field("batch_size", Value.integer),
+            "batch_concurrency": _field("batch_concurrency", Value.integer),
+            "lookback": _field("lookback", Value.integer),
+            "forward_only": _field("forward_only", Value.boolean),
+            "disable_restatement": _field("disable_restatement", Value.boolean),
+        },
+        ("materialization",),
+    ),
     "SEED": (SeedKind, {"path": _field("path", Value.scalar), "batch_size": _field("batch_size", Value.integer)}, ("path",)),
     "EMBEDDED": (EmbeddedKind, {}, ()),
     "EXTERNAL": (ExternalKind, {}, ()),
@@ -191,9 +232,6 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
 
 # SQLMesh kinds that cannot be built here: kind → what to use instead.
 _REFUSED_KINDS = {
-    "CUSTOM": "custom materialization classes drive SQLMesh's own engine adapters, which sparkmesh does not run; "
-    "use INCREMENTAL_BY_PARTITION, INCREMENTAL_UNMANAGED, INCREMENTAL_BY_TIME_RANGE or FULL, or compute the rows "
-    "in a Python model",
     "MANAGED": "managed tables (Snowflake dynamic tables, Databricks materialized views) do not exist on Spark; "
     "use FULL or an incremental kind",
 }
