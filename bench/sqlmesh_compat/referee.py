@@ -46,7 +46,7 @@ def prepare_referee(version: str = SQLMESH_VERSION) -> Referee:
     cache.mkdir(parents=True, exist_ok=True)
     examples = _unpacked_examples(cache, version)
     python = _referee_venv(cache, version, examples)
-    return Referee(python=python, examples=examples, project_requirements=_project_requirements(cache))
+    return Referee(python=python, examples=examples, project_requirements=_project_requirements(cache, examples))
 
 
 def _unpacked_examples(cache: Path, version: str) -> Path:
@@ -80,13 +80,18 @@ def _referee_venv(cache: Path, version: str, examples: Path) -> Path:
     return python
 
 
-def _project_requirements(cache: Path) -> Path:
+def _project_requirements(cache: Path, examples: Path) -> Path:
     target = cache / "project-requirements"
     marker = target / ".complete"
     if not marker.exists():
         _run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--target", str(target),
               *PROJECT_REQUIREMENTS], "install the example projects' own requirements for sparkmesh's side")
         marker.write_text("\n".join(PROJECT_REQUIREMENTS))
+    if not (target / "custom_materializations").is_dir():
+        # sushi's CUSTOM kinds, as a SQLMesh user has them: the examples' package, installed, registers its classes
+        # as ``sqlmesh.materializations`` entry points (its dist-info in this folder is what sparkmesh reads).
+        _run([sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", "--target",
+              str(target), str(examples / "custom_materializations")], "install the examples' custom materializations")
     return target
 
 
