@@ -6,7 +6,7 @@ child process of this environment (a JVM holds one SparkContext; the caller may 
     python sparkmesh_build.py prepare|plan|read FOLDER [MORE_FOLDERS...] [-- PLAN ARGUMENTS]
 
 ``prepare`` removes from the copy the files of models sparkmesh's loader sets aside (a kind it does not run, e.g.
-CUSTOM, and their readers), as Dagster's code location sets them aside: the CLI refuses a project with one, and
+MANAGED, and their readers), as Dagster's code location sets them aside: the CLI refuses a project with one, and
 the rest is still worth comparing; it prints them with the reason. ``read`` prints model -> digest (``digest.py``,
 the same reduction SQLMesh's side makes) or why there is none. No ``--start``: SQLMesh refuses one for a production
 plan, so both tools start every model at its own start. ``SQLMESH_SPARK_REQUIREMENTS`` names a folder of the
