@@ -151,3 +151,28 @@ def test_an_adapter_method_spark_lacks_is_refused_by_name(spark, mini_project, m
     _write(mini_project, {"materializations/appending.py": merging, "models/id_log.sql": LOG})
     with pytest.raises(ExecutionError, match=r"adapter\.merge, which sparkmesh's Spark adapter does not provide"):
         _run(make_context, mini_project, datetime(2024, 1, 3))
+
+
+PYTHON_LOG = """
+from sqlmesh import model
+
+
+@model(
+    "shop.py_log",
+    kind=dict(name="CUSTOM", materialization="appending", materialization_properties={"tag": "py"}, batch_size=1),
+    columns={"ds": "date", "id": "int"},
+    depends_on=["raw.events"],
+)
+def execute(context, start, end, **kwargs):
+    table = context.resolve_table("raw.events")
+    return context.spark.sql(f"SELECT ds, id FROM {table} WHERE ds >= DATE'{start:%Y-%m-%d}' AND ds <= DATE'{end:%Y-%m-%d}'")
+"""
+
+
+def test_a_python_model_with_a_custom_kind_hands_its_rows_to_the_class(spark, mini_project, make_context):
+    _write(mini_project, {"materializations/appending.py": APPENDING, "models/py_log.py": PYTHON_LOG})
+    kind = load_project(mini_project).models["shop.py_log"].kind
+    assert (kind.materialization, kind.properties(), kind.batch_size) == ("appending", {"tag": "py"}, 1)
+    _run(make_context, mini_project, datetime(2024, 1, 3))
+    counts = _rows(spark, "SELECT CAST(ds AS STRING), COUNT(*) FROM shop.py_log GROUP BY ds ORDER BY 1")
+    assert counts == [("2024-01-01", 3), ("2024-01-02", 3)]
