@@ -32,6 +32,11 @@ class SparkMeshError(Exception):
         self.hint = hint
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple:
+        # Pickled whole (the project loader's worker processes send errors back): the default would keep only the
+        # formatted text and lose the file, line and hint.
+        return (_restored, (type(self), dict(self.__dict__)))
+
     @property
     def location(self) -> str:
         if self.path is None:
@@ -51,6 +56,13 @@ class SparkMeshError(Exception):
         if self.hint:
             lines.append(f"  hint: {self.hint}")
         return "\n".join(lines)
+
+
+def _restored(kind: type[SparkMeshError], state: dict) -> SparkMeshError:
+    error = kind.__new__(kind)
+    error.__dict__.update(state)
+    Exception.__init__(error, str(error))
+    return error
 
 
 class ProjectError(SparkMeshError):

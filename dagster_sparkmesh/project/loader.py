@@ -50,10 +50,11 @@ from dagster_sparkmesh.project.externals import load_external_models, undeclared
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.project.seeds import seed_columns, seed_content_hash
 from dagster_sparkmesh.project.materializations import bind_materializations
+from dagster_sparkmesh.project.sql_files import parsed_sql_files
 from dagster_sparkmesh.project.signals import check_signal_names
 from dagster_sparkmesh.project.checks.standalone_audits import resolve_standalone_audits
 from dagster_sparkmesh.project.checks.audit_only_models import audit_only_audits, split_audit_only
-from dagster_sparkmesh.project.sql.model import ParsedSqlFile, ParsedSqlModel, TableReference, parse_sql_file
+from dagster_sparkmesh.project.sql.model import ParsedSqlFile, ParsedSqlModel, TableReference
 from dagster_sparkmesh.project.checks.unit_tests import load_unit_tests, validate_unit_tests
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 
@@ -162,11 +163,7 @@ def _read_repo(project_path: Path, use_cache: bool, gateway: str | None, broken:
     externals = load_external_models(project_path, gateway=config.default_gateway)
     external_columns = {name: dict(external.columns) for name, external in externals.items() if external.columns}
     cache = _sql_cache(project_path, config, user_macros, external_columns) if use_cache else None
-    parsed = [
-        item
-        for file in _files(project_path / "models", "*.sql")
-        for item in tolerant(lambda: list(_load_sql_file(file, config, cache, user_macros, external_columns)), file, broken)
-    ]
+    parsed = parsed_sql_files(_files(project_path / "models", "*.sql"), config, cache, user_macros, external_columns, broken)
     python, reading_columns = _python_models(project_path, config, broken)
     parsed = [
         item.model_copy(update={"model": _with_seed(_seed_from_root(item.model, project_path), project_path)})
@@ -217,27 +214,6 @@ def _sql_cache(
     settings = (config.model_defaults.model_dump_json(), repr(sorted(config.variables.items())), user_macros.digest,
                 config.default_gateway, config.default_catalog or "", repr(sorted(external_columns.items())))
     return RecordCache(cache_dir(project_path, "sql_models"), cache_salt(settings, _PARSER_MODULES), ParsedSqlFile)
-
-
-def _load_sql_file(
-    file: Path, config: ProjectConfig, cache: RecordCache[ParsedSqlFile] | None, user_macros: UserMacros,
-    external_columns: dict[str, dict[str, str]],
-) -> tuple[ParsedSqlModel, ...]:
-    content = file.read_bytes()
-    key = cache.key(file, content) if cache is not None else ""
-    cached = cache.get(key) if cache is not None else None
-    if cached is not None:
-        return cached.models
-    try:
-        text = content.decode("utf-8")
-    except UnicodeDecodeError as error:
-        raise ProjectError("the model file is not UTF-8 text", path=file, hint=str(error)) from None
-    parsed = parse_sql_file(file, text, config.model_defaults, config.variables, user_macros,
-                            gateway=config.default_gateway, default_catalog=config.default_catalog,
-                            external_columns=external_columns)
-    if cache is not None:
-        cache.put(key, parsed)
-    return parsed.models
 
 
 def _python_models(
