@@ -15,9 +15,11 @@ def compare_builds(sqlmesh: BuildOutcome, sparkmesh: BuildOutcome, excluded: dic
 
 
 def _verdict(name: str, theirs: Digest | str | None, ours: Digest | str | None, excluded: str) -> ModelVerdict:
-    if excluded:
-        return ModelVerdict(name, EXCLUDED, excluded)
-    if not isinstance(theirs, Digest) or not isinstance(ours, Digest):
+    both = isinstance(theirs, Digest) and isinstance(ours, Digest)
+    if excluded:  # what the rows did this time is said, not counted
+        seen = ("rows equal this time" if not row_difference(theirs, ours) else "rows differ this time") if both else ""
+        return ModelVerdict(name, EXCLUDED, f"{excluded}; {seen}" if seen else excluded)
+    if not both:
         return ModelVerdict(name, UNREADABLE, f"SQLMesh: {_state(theirs)}; sparkmesh: {_state(ours)}")
     difference = row_difference(theirs, ours)
     return ModelVerdict(name, DIFFERENT if difference else EQUAL, difference, type_difference(theirs, ours))

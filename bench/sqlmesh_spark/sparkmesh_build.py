@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 
 from sqlmesh_spark.digest import Digest, digest_table  # noqa: E402
 from sqlmesh_spark.records import BuildOutcome, Window  # noqa: E402
-from sqlmesh_spark.settings import SHUFFLE_PARTITIONS  # noqa: E402
+from sqlmesh_spark.settings import CONCURRENT_TASKS, SHUFFLE_PARTITIONS  # noqa: E402
 
 BUILD_TIMEOUT_SECONDS = 1800
 REQUIREMENTS_VARIABLE = "SQLMESH_SPARK_REQUIREMENTS"
@@ -35,6 +35,7 @@ def sparkmesh_build(python: Path, folders: list[Path], window: Window, env: dict
                     requirements: Path | None = None) -> BuildOutcome:
     """``python``: this environment's interpreter; ``requirements``: the projects' own imports (see above)."""
     local = {**env, "SPARKMESH_SPARK_MODE": "local", "SPARKMESH_SPARK_MASTER": "local[2]",
+             "SPARKMESH_SPARK_CONCURRENT_TASKS": str(CONCURRENT_TASKS),
              "SPARKMESH_SPARK_CONF": json.dumps(SPARK_CONF), "SPARK_LOCAL_IP": "127.0.0.1"}
     if requirements is not None:
         local[REQUIREMENTS_VARIABLE] = str(requirements)

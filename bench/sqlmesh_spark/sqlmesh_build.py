@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # bench/: this folder's stdlib-only modules by path
 
 from sqlmesh_spark.digest import digest_table  # noqa: E402
-from sqlmesh_spark.settings import local_spark_config, state_database  # noqa: E402
+from sqlmesh_spark.settings import CONCURRENT_TASKS, local_spark_config, state_database  # noqa: E402
 
 GATEWAY = "sparkmesh_referee_spark"
 
@@ -80,7 +80,7 @@ def _context(paths: list[str], folder: Path):
     from sqlmesh.core.config.loader import load_configs
 
     spark_gateway = GatewayConfig(
-        connection=SparkConnectionConfig(config=local_spark_config(folder), concurrent_tasks=2),
+        connection=SparkConnectionConfig(config=local_spark_config(folder), concurrent_tasks=CONCURRENT_TASKS),
         state_connection=DuckDBConnectionConfig(database=str(state_database(folder))),
     )
     configs = {}

@@ -128,7 +128,28 @@ def test_rule_keeps_seeded_python_and_names_unseeded_or_clock_reading_python(mes
     }
     assert rule.nondeterministic_models(sources) == {
         "py.clock": "Python model reads the wall clock",
-        "py.unseeded": "Python model uses a random source without a seed",
+        "py.unseeded": "Python model draws from Faker without seeding it",
+    }
+
+
+def test_rule_names_a_source_left_unseeded_beside_a_seeded_one_and_draws_over_unordered_reads(mesh):
+    rule = mesh[2]
+    # sushi.raw_marketing seeds numpy only and draws with Python's random; sushi.order_items seeds both (through
+    # its helper) but samples rows it read without ORDER BY.
+    marketing = "np.random.seed(seed)\nn = random.randint(30, 100)\nnp.random.choice(['a', 'b'], size=n)"
+    items = "random.seed(ts)\nnp.random.seed(ts)\nitems = context.fetchdf(exp.select('*').from_(t))\nitems.sample(n=2)"
+    ordered = items.replace("from_(t)", "from_(t).order_by('id')")
+    sources = {
+        "py.marketing": _source(mesh, marketing, python=True),
+        "py.items": _source(mesh, items, python=True),
+        "py.ordered": _source(mesh, ordered, python=True),
+        "py.own_rng": _source(mesh, "rng = random.Random()\nrng.seed(3)\nrng.randint(1, 5)", python=True),
+        "py.ids": _source(mesh, "import uuid\nuuid.uuid4()", python=True),
+    }
+    assert rule.nondeterministic_models(sources) == {
+        "py.ids": "Python model calls uuid",
+        "py.items": "Python model draws random values over rows read without ORDER BY",
+        "py.marketing": "Python model draws from Python's random without seeding it",
     }
 
 

@@ -29,7 +29,7 @@ default_gateway: laptop
 def project(tmp_path, monkeypatch):
     for name in ("SPARKMESH_SPARK_MODE", "SPARKMESH_SPARK_MASTER", "SPARKMESH_SPARK_REMOTE",
                  "SPARKMESH_SPARK_CONNECT_PORT", "SPARKMESH_SPARK_CONF", "SPARKMESH_SPARK_IDLE_TIMEOUT",
-                 "SPARKMESH_SPARK_DEFAULT_MODE"):
+                 "SPARKMESH_SPARK_DEFAULT_MODE", "SPARKMESH_SPARK_CONCURRENT_TASKS"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "config.yaml").write_text(CONFIG)
     return tmp_path
@@ -49,6 +49,15 @@ def test_idle_timeout_from_the_file_and_the_environment(project, monkeypatch):
     assert load_config(project).config.connection.idle_timeout == 0
     monkeypatch.setenv("SPARKMESH_SPARK_IDLE_TIMEOUT", "10m")
     with pytest.raises(ConfigError, match="SPARKMESH_SPARK_IDLE_TIMEOUT"):
+        load_config(project)
+
+
+def test_concurrent_tasks_from_the_environment(project, monkeypatch):
+    assert load_config(project).config.connection.workers == 4  # managed: the default
+    monkeypatch.setenv("SPARKMESH_SPARK_CONCURRENT_TASKS", "1")
+    assert load_config(project).config.connection.workers == 1
+    monkeypatch.setenv("SPARKMESH_SPARK_CONCURRENT_TASKS", "0")
+    with pytest.raises(ConfigError, match="SPARKMESH_SPARK_CONCURRENT_TASKS"):
         load_config(project)
 
 

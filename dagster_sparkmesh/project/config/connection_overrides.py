@@ -21,7 +21,8 @@ REMOTE = "SPARKMESH_SPARK_REMOTE"
 CONNECT_PORT = "SPARKMESH_SPARK_CONNECT_PORT"
 CONF = "SPARKMESH_SPARK_CONF"
 IDLE_TIMEOUT = "SPARKMESH_SPARK_IDLE_TIMEOUT"
-VARIABLES = (MODE, MASTER, REMOTE, CONNECT_PORT, CONF, IDLE_TIMEOUT)
+CONCURRENT_TASKS = "SPARKMESH_SPARK_CONCURRENT_TASKS"
+VARIABLES = (MODE, MASTER, REMOTE, CONNECT_PORT, CONF, IDLE_TIMEOUT, CONCURRENT_TASKS)
 
 
 def apply_connection_overrides(config: ProjectConfig, environ: Mapping[str, str]) -> ProjectConfig:
@@ -54,6 +55,10 @@ def connection_updates(connection: SparkConnection, environ: Mapping[str, str]) 
         if not value.isdigit():
             raise _bad(IDLE_TIMEOUT, value, "write whole seconds (0: the managed server never stops by itself)")
         updates["idle_timeout"] = int(value)
+    if value := environ.get(CONCURRENT_TASKS, "").strip():
+        if not value.isdigit() or int(value) < 1:
+            raise _bad(CONCURRENT_TASKS, value, "write how many models may be written at once (1 or more)")
+        updates["concurrent_tasks"] = int(value)
     if value := environ.get(CONF, "").strip():
         updates["config"] = {**connection.config, **_spark_conf(value)}
     return updates
