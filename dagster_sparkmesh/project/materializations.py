@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib
 import inspect
-import sys
 import textwrap
 import typing
 from collections.abc import Iterable
@@ -25,7 +23,7 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import CustomKind
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project.broken import BrokenModel
-from dagster_sparkmesh.sqlmesh_api.importer import project_imports
+from dagster_sparkmesh.project.code_files import import_project_file, project_code, python_files
 from dagster_sparkmesh.sqlmesh_api.kinds import CustomKind as KindSpecOfCustom
 from dagster_sparkmesh.sqlmesh_api.materializations import CustomMaterialization
 
@@ -44,17 +42,12 @@ class Materialization:
 
 def load_materializations(project_root: Path) -> dict[str, Materialization]:
     """Name (lower case) → the class, from the project's folder and the installed entry points (imported afresh)."""
-    folder = project_root / MATERIALIZATIONS_FOLDER
-    files = sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts) if folder.is_dir() else []
-    writes_bytecode = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True  # never leave __pycache__ folders in the user's project
-    try:
-        with project_imports(project_root):
-            classes = [cls for file in files for cls in _classes_of(_import(file, project_root))]
-            classes += [_entry_point_class(entry) for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)]
-            found = [_described(cls) for cls in classes]
-    finally:
-        sys.dont_write_bytecode = writes_bytecode
+    files = python_files(project_root / MATERIALIZATIONS_FOLDER)
+    with project_code(project_root):
+        modules = [import_project_file(file, project_root, "materialization file") for file in files]
+        classes = [cls for module in modules for cls in _classes_of(module)]
+        classes += [_entry_point_class(entry) for entry in metadata.entry_points(group=ENTRY_POINT_GROUP)]
+        found = [_described(cls) for cls in classes]
     return {item.name: item for item in found}
 
 
@@ -93,17 +86,6 @@ def materialization_of(model: Model, known: dict[str, Materialization]) -> Mater
             f"{MATERIALIZATIONS_FOLDER}/ or install the package that provides it (known: {', '.join(sorted(known)) or 'none'})",
         )
     return known[name]
-
-
-def _import(file: Path, project_root: Path) -> object:
-    relative = file.relative_to(project_root).with_suffix("")
-    parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
-    try:
-        return importlib.import_module(".".join(parts))
-    except Exception as error:  # the user's file: name it
-        line = getattr(error, "lineno", None) if isinstance(error, SyntaxError) else None
-        raise ProjectError(f"importing the materialization file raised {type(error).__name__}: {error}", path=file,
-                           line=line, hint="materialization files import from the project root, as in SQLMesh") from error
 
 
 def _classes_of(module: object) -> Iterable[type[CustomMaterialization]]:

@@ -10,10 +10,8 @@ as not ready, with that signal's name.
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
-import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,7 +26,7 @@ from dagster_sparkmesh.clock import to_naive_utc
 from dagster_sparkmesh.errors import ExecutionError, ProjectError
 from dagster_sparkmesh.model.records import Model, SignalCall
 from dagster_sparkmesh.snapshot.records import Interval
-from dagster_sparkmesh.sqlmesh_api.importer import project_imports
+from dagster_sparkmesh.project.code_files import import_project_file, project_code, python_files
 from dagster_sparkmesh.sqlmesh_api.signals import collect_signals
 
 SIGNALS_FOLDER = "signals"
@@ -100,30 +98,12 @@ def _python_value(node: exp.Expression) -> Any:
 
 def load_signals(project_root: Path) -> dict[str, Callable[..., Any]]:
     """Signal name → function, for the ``@signal`` functions under ``signals/`` (imported afresh)."""
-    folder = project_root / SIGNALS_FOLDER
-    if not folder.is_dir():
+    files = python_files(project_root / SIGNALS_FOLDER)
+    if not files:
         return {}
-    files = sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
-    modules = []
-    writes_bytecode = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True  # never leave __pycache__ folders in the user's project
-    try:
-        with project_imports(project_root):
-            modules = [_import(file, project_root) for file in files]
-    finally:
-        sys.dont_write_bytecode = writes_bytecode
+    with project_code(project_root):
+        modules = [import_project_file(file, project_root, "signal file") for file in files]
     return collect_signals(modules)
-
-
-def _import(file: Path, project_root: Path) -> Any:
-    relative = file.relative_to(project_root).with_suffix("")
-    parts = relative.parts[:-1] if relative.name == "__init__" else relative.parts
-    try:
-        return importlib.import_module(".".join(parts))
-    except Exception as error:  # the user's file: name it
-        line = getattr(error, "lineno", None) if isinstance(error, SyntaxError) else None
-        raise ProjectError(f"importing the signal file raised {type(error).__name__}: {error}", path=file, line=line,
-                           hint="signal files import from the project root, as in SQLMesh") from error
 
 
 def check_signal_names(project_root: Path, models: Iterable[Model]) -> None:
