@@ -8,6 +8,7 @@ extra settings): booting a Hive session costs 5–10 s and a JVM can hold only o
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 
 from collections.abc import Callable
@@ -60,8 +61,17 @@ def open_session(connection: SparkConnection, project_path: Path) -> SparkSessio
     if cached is not None and _is_open(cached):
         return cached
     session = _OPENERS[connection.mode](connection, Path(project_path).resolve())
+    _quiet_query_context_logs()
     _sessions[key] = session
     return session
+
+
+def _quiet_query_context_logs() -> None:
+    """PySpark 4 prints every failed statement as an ERROR line with the JVM's stack trace: the engine reports
+    failures itself (an EngineError naming the statement), and some statements fail on purpose (a look-up of a
+    table that may not exist yet). A user's terminal should show the engine's message once, not pages of Java."""
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 def close_sessions(project_path: Path | None = None) -> None:
