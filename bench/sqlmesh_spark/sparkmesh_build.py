@@ -61,19 +61,35 @@ def _child(python: Path, arguments: list[str], env: dict[str, str]) -> subproces
                           timeout=BUILD_TIMEOUT_SECONDS, env=env)
 
 
-def prod_digests(spark, project) -> dict[str, Digest | str]:
-    """Every table-backed model's prod view in ``spark``'s catalog, digested (or the error reading it)."""
+def prod_digests(spark, project, built: dict[str, str] | None = None) -> dict[str, Digest | str]:
+    """Every table-backed model's prod view in ``spark``'s catalog, digested (or the error reading it). ``built``:
+    model -> its physical table, read where no prod view exists (a failed plan promotes nothing), as SQLMesh's side
+    reads the tables its failed plan built."""
     from dagster_sparkmesh.snapshot.naming import quote, view_name
 
     digests: dict[str, Digest | str] = {}
     for name, model in sorted(project.models.items()):
         if not model.enabled or model.kind_name in ("EXTERNAL", "EMBEDDED"):
             continue
-        try:
-            digests[name] = digest_table(spark, quote(view_name(name, "prod")))
-        except Exception as error:  # noqa: BLE001 - an unreadable view is a finding
-            digests[name] = f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}"
+        relations = [quote(view_name(name, "prod")), *([quote(built[name])] if built and name in built else [])]
+        for relation in relations:
+            try:
+                digests[name] = digest_table(spark, relation)
+                break
+            except Exception as error:  # noqa: BLE001 - an unreadable view is a finding
+                digests.setdefault(name, f"{type(error).__name__}: {str(error).strip().splitlines()[0][:200]}")
     return digests
+
+
+def built_tables(project, folder: Path) -> dict[str, str]:
+    """Model -> the physical table of the version this build planned (its snapshot with the model's fingerprint)."""
+    from dagster_sparkmesh.snapshot.naming import physical_table
+    from dagster_sparkmesh.state.store import open_state_store
+
+    with open_state_store(None, folder) as state:
+        snapshots = state.get_snapshots_by_name(list(project.models))
+    fingerprints = {name: model.fingerprint for name, model in project.models.items()}
+    return {s.name: physical_table(s.name, s.version) for s in snapshots if fingerprints.get(s.name) == s.fingerprint}
 
 
 def _prepare(folders: list[Path]) -> None:
@@ -103,7 +119,7 @@ def _read(folders: list[Path]) -> None:
     project = load_project(folders[0], more_paths=folders[1:], use_cache=False, set_aside_broken=True)
     connection = SparkConnection(mode="local", master="local[2]", config=SPARK_CONF)
     try:
-        digests = prod_digests(open_session(connection, folders[0]), project)
+        digests = prod_digests(open_session(connection, folders[0]), project, built_tables(project, folders[0]))
     finally:
         close_sessions()
     print(json.dumps({name: d.to_json() if isinstance(d, Digest) else d for name, d in digests.items()}))
