@@ -74,11 +74,13 @@ class SparkMaterializationAdapter:
         self._engine.drop_table(_name(table_name))
 
     def __getattr__(self, name: str) -> Any:
+        # An AttributeError, so that ``getattr(adapter, name, default)`` in a class still works; its message is what
+        # the model's error shows when the class calls the method.
         if name.startswith("__"):
             raise AttributeError(name)
-        raise ExecutionError(
-            f"custom materialization called adapter.{name}, which sparkmesh's Spark adapter does not provide",
-            hint=f"available: {', '.join(self._PROVIDED)}; or run SQL through adapter.execute",
+        raise AttributeError(
+            f"custom materialization called adapter.{name}, which sparkmesh's Spark adapter does not provide "
+            f"(available: {', '.join(self._PROVIDED)}; or run SQL through adapter.execute)"
         )
 
 
