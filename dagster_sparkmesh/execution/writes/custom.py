@@ -7,6 +7,7 @@ interval as ``render_kwargs``. Each batch is recorded after it was written and a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import sqlglot
@@ -99,7 +100,7 @@ def _handed_model(model: Model, materialization: Materialization) -> Materialize
     return MaterializedModel(name=model.name, kind=kind, columns=tuple(model.columns), settings=settings)
 
 
-def _project_root(ctx: ExecutionContext, model: Model):
+def _project_root(ctx: ExecutionContext, model: Model) -> Path:
     """The repository the model's file belongs to (a project of several repositories: each its own folder)."""
     for folder in model.path.parents:
         if folder == ctx.project.path or any((folder / name).is_file() for name in ("config.yaml", "config.yml", "config.py")):
