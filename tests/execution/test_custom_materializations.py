@@ -176,3 +176,10 @@ def test_a_python_model_with_a_custom_kind_hands_its_rows_to_the_class(spark, mi
     _run(make_context, mini_project, datetime(2024, 1, 3))
     counts = _rows(spark, "SELECT CAST(ds AS STRING), COUNT(*) FROM shop.py_log GROUP BY ds ORDER BY 1")
     assert counts == [("2024-01-01", 3), ("2024-01-02", 3)]
+
+
+def test_a_class_without_insert_fails_the_model_saying_so(spark, mini_project, make_context):
+    lazy = "from sqlmesh import CustomMaterialization\n\n\nclass Lazy(CustomMaterialization):\n    NAME = 'appending'\n"
+    _write(mini_project, {"materializations/appending.py": lazy, "models/id_log.sql": LOG})
+    with pytest.raises(ExecutionError, match=r"raised NotImplementedError: custom materialization Lazy must implement insert\(\)"):
+        _run(make_context, mini_project, datetime(2024, 1, 3))

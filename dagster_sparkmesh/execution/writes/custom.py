@@ -34,13 +34,14 @@ def write_custom(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
     materialization = materialization_of(model, load_materializations(_project_root(ctx, model)))
     handed = _handed_model(model, materialization)
     rows, result, incomplete = 0, WriteResult(), []
+    # Asked once: after this step's first batch the table holds rows of this version.
+    first = not ctx.engine.table_exists(target.table) or not ctx.state.get_intervals(model.name, target.version)
     for number, batch in enumerate(batches(list(target.intervals), model.kind.batch_size)):
         if number and target.should_stop():
             raise StopRequested(model.name)
         unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
         with ctx.state.table_write_lock(target.table):
-            first = not ctx.engine.table_exists(target.table) or not ctx.state.get_intervals(model.name, target.version)
-            rows += _insert(ctx, target, materialization, handed, batch, first)
+            rows += _insert(ctx, target, materialization, handed, batch, first and not number)
         committed = commit(ctx, target, unit_intervals)
         incomplete += committed.incomplete
         result = WriteResult(rows=rows, audits=committed.audits, incomplete=tuple(incomplete))
