@@ -47,6 +47,7 @@ from dagster_sparkmesh.plan.stages import (
 )
 from dagster_sparkmesh.plan.stored import ensure_stored, is_prepared
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.snapshot.records import Interval
 
 
 class ApplyResult(Record):
@@ -142,7 +143,7 @@ class PlanEvaluator:
         began = time.monotonic()
         backfill = next((s for s in stages if isinstance(s, Backfill)), None)
         if backfill is not None:  # before anything is written: a refused plan leaves no trace
-            self._preflight = run_preflight(self.ctx, self._backfill_plan(backfill), _to_compute(backfill))
+            self._preflight = run_preflight(self.ctx, self.plan, _to_compute(backfill))
         ensure_stored(self.ctx.state, self.plan)
         self._record_start(stages)
         outcome = "failed"
@@ -195,18 +196,14 @@ class PlanEvaluator:
     def _backfill(self, stage: Backfill) -> None:
         self.models = run_models(
             self.ctx,
-            self._backfill_plan(stage),
-            stage.models,
+            self.plan,
+            stage,
             on_model_done=self.on_model_done,
             should_stop=self.should_stop,
             preflight=self._preflight,
         )
         if self.should_stop():  # asked during the last model: still leave the environment untouched
             raise ApplyAborted(self.models, [])
-
-    def _backfill_plan(self, stage: Backfill) -> Plan:
-        """The plan as the backfill sees it: its missing intervals are the stage's (a Dagster step's window)."""
-        return self.plan.model_copy(update={"missing_intervals": stage.intervals})
 
     def _record_start(self, stages: Sequence[Stage]) -> None:
         summary = {
@@ -232,9 +229,12 @@ class PlanEvaluator:
         self.ctx.state.record_plan_end(self.plan.plan_id, outcome, json.dumps(metrics))
 
 
-def _to_compute(stage: Backfill) -> set[str]:
-    names = {name for name, intervals in stage.intervals.items() if intervals}
-    return names if stage.models is None else names & set(stage.models)
+def _to_compute(stage: Backfill) -> dict[str, tuple[Interval, ...]]:
+    """The stage's intervals of its selected models: what the preflight checks before anything is written."""
+    return {
+        name: intervals for name, intervals in stage.intervals.items()
+        if intervals and (stage.models is None or name in stage.models)
+    }
 
 
 def _check_ready(ctx: ExecutionContext, models: list[ModelRunResult]) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.abort import ApplyAborted, StopRequested
@@ -15,38 +15,40 @@ from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
 from dagster_sparkmesh.execution.unbuilt_parents import check_parents_built
 from dagster_sparkmesh.plan.definition import Plan
-from dagster_sparkmesh.project.signals import SignalCheck, check_missing_intervals
+from dagster_sparkmesh.plan.stages import Backfill
+from dagster_sparkmesh.project.signals import check_missing_intervals
 from dagster_sparkmesh.snapshot.records import Interval
 
 
 def run_models(
     ctx: ExecutionContext,
     plan: Plan,
-    model_names: Iterable[str] | None = None,
+    stage: Backfill,
     *,
     on_model_done: Callable[[ModelRunResult], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     preflight: PreflightReport | None = None,
 ) -> list[ModelRunResult]:
-    """Compute ``plan``'s missing intervals of ``model_names`` (default: all), then return what ran.
+    """Compute the backfill stage's intervals of its models (``stage.models``, default: all), then return what ran.
 
-    This is the backfill stage (``execution.apply`` visits it): the plan's snapshots are pushed and its
-    restatements applied before. Models not selected are assumed up to date (Dagster orders its own steps); a
+    ``execution.apply`` visits the stage after the plan's snapshots are pushed and its restatements applied; the
+    stage carries its intervals (a Dagster step's window is its share of the plan's missing intervals). Models not selected are assumed up to date (Dagster orders its own steps); a
     failure stops the failed model's descendants and is raised once the independent models have finished. Once
     ``should_stop()`` turns true no model starts and running ones end at their next batch boundary:
     ``ApplyAborted`` is raised. The preflight (``execution.preflight``) runs first unless the caller ran it.
     """
     versions = {s.name: s.version for s in plan.environment_after.snapshots}
     # A plan of selected models (``--select-model``) leaves new unselected models out of the environment.
-    selected = (set(model_names) if model_names is not None else set(ctx.project.models)) & versions.keys()
-    if model_names is not None:  # a Dagster step computes part of the plan: what it reads must exist
-        check_parents_built(ctx.project, ctx.state, plan, selected)
+    selected = (set(stage.models) if stage.models is not None else set(ctx.project.models)) & versions.keys()
+    intervals = {name: stage.intervals[name] for name in selected if stage.intervals.get(name)}
+    if stage.models is not None:  # a Dagster step computes part of the plan: what it reads must exist
+        check_parents_built(ctx.project, ctx.state, plan, stage.intervals, selected)
     if preflight is None:
-        preflight = run_preflight(ctx, plan, plan.models_to_compute(selected))
+        preflight = run_preflight(ctx, plan, intervals)
     tables = plan.tables(ctx.project.external_models)
     order = [name for name in ctx.project.models if name in selected]
     parents = {name: ctx.project.models[name].depends_on & selected for name in order}
-    ready = ready_to_compute(ctx, plan, selected)
+    ready = check_missing_intervals(ctx.project.path, ctx.project.models, intervals)
     widened = models_on_a_shared_table(plan, ctx.state.get_environment(ctx.environment))
     window = Interval(start=plan.start, end=plan.end)
 
@@ -83,13 +85,6 @@ def run_models(
     if len(results) < len(order):  # the scheduler stops starting models only when a stop was requested
         raise ApplyAborted([results[n] for n in order if n in results], [n for n in order if n not in results])
     return [results[name] for name in order if name in results]
-
-
-def ready_to_compute(ctx: ExecutionContext, plan: Plan, selected: Iterable[str]) -> dict[str, SignalCheck]:
-    """Each selected model's missing intervals, split by its signals into ready and held back (SQLMesh's
-    signals gate what the scheduler computes, not what the plan lists: a held-back interval stays missing)."""
-    wanted = {name: plan.missing_intervals[name] for name in plan.models_to_compute(selected)}
-    return check_missing_intervals(ctx.project.path, ctx.project.models, wanted)
 
 
 class BackfillFailed(ExecutionError):

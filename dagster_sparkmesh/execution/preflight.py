@@ -4,7 +4,7 @@ It runs first in ``apply_plan`` (before the plan-log row) and in ``run_models`` 
 the models that have intervals to compute, and changes nothing: no state row, no table, no schema.
 
 1. Every external model they read (also through EMBEDDED models) has its table in the catalog now: one listing
-   per schema (``SparkEngine.list_schema``), so a missing schema and a missing table are told apart. Then their
+   per schema (``SparkCatalog.list_schema``), so a missing schema and a missing table are told apart. Then their
    audits (``audits:`` in ``external_models.yaml``) run: a blocking failure refuses the plan.
 2. Every SQL INCREMENTAL_BY_TIME_RANGE model is analyzed (Spark resolves the query's columns and types without
    running a job) and its time column must exist with a type the interval writer can compare with the interval
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +40,7 @@ from dagster_sparkmesh.execution.results import AuditResult
 from dagster_sparkmesh.model.kinds import IncrementalByTimeRangeKind
 from dagster_sparkmesh.model.records import ExternalModel, Model
 from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.snapshot.records import IntervalsToCompute
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.engine.adapter import SparkEngine
@@ -72,17 +73,18 @@ class PreflightReport:
     (a creation that finds the table there after all writes into it like into any existing table)."""
 
 
-def run_preflight(ctx: ExecutionContext, plan: Plan, to_compute: Collection[str]) -> PreflightReport:
-    """Check the inputs of the models in ``to_compute`` (names with intervals to compute); raise the problems found.
+def run_preflight(ctx: ExecutionContext, plan: Plan, intervals: IntervalsToCompute) -> PreflightReport:
+    """Check the inputs of the models with intervals to compute in ``intervals`` (the backfill stage's); raise the
+    problems found.
 
     A plan with nothing to compute returns at once, without opening a Spark session."""
     began = time.monotonic()
-    models = [ctx.project.models[name] for name in ctx.project.models if name in to_compute]
+    models = [ctx.project.models[name] for name in ctx.project.models if intervals.get(name)]
     if not models:
         return PreflightReport()
     externals = _check_externals(ctx, models)
     external_audits = audit_externals(ctx, externals)
-    inputs = PreflightInputs(ctx, plan)
+    inputs = PreflightInputs(ctx, plan, intervals)
     try:
         checked = _check_time_columns(ctx, inputs, models)
     finally:
@@ -149,7 +151,7 @@ def _check_externals(ctx: ExecutionContext, models: list[Model]) -> dict[str, li
         by_schema.setdefault(name.split(".", 1)[0].lower(), []).append(name)
     problems = []
     for schema, names in by_schema.items():
-        listing = ctx.engine.list_schema(schema)  # one catalog round trip per schema
+        listing = ctx.engine.catalog.list_schema(schema)  # one catalog round trip per schema
         for name in names:
             if listing is None or name.split(".", 1)[1].lower() not in listing:
                 missing = _missing_external(externals[name], readers[name], ctx.project.path, listing is not None)

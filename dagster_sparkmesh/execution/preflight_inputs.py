@@ -19,7 +19,7 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.intervals import batches
 from dagster_sparkmesh.project.rendering import render_query
-from dagster_sparkmesh.snapshot.records import Interval
+from dagster_sparkmesh.snapshot.records import Interval, IntervalsToCompute
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.engine.adapter import SparkEngine
@@ -40,9 +40,10 @@ class FirstQuery:
 class PreflightInputs:
     """What the analyzed queries read: externals, existing physical tables, and temp views of new parents."""
 
-    def __init__(self, ctx: ExecutionContext, plan: Plan) -> None:
+    def __init__(self, ctx: ExecutionContext, plan: Plan, intervals: IntervalsToCompute) -> None:
         self.ctx = ctx
         self.plan = plan
+        self.intervals = intervals
         self.tables = plan.tables(ctx.project.external_models)
         self._created = created_by_pre_statements(ctx.project.models.values())
         self._listings: dict[str, set[str] | None] = {}
@@ -78,7 +79,7 @@ class PreflightInputs:
         models_read |= {model.name for model in written}
         tables = [self.tables[name] for name in models_read if name in self.ctx.project.models and name in self.tables]
         schemas = sorted({table.split(".", 1)[0] for table in tables} - self._listings.keys())
-        self._listings.update(zip(schemas, pool.map(self.ctx.engine.list_schema, schemas)))
+        self._listings.update(zip(schemas, pool.map(self.ctx.engine.catalog.list_schema, schemas)))
 
     def absent(self, models: Sequence[Model]) -> frozenset[str]:
         """The models whose physical table the catalog did not list (a listing taken for this preflight)."""
@@ -95,7 +96,7 @@ class PreflightInputs:
         """Drop the temp views, side by side: each is a round trip, and the first write waits for them."""
         if self._views:
             with ThreadPoolExecutor(max(1, self.ctx.max_workers), thread_name_prefix="sparkmesh-preflight") as pool:
-                list(pool.map(self.ctx.engine.drop_temp_view, self._views))
+                list(pool.map(self.ctx.engine.catalog.drop_temp_view, self._views))
         self._views.clear()
 
     def _render(self, model: Model) -> str | None:
@@ -108,7 +109,7 @@ class PreflightInputs:
             if own is None or not self._exists(own):
                 return None  # reads its own table, which this plan creates
             reads[model.name] = own
-        interval = _some_interval(self.plan, model)
+        interval = _some_interval(self.plan, self.intervals, model)
         query = render_query(
             model,
             start=interval.start,
@@ -146,7 +147,7 @@ class PreflightInputs:
             return None
         view = _view_name()
         try:
-            self.ctx.engine.create_query_view(view, query)
+            self.ctx.engine.catalog.create_query_view(view, query)
         except EngineError as error:
             _refused_by_spark(model, error)
         self._views.append(view)
@@ -157,14 +158,14 @@ class PreflightInputs:
 
         columns = seed_columns((model.path.parent / model.kind.path).resolve(), model.columns)
         view = _view_name()
-        self.ctx.engine.create_temp_view(view, columns, [])
+        self.ctx.engine.catalog.create_temp_view(view, columns, [])
         self._views.append(view)
         return view
 
     def _exists(self, qualified: str) -> bool:
         schema, table = qualified.split(".", 1)
         if schema not in self._listings:
-            self._listings[schema] = self.ctx.engine.list_schema(schema)
+            self._listings[schema] = self.ctx.engine.catalog.list_schema(schema)
         listing = self._listings[schema]
         return listing is not None and table in listing
 
@@ -172,7 +173,7 @@ class PreflightInputs:
 def analyze_query(engine: SparkEngine, model: Model, query_sql: str) -> dict[str, str]:
     """The query's output columns (name → Spark type); Spark's refusal becomes the model's error."""
     try:
-        return dict(engine.query_schema(query_sql))
+        return dict(engine.catalog.query_schema(query_sql))
     except EngineError as error:
         _refused_by_spark(model, error)
 
@@ -190,9 +191,9 @@ def _refused_by_spark(model: Model, error: EngineError) -> NoReturn:
     ) from error
 
 
-def _some_interval(plan: Plan, model: Model) -> Interval:
+def _some_interval(plan: Plan, intervals: IntervalsToCompute, model: Model) -> Interval:
     """The model's first batch as the evaluator writes it (analysis does not depend on the bounds' values)."""
-    missing = plan.missing_intervals.get(model.name)
+    missing = intervals.get(model.name)
     if missing:
         return batches(list(missing), 1 if model.depends_on_self else getattr(model.kind, "batch_size", None))[0]
     return Interval(start=plan.start, end=max(plan.end, plan.start + timedelta(days=1)))

@@ -93,11 +93,6 @@ class Plan(Record):
         """Nothing to push, compute, restate or promote."""
         return not (self.has_changes or self.missing_intervals or self.restatements or self.new_snapshots)
 
-    def models_to_compute(self, selected: Iterable[str] | None = None) -> set[str]:
-        """The models of ``selected`` (default: all) that have intervals to compute."""
-        names = {name for name, intervals in self.missing_intervals.items() if intervals}
-        return names if selected is None else names & set(selected)
-
     def tables(self, external_models: Iterable[str]) -> dict[str, str]:
         """Name → the table a reader uses: the physical tables of the environment's models (never views), and
         external models' own tables. The one place where a plan's names meet physical tables."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from enum import Enum
 
@@ -43,6 +44,10 @@ class Interval(Record):
 
     def __lt__(self, other: "Interval") -> bool:
         return (self.start, self.end) < (other.start, other.end)
+
+
+IntervalsToCompute = Mapping[str, Sequence[Interval]]
+"""Model name → the intervals a backfill computes (a plan's missing intervals, or one backfill stage's share)."""
 
 
 class Snapshot(Record):

@@ -51,7 +51,7 @@ def test_a_blocking_external_audit_refuses_the_plan_before_any_write(tmp_path, s
 def test_a_non_blocking_external_audit_reports_and_lets_the_plan_run(tmp_path, spark, customers, make_context):
     ctx = make_context(_project(tmp_path / "p", customers, "not_null_non_blocking"))
     plan = plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 2))
-    report = run_preflight(ctx, plan, plan.models_to_compute())
+    report = run_preflight(ctx, plan, plan.missing_intervals)
     expected = [(f"{customers}.customers", "not_null_non_blocking", 1)]
     assert [(name, a.name, a.failing_rows) for name, a in report.external_audits] == expected
     result = apply_plan(ctx, plan)

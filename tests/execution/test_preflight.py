@@ -178,7 +178,7 @@ def test_a_model_reading_a_new_python_model_is_checked_before_its_own_first_writ
     })  # fmt: skip
     ctx = make_context(project)
     plan = plan_for(ctx, START, END)
-    assert run_preflight(ctx, plan, plan.models_to_compute()).time_columns_checked == frozenset(), "known only at run time"
+    assert run_preflight(ctx, plan, plan.missing_intervals).time_columns_checked == frozenset(), "known only at run time"
 
     with pytest.raises(BackfillFailed) as failed:
         apply_plan(ctx, plan)
@@ -187,9 +187,9 @@ def test_a_model_reading_a_new_python_model_is_checked_before_its_own_first_writ
     assert isinstance(error, BadTimeColumn)
     assert "its time column ds is a double" in str(error) and error.path == project / "models" / "daily.sql"
     daily = plan.version_of(f"{schema}_shop.daily")
-    assert not ctx.engine.physical_exists(physical_table(f"{schema}_shop.daily", daily)), "nothing of the model written"
+    assert not ctx.engine.catalog.physical_exists(physical_table(f"{schema}_shop.daily", daily)), "nothing of the model written"
     assert ctx.state.get_intervals(f"{schema}_shop.daily", daily) == []
-    assert ctx.engine.physical_exists(physical_table(f"{schema}_raw.events", plan.version_of(f"{schema}_raw.events")))
+    assert ctx.engine.catalog.physical_exists(physical_table(f"{schema}_raw.events", plan.version_of(f"{schema}_raw.events")))
 
 
 def test_a_valid_plan_passes_and_reports_what_it_checked(tmp_path, spark, schema, make_context, clean_catalog):
@@ -211,7 +211,7 @@ def test_a_valid_plan_passes_and_reports_what_it_checked(tmp_path, spark, schema
     ctx = make_context(project)
     plan = plan_for(ctx, START, END)
 
-    report = run_preflight(ctx, plan, plan.models_to_compute())
+    report = run_preflight(ctx, plan, plan.missing_intervals)
 
     assert report.externals_checked == {f"{schema}.events"}
     assert report.time_columns_checked == {f"{schema}_shop.daily"}
@@ -256,7 +256,7 @@ def test_the_first_batch_the_preflight_rendered_from_existing_tables_is_not_rend
     ctx = make_context(project)
     apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 2)))  # events' table exists from now on
     plan = plan_for(ctx, START, END)
-    report = run_preflight(ctx, plan, {f"{schema}_shop.daily"})
+    report = run_preflight(ctx, plan, {f"{schema}_shop.daily": plan.missing_intervals[f"{schema}_shop.daily"]})
     first = report.first_queries[f"{schema}_shop.daily"]
     first_batch, first_query = first.interval, first.sql
     # Analyzed once: the table is created from these.
@@ -276,7 +276,7 @@ def test_a_model_whose_parent_is_new_creates_its_table_with_its_first_write_with
 ):
     """The preflight analyzed the child over a temp view of its new parent; that analysis names the period table's
     columns, and the first write (one CTAS) gives the table the types the query has over the parent's table."""
-    from dagster_sparkmesh.engine.adapter import SparkEngine
+    from dagster_sparkmesh.engine.catalog import SparkCatalog
 
     project = _write(tmp_path / "p", {
         "models/events.sql": f"""
@@ -293,8 +293,8 @@ def test_a_model_whose_parent_is_new_creates_its_table_with_its_first_write_with
     })  # fmt: skip
     ctx = make_context(project)
     plan = plan_for(ctx, START, datetime(2024, 1, 3))
-    analyzed, analyze = [], SparkEngine.query_schema
-    monkeypatch.setattr(SparkEngine, "query_schema", lambda self, sql: analyzed.append(sql) or analyze(self, sql))
+    analyzed, analyze = [], SparkCatalog.query_schema
+    monkeypatch.setattr(SparkCatalog, "query_schema", lambda self, sql: analyzed.append(sql) or analyze(self, sql))
     apply_plan(ctx, plan)
     # Each query analyzed once, by the preflight (the child's over a temp view of its parent's query).
     assert [("GROUP BY" in sql, "VALUES" in sql) for sql in analyzed] == [(False, True), (True, False)]
@@ -350,7 +350,7 @@ def test_a_table_created_after_the_preflight_listed_it_absent_is_written_into(
     plan = plan_for(ctx, START, datetime(2024, 1, 3))
     apply_plan(ctx, plan)  # the tables exist from now on
     physical = [physical_table(n, plan.version_of(n)) for n in (f"{schema}_raw.events", f"{schema}_shop.totals")]
-    before = [ctx.engine.view_text(table) for table in physical]
+    before = [ctx.engine.catalog.view_text(table) for table in physical]
     for name in (f"{schema}_raw.events", f"{schema}_shop.totals"):
         for interval in ctx.state.get_intervals(name, plan.version_of(name)):
             ctx.state.remove_intervals(name, plan.version_of(name), interval)
@@ -362,7 +362,7 @@ def test_a_table_created_after_the_preflight_listed_it_absent_is_written_into(
 
     monkeypatch.setattr(backfill, "run_preflight", listed_before_they_existed)
     apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 3)))
-    after = [ctx.engine.view_text(table) for table in physical]
+    after = [ctx.engine.catalog.view_text(table) for table in physical]
     assert all(old != new for old, new in zip(before, after))  # both rewritten: new segments, a new generation
     rows = spark.sql(f"SELECT ds, id FROM {schema}_raw.events ORDER BY ds").collect()
     assert [(str(r.ds), r.id) for r in rows] == [("2024-01-01", 1), ("2024-01-02", 1)]
