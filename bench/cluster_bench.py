@@ -105,7 +105,7 @@ def prod_view_checksums(engine, project_dir: Path) -> dict[str, tuple[int, str] 
     one query for all views.
     """
     views = {name: view_name(name, "prod") for name in sorted(load_project(project_dir).models)}
-    listings = {schema: engine.list_schema(schema) for schema in {view.split(".")[0] for view in views.values()}}
+    listings = {schema: engine.catalog.list_schema(schema) for schema in {view.split(".")[0] for view in views.values()}}
     present = {name: view for name, view in views.items()
                if view.split(".")[1] in (listings[view.split(".")[0]] or set())}
     sums: dict[str, tuple[int, str] | None] = {name: None for name in views}
@@ -116,7 +116,7 @@ def prod_view_checksums(engine, project_dir: Path) -> dict[str, tuple[int, str] 
         f"CAST(SUM(CAST(xxhash64({_hashed_columns(engine, view)}) AS DECIMAL(38, 0))) AS STRING) AS checksum FROM {view}"
         for name, view in present.items()
     ]
-    for name, count, checksum in engine.query_rows("\nUNION ALL\n".join(selects)):
+    for name, count, checksum in engine.catalog.query_rows("\nUNION ALL\n".join(selects)):
         sums[name] = (count, checksum)
     return sums
 
@@ -124,7 +124,7 @@ def prod_view_checksums(engine, project_dir: Path) -> dict[str, tuple[int, str] 
 def _hashed_columns(engine, view: str) -> str:
     return ", ".join(
         f"ROUND(`{column}`, {FLOAT_DIGITS})" if data_type in ("double", "float") else f"`{column}`"
-        for column, data_type in engine.columns(view)
+        for column, data_type in engine.catalog.columns(view)
     )
 
 

@@ -75,9 +75,9 @@ def engine(spark):
 def schema(engine) -> str:
     """A fresh schema for one test, dropped (with its tables) afterwards."""
     name = f"t_{uuid.uuid4().hex[:10]}"
-    engine.create_schema(name)
+    engine.catalog.create_schema(name)
     yield name
-    engine.drop_schema(name, cascade=True)
+    engine.catalog.drop_schema(name, cascade=True)
 
 
 @pytest.fixture

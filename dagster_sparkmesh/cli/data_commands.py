@@ -118,7 +118,7 @@ def _sample_table(diff: TableDiff) -> Table:
 def fetchdf(context: CliContext, sql: str, as_json: bool, limit: int) -> None:
     """Run SQL on the project's Spark session and print the result (statements like CREATE TABLE run too)."""
     with open_context(context, PROD) as ctx:
-        frame = ctx.engine.query_df(sql)
+        frame = ctx.engine.catalog.query_df(sql)
         columns = list(frame.columns)
         rows = [tuple(row) for row in (frame.limit(limit) if limit and columns else frame).collect()]
     if as_json:

@@ -36,12 +36,12 @@ def partition_row_counts(
     starts = {to_naive_utc(partitions_def.time_window_for_partition_key(key).start): key for key in keys}
     end = to_naive_utc(partitions_def.time_window_for_partition_key(keys[-1]).end)
     column = model.kind.time_column  # type: ignore[union-attr]
-    data_type = dict(engine.columns(table)).get(column)
+    data_type = dict(engine.catalog.columns(table)).get(column)
     if data_type is None:
         return None
     value = _as_timestamp(column, data_type, model.kind.time_column_format)  # type: ignore[union-attr]
     where = window_predicate(column, data_type, min(starts), end, model.kind.time_column_format)  # type: ignore[union-attr]
-    rows = engine.query_rows(
+    rows = engine.catalog.query_rows(
         f"SELECT date_trunc('{unit}', {value}) AS bucket, COUNT(*) FROM {quote(table)} WHERE {where} GROUP BY 1"
     )
     counts = dict.fromkeys(keys, 0)  # the whole range was written: a partition without rows has 0 of them
@@ -57,7 +57,7 @@ def table_row_count(engine, model: Model, table: str, rows_written: int) -> int 
     if model.kind.rebuilt_each_run and not model.kind.physical_is_view:  # FULL, SEED
         return rows_written
     if model.kind.keeps_history:  # a merge into the kept history: count what the table holds now
-        return int(engine.query_rows(f"SELECT COUNT(*) FROM {quote(table)}")[0][0])
+        return int(engine.catalog.query_rows(f"SELECT COUNT(*) FROM {quote(table)}")[0][0])
     return None  # a VIEW holds no rows of its own
 
 

@@ -1,5 +1,9 @@
-"""SparkEngine: the table writers the executor needs, on parquet tables in the Hive catalog, over ``TableCreation``
-(``engine.table_creation``: creating tables) and ``SparkCatalog`` (statements, queries, catalog lookups and views).
+"""SparkEngine: the table writers the executor needs, on parquet tables in the Hive catalog; a facade composed of
+its parts, not inheriting them: ``engine.catalog`` (``SparkCatalog``: statements, queries, catalog lookups and views),
+``engine.creation`` (``TableCreation``: creating tables) and ``engine.layouts`` (``PeriodLayouts``: the one cache of
+period layouts, filled and emptied by that object alone). Callers reach the parts' operations through them
+(``engine.catalog.query_rows(...)``, ``engine.creation.create_interval_table(...)``); the engine's own vocabulary is
+the writers, ``period_layout`` and ``drop_physical`` (which must forget the layout of the table it drops).
 
 Writers select the table's columns by name, in the table's order (a partitioned parquet table keeps its partition
 columns last, so ``SELECT *`` of the model's query would not line up). Each writer computes the model's rows
@@ -14,15 +18,17 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.storagelevel import StorageLevel
 
+from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.counted_writes import RowChecks, insert_counting
-from dagster_sparkmesh.engine.failures import error_class, spark_errors
+from dagster_sparkmesh.engine.failures import spark_errors
 from dagster_sparkmesh.engine.partition_sql import (
     TimeWindow, column_list, drop_partition_statements, rebalance_hint,
 )
-from dagster_sparkmesh.engine.period_tables import PeriodLayout, layout_from_catalog, overwrite_period_interval
+from dagster_sparkmesh.engine.period_layouts import PeriodLayouts
+from dagster_sparkmesh.engine.period_tables import PeriodLayout, overwrite_period_interval
 from dagster_sparkmesh.engine.table_creation import TableCreation
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.errors import EngineError
@@ -31,7 +37,32 @@ from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_id
 UPSERT_STAGING_SUFFIX = "__sm_upsert"
 
 
-class SparkEngine(TableCreation):
+class SparkEngine:
+    """One Spark session's engine: its catalog, table creation and period layouts, and the writers over them."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+        self.catalog = SparkCatalog(spark)
+        self.layouts = PeriodLayouts(self.catalog)
+        self.creation = TableCreation(self.catalog, self.layouts)
+
+    def period_layout(self, table: str) -> PeriodLayout | None:
+        """The layout of ``table`` if it is a period table (its data table is in the catalog), else None."""
+        return self.layouts.layout_of(table)
+
+    def drop_physical(self, qualified: str, *, is_view: bool) -> None:
+        """A snapshot's physical table: a view (``is_view``: a VIEW kind's), a table, or a period table's view
+        and then its data table (``engine.period_tables``), whichever the catalog holds; its layout is forgotten."""
+        self.layouts.forget(qualified)
+        if is_view:
+            self.catalog.drop_view(qualified)
+            return
+        if self.catalog.object_type(qualified) == "VIEW":
+            self.catalog.drop_view(qualified)
+        else:
+            self.catalog.drop_table(qualified)
+        self.catalog.drop_table(period_data_table(qualified))
+
     # -- writers ---------------------------------------------------------------------------------------------
 
     def replace_full(self, table: str, query_sql: str) -> int:
@@ -42,7 +73,7 @@ class SparkEngine(TableCreation):
         """
         columns = self._column_names(table)
         with self._staged(f"SELECT {column_list(columns)} FROM ({query_sql}) AS source") as (view, rows):
-            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
+            self.catalog.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
             self._drop_partitions_not_in(table, quote_identifier(view), where="TRUE")
         return rows
 
@@ -74,7 +105,7 @@ class SparkEngine(TableCreation):
         """
         period_layout = self.period_layout(table)
         if period_layout is not None:
-            return overwrite_period_interval(self, table, query_sql, window, period_layout, new=new, checks=checks)
+            return overwrite_period_interval(self.creation, table, query_sql, window, period_layout, new=new, checks=checks)
         partition_column = partition_column or window.column
         types, partitions = self._write_layout(table, window, fresh)
         if partition_column not in partitions:
@@ -95,7 +126,7 @@ class SparkEngine(TableCreation):
         if day is not None and types[partition_column].lower() == "date":
             return self._overwrite_one_day(table, select, window, day)
         with self._staged(select) as (view, rows):
-            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
+            self.catalog.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
             self._drop_partitions_not_in(table, quote_identifier(view), where=partition_window, partitions=partitions)
         return rows
 
@@ -112,30 +143,15 @@ class SparkEngine(TableCreation):
         written = self.insert_overwrite_counted(table, select_sql, window.predicate("date"))
         if written == 0:
             for drop in drop_partition_statements(table, [window.column], [[day]]):
-                self.execute(drop)
+                self.catalog.execute(drop)
         return written
-
-    def period_layout(self, table: str) -> PeriodLayout | None:
-        """The layout of ``table`` if it is a period table (its data table is in the catalog), else None."""
-        if table not in self._period_layouts:
-            try:
-                listed = self._catalog_columns(period_data_table(table))
-            except EngineError as error:
-                if error_class(error.__cause__) not in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"):
-                    raise
-                return None
-            layout = layout_from_catalog([(c.name, c.data_type, c.is_partition, c.comment) for c in listed])
-            if layout is None:
-                return None
-            self._period_layouts[table] = layout  # a version's table never changes its layout
-        return self._period_layouts[table]
 
     def _write_layout(self, table: str, window: TimeWindow, fresh: bool) -> tuple[dict[str, str], list[str]]:
         """Column → type in table order, and the partition columns: as created by this engine, else the catalog's."""
-        created = self._created_layouts.pop(table, None)
+        created = self.creation.take_created_layout(table)
         if fresh and created is not None:
             return dict(created), [window.column]
-        catalog = self._catalog_columns(table)  # one catalog round trip for the types and the partitions
+        catalog = self.catalog.catalog_columns(table)  # one catalog round trip for the types and the partitions
         return {column.name: column.data_type for column in catalog}, [c.name for c in catalog if c.is_partition]
 
     def insert_overwrite_counted(self, table: str, select_sql: str, partition_window: str) -> int:
@@ -145,7 +161,7 @@ class SparkEngine(TableCreation):
         written = insert_counting(self.spark, table, select_sql, overwrite=True)
         if written is not None:
             return written
-        return int(self.query_rows(f"SELECT COUNT(*) FROM {quote(table)} WHERE {partition_window}")[0][0])
+        return int(self.catalog.query_rows(f"SELECT COUNT(*) FROM {quote(table)} WHERE {partition_window}")[0][0])
 
     def overwrite_partitions(self, table: str, query_sql: str, partitioned_by: Sequence[str]) -> int:
         """INCREMENTAL_BY_PARTITION (and unmanaged ``insert_overwrite``): the query's rows replace exactly the
@@ -153,7 +169,7 @@ class SparkEngine(TableCreation):
         the kind. No ``partitioned_by``: the whole table is replaced. Returns the rows written."""
         if not partitioned_by:
             return self.replace_full(table, query_sql)
-        catalog = self._catalog_columns(table)
+        catalog = self.catalog.catalog_columns(table)
         partitions = [column.name for column in catalog if column.is_partition]
         if partitions != list(partitioned_by):  # else the overwrite would replace other partitions, or all
             raise EngineError(
@@ -163,14 +179,14 @@ class SparkEngine(TableCreation):
             )
         columns = [column.name for column in catalog]
         with self._staged(f"SELECT {column_list(columns)} FROM ({query_sql}) AS source") as (view, rows):
-            self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
+            self.catalog.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
         return rows
 
     def append_rows(self, table: str, query_sql: str) -> int:
         """INCREMENTAL_UNMANAGED: add the query's rows to the table. Returns the rows written."""
         columns = self._column_names(table)
         with self._staged(f"SELECT {column_list(columns)} FROM ({query_sql}) AS source") as (view, rows):
-            self.execute(f"INSERT INTO TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
+            self.catalog.execute(f"INSERT INTO TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
         return rows
 
     def upsert_by_key(self, table: str, query_sql: str, unique_key: Sequence[str]) -> int:
@@ -193,7 +209,7 @@ class SparkEngine(TableCreation):
                 f"LEFT ANTI JOIN {quote_identifier(view)} AS new ON {key_match} "
                 f"UNION ALL SELECT * FROM {quote_identifier(view)}"
             )
-            self._create_table_as(staging, merged, self.partition_columns(table))
+            self.creation.create_table_as(staging, merged, self.catalog.partition_columns(table))
         self._copy_staging(staging, table)
         return rows
 
@@ -208,20 +224,20 @@ class SparkEngine(TableCreation):
         self._finish_interrupted_upsert(table, staging)
         columns = self._column_names(table)
         select = f"SELECT {column_list(columns)} FROM ({query_sql}) AS source"
-        self._create_table_as(staging, select, self.partition_columns(table))
-        rows = self.row_count(staging)
+        self.creation.create_table_as(staging, select, self.catalog.partition_columns(table))
+        rows = self.catalog.row_count(staging)
         self._copy_staging(staging, table)
         return rows
 
     def _finish_interrupted_upsert(self, table: str, staging: str) -> None:
-        if self.table_exists(staging):
+        if self.catalog.table_exists(staging):
             self._copy_staging(staging, table)
 
     def _copy_staging(self, staging: str, table: str) -> None:
         columns = column_list(self._column_names(table))
-        self.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT {columns} FROM {quote(staging)}")
+        self.catalog.execute(f"INSERT OVERWRITE TABLE {quote(table)} SELECT {columns} FROM {quote(staging)}")
         self._drop_partitions_not_in(table, quote(staging), where="TRUE")
-        self.drop_table(staging)
+        self.catalog.drop_table(staging)
 
     def write_dataframe(self, table: str, frame: DataFrame, partitioned_by: Sequence[str] = ()) -> int:
         """Python models and seeds: the table's content becomes ``frame`` (the table is created if missing)."""
@@ -230,10 +246,10 @@ class SparkEngine(TableCreation):
             frame.createOrReplaceTempView(view)
         try:
             select = f"SELECT * FROM {quote_identifier(view)}"
-            rows = None if self.table_exists(table) else self.create_table_with_rows(table, select, partitioned_by)
+            rows = None if self.catalog.table_exists(table) else self.creation.create_table_with_rows(table, select, partitioned_by)
             return self.replace_full(table, select) if rows is None else rows
         finally:
-            self._drop_temp_view(view)
+            _drop_temp_view(self.spark, view)
 
     def load_seed(self, table: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[object]]) -> int:
         """Write a seed's rows, cast to the declared (column, Spark type) pairs, as the table's whole content."""
@@ -242,7 +258,7 @@ class SparkEngine(TableCreation):
     # -- helpers -----------------------------------------------------------------------------------------------
 
     def _column_names(self, table: str) -> list[str]:
-        return [name for name, _ in self.columns(table)]
+        return [name for name, _ in self.catalog.columns(table)]
 
     @contextmanager
     def _staged(self, select_sql: str) -> Iterator[tuple[str, int]]:
@@ -259,23 +275,29 @@ class SparkEngine(TableCreation):
         try:
             yield view, rows
         finally:
-            self._drop_temp_view(view)
+            _drop_temp_view(self.spark, view)
             frame.unpersist()
 
     def _drop_partitions_not_in(
         self, table: str, source: str, *, where: str, partitions: Sequence[str] | None = None
     ) -> None:
         """Drop the table's partitions matching ``where`` that ``source`` (a quoted view or table) has no rows for."""
-        partitions = self.partition_columns(table) if partitions is None else list(partitions)
+        partitions = self.catalog.partition_columns(table) if partitions is None else list(partitions)
         if not partitions:
             return
         as_text = ", ".join(f"CAST({quote_identifier(column)} AS STRING)" for column in partitions)
-        stale = self.query_rows(
+        stale = self.catalog.query_rows(
             f"SELECT DISTINCT {as_text} FROM {quote(table)} WHERE {where} "
             f"EXCEPT SELECT DISTINCT {as_text} FROM {source}"
         )
         for statement in drop_partition_statements(table, partitions, stale):
-            self.execute(statement)
+            self.catalog.execute(statement)
+
+
+def _drop_temp_view(spark: SparkSession, view: str) -> None:
+    with spark_errors(f"DROP VIEW {view}"):
+        spark.catalog.dropTempView(view)
+
 
 def _temp_name(purpose: str) -> str:
     return f"sparkmesh_{purpose}_{uuid.uuid4().hex[:12]}"

@@ -1,5 +1,9 @@
 """SparkCatalog: statements, queries, catalog lookups and views of one Spark session (no table writes).
 
+A class with no base, and one part of ``SparkEngine`` (``engine.adapter``), which holds it as ``engine.catalog``
+next to the table creation and the writers: callers reach these operations as ``engine.catalog.query_rows(...)``.
+It keeps no knowledge of table layouts (``engine.period_layouts`` does), only the schemas it created or found.
+
 Identifiers arrive validated by ``snapshot.naming`` and are always backtick-quoted here. Every Spark failure
 becomes an EngineError quoting the statement. Existence checks ask the catalog each time (architecture invariant 2).
 """
@@ -19,11 +23,12 @@ from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.session import query_frame
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.errors import EngineError
-from dagster_sparkmesh.snapshot.naming import period_data_table, quote
+from dagster_sparkmesh.snapshot.naming import quote
 
 
 class SparkCatalog:
-    """Statements, queries, the catalog and views of one Spark session; ``SparkEngine`` adds the table writers."""
+    """Statements, queries, the catalog and views of one Spark session; ``SparkEngine`` holds it next to the table
+    creation and the writers."""
 
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
@@ -32,9 +37,6 @@ class SparkCatalog:
         # holding the table being written cannot vanish meanwhile.
         self._schemas: set[str] = set()
         self._schema_creation = threading.Lock()
-        # Physical table -> its period layout (``engine.period_tables``), as found or created by this engine; forgotten
-        # when the table is dropped, so a table created again under the same name is looked up again.
-        self._period_layouts: dict = {}
         self._system_functions: frozenset[str] | None = None
 
     # -- statements and queries -------------------------------------------------------------------------------
@@ -132,23 +134,6 @@ class SparkCatalog:
     def drop_view(self, qualified: str) -> None:
         self.execute(f"DROP VIEW IF EXISTS {quote(qualified)}")
 
-    def forget_layout(self, qualified: str) -> None:
-        """Drop what this engine knows of a table's layout: its columns were just changed."""
-        self._period_layouts.pop(qualified, None)
-
-    def drop_physical(self, qualified: str, *, is_view: bool) -> None:
-        """A snapshot's physical table: a view (``is_view``: a VIEW kind's), a table, or a period table's view
-        and then its data table (``engine.period_tables``), whichever the catalog holds."""
-        self._period_layouts.pop(qualified, None)
-        if is_view:
-            self.drop_view(qualified)
-            return
-        if self.object_type(qualified) == "VIEW":
-            self.drop_view(qualified)
-        else:
-            self.drop_table(qualified)
-        self.drop_table(period_data_table(qualified))
-
     def list_tables(self, schema: str) -> list[str]:
         """Names (unqualified) of the tables and views in ``schema``; empty when the schema does not exist."""
         listing = self.list_schema(schema)
@@ -170,12 +155,13 @@ class SparkCatalog:
 
     def columns(self, qualified: str) -> list[tuple[str, str]]:
         """(name, Spark type) in table order (partition columns last)."""
-        return [(column.name, column.data_type) for column in self._catalog_columns(qualified)]
+        return [(column.name, column.data_type) for column in self.catalog_columns(qualified)]
 
     def partition_columns(self, qualified: str) -> list[str]:
-        return [column.name for column in self._catalog_columns(qualified) if column.is_partition]
+        return [column.name for column in self.catalog_columns(qualified) if column.is_partition]
 
-    def _catalog_columns(self, qualified: str) -> list[CatalogColumn]:
+    def catalog_columns(self, qualified: str) -> list[CatalogColumn]:
+        """Every column as DESCRIBE lists it (type, partition or not, comment): one catalog round trip."""
         statement = f"DESCRIBE TABLE {quote(qualified)}"
         with spark_errors(statement):
             return columns_from_describe(tuple(row) for row in self.spark.sql(statement).collect())
@@ -227,7 +213,3 @@ class SparkCatalog:
             if error_class(error.__cause__) not in ("TABLE_OR_VIEW_ALREADY_EXISTS", "VIEW_ALREADY_EXISTS"):
                 raise
             self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")
-
-    def _drop_temp_view(self, view: str) -> None:
-        with spark_errors(f"DROP VIEW {view}"):
-            self.spark.catalog.dropTempView(view)

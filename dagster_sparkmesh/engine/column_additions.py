@@ -54,7 +54,7 @@ def column_changes(
 ) -> ColumnChanges:
     """``wanted``: the model's columns (declared, else its query's); ``typed``: the types its rows will have (the
     query's schema where it is known: declared types are not casts), else ``wanted``'s."""
-    present = engine.columns(table)
+    present = engine.catalog.columns(table)
     have = {name.lower(): _normalized(data_type) for name, data_type in present}
     keep = {name.lower() for name, _ in wanted}
     added = [(name, data_type) for name, data_type in wanted if name.lower() not in have]
@@ -87,13 +87,13 @@ def add_columns(engine: SparkEngine, table: str, added: Sequence[tuple[str, str]
     """Widen ``table`` (a plain table or a period table's physical view) by ``added`` (name, Spark type)."""
     layout = engine.period_layout(table)
     if layout is None:
-        engine.execute(f"ALTER TABLE {quote(table)} ADD COLUMNS ({_definitions(added)})")
+        engine.catalog.execute(f"ALTER TABLE {quote(table)} ADD COLUMNS ({_definitions(added)})")
         return
     data = period_data_table(table)
     hidden = {name.lower(): name for name in layout.hidden}
     fresh = [(name, data_type) for name, data_type in added if name.lower() not in hidden]
     if fresh:
-        engine.execute(f"ALTER TABLE {quote(data)} ADD COLUMNS ({_definitions(fresh)})")
+        engine.catalog.execute(f"ALTER TABLE {quote(data)} ADD COLUMNS ({_definitions(fresh)})")
     for name, _ in added:
         if name.lower() in hidden:  # dropped before, back now: shown again (rows written meanwhile hold NULL)
             _comment(engine, data, hidden[name.lower()], "")
@@ -118,15 +118,15 @@ def hide_columns(engine: SparkEngine, table: str, dropped: Sequence[str]) -> Non
 
 def _switch_view(engine: SparkEngine, table: str) -> None:
     """The physical view over the data table's shown columns now, naming the same segments as before."""
-    engine.forget_layout(table)
+    engine.layouts.forget(table)
     layout = engine.period_layout(table)
     assert layout is not None  # the data table is still partitioned by its period
-    engine.execute(f"ALTER VIEW {quote(table)} AS {_view_text(engine, table, layout)}")
+    engine.catalog.execute(f"ALTER VIEW {quote(table)} AS {_view_text(engine, table, layout)}")
 
 
 def _view_text(engine: SparkEngine, table: str, layout: PeriodLayout) -> str:
     data = period_data_table(table)
-    named = current_values(engine.view_text(table) or "")
+    named = current_values(engine.catalog.view_text(table) or "")
     if named is None:  # the first layout's view: every partition of the data table is current
         return f"SELECT {column_list(layout.names)} FROM {quote(data)}"
     segments = [parse_segment(value, layout.period) for value in named]
@@ -134,7 +134,7 @@ def _view_text(engine: SparkEngine, table: str, layout: PeriodLayout) -> str:
 
 
 def _comment(engine: SparkEngine, data: str, column: str, comment: str) -> None:
-    engine.execute(f"ALTER TABLE {quote(data)} ALTER COLUMN {quote_identifier(column)} COMMENT {string_literal(comment)}")
+    engine.catalog.execute(f"ALTER TABLE {quote(data)} ALTER COLUMN {quote_identifier(column)} COMMENT {string_literal(comment)}")
 
 
 def _definitions(columns: Sequence[tuple[str, str]]) -> str:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def content_token(engine: SparkCatalog, table: str) -> str | None:
     """The token of a period or generation table's rows; None when the table has none (or does not exist)."""
-    text = engine.view_text(table)
+    text = engine.catalog.view_text(table)
     if text is None:
         return None
     return text if current_values(text) is not None or names_generation(text) else None

@@ -74,7 +74,7 @@ def _create_data_table(
     already."""
     select = f"SELECT *, {_generation_literal(generation)} FROM ({query_sql}) AS source"
     try:
-        return engine.create_table_from_select(
+        return engine.creation.create_table_from_select(
             period_data_table(table), select, [GENERATION_COLUMN, *partitioned_by], checks
         )
     except EngineError as error:
@@ -91,14 +91,14 @@ def _create_view(engine: SparkEngine, table: str, generation: str) -> None:
     """The view of one generation; its columns are the data table's but the hidden one (the query's)."""
     hidden, data = quote_identifier(GENERATION_COLUMN), quote(period_data_table(table))
     view = f"SELECT * EXCEPT ({hidden}) FROM {data} WHERE {_generation_is(generation)}"
-    engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {view}")
+    engine.catalog.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {view}")
 
 
 def full_table_layout(engine: SparkEngine, table: str) -> str | None:
     """``generations`` or ``table`` (a plain table, the layout before generation tables): how a FULL model's
     physical table is stored; None when it does not exist. A data table left without its view by a crash is found
     by ``create_generation_table`` (its CTAS finds the table there) and mended by ``replace_generation``."""
-    kind = engine.object_type(table)
+    kind = engine.catalog.object_type(table)
     if kind is None:
         return None
     return GENERATIONS if kind == "VIEW" else "table"
@@ -109,14 +109,14 @@ def replace_generation(engine: SparkEngine, table: str, query_sql: str) -> int:
     write lock."""
     data = period_data_table(table)
     columns, previous, has_view = _described(engine, table)
-    listed = [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")]  # no writer adds any meanwhile
+    listed = [row[0] for row in engine.catalog.query_rows(f"SHOW PARTITIONS {quote(data)}")]  # no writer adds any meanwhile
     generation = new_version()
     select = f"SELECT {_in_table_order(engine, data, columns, listed, generation)} FROM ({query_sql}) AS source"
     written = insert_counting(engine.spark, data, select)
     if written is None:  # the session did not say: count the new generation's footers
         count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {_generation_is(generation)}"
-        written = int(engine.query_rows(count)[0][0])
-    engine.create_or_alter_view(table, _view_sql(data, columns, generation), known_missing=not has_view)
+        written = int(engine.catalog.query_rows(count)[0][0])
+    engine.catalog.create_or_alter_view(table, _view_sql(data, columns, generation), known_missing=not has_view)
     _drop_retired(engine, data, listed, current=generation, previous=previous)
     return written
 
@@ -130,7 +130,7 @@ def _in_table_order(engine: SparkEngine, data: str, columns: Sequence[str], list
         lowered = {name.lower() for name in partitions}
         order = [name for name in columns if name.lower() not in lowered] + partitions
     else:
-        order = [name for name, _ in engine.columns(data)]
+        order = [name for name, _ in engine.catalog.columns(data)]
     return ", ".join(
         _generation_literal(generation) if name.lower() == GENERATION_COLUMN else quote_identifier(name)
         for name in order
@@ -154,11 +154,11 @@ def _described(engine: SparkEngine, table: str) -> tuple[list[str], str | None, 
     table: then its columns, and no generation)."""
     statement = f"DESCRIBE TABLE EXTENDED {quote(table)}"
     try:
-        rows = engine.query_rows(statement)
+        rows = engine.catalog.query_rows(statement)
     except EngineError as error:
         if error_class(error.__cause__) != "TABLE_OR_VIEW_NOT_FOUND":
             raise
-        data_columns = [name for name, _ in engine.columns(period_data_table(table))]
+        data_columns = [name for name, _ in engine.catalog.columns(period_data_table(table))]
         return [name for name in data_columns if name != GENERATION_COLUMN], None, False
     columns = []
     for name, *_ in rows:
@@ -183,4 +183,4 @@ def _drop_retired(engine: SparkEngine, data: str, listed: Sequence[str], *, curr
         if version_written_at_ms(generation) > previous_ms or now_ms - previous_ms >= grace_ms
     )
     for drop in drop_partition_statements(data, [GENERATION_COLUMN], [[g] for g in droppable]):
-        engine.execute(drop)
+        engine.catalog.execute(drop)

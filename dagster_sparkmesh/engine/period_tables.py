@@ -102,7 +102,7 @@ def layout_from_catalog(columns: list[tuple[str, str, bool, str | None]]) -> Per
     return PeriodLayout(shown, period, hidden, order)
 
 
-def create_period_table(engine: TableStatements, table: str, layout: PeriodLayout, *, empty_view: bool = False) -> bool:
+def create_period_table(tables: TableStatements, table: str, layout: PeriodLayout, *, empty_view: bool = False) -> bool:
     """The data table (empty); True if this call created it. The physical view over it is created by the first
     write's switch (``empty_view``: now, naming no segment, for a query that reads its own table), so the physical
     table is never seen before its data table (architecture invariant 2), nor, empty, before its first rows."""
@@ -111,17 +111,17 @@ def create_period_table(engine: TableStatements, table: str, layout: PeriodLayou
     data = period_data_table(table)
     typed = (*layout.columns, (hidden, "string"))
     columns = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in typed)
-    created = engine.create_empty_table(
+    created = tables.create_empty_table(
         data, f"CREATE TABLE {quote(data)} ({columns}) USING parquet PARTITIONED BY ({quote_identifier(hidden)})"
     )
     if empty_view:
         empty = view_sql(data, column_list(layout.names), hidden, [])
-        engine.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {empty}")
+        tables.catalog.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {empty}")
     return created
 
 
 def create_period_table_with_rows(
-    engine: TableStatements, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
+    tables: TableStatements, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
     checks: RowChecks | None = None,
 ) -> int | None:
     """A new period table whose first segments hold the query's rows of ``[start, end)``, created by the write
@@ -134,11 +134,11 @@ def create_period_table_with_rows(
     data = period_data_table(table)
     plan = plan_segment_write([], window.start, window.end, layout.period, new_version())
     select = _segment_rows(data, query_sql, window, layout, plan)
-    written = engine.create_table_from_select(data, select, [layout.period_column], checks)
+    written = tables.create_table_from_select(data, select, [layout.period_column], checks)
     if written is None:
         return None
     switched = view_sql(data, column_list(layout.names), layout.period_column, plan.current_after)
-    engine.create_or_alter_view(table, switched, known_missing=True)  # after its rows (architecture invariant 2)
+    tables.catalog.create_or_alter_view(table, switched, known_missing=True)  # after its rows (architecture invariant 2)
     return written
 
 
@@ -152,20 +152,20 @@ def _refuse_hidden_name(table: str, layout: PeriodLayout) -> None:
 
 
 def overwrite_period_interval(
-    engine: TableStatements, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
+    tables: TableStatements, table: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, *,
     new: bool = False, checks: RowChecks | None = None,
 ) -> int:
     """Replace exactly the rows of ``[start, end)``; returns the rows the query wrote for it. The caller holds the
     table's write lock: two writes planned from the same current segments would each retire the other's. ``new``:
     the caller created the data table under that lock, so no segment and no view exist yet."""
     data = period_data_table(table)
-    text = None if new else engine.view_text(table)
+    text = None if new else tables.catalog.view_text(table)
     has_view = text is not None  # none: a new table, or a crash before its first switch (nothing current)
     named = _segments_named_by(text, layout) if has_view else []
-    listed = _listed_segments(engine, data, layout) if named is None else None
+    listed = _listed_segments(tables, data, layout) if named is None else None
     current = named if named is not None else listed
     plan = plan_segment_write(current, window.start, window.end, layout.period, new_version())
-    written = _write_segments(engine, data, query_sql, window, layout, plan, checks)
+    written = _write_segments(tables, data, query_sql, window, layout, plan, checks)
     if not written and not plan.replaced and has_view:
         # No rows and nothing replaced (a daily run's day without data): the view already shows the rows it would
         # show, and keeping its text keeps the table's content token (``engine.content_tokens``) for its readers.
@@ -173,38 +173,38 @@ def overwrite_period_interval(
     # The switch: one metastore update, so a reader sees the segments before the write or after it, never a mix.
     switched = view_sql(data, column_list(layout.names), layout.period_column, plan.current_after)
     if has_view:
-        engine.execute(f"ALTER VIEW {quote(table)} AS {switched}")
+        tables.catalog.execute(f"ALTER VIEW {quote(table)} AS {switched}")
     else:
-        engine.create_or_alter_view(table, switched, known_missing=True)
+        tables.catalog.create_or_alter_view(table, switched, known_missing=True)
     if plan.replaced:  # only a write that retires segments leaves any behind (and a crash, found here too)
-        _drop_retired(engine, data, layout, plan, listed)
+        _drop_retired(tables, data, layout, plan, listed)
     return written
 
 
 def _drop_retired(
-    engine: TableStatements, data: str, layout: PeriodLayout, plan: SegmentWrite, listed: list[Segment] | None
+    tables: TableStatements, data: str, layout: PeriodLayout, plan: SegmentWrite, listed: list[Segment] | None
 ) -> None:
-    listed = listed if listed is not None else _listed_segments(engine, data, layout)
+    listed = listed if listed is not None else _listed_segments(tables, data, layout)
     now_ms = wall_clock_ms()
     grace = period_segments.RETIRED_SEGMENT_GRACE
     retired = [[segment.value] for segment in droppable_segments(listed, plan.current_after, now_ms, grace)]
     for drop in drop_partition_statements(data, [layout.period_column], retired):
-        engine.execute(drop)
+        tables.catalog.execute(drop)
 
 
 def _write_segments(
-    engine: TableStatements, data: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, plan: SegmentWrite,
+    tables: TableStatements, data: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, plan: SegmentWrite,
     checks: RowChecks | None,
 ) -> int:
     """Append the new segments (no reader sees them before the switch); returns the query's rows in the window."""
     in_window = window.predicate(layout.type_of(window.column))
     select = _segment_rows(data, query_sql, window, layout, plan)
-    written = insert_counting(engine.spark, data, select, counted=in_window, checks=checks)  # kept rows: outside
+    written = insert_counting(tables.spark, data, select, counted=in_window, checks=checks)  # kept rows: outside
     if written is not None:
         return written
     hidden = quote_identifier(layout.period_column)
     count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {hidden} IN ({segment_list(plan.written)}) AND {in_window}"
-    return int(engine.query_rows(count)[0][0])
+    return int(tables.catalog.query_rows(count)[0][0])
 
 
 def _segment_rows(data: str, query_sql: str, window: TimeWindow, layout: PeriodLayout, plan: SegmentWrite) -> str:
@@ -222,10 +222,10 @@ def _segment_rows(data: str, query_sql: str, window: TimeWindow, layout: PeriodL
     return f"SELECT {hint}* FROM ({rows}) AS segment_rows"
 
 
-def _listed_segments(engine: TableStatements, data: str, layout: PeriodLayout) -> list[Segment]:
+def _listed_segments(tables: TableStatements, data: str, layout: PeriodLayout) -> list[Segment]:
     """Every segment the data table holds, from the metastore (no Spark job)."""
     prefix = f"{layout.period_column}="
-    values = [row[0][len(prefix):] for row in engine.query_rows(f"SHOW PARTITIONS {quote(data)}")]
+    values = [row[0][len(prefix):] for row in tables.catalog.query_rows(f"SHOW PARTITIONS {quote(data)}")]
     # A NULL segment (Hive's __HIVE_DEFAULT_PARTITION__) cannot occur: every row written maps to a touched period.
     return [parse_segment(value, layout.period) for value in values if value[:1].isdigit()]
 

@@ -48,13 +48,13 @@ def merge_history(
 ) -> int:
     """Merge the source's current rows into the history table (created if missing). Returns the table's rows."""
     kind = model.kind
-    source_columns = engine.query_df(f"SELECT * FROM ({source_sql}) AS source WHERE 1 = 0").columns
+    source_columns = engine.catalog.query_df(f"SELECT * FROM ({source_sql}) AS source WHERE 1 = 0").columns
     _check_columns(model, kind, [column.lower() for column in source_columns])
-    first_load = not engine.table_exists(table)
+    first_load = not engine.catalog.table_exists(table)
     if first_load:
-        engine.create_table_like_query(table, _with_validity(kind, source_sql), partitioned_by)
+        engine.creation.create_table_like_query(table, _with_validity(kind, source_sql), partitioned_by)
     _check_unique(engine, model, kind, source_sql)
-    columns = [name for name, _ in engine.columns(table) if name not in (kind.valid_from_name, kind.valid_to_name)]
+    columns = [name for name, _ in engine.catalog.columns(table) if name not in (kind.valid_from_name, kind.valid_to_name)]
     query = history_query(kind, table, source_sql, columns, execution_time, first_load=first_load)
     return engine.replace_with_query(table, query)
 
@@ -153,7 +153,7 @@ def _check_columns(model: Model, kind: ScdKind, source_columns: list[str]) -> No
 
 def _check_unique(engine: SparkEngine, model: Model, kind: ScdKind, source_sql: str) -> None:
     key = ", ".join(quote_identifier(c) for c in kind.unique_key)
-    duplicate = engine.query_rows(
+    duplicate = engine.catalog.query_rows(
         f"SELECT {key} FROM ({source_sql}) AS source GROUP BY {key} HAVING COUNT(*) > 1 LIMIT 1"
     )
     if duplicate:

@@ -1,7 +1,11 @@
-"""TableCreation: how the executor's tables come into being, over ``SparkCatalog``: a CTAS holding a query's
-rows, an empty table with a query's columns, the table of a time-range model (a period table, created by its first
-write, or a table partitioned by its time column), and what a creation that meets a rival or a crash's leftovers
-does. ``SparkEngine`` (``engine.adapter``) adds the writers.
+"""TableCreation: how the executor's tables come into being: a CTAS holding a query's rows, an empty table with a
+query's columns, the table of a time-range model (a period table, created by its first write, or a table partitioned
+by its time column), and what a creation that meets a rival or a crash's leftovers does.
+
+It holds the ``SparkCatalog`` it runs statements through and the engine's ``PeriodLayouts`` (it remembers the layout
+of a period table it creates), rather than inheriting either: ``SparkEngine`` (``engine.adapter``) is composed of
+these parts and reaches this one as ``engine.creation``. It is also what the layout modules receive as their
+``TableStatements`` (``engine.table_statements``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.counted_writes import RowChecks, create_counting
 from dagster_sparkmesh.engine.failures import error_class
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
+from dagster_sparkmesh.engine.period_layouts import PeriodLayouts
 from dagster_sparkmesh.engine.period_tables import (
     PERIOD_TIME_TYPES, PeriodLayout, create_period_table, create_period_table_with_rows,
 )
@@ -24,12 +29,24 @@ from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 
 
-class TableCreation(SparkCatalog):
-    def __init__(self, spark: SparkSession) -> None:
-        super().__init__(spark)
+class TableCreation:
+    """Creating tables through ``catalog``; a period table's layout is remembered in ``layouts``."""
+
+    def __init__(self, catalog: SparkCatalog, layouts: PeriodLayouts) -> None:
+        self.catalog = catalog
+        self._layouts = layouts
         # (column, type) in table order of the tables ``create_interval_table`` just created, for the fresh write
-        # that follows: it need not ask the catalog for a layout this engine wrote itself a moment ago.
+        # that follows (``take_created_layout``): it need not ask the catalog for a layout this engine wrote itself
+        # a moment ago.
         self._created_layouts: dict[str, list[tuple[str, str]]] = {}
+
+    @property
+    def spark(self) -> SparkSession:
+        return self.catalog.spark
+
+    def take_created_layout(self, table: str) -> list[tuple[str, str]] | None:
+        """The (column, type) pairs ``create_interval_table`` just created ``table`` with, once (then forgotten)."""
+        return self._created_layouts.pop(table, None)
 
     def create_table_with_rows(self, table: str, query_sql: str, partitioned_by: Sequence[str] = ()) -> int | None:
         """Create ``table`` holding the query's rows in one CTAS, the cheapest first write (what plain Spark would
@@ -37,7 +54,7 @@ class TableCreation(SparkCatalog):
         ``replace_full`` / ``overwrite_interval`` like into any existing table).
 
         Crash-safe: Spark registers a CTAS table only after its files are written, so the catalog never shows a
-        partial table; a folder left by a crash is removed on the next attempt (``_create_table_as``).
+        partial table; a folder left by a crash is removed on the next attempt (``create_table_as``).
         """
         return self.create_table_from_select(table, f"SELECT * FROM ({query_sql}) AS source", partitioned_by)
 
@@ -47,12 +64,12 @@ class TableCreation(SparkCatalog):
         """One CTAS; returns the rows written, or None when another writer created ``table`` first. ``checks``:
         conditions the write counts on its rows (``engine.counted_writes``)."""
         try:
-            written = self._create_table_as(table, select_sql, partitioned_by, checks)
+            written = self.create_table_as(table, select_sql, partitioned_by, checks)
         except EngineError as error:
             if self._lost_creation_race(table, error):
                 return None
             raise
-        return written if written is not None else self.row_count(table)  # a fresh table's count reads footers
+        return written if written is not None else self.catalog.row_count(table)  # a fresh table's count reads footers
 
     def create_interval_table(
         self, table: str, query_sql: str, window: TimeWindow, *,
@@ -76,7 +93,7 @@ class TableCreation(SparkCatalog):
         if _is_period_layout(layout, window):
             period_layout = PeriodLayout(tuple(layout), window.period)
             created = create_period_table(self, table, period_layout, empty_view=empty_view)
-            self._period_layouts[table] = period_layout  # only once the table is there: a failed create caches nothing
+            self._layouts.remember(table, period_layout)  # only once the table is there: a failed create caches nothing
             return created
         columns = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in layout)
         statement = (
@@ -93,14 +110,14 @@ class TableCreation(SparkCatalog):
         """Run ``statement``, a CREATE TABLE of ``table`` with no rows; False if another writer created it first.
         A folder left by a crash (no table owns it) is removed first."""
         try:
-            self.execute(statement)
+            self.catalog.execute(statement)
         except EngineError as error:
             if self._lost_creation_race(table, error):
                 return False
             if error_class(error.__cause__) != "LOCATION_ALREADY_EXISTS":
                 raise
             self._remove_stale_location(table, error.__cause__)
-            self.execute(statement)
+            self.catalog.execute(statement)
         return True
 
     def write_first_interval(
@@ -123,14 +140,14 @@ class TableCreation(SparkCatalog):
         if written is not None:
             # Kept for the writes and audits that follow (no catalog round trip): the query's types over temp
             # views of new parents are the types it has over their tables, which hold those views' rows.
-            self._period_layouts[table] = period_layout
+            self._layouts.remember(table, period_layout)
         return written
 
     def _interval_columns(
         self, table: str, query_sql: str, window: TimeWindow, columns: Sequence[tuple[str, str]] | None
     ) -> list[tuple[str, str]]:
         """The query's (column, type) pairs (analyzed, no Spark job, unless given), checked for the time column."""
-        layout = list(columns) if columns is not None else self.query_schema(query_sql)
+        layout = list(columns) if columns is not None else self.catalog.query_schema(query_sql)
         if window.column not in {name for name, _ in layout}:
             raise EngineError(
                 f"the query of {table} has no column {window.column}, its time column",
@@ -145,20 +162,21 @@ class TableCreation(SparkCatalog):
         condition = error_class(error.__cause__)
         if condition in ("TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS"):
             return True
-        return condition == "LOCATION_ALREADY_EXISTS" and self.table_exists(table)
+        return condition == "LOCATION_ALREADY_EXISTS" and self.catalog.table_exists(table)
 
     def create_table_like_query(self, table: str, query_sql: str, partitioned_by: Sequence[str] = ()) -> None:
         """An empty parquet table with the query's columns and types (the query runs with no rows)."""
-        self._create_table_as(table, f"SELECT * FROM ({query_sql}) AS source WHERE 1 = 0", partitioned_by)
+        self.create_table_as(table, f"SELECT * FROM ({query_sql}) AS source WHERE 1 = 0", partitioned_by)
 
-    def _create_table_as(
+    def create_table_as(
         self, table: str, select_sql: str, partitioned_by: Sequence[str], checks: RowChecks | None = None
     ) -> int | None:
-        """The CTAS; returns the rows it wrote (None: the session did not say)."""
+        """The CTAS; returns the rows it wrote (None: the session did not say). A rival's table is an error here
+        (the writers' staging tables have one writer at a time); ``create_table_from_select`` tells it apart."""
         try:
             return create_counting(self.spark, table, select_sql, partitioned_by, checks)
         except EngineError as error:
-            if error_class(error.__cause__) != "LOCATION_ALREADY_EXISTS" or self.table_exists(table):
+            if error_class(error.__cause__) != "LOCATION_ALREADY_EXISTS" or self.catalog.table_exists(table):
                 raise  # a table registered meanwhile owns the folder: never remove it
             # A crash between writing a table's files and registering it leaves its folder behind.
             self._remove_stale_location(table, error.__cause__)

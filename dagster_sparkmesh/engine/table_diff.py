@@ -58,9 +58,9 @@ def table_diff(
     """``source``, ``target``: what each environment reads for the model (``Environment.relation_of``)."""
     for view in (source, target):
         schema, table = view.split(".")
-        if table not in engine.list_tables(schema):
+        if table not in engine.catalog.list_tables(schema):
             raise ExecutionError(f"{view} does not exist", hint="plan and apply that environment first")
-    source_columns, target_columns = dict(engine.columns(source)), dict(engine.columns(target))
+    source_columns, target_columns = dict(engine.catalog.columns(source)), dict(engine.catalog.columns(target))
     keys = _keys(model, on)
     skipped = {validate_identifier(c, "column") for c in skip}
     common = [c for c in source_columns if c in target_columns and c not in skipped and c not in keys]
@@ -128,7 +128,7 @@ def _join_stats(engine: SparkEngine, source, target, keys, common, types, decima
     )
     names = ["source_rows", "target_rows", "only_in_source", "only_in_target", "matched"]
     names += [f"diff_{i}" for i in range(len(common))]
-    row = engine.query_rows(sql)[0]
+    row = engine.catalog.query_rows(sql)[0]
     return {name: int(value or 0) for name, value in zip(names, row)}
 
 
@@ -145,5 +145,5 @@ def _sample(engine: SparkEngine, source, target, keys, common, types, decimals, 
         f"SELECT {', '.join(columns)} FROM {_join(source, target, keys)} "
         f"WHERE s.__sm_present IS NOT NULL AND t.__sm_present IS NOT NULL AND ({any_diff}) LIMIT {int(size)}"
     )
-    rows = engine.query_rows(sql)
+    rows = engine.catalog.query_rows(sql)
     return tuple(header), tuple(tuple(str(v) for v in row) for row in rows)

@@ -1,5 +1,6 @@
-"""The statements a table layout's writes need from the engine (``engine.period_tables``): a protocol, so the layout
-modules depend on this narrow seam rather than on ``SparkEngine``, which composes them (no import cycle)."""
+"""The statements a table layout's writes need (``engine.period_tables``): protocols, so the layout modules depend on
+this narrow seam rather than on ``SparkEngine`` or its parts, which use them (no import cycle). ``TableCreation``
+(``engine.table_creation``) satisfies ``TableStatements``, and its ``SparkCatalog`` the ``CatalogStatements``."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pyspark.sql import SparkSession
 from dagster_sparkmesh.engine.counted_writes import RowChecks
 
 
-class TableStatements(Protocol):
+class CatalogStatements(Protocol):
     spark: SparkSession
 
     def execute(self, sql: str) -> None: ...
@@ -21,6 +22,14 @@ class TableStatements(Protocol):
     def view_text(self, qualified: str) -> str | None: ...
 
     def create_or_alter_view(self, view: str, select_sql: str, known_missing: bool = False) -> None: ...
+
+
+class TableStatements(Protocol):
+    @property
+    def spark(self) -> SparkSession: ...
+
+    @property
+    def catalog(self) -> CatalogStatements: ...
 
     def create_empty_table(self, table: str, statement: str) -> bool: ...
 

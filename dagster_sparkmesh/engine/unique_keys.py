@@ -17,10 +17,10 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.records import Interval
 
 
-def first_repeated_key(engine: SparkCatalog, query_sql: str, unique_key: Sequence[str]) -> tuple[tuple, int] | None:
+def first_repeated_key(catalog: SparkCatalog, query_sql: str, unique_key: Sequence[str]) -> tuple[tuple, int] | None:
     """One key the query returns more than once, with its row count; None when every key is unique."""
     keys = column_list(unique_key)
-    rows = engine.query_rows(
+    rows = catalog.query_rows(
         f"SELECT {keys}, COUNT(*) FROM ({query_sql}) AS source GROUP BY {keys} HAVING COUNT(*) > 1 LIMIT 1"
     )
     if not rows:
@@ -29,10 +29,10 @@ def first_repeated_key(engine: SparkCatalog, query_sql: str, unique_key: Sequenc
     return tuple(key), int(count)
 
 
-def refuse_repeated_keys(engine: SparkCatalog, model: Model, query_sql: str, batch: Interval) -> None:
+def refuse_repeated_keys(catalog: SparkCatalog, model: Model, query_sql: str, batch: Interval) -> None:
     """Raise, naming one repeated key of the batch ``[start, end)``, when the query returns a key twice."""
     key = list(model.kind.unique_key)
-    repeated = first_repeated_key(engine, query_sql, key)
+    repeated = first_repeated_key(catalog, query_sql, key)
     if repeated is None:
         return
     values, count = repeated

@@ -44,10 +44,10 @@ def evaluate_audit(
     """Run an audit's rendered query: count the offending rows (unless ``failing`` says how many there are), and
     keep ``sample_rows`` of them to show."""
     if failing is None:
-        failing = int(ctx.engine.query_rows(f"SELECT COUNT(*) FROM ({query}) AS offending")[0][0])
+        failing = int(ctx.engine.catalog.query_rows(f"SELECT COUNT(*) FROM ({query}) AS offending")[0][0])
     sample: tuple[tuple[str, ...], ...] = ()
     if failing:
-        rows = ctx.engine.query_rows(f"SELECT * FROM ({query}) AS offending LIMIT {int(sample_rows)}")
+        rows = ctx.engine.catalog.query_rows(f"SELECT * FROM ({query}) AS offending LIMIT {int(sample_rows)}")
         sample = tuple(tuple(str(value) for value in row) for row in rows)
     return AuditResult(name=name, blocking=blocking, failing_rows=failing, sample=sample, query=query)
 
@@ -62,7 +62,7 @@ def _time_column_type(ctx: ExecutionContext, table: str, column: str) -> str:
     """The time column's type: a period table's layout, which the engine knows once it wrote the table (no catalog
     round trip), else the catalog's."""
     layout = ctx.engine.period_layout(table)
-    columns = layout.columns if layout is not None else ctx.engine.columns(table)
+    columns = layout.columns if layout is not None else ctx.engine.catalog.columns(table)
     return {name.lower(): data_type for name, data_type in columns}[column.lower()]
 
 

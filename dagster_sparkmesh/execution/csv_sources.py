@@ -30,12 +30,12 @@ def register_csv_sources(engine, externals: Mapping[str, ExternalModel], folders
                 snippet=name,
                 hint="declare it with its columns in external_models.yaml, or remove it from csv_sources",
             )
-        if engine.table_exists(name):
+        if engine.catalog.table_exists(name):
             continue
-        engine.create_schema(name.rpartition(".")[0])
+        engine.catalog.create_schema(name.rpartition(".")[0])
         try:
-            engine.execute(csv_table_ddl(external, location))
+            engine.catalog.execute(csv_table_ddl(external, location))
         except EngineError:
             # Two runs may both have seen no table: the loser's CREATE fails although the table is there.
-            if not engine.table_exists(name):
+            if not engine.catalog.table_exists(name):
                 raise

@@ -37,41 +37,41 @@ class SparkMaterializationAdapter:
     def replace_query(self, table_name: str, query_or_df: QueryOrText, **_settings: Any) -> None:
         """The table's rows become the query's (the table is created from it when missing)."""
         table, query = _name(table_name), _sql(query_or_df)
-        created = None if self._engine.table_exists(table) else self._engine.create_table_with_rows(
+        created = None if self._engine.catalog.table_exists(table) else self._engine.creation.create_table_with_rows(
             table, query, self._partitioned_by)
         self.rows += created if created is not None else self._engine.replace_with_query(table, query)
 
     def insert_append(self, table_name: str, query_or_df: QueryOrText, **_settings: Any) -> None:
         table, query = _name(table_name), _sql(query_or_df)
-        created = None if self._engine.table_exists(table) else self._engine.create_table_with_rows(
+        created = None if self._engine.catalog.table_exists(table) else self._engine.creation.create_table_with_rows(
             table, query, self._partitioned_by)
         self.rows += created if created is not None else self._engine.append_rows(table, query)
 
     def create_table(self, table_name: str, target_columns_to_types: dict[str, Any], **_settings: Any) -> None:
         columns = ", ".join(f"CAST(NULL AS {_type(kind)}) AS {quote_identifier(name)}" for name, kind in target_columns_to_types.items())
-        self._engine.create_table_like_query(_name(table_name), f"SELECT {columns} WHERE 1 = 0", self._partitioned_by)
+        self._engine.creation.create_table_like_query(_name(table_name), f"SELECT {columns} WHERE 1 = 0", self._partitioned_by)
 
     def table_exists(self, table_name: str) -> bool:
-        return self._engine.table_exists(_name(table_name))
+        return self._engine.catalog.table_exists(_name(table_name))
 
     def columns(self, table_name: str, include_pseudo_columns: bool = False) -> dict[str, exp.DataType]:
-        return {name: exp.DataType.build(kind, dialect="spark") for name, kind in self._engine.columns(_name(table_name))}
+        return {name: exp.DataType.build(kind, dialect="spark") for name, kind in self._engine.catalog.columns(_name(table_name))}
 
     def execute(self, expressions: QueryOrText | list[QueryOrText], **_settings: Any) -> None:
         for expression in expressions if isinstance(expressions, list) else [expressions]:
-            self._engine.execute(_sql(expression))
+            self._engine.catalog.execute(_sql(expression))
 
     def fetchall(self, query: QueryOrText, **_settings: Any) -> list[tuple]:
-        return self._engine.query_rows(_sql(query))
+        return self._engine.catalog.query_rows(_sql(query))
 
     def fetchone(self, query: QueryOrText, **_settings: Any) -> tuple | None:
         rows = self.fetchall(query)
         return rows[0] if rows else None
 
     def drop_table(self, table_name: str, exists: bool = True, **_settings: Any) -> None:
-        if exists and not self._engine.table_exists(_name(table_name)):
+        if exists and not self._engine.catalog.table_exists(_name(table_name)):
             return
-        self._engine.drop_table(_name(table_name))
+        self._engine.catalog.drop_table(_name(table_name))
 
     def __getattr__(self, name: str) -> Any:
         # An AttributeError, so that ``getattr(adapter, name, default)`` in a class still works; its message is what

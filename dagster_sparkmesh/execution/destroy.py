@@ -55,7 +55,7 @@ def _drop_views(ctx: ExecutionContext, environments: list) -> tuple[list[str], s
     schemas: set[str] = set()
     for env in environments:
         for snapshot in env.view_snapshots:
-            ctx.engine.drop_view(view_name(snapshot.name, env.name))
+            ctx.engine.catalog.drop_view(view_name(snapshot.name, env.name))
             views.append(view_name(snapshot.name, env.name))
             schemas.add(view_schema(snapshot.name, env.name))
     return views, schemas
@@ -84,7 +84,7 @@ def _drop_preview_tables(ctx: ExecutionContext, environments: list) -> list[str]
     stored = [s for s in ctx.state.all_snapshots() if s.kind_type.has_physical_layer]
     candidates |= {(s.name, preview_version(s), s.kind_name) for s in stored}
     schemas = {physical_schema(name) for name, _, _ in candidates}
-    listing = {schema: ctx.engine.list_schema(schema) or set() for schema in schemas}
+    listing = {schema: ctx.engine.catalog.list_schema(schema) or set() for schema in schemas}
     dropped = []
     for name, version, kind in sorted(candidates):
         table = physical_table(name, version)
@@ -97,13 +97,13 @@ def _drop_preview_tables(ctx: ExecutionContext, environments: list) -> list[str]
 
 
 def _drop_empty_schemas(ctx: ExecutionContext, schemas: set[str]) -> tuple[list[str], list[str]]:
-    existing = {row[0].lower() for row in ctx.engine.query_rows("SHOW DATABASES")}
+    existing = {row[0].lower() for row in ctx.engine.catalog.query_rows("SHOW DATABASES")}
     dropped, kept = [], []
     for schema in sorted(schemas & existing):
-        if ctx.engine.list_tables(schema):
+        if ctx.engine.catalog.list_tables(schema):
             kept.append(schema)
         else:
-            ctx.engine.drop_schema(schema, cascade=False)
+            ctx.engine.catalog.drop_schema(schema, cascade=False)
             dropped.append(schema)
     return dropped, kept
 

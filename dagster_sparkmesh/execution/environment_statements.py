@@ -39,7 +39,7 @@ def _run(ctx: ExecutionContext, plan: Plan | None, statements: Sequence[str], wh
     for text in statements:
         for statement in _expanded(text, evaluator, which):
             try:
-                ctx.engine.execute(statement)
+                ctx.engine.catalog.execute(statement)
             except EngineError as error:  # say which config statement it was
                 raise ExecutionError(f"{which} statement failed: {error.message}", snippet=statement,
                                      hint=f"fix the statement under {which} in the project's config") from error

@@ -22,10 +22,10 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
     write = strategy_for(target.model.kind_name)
     if write is None or not target.intervals:
         return ModelRunResult(model=target.model.name, version=target.version, physical_table=None, skipped=True)
-    ctx.engine.create_schema(physical_schema(target.model.name))
+    ctx.engine.catalog.create_schema(physical_schema(target.model.name))
     # Strategies are idempotent per interval and record intervals after the data, so a transient failure can
     # simply run the write again (intervals it already recorded are rewritten identically).
-    with ctx.engine.session_settings(target.model.session_properties):
+    with ctx.engine.catalog.session_settings(target.model.session_properties):
         result = with_retries(lambda: write(ctx, target), ctx.retry_policy)
     return ModelRunResult(
         model=target.model.name,

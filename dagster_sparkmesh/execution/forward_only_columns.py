@@ -41,7 +41,7 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
     model = target.model
     if not model.kind.may_be_forward_only:  # other kinds never share a table between two queries
         return
-    if not ctx.engine.physical_exists(target.table):
+    if not ctx.engine.catalog.physical_exists(target.table):
         return  # its first write creates it with every column
     typed = _query_columns(ctx, target, window)
     wanted = model.columns or typed
@@ -83,4 +83,4 @@ def _refuse(target: ModelTarget, change: str, options: str) -> None:
 def _query_columns(ctx: ExecutionContext, target: ModelTarget, window: Interval) -> tuple[tuple[str, str], ...]:
     if target.model.source == "python":
         return ()  # a Python model's columns are known once it runs; declare them to widen its table
-    return tuple(ctx.engine.query_schema(rendered_query(ctx, target, window)))
+    return tuple(ctx.engine.catalog.query_schema(rendered_query(ctx, target, window)))

@@ -72,15 +72,15 @@ def _drop_expired_environments(
             continue  # the promotion under way extends the expiry; its lease lapses within minutes if it died
         schemas = set()
         for snapshot in environment.view_snapshots:
-            ctx.engine.drop_view(view_name(snapshot.name, environment.name))
+            ctx.engine.catalog.drop_view(view_name(snapshot.name, environment.name))
             views.append(view_name(snapshot.name, environment.name))
             schemas.add(view_schema(snapshot.name, environment.name))
         for snapshot in environment.snapshots:
             if snapshot.kind_type.has_physical_layer and is_preview_version(snapshot.version):
                 previews.add((snapshot.name, snapshot.version, snapshot.kind_name))
         for schema in schemas:
-            if not ctx.engine.list_tables(schema):
-                ctx.engine.drop_schema(schema, cascade=False)
+            if not ctx.engine.catalog.list_tables(schema):
+                ctx.engine.catalog.drop_schema(schema, cascade=False)
         ctx.state.delete_environment(environment.name)
         dropped.append(environment.name)
     return dropped, views, previews
@@ -150,7 +150,7 @@ def _drop_unreferenced_previews(
     referenced = {(s.name, s.version) for env in ctx.state.list_environments() for s in env.snapshots}
     unreferenced = sorted(c for c in of_environments | of_snapshots if (c[0], c[1]) not in referenced)
     schemas = sorted({physical_schema(name) for name, _, _ in unreferenced})
-    listing = {schema: ctx.engine.list_schema(schema) or set() for schema in schemas}
+    listing = {schema: ctx.engine.catalog.list_schema(schema) or set() for schema in schemas}
     dropped = []
     for name, version, kind in unreferenced:
         table = physical_table(name, version)

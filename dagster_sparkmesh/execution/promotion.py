@@ -210,7 +210,7 @@ def _catalog_listing(ctx: ExecutionContext, plan: Plan, interrupted: tuple[Snaps
     schemas |= {view_name(s.name, env).split(".")[0] for s in (*plan.environment_after.view_snapshots, *interrupted)}
     ordered = sorted(schemas)
     with _workers(ctx) as pool:
-        return dict(zip(ordered, pool.map(ctx.engine.list_schema, ordered)))
+        return dict(zip(ordered, pool.map(ctx.engine.catalog.list_schema, ordered)))
 
 
 def _workers(ctx: ExecutionContext) -> ThreadPoolExecutor:
@@ -279,7 +279,7 @@ def _interrupted_views(ctx: ExecutionContext, plan_id: str | None) -> tuple[Snap
 def _create_missing_schemas(ctx: ExecutionContext, changes: list[ViewChange], listing: CatalogListing) -> None:
     for schema in sorted({c.view.split(".")[0] for c in changes if c.action != "drop"}):
         if listing.get(schema) is None:
-            ctx.engine.create_schema(schema)
+            ctx.engine.catalog.create_schema(schema)
             listing[schema] = set()
 
 
@@ -297,18 +297,18 @@ def _apply_view_changes(ctx: ExecutionContext, changes: list[ViewChange], lease:
 def _apply_view_change(ctx: ExecutionContext, change: ViewChange) -> None:
     crashpoint("view_swap")
     if change.action == "drop":
-        ctx.engine.drop_view(change.view)
+        ctx.engine.catalog.drop_view(change.view)
         return
     select = f"SELECT * FROM {quote(change.target)}"
     if change.action == "alter":
         # The view was just listed from the catalog: one ALTER VIEW suffices (each round trip costs 0.05-1 s over
         # Spark Connect). Dropped meanwhile by someone else: create it below.
         try:
-            ctx.engine.execute(f"ALTER VIEW {quote(change.view)} AS {select}")
+            ctx.engine.catalog.execute(f"ALTER VIEW {quote(change.view)} AS {select}")
             return
         except EngineError:
             pass
-    ctx.engine.create_or_alter_view(change.view, select, known_missing=change.action == "create")
+    ctx.engine.catalog.create_or_alter_view(change.view, select, known_missing=change.action == "create")
 
 
 def _run_on_virtual_update(ctx: ExecutionContext, plan: Plan, changes: list[ViewChange]) -> None:
@@ -331,7 +331,7 @@ def _run_on_virtual_update(ctx: ExecutionContext, plan: Plan, changes: list[View
         )
         for statement in statements:
             try:
-                ctx.engine.execute(statement)
+                ctx.engine.catalog.execute(statement)
             except EngineError as error:
                 raise ExecutionError(
                     f"{ctx.environment} was promoted, but on_virtual_update of {model.name} failed: {error.message}",

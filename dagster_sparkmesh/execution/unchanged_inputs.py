@@ -59,7 +59,7 @@ def _read_tokens(ctx: ExecutionContext, sql: str, model_of: Mapping[str, str], t
         tree = sqlglot.parse_one(sql, read="spark")
     except sqlglot.errors.SqlglotError:
         return False
-    if not _repeatable(tree, ctx.engine.system_functions()):
+    if not _repeatable(tree, ctx.engine.catalog.system_functions()):
         return False
     for table in _tables_read(tree):
         if table in tokens:
@@ -68,7 +68,7 @@ def _read_tokens(ctx: ExecutionContext, sql: str, model_of: Mapping[str, str], t
         if model is None:  # an external table or one no model writes: its rows may change unseen
             return False
         if model.kind.physical_is_view:  # a VIEW model: its text, then what it reads
-            text = ctx.engine.view_text(table)
+            text = ctx.engine.catalog.view_text(table)
             if text is None:
                 return False
             tokens[table] = text

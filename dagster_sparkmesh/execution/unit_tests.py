@@ -53,7 +53,7 @@ def _run_one(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
         return _compare(ctx, test, views)
     finally:  # the session outlives the test: leave no input views behind
         for view in views.values():
-            ctx.engine.drop_temp_view(view)
+            ctx.engine.catalog.drop_temp_view(view)
 
 
 def _compare(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> UnitTestResult:
@@ -119,12 +119,12 @@ def _cte_difference(ctx: ExecutionContext, sql: str, cte: str, rows: tuple, quer
 
 def _difference(ctx: ExecutionContext, sql: str, rows: tuple, query: str | None) -> str | None:
     """What differs between the rows ``sql`` returns and the expected ones (None: they match, in any order)."""
-    frame = ctx.engine.query_df(sql)
+    frame = ctx.engine.catalog.query_df(sql)
     columns = [column for column, _ in rows[0]] if rows else list(frame.columns)
     actual = sorted((_normalize(row) for row in frame.select(*columns).collect()), key=repr)  # repr: NULLs sort too
     expected = sorted((_normalize(tuple(dict(row).get(c) for c in columns)) for row in rows), key=repr)
     if query:
-        expected = sorted((_normalize(tuple(r)) for r in ctx.engine.query_rows(query)), key=repr)
+        expected = sorted((_normalize(tuple(r)) for r in ctx.engine.catalog.query_rows(query)), key=repr)
     if actual == expected:
         return None
     return f"expected {len(expected)} row(s) {expected[:5]}, got {len(actual)} row(s) {actual[:5]}"
@@ -148,7 +148,7 @@ def _view_name() -> str:
 
 def _query_view(ctx: ExecutionContext, query: str) -> str:
     view = _view_name()
-    ctx.engine.create_query_view(view, query)
+    ctx.engine.catalog.create_query_view(view, query)
     return view
 
 
@@ -156,7 +156,7 @@ def _input_view(ctx: ExecutionContext, test: UnitTest, name: str, rows) -> str:
     view = _view_name()
     columns = _input_columns(ctx, name, rows)
     values = [tuple(dict(row).get(column) for column, _ in columns) for row in rows]
-    ctx.engine.create_temp_view(view, columns, values)
+    ctx.engine.catalog.create_temp_view(view, columns, values)
     return view
 
 

@@ -56,7 +56,7 @@ def test_forward_only_change_recomputes_from_the_effective_date(tiny, engine, cl
 
     assert applied.exit_code == 0, applied.output
     assert "Effective from" in applied.output and "2024-01-02" in applied.output
-    rows = engine.query_rows("SELECT CAST(ds AS STRING), total FROM shop.daily ORDER BY ds")
+    rows = engine.catalog.query_rows("SELECT CAST(ds AS STRING), total FROM shop.daily ORDER BY ds")
     assert [tuple(r) for r in rows] == [("2024-01-01", 60), ("2024-01-02", 61), ("2024-01-03", 61)]
 
 
@@ -64,11 +64,11 @@ def test_execution_time_is_the_commands_now(tiny, engine, clean_catalog):
     planned, _ = invoke(tiny, ["plan", "--auto-apply", "--execution-time", "2024-01-03"], engine)
     assert planned.exit_code == 0, planned.output
     days = "SELECT CAST(ds AS STRING) FROM shop.daily ORDER BY ds"
-    assert [r[0] for r in engine.query_rows(days)] == ["2024-01-01", "2024-01-02"]  # complete days before "now"
+    assert [r[0] for r in engine.catalog.query_rows(days)] == ["2024-01-01", "2024-01-02"]  # complete days before "now"
 
     ran, _ = invoke(tiny, ["run", "--execution-time", "2024-01-04 06:00"], engine)
     assert ran.exit_code == 0, ran.output
-    assert [r[0] for r in engine.query_rows(days)] == ["2024-01-01", "2024-01-02", "2024-01-03"]
+    assert [r[0] for r in engine.catalog.query_rows(days)] == ["2024-01-01", "2024-01-02", "2024-01-03"]
 
     again, _ = invoke(tiny, ["run", "--execution-time", "2024-01-04 07:00"], engine)
     assert again.exit_code == 0 and "up to date" in again.output

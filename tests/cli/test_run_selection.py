@@ -58,5 +58,5 @@ def test_run_select_model_computes_the_selection_and_its_upstream_only(tmp_path,
     ) in daily_and_parent.output
     assert _recorded(tiny, "shop.daily") == [Interval(start=JAN_1, end=JAN_4)]
     assert _recorded(tiny, "raw.events") == [Interval(start=JAN_1, end=JAN_4)]
-    rows = engine.query_rows("SELECT CAST(ds AS STRING), total FROM shop.daily ORDER BY ds")
+    rows = engine.catalog.query_rows("SELECT CAST(ds AS STRING), total FROM shop.daily ORDER BY ds")
     assert [tuple(r) for r in rows] == [("2024-01-01", 60), ("2024-01-02", 60), ("2024-01-03", 60)]

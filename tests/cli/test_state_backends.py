@@ -56,7 +56,7 @@ def _run(project: Path, engine, *args: str, exit_code: int = 0) -> str:
 
 
 def _prod_total(engine) -> int:
-    return engine.query_rows("SELECT SUM(total) FROM shop.daily")[0][0]
+    return engine.catalog.query_rows("SELECT SUM(total) FROM shop.daily")[0][0]
 
 
 def test_plan_log_rollback_and_check_intervals(project, engine, clean_catalog):

@@ -71,7 +71,7 @@ def _versions(project: Path, environment: str) -> dict[str, str]:
 
 
 def _one(engine, sql: str):
-    return engine.query_rows(sql)[0][0]
+    return engine.catalog.query_rows(sql)[0][0]
 
 
 def test_the_change_is_really_undecidable(deep, shallow_recursion):

@@ -5,52 +5,52 @@ from dagster_sparkmesh.errors import EngineError
 
 def test_table_exists_asks_the_catalog_each_time(engine, schema):
     table = f"{schema}.orders"
-    assert not engine.table_exists(table)
-    engine.create_table_like_query(table, "SELECT 1 AS id, DATE'2024-01-01' AS ds", ["ds"])
-    assert engine.table_exists(table)
-    assert not engine.view_exists(table)
-    engine.drop_table(table)
-    assert not engine.table_exists(table)
+    assert not engine.catalog.table_exists(table)
+    engine.creation.create_table_like_query(table, "SELECT 1 AS id, DATE'2024-01-01' AS ds", ["ds"])
+    assert engine.catalog.table_exists(table)
+    assert not engine.catalog.view_exists(table)
+    engine.catalog.drop_table(table)
+    assert not engine.catalog.table_exists(table)
 
 
 def test_missing_schema_has_no_tables(engine):
-    assert engine.list_tables("no_such_schema_here") == []
-    assert engine.list_schema("no_such_schema_here") is None  # absent, which is not the same as empty
+    assert engine.catalog.list_tables("no_such_schema_here") == []
+    assert engine.catalog.list_schema("no_such_schema_here") is None  # absent, which is not the same as empty
 
 
 def test_empty_schema_lists_as_an_empty_set(engine, schema):
-    assert engine.list_schema(schema) == set()
-    assert not engine.table_exists("no_such_schema_here.t")
+    assert engine.catalog.list_schema(schema) == set()
+    assert not engine.catalog.table_exists("no_such_schema_here.t")
 
 
 def test_created_table_is_empty_typed_and_keeps_partition_columns_last(engine, schema):
     table = f"{schema}.events"
-    engine.create_table_like_query(
+    engine.creation.create_table_like_query(
         table, "SELECT DATE'2024-01-01' AS ds, CAST(1 AS BIGINT) AS id, 'a' AS name", ["ds"]
     )
-    assert engine.columns(table) == [("id", "bigint"), ("name", "string"), ("ds", "date")]
-    assert engine.partition_columns(table) == ["ds"]
-    assert engine.row_count(table) == 0
+    assert engine.catalog.columns(table) == [("id", "bigint"), ("name", "string"), ("ds", "date")]
+    assert engine.catalog.partition_columns(table) == ["ds"]
+    assert engine.catalog.row_count(table) == 0
 
 
 def test_list_tables_shows_tables_and_views_but_not_temp_views(engine, schema):
-    engine.create_table_like_query(f"{schema}.a", "SELECT 1 AS id", [])
-    engine.create_or_alter_view(f"{schema}.v", f"SELECT * FROM `{schema}`.`a`")
-    engine.create_temp_view("some_temp_view", [("x", "int")], [(1,)])
-    assert engine.list_tables(schema) == ["a", "v"]
+    engine.creation.create_table_like_query(f"{schema}.a", "SELECT 1 AS id", [])
+    engine.catalog.create_or_alter_view(f"{schema}.v", f"SELECT * FROM `{schema}`.`a`")
+    engine.catalog.create_temp_view("some_temp_view", [("x", "int")], [(1,)])
+    assert engine.catalog.list_tables(schema) == ["a", "v"]
 
 
 def test_drop_schema_restrict_refuses_a_non_empty_schema(engine, schema):
-    engine.create_table_like_query(f"{schema}.a", "SELECT 1 AS id", [])
+    engine.creation.create_table_like_query(f"{schema}.a", "SELECT 1 AS id", [])
     with pytest.raises(EngineError):
-        engine.drop_schema(schema, cascade=False)
-    engine.drop_schema(schema, cascade=True)
-    assert engine.list_tables(schema) == []
+        engine.catalog.drop_schema(schema, cascade=False)
+    engine.catalog.drop_schema(schema, cascade=True)
+    assert engine.catalog.list_tables(schema) == []
 
 
 def test_spark_errors_become_engine_errors_with_statement_and_message(engine):
     with pytest.raises(EngineError) as raised:
-        engine.query_rows("SELECT * FROM no_such_schema_x.no_such_table")
+        engine.catalog.query_rows("SELECT * FROM no_such_schema_x.no_such_table")
     text = str(raised.value)
     assert "TABLE_OR_VIEW_NOT_FOUND" in text
     assert "no_such_schema_x.no_such_table" in raised.value.snippet
@@ -59,7 +59,7 @@ def test_spark_errors_become_engine_errors_with_statement_and_message(engine):
 
 def test_parse_errors_are_engine_errors(engine):
     with pytest.raises(EngineError, match="PARSE_SYNTAX_ERROR"):
-        engine.query_rows("SELEC 1")
+        engine.catalog.query_rows("SELEC 1")
 
 
 def test_creating_a_table_over_a_stale_folder_in_the_warehouse_succeeds(engine, schema, spark_project):
@@ -68,34 +68,34 @@ def test_creating_a_table_over_a_stale_folder_in_the_warehouse_succeeds(engine, 
     stale = warehouse_dir(spark_project) / f"{schema}.db" / "orders"
     stale.mkdir(parents=True)
     (stale / "part-00000-crashed.parquet").write_bytes(b"garbage")
-    engine.create_table_like_query(f"{schema}.orders", "SELECT 1 AS id", [])
-    assert engine.row_count(f"{schema}.orders") == 0
+    engine.creation.create_table_like_query(f"{schema}.orders", "SELECT 1 AS id", [])
+    assert engine.catalog.row_count(f"{schema}.orders") == 0
     assert not (stale / "part-00000-crashed.parquet").exists()
 
 
 def test_a_schema_dropped_through_the_engine_is_created_again(engine):
-    engine.create_schema("t_schema_memo")
-    engine.create_schema("t_schema_memo")  # known: no second round trip
-    assert engine.list_schema("t_schema_memo") == set()
-    engine.drop_schema("t_schema_memo")
-    assert engine.list_schema("t_schema_memo") is None
-    engine.create_schema("t_schema_memo")  # forgotten with the drop: created again
-    assert engine.list_schema("t_schema_memo") == set()
-    engine.drop_schema("t_schema_memo")
+    engine.catalog.create_schema("t_schema_memo")
+    engine.catalog.create_schema("t_schema_memo")  # known: no second round trip
+    assert engine.catalog.list_schema("t_schema_memo") == set()
+    engine.catalog.drop_schema("t_schema_memo")
+    assert engine.catalog.list_schema("t_schema_memo") is None
+    engine.catalog.create_schema("t_schema_memo")  # forgotten with the drop: created again
+    assert engine.catalog.list_schema("t_schema_memo") == set()
+    engine.catalog.drop_schema("t_schema_memo")
 
 
 def test_a_listed_schema_is_known_and_workers_needing_a_new_one_create_it_once(engine, monkeypatch):
     from concurrent.futures import ThreadPoolExecutor
 
-    from dagster_sparkmesh.engine.adapter import SparkEngine
+    from dagster_sparkmesh.engine.catalog import SparkCatalog
 
     statements = []
-    fresh = SparkEngine(engine.spark)  # knows no schema yet
-    original = SparkEngine.execute
-    monkeypatch.setattr(SparkEngine, "execute", lambda self, sql: (statements.append(sql), original(self, sql))[1])
+    fresh = SparkCatalog(engine.spark)  # knows no schema yet
+    original = SparkCatalog.execute
+    monkeypatch.setattr(SparkCatalog, "execute", lambda self, sql: (statements.append(sql), original(self, sql))[1])
     fresh.create_schema("t_schema_listed")
-    assert SparkEngine(engine.spark).list_schema("t_schema_listed") == set()
-    listed = SparkEngine(engine.spark)
+    assert SparkCatalog(engine.spark).list_schema("t_schema_listed") == set()
+    listed = SparkCatalog(engine.spark)
     listed.list_schema("t_schema_listed")
     listed.create_schema("t_schema_listed")  # listed a moment ago: exists, nothing to ask
     with ThreadPoolExecutor(4) as pool:
@@ -103,4 +103,4 @@ def test_a_listed_schema_is_known_and_workers_needing_a_new_one_create_it_once(e
     creations = [s for s in statements if s.startswith("CREATE SCHEMA")]
     assert creations == ["CREATE SCHEMA IF NOT EXISTS `t_schema_listed`", "CREATE SCHEMA IF NOT EXISTS `t_schema_raced`"]
     for name in ("t_schema_listed", "t_schema_raced"):
-        engine.drop_schema(name)
+        engine.catalog.drop_schema(name)

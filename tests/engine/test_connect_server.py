@@ -38,34 +38,34 @@ def test_managed_server_start_query_reuse_and_stop(tmp_path):
         assert start_server(tmp_path, connection).pid == status.pid  # reused, not a second server
 
         engine = SparkEngine(open_session(connection, tmp_path))
-        engine.create_schema("s")
+        engine.catalog.create_schema("s")
         table = "s.daily"
         query = "SELECT * FROM VALUES (1, DATE'2024-01-01'), (2, DATE'2024-01-02') AS t(id, ds)"
-        engine.create_table_like_query(table, query, ["ds"])
+        engine.creation.create_table_like_query(table, query, ["ds"])
         engine.overwrite_interval(table, query, TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3)))
         engine.overwrite_interval(
             table, "SELECT 3 AS id, DATE'2024-01-01' AS ds", TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3)),
         )
-        assert engine.query_rows(f"SELECT * FROM {table}") == [(3, date(2024, 1, 1))]
+        assert engine.catalog.query_rows(f"SELECT * FROM {table}") == [(3, date(2024, 1, 1))]
         # A fresh write counts the rows of its window as it writes them, over Connect too.
-        engine.create_table_like_query("s.fresh", query, ["ds"])
+        engine.creation.create_table_like_query("s.fresh", query, ["ds"])
         window = TimeWindow("ds", datetime(2024, 1, 2), datetime(2024, 1, 3))
         assert engine.overwrite_interval("s.fresh", query, window, fresh=True) == 1
-        assert engine.table_exists(table) and not engine.table_exists("s.missing")
+        assert engine.catalog.table_exists(table) and not engine.catalog.table_exists("s.missing")
         engine.upsert_by_key(table, "SELECT 4 AS id, DATE'2024-01-05' AS ds", ["id"])
-        engine.create_or_alter_view("s.v", f"SELECT * FROM {table}")
-        engine.create_or_alter_view("s.v", f"SELECT id FROM {table}")
-        assert sorted(engine.query_rows("SELECT * FROM s.v")) == [(3,), (4,)]
+        engine.catalog.create_or_alter_view("s.v", f"SELECT * FROM {table}")
+        engine.catalog.create_or_alter_view("s.v", f"SELECT id FROM {table}")
+        assert sorted(engine.catalog.query_rows("SELECT * FROM s.v")) == [(3,), (4,)]
         one_day = TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 2))
         assert engine.overwrite_interval(table, "SELECT 5 AS id, DATE'2024-01-01' AS ds", one_day) == 1
-        assert sorted(engine.query_rows("SELECT * FROM s.v")) == [(4,), (5,)]
+        assert sorted(engine.catalog.query_rows("SELECT * FROM s.v")) == [(4,), (5,)]
         # A period table's write counts its rows and its row checks (audits) as it writes them; a CTAS too.
         monthly = TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 3), period="month")
-        assert engine.create_interval_table("s.monthly", query, monthly) is True
+        assert engine.creation.create_interval_table("s.monthly", query, monthly) is True
         checks = RowChecks({0: "id = 2"})
         assert engine.overwrite_interval("s.monthly", query, monthly, new=True, checks=checks) == 2
-        assert checks.holding == {0: 1} and engine.view_exists("s.monthly")
-        assert engine.create_table_with_rows("s.full", query) == 2
+        assert checks.holding == {0: 1} and engine.catalog.view_exists("s.monthly")
+        assert engine.creation.create_table_with_rows("s.full", query) == 2
         with pytest.raises(EngineError, match="UNRESOLVED_COLUMN") as refused:  # the lazy frame's error, as before
             engine.overwrite_interval("s.monthly", "SELECT nope AS id, DATE'2024-01-01' AS ds", monthly)
         assert "INSERT INTO" in refused.value.snippet

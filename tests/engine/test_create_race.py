@@ -16,12 +16,12 @@ def _window(day: int) -> TimeWindow:
 
 def test_a_second_create_finds_the_table_and_leaves_its_rows(engine, schema):
     table = f"{schema}.daily"
-    assert engine.create_interval_table(table, QUERY.format(day="2024-01-01", n=1), _window(1)) is True
+    assert engine.creation.create_interval_table(table, QUERY.format(day="2024-01-01", n=1), _window(1)) is True
     assert engine.overwrite_interval(table, QUERY.format(day="2024-01-01", n=1), _window(1), fresh=True) == 1
 
-    assert engine.create_interval_table(table, QUERY.format(day="2024-01-02", n=2), _window(2)) is False
-    assert engine.query_rows(f"SELECT CAST(ds AS STRING), n FROM {table}") == [("2024-01-01", 1)]
-    assert engine.partition_columns(table) == ["ds"]
+    assert engine.creation.create_interval_table(table, QUERY.format(day="2024-01-02", n=2), _window(2)) is False
+    assert engine.catalog.query_rows(f"SELECT CAST(ds AS STRING), n FROM {table}") == [("2024-01-01", 1)]
+    assert engine.catalog.partition_columns(table) == ["ds"]
 
 
 def test_racing_writers_create_once_and_every_day_keeps_its_rows(engine, schema):
@@ -29,7 +29,7 @@ def test_racing_writers_create_once_and_every_day_keeps_its_rows(engine, schema)
 
     def writer(day: int) -> bool:
         query = QUERY.format(day=f"2024-01-0{day}", n=day)
-        created = engine.create_interval_table(table, query, _window(day))
+        created = engine.creation.create_interval_table(table, query, _window(day))
         engine.overwrite_interval(table, query, _window(day), fresh=created)
         return created
 
@@ -37,5 +37,5 @@ def test_racing_writers_create_once_and_every_day_keeps_its_rows(engine, schema)
         created = list(pool.map(writer, (1, 2, 3)))
 
     assert sorted(created) == [False, False, True]
-    rows = engine.query_rows(f"SELECT CAST(ds AS STRING), n FROM {table} ORDER BY ds")
+    rows = engine.catalog.query_rows(f"SELECT CAST(ds AS STRING), n FROM {table} ORDER BY ds")
     assert rows == [("2024-01-01", 1), ("2024-01-02", 2), ("2024-01-03", 3)]

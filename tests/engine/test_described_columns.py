@@ -40,6 +40,6 @@ def test_the_engine_lists_what_the_catalog_api_lists(engine, spark, schema):
     spark.sql(f"CREATE VIEW {schema}.described_view AS SELECT a, `h i` FROM {schema}.described")
     for name in (f"{schema}.described", f"{schema}.described_view"):
         listed = [(c.name, c.dataType, c.isPartition, c.description) for c in spark.catalog.listColumns(name)]
-        described = [(c.name, c.data_type, c.is_partition, c.comment) for c in engine._catalog_columns(name)]
+        described = [(c.name, c.data_type, c.is_partition, c.comment) for c in engine.catalog.catalog_columns(name)]
         assert described == listed
-    assert engine.partition_columns(f"{schema}.described") == ["p", "q"]
+    assert engine.catalog.partition_columns(f"{schema}.described") == ["p", "q"]

@@ -10,7 +10,7 @@ from dagster_sparkmesh.errors import EngineError
 def test_a_failed_statement_prints_no_pyspark_error_log(spark, capfd):
     engine = SparkEngine(spark)
     with pytest.raises(EngineError, match="TABLE_OR_VIEW_NOT_FOUND"):
-        engine.execute("DESCRIBE TABLE EXTENDED no_such_schema_here.no_such_table")
+        engine.catalog.execute("DESCRIBE TABLE EXTENDED no_such_schema_here.no_such_table")
     printed = capfd.readouterr()
     assert "SQLQueryContextLogger" not in printed.err + printed.out
     assert "Py4JJavaError" not in printed.err + printed.out

@@ -13,11 +13,11 @@ from dagster_sparkmesh.errors import EngineError
 
 
 def _ids(engine, table):
-    return [row[0] for row in engine.query_rows(f"SELECT id FROM {table} ORDER BY id")]
+    return [row[0] for row in engine.catalog.query_rows(f"SELECT id FROM {table} ORDER BY id")]
 
 
 def _generations(engine, table):
-    return sorted({row[0].split("/")[0] for row in engine.query_rows(f"SHOW PARTITIONS {table}__data")})
+    return sorted({row[0].split("/")[0] for row in engine.catalog.query_rows(f"SHOW PARTITIONS {table}__data")})
 
 
 @pytest.fixture
@@ -33,8 +33,8 @@ def no_grace(monkeypatch):
 
 
 def test_the_first_write_is_one_generation_behind_a_view_of_the_query_columns(engine, full):
-    assert engine.view_exists(full) and engine.table_exists(f"{full}__data")
-    assert engine.columns(full) == [("id", "int"), ("name", "string")]
+    assert engine.catalog.view_exists(full) and engine.catalog.table_exists(f"{full}__data")
+    assert engine.catalog.columns(full) == [("id", "int"), ("name", "string")]
     assert full_table_layout(engine, full) == GENERATIONS
     assert len(_generations(engine, full)) == 1 and _ids(engine, full) == [1, 2]
 
@@ -58,7 +58,7 @@ def test_a_retired_generation_is_dropped_by_a_later_write_once_the_grace_has_pas
 
 
 def test_a_generation_no_view_named_is_dropped_at_once(engine, full):
-    engine.execute(f"INSERT INTO {full}__data SELECT 9, 'crashed', '9999999999999abcdef012'")
+    engine.catalog.execute(f"INSERT INTO {full}__data SELECT 9, 'crashed', '9999999999999abcdef012'")
     assert _ids(engine, full) == [1, 2]
     replace_generation(engine, full, "SELECT 3 AS id, 'c' AS name")
     assert "sparkmesh_generation=9999999999999abcdef012" not in _generations(engine, full)
@@ -66,11 +66,11 @@ def test_a_generation_no_view_named_is_dropped_at_once(engine, full):
 
 
 def test_a_crash_between_the_data_table_and_the_view_is_mended_by_the_next_write(engine, full):
-    engine.drop_view(full)
+    engine.catalog.drop_view(full)
     assert full_table_layout(engine, full) is None
     assert create_generation_table(engine, full, "SELECT 5 AS id, 'e' AS name") is None  # its data table exists
     assert replace_generation(engine, full, "SELECT 5 AS id, 'e' AS name") == 1
-    assert engine.view_exists(full) and _ids(engine, full) == [5]
+    assert engine.catalog.view_exists(full) and _ids(engine, full) == [5]
 
 
 def test_the_model_partitions_go_under_the_generation(engine, schema, no_grace):
@@ -79,9 +79,9 @@ def test_the_model_partitions_go_under_the_generation(engine, schema, no_grace):
     assert create_generation_table(engine, table, query, ["region"]) == 2
     replace_generation(engine, table, "SELECT 3 AS id, 'x' AS region")
     replace_generation(engine, table, "SELECT 4 AS id, 'z' AS region")
-    partitions = [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {table}__data")]
+    partitions = [row[0] for row in engine.catalog.query_rows(f"SHOW PARTITIONS {table}__data")]
     assert len(partitions) == 2 and all(p.split("/")[1] in ("region=x", "region=z") for p in partitions)
-    assert engine.query_rows(f"SELECT * FROM {table}") == [(4, "z")]
+    assert engine.catalog.query_rows(f"SELECT * FROM {table}") == [(4, "z")]
 
 
 def test_a_model_reading_its_own_table_starts_from_an_empty_one(engine, schema):
@@ -95,12 +95,12 @@ def test_a_model_reading_its_own_table_starts_from_an_empty_one(engine, schema):
 
 
 def test_a_model_reading_its_own_table_after_a_crash_before_its_view_starts_from_an_empty_one(engine, full):
-    engine.drop_view(full)  # the data table holds a generation no view ever named (its write was never recorded)
+    engine.catalog.drop_view(full)  # the data table holds a generation no view ever named (its write was never recorded)
     create_empty_generation_table(engine, full, "SELECT 1 AS id, 'n' AS name")
-    assert engine.view_exists(full) and _ids(engine, full) == []
+    assert engine.catalog.view_exists(full) and _ids(engine, full) == []
 
 
 def test_a_query_column_named_like_the_hidden_column_is_refused(engine, schema):
     with pytest.raises(EngineError, match="hidden column"):
         create_generation_table(engine, f"{schema}.bad__v1", "SELECT 1 AS sparkmesh_generation")
-    assert not engine.physical_exists(f"{schema}.bad__v1__data")
+    assert not engine.catalog.physical_exists(f"{schema}.bad__v1__data")

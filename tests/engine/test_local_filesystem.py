@@ -21,9 +21,9 @@ def test_the_shared_session_writes_through_the_fork_free_filesystem(spark, spark
         jvm.java.net.URI("file:///"), spark.sparkContext._jsc.hadoopConfiguration()
     )
     assert filesystem.getClass().getName() == CLASS_NAME
-    engine.execute(f"CREATE TABLE {schema}.days (id INT, ds DATE) USING parquet PARTITIONED BY (ds)")
-    engine.execute(f"INSERT OVERWRITE TABLE {schema}.days VALUES (1, DATE'2024-01-01'), (2, DATE'2024-01-02')")
-    assert engine.query_rows(f"SELECT id, CAST(ds AS STRING) FROM {schema}.days ORDER BY id") == [
+    engine.catalog.execute(f"CREATE TABLE {schema}.days (id INT, ds DATE) USING parquet PARTITIONED BY (ds)")
+    engine.catalog.execute(f"INSERT OVERWRITE TABLE {schema}.days VALUES (1, DATE'2024-01-01'), (2, DATE'2024-01-02')")
+    assert engine.catalog.query_rows(f"SELECT id, CAST(ds AS STRING) FROM {schema}.days ORDER BY id") == [
         (1, "2024-01-01"), (2, "2024-01-02"),
     ]
     table_dir = Path(warehouse_dir(spark_project)) / f"{schema}.db" / "days"

@@ -23,17 +23,17 @@ def _window(start: str, end: str, period: str = "month") -> TimeWindow:
 
 
 def _rows(engine, table):
-    return engine.query_rows(f"SELECT * FROM {table} ORDER BY ds, id")
+    return engine.catalog.query_rows(f"SELECT * FROM {table} ORDER BY ds, id")
 
 
 def _segments(engine, table):
     """The data table's partitions as segment ranges ``start..end`` (versions left out), in order."""
-    values = [row[0].split("=", 1)[1] for row in engine.query_rows(f"SHOW PARTITIONS {table}__data")]
+    values = [row[0].split("=", 1)[1] for row in engine.catalog.query_rows(f"SHOW PARTITIONS {table}__data")]
     return sorted(_range(value) for value in values)
 
 
 def _current(engine, table):
-    text = next(r[1] for r in engine.query_rows(f"DESCRIBE TABLE EXTENDED {table}") if r[0] == "View Text")
+    text = next(r[1] for r in engine.catalog.query_rows(f"DESCRIBE TABLE EXTENDED {table}") if r[0] == "View Text")
     return sorted(_range(value) for value in current_values(text))
 
 
@@ -48,7 +48,7 @@ def monthly(engine, schema):
     table = f"{schema}.events__v1"
     window = _window("2024-01-30", "2024-02-03")
     query = _daily({"2024-01-30": [1], "2024-01-31": [2], "2024-02-01": [3], "2024-02-02": [4], "2024-02-05": [9]})
-    assert engine.create_interval_table(table, query, window) is True
+    assert engine.creation.create_interval_table(table, query, window) is True
     assert engine.overwrite_interval(table, query, window, fresh=True) == 4
     return table
 
@@ -59,8 +59,8 @@ def no_grace(monkeypatch):
 
 
 def test_a_new_table_holds_a_segment_per_month_behind_a_view_of_the_model_columns(engine, monthly):
-    assert engine.columns(monthly) == [("id", "int"), ("ds", "date")]
-    assert engine.view_exists(monthly) and engine.table_exists(f"{monthly}__data")
+    assert engine.catalog.columns(monthly) == [("id", "int"), ("ds", "date")]
+    assert engine.catalog.view_exists(monthly) and engine.catalog.table_exists(f"{monthly}__data")
     assert _segments(engine, monthly) == _current(engine, monthly) == ["20240130..20240201", "20240201..20240203"]
     assert _rows(engine, monthly) == [
         (1, date(2024, 1, 30)), (2, date(2024, 1, 31)), (3, date(2024, 2, 1)), (4, date(2024, 2, 2))
@@ -70,10 +70,10 @@ def test_a_new_table_holds_a_segment_per_month_behind_a_view_of_the_model_column
 def test_the_view_appears_with_the_first_write_also_when_it_has_no_rows(engine, schema):
     table = f"{schema}.late_view__v1"
     window = _window("2024-01-01", "2024-01-03")
-    assert engine.create_interval_table(table, _daily({}), window) is True
-    assert not engine.physical_exists(table) and engine.table_exists(f"{table}__data")  # no view before any row
+    assert engine.creation.create_interval_table(table, _daily({}), window) is True
+    assert not engine.catalog.physical_exists(table) and engine.catalog.table_exists(f"{table}__data")  # no view before any row
     assert engine.overwrite_interval(table, _daily({}), window) == 0
-    assert engine.view_exists(table) and _rows(engine, table) == [] and _segments(engine, table) == []
+    assert engine.catalog.view_exists(table) and _rows(engine, table) == [] and _segments(engine, table) == []
 
 
 def test_a_first_write_creates_the_period_table_with_its_rows_and_the_query_types(engine, schema, monkeypatch):
@@ -81,13 +81,13 @@ def test_a_first_write_creates_the_period_table_with_its_rows_and_the_query_type
     window = _window("2024-01-30", "2024-02-02")
     query = "SELECT CAST(id AS BIGINT) AS id, ds FROM (" + _daily({"2024-01-30": [1], "2024-02-01": [2, 3], "2024-02-05": [9]}) + ")"
     analyzed = []
-    monkeypatch.setattr(type(engine), "query_schema", lambda self, sql: analyzed.append(sql))
+    monkeypatch.setattr(type(engine.catalog), "query_schema", lambda self, sql: analyzed.append(sql))
     # Columns as an analysis over temp views of new parents saw them: they name the columns and type the time
     # column; the table takes the types the query has when it runs (id: bigint, not int).
-    assert engine.write_first_interval(table, query, window, columns=[("id", "int"), ("ds", "date")]) == 3
+    assert engine.creation.write_first_interval(table, query, window, columns=[("id", "int"), ("ds", "date")]) == 3
     monkeypatch.undo()
     assert analyzed == []
-    assert engine.columns(table) == [("id", "bigint"), ("ds", "date")]
+    assert engine.catalog.columns(table) == [("id", "bigint"), ("ds", "date")]
     assert _segments(engine, table) == _current(engine, table) == ["20240130..20240201", "20240201..20240202"]
     assert [row[0] for row in _rows(engine, table)] == [1, 2, 3]
     later = _window("2024-02-02", "2024-02-03")  # a later write into it
@@ -101,29 +101,29 @@ def test_a_first_write_leaves_an_existing_data_table_to_the_interval_overwrite(e
     table = f"{schema}.left_behind__v1"
     window = _window("2024-01-01", "2024-01-03")
     query = _daily({"2024-01-01": [1], "2024-01-02": [2]})
-    engine.execute(f"CREATE TABLE {table}__data (id INT, ds DATE, sparkmesh_month STRING) USING parquet "
+    engine.catalog.execute(f"CREATE TABLE {table}__data (id INT, ds DATE, sparkmesh_month STRING) USING parquet "
                    "PARTITIONED BY (sparkmesh_month)")
-    assert engine.write_first_interval(table, query, window) is None
-    assert engine.create_interval_table(table, query, window) is False
+    assert engine.creation.write_first_interval(table, query, window) is None
+    assert engine.creation.create_interval_table(table, query, window) is False
     assert engine.overwrite_interval(table, query, window) == 2
-    assert engine.view_exists(table) and [row[0] for row in _rows(engine, table)] == [1, 2]
+    assert engine.catalog.view_exists(table) and [row[0] for row in _rows(engine, table)] == [1, 2]
 
 
 def test_a_first_write_of_a_table_partitioned_by_its_own_values_is_left_to_create_and_overwrite(engine, schema):
     table = f"{schema}.by_string__v1"
     window = TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 2), "yyyy-MM-dd", period="month")
     query = "SELECT 1 AS id, '2024-01-01' AS ds"
-    assert engine.write_first_interval(table, query, window) is None
-    assert not engine.table_exists(table) and not engine.table_exists(f"{table}__data")
+    assert engine.creation.write_first_interval(table, query, window) is None
+    assert not engine.catalog.table_exists(table) and not engine.catalog.table_exists(f"{table}__data")
 
 
 def test_a_write_into_a_table_created_under_its_lock_reads_no_view(engine, schema, monkeypatch):
     table = f"{schema}.new__v1"
     window = _window("2024-01-01", "2024-01-03")
     query = _daily({"2024-01-01": [1], "2024-01-02": [2]})
-    assert engine.create_interval_table(table, query, window, columns=[("id", "int"), ("ds", "date")]) is True
+    assert engine.creation.create_interval_table(table, query, window, columns=[("id", "int"), ("ds", "date")]) is True
     described = []
-    monkeypatch.setattr(type(engine), "view_text", lambda self, name: described.append(name))
+    monkeypatch.setattr(type(engine.catalog), "view_text", lambda self, name: described.append(name))
     assert engine.overwrite_interval(table, query, window, fresh=True, new=True) == 2
     monkeypatch.undo()
     assert described == [] and _current(engine, table) == ["20240101..20240103"]
@@ -185,7 +185,7 @@ def test_a_day_next_to_the_written_ones_is_a_segment_of_its_own_and_nothing_is_r
 def test_a_month_of_daily_writes_is_merged_before_it_holds_too_many_segments(engine, schema, no_grace):
     table = f"{schema}.daily__v1"
     days = [f"2024-03-{day:02d}" for day in range(1, 13)]
-    engine.create_interval_table(table, _daily({days[0]: [1]}), _window(days[0], days[1]))
+    engine.creation.create_interval_table(table, _daily({days[0]: [1]}), _window(days[0], days[1]))
     for number, day in enumerate(days[:-1], start=1):
         engine.overwrite_interval(table, _daily({day: [number]}), _window(day, days[number]))
         assert len(_current(engine, table)) <= period_segments.MAX_SEGMENTS_PER_PERIOD
@@ -196,7 +196,7 @@ def test_a_month_of_daily_writes_is_merged_before_it_holds_too_many_segments(eng
 
 def test_a_segment_no_view_names_is_not_read_and_is_dropped_by_the_next_write_that_retires_one(engine, monthly):
     # A write that crashed before switching the view left its segment behind (newer than the one the view names).
-    engine.execute(
+    engine.catalog.execute(
         f"INSERT INTO {monthly}__data SELECT 99, DATE'2024-01-30', '20240130T000000_20240201T000000_9999999999999abc'"
     )
     assert [row[0] for row in _rows(engine, monthly)] == [1, 2, 3, 4]
@@ -210,13 +210,13 @@ def test_a_segment_no_view_names_is_not_read_and_is_dropped_by_the_next_write_th
 def test_a_table_of_the_first_period_layout_is_read_and_written_alike(engine, schema):
     # Whole-month partitions named by their first day, behind a view of the whole data table.
     table = f"{schema}.legacy__v1"
-    engine.execute(
+    engine.catalog.execute(
         f"CREATE TABLE {table}__data (id INT, ds DATE, sparkmesh_month STRING) "
         "USING parquet PARTITIONED BY (sparkmesh_month)"
     )
     rows = "(1, DATE'2024-01-01', '2024-01-01'), (2, DATE'2024-01-02', '2024-01-01')"
-    engine.execute(f"INSERT INTO {table}__data VALUES {rows}")
-    engine.execute(f"CREATE VIEW {table} AS SELECT id, ds FROM {table}__data")
+    engine.catalog.execute(f"INSERT INTO {table}__data VALUES {rows}")
+    engine.catalog.execute(f"CREATE VIEW {table} AS SELECT id, ds FROM {table}__data")
     assert engine.overwrite_interval(table, _daily({"2024-01-02": [3]}), _window("2024-01-02", "2024-01-03")) == 1
     assert [row[0] for row in _rows(engine, table)] == [1, 3]
     assert _current(engine, table) == ["20240101..20240201"]
@@ -226,21 +226,21 @@ def test_a_string_time_column_keeps_partitions_of_its_own_values(engine, schema)
     table = f"{schema}.strings__v1"
     query = "SELECT 1 AS id, '2024-01-01' AS ds"
     window = _window("2024-01-01", "2024-01-02")
-    engine.create_interval_table(table, query, window)
+    engine.creation.create_interval_table(table, query, window)
     assert engine.overwrite_interval(table, query, window, fresh=True) == 1
-    assert engine.table_exists(table) and engine.partition_columns(table) == ["ds"]
+    assert engine.catalog.table_exists(table) and engine.catalog.partition_columns(table) == ["ds"]
 
 
 def test_a_query_column_named_like_the_hidden_column_is_refused(engine, schema):
     with pytest.raises(EngineError, match="hidden period column"):
-        engine.create_interval_table(
+        engine.creation.create_interval_table(
             f"{schema}.bad__v1", "SELECT DATE'2024-01-01' AS ds, 1 AS sparkmesh_month", _window("2024-01-01", "2024-01-02")
         )
 
 
 def test_drop_physical_removes_the_view_and_its_data_table(engine, monthly):
     engine.drop_physical(monthly, is_view=False)
-    assert not engine.physical_exists(monthly) and not engine.physical_exists(f"{monthly}__data")
+    assert not engine.catalog.physical_exists(monthly) and not engine.catalog.physical_exists(f"{monthly}__data")
 
 
 @pytest.mark.parametrize("metrics", [True, False], ids=["counted by the write", "count not delivered"])
@@ -249,12 +249,12 @@ def test_a_window_without_rows_writes_nothing_and_keeps_the_view(engine, monthly
 
     if not metrics:
         monkeypatch.setattr(counted_writes, "_delivered", lambda observation, checks: None)
-    before = engine.view_text(monthly)
+    before = engine.catalog.view_text(monthly)
     empty = _daily({"2024-02-05": [9]})  # a row outside the window only
     assert engine.overwrite_interval(monthly, empty, _window("2024-02-03", "2024-02-04")) == 0
-    assert engine.view_text(monthly) == before
+    assert engine.catalog.view_text(monthly) == before
     assert _segments(engine, monthly) == ["20240130..20240201", "20240201..20240203"]
     one_day = _daily({"2024-02-03": [5, 6]})
     assert engine.overwrite_interval(monthly, one_day, _window("2024-02-03", "2024-02-04")) == 2
-    assert engine.view_text(monthly) != before
+    assert engine.catalog.view_text(monthly) != before
     assert _rows(engine, monthly)[-2:] == [(5, date(2024, 2, 3)), (6, date(2024, 2, 3))]

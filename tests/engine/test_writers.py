@@ -8,7 +8,7 @@ from dagster_sparkmesh.engine.partition_sql import TimeWindow
 
 
 def _rows(engine, table, order="ds, id"):
-    return engine.query_rows(f"SELECT * FROM {table} ORDER BY {order}")
+    return engine.catalog.query_rows(f"SELECT * FROM {table} ORDER BY {order}")
 
 
 def _daily(days: dict[str, list[int]]) -> str:
@@ -22,7 +22,7 @@ def _daily(days: dict[str, list[int]]) -> str:
 @pytest.fixture
 def daily_table(engine, schema):
     table = f"{schema}.daily"
-    engine.create_table_like_query(table, _daily({"2024-01-01": [1]}), ["ds"])
+    engine.creation.create_table_like_query(table, _daily({"2024-01-01": [1]}), ["ds"])
     written = engine.overwrite_interval(
         table,
         _daily({"2024-01-01": [1, 2], "2024-01-02": [3], "2024-01-03": [4], "2024-01-04": [5]}),
@@ -47,7 +47,7 @@ def test_interval_overwrite_replaces_exactly_the_interval_including_a_now_empty_
         daily_table, new_rows, TimeWindow("ds", datetime(2024, 1, 2), datetime(2024, 1, 4))
     )
     assert _rows(engine, daily_table) == expected
-    assert [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {daily_table}")] == [
+    assert [row[0] for row in engine.catalog.query_rows(f"SHOW PARTITIONS {daily_table}")] == [
         "ds=2024-01-01", "ds=2024-01-02", "ds=2024-01-04"
     ]
 
@@ -66,7 +66,7 @@ def test_hourly_interval_on_a_string_hour_column(engine, schema):
     def hours(*pairs):
         return "SELECT * FROM VALUES " + ", ".join(f"({v}, '{h}')" for v, h in pairs) + " AS t(v, hour)"
 
-    engine.create_table_like_query(table, hours((0, "2024-01-01 00")), ["hour"])
+    engine.creation.create_table_like_query(table, hours((0, "2024-01-01 00")), ["hour"])
     engine.overwrite_interval(
         table, hours((1, "2024-01-01 00"), (2, "2024-01-01 01"), (3, "2024-01-01 02")), TimeWindow("hour", datetime(2024, 1, 1, 0), datetime(2024, 1, 1, 3), "yyyy-MM-dd HH"),
     )
@@ -78,7 +78,7 @@ def test_hourly_interval_on_a_string_hour_column(engine, schema):
 
 def test_interval_overwrite_refuses_an_unpartitioned_table(engine, schema):
     table = f"{schema}.flat"
-    engine.create_table_like_query(table, _daily({"2024-01-01": [1]}), [])
+    engine.creation.create_table_like_query(table, _daily({"2024-01-01": [1]}), [])
     with pytest.raises(EngineError, match="not partitioned by ds"):
         engine.overwrite_interval(
             table, _daily({}), TimeWindow("ds", datetime(2024, 1, 1), datetime(2024, 1, 2))
@@ -87,7 +87,7 @@ def test_interval_overwrite_refuses_an_unpartitioned_table(engine, schema):
 
 def test_replace_full_replaces_all_rows_and_stale_partitions(engine, schema):
     table = f"{schema}.full"
-    engine.create_table_like_query(table, _daily({"2024-01-01": [1]}), ["ds"])
+    engine.creation.create_table_like_query(table, _daily({"2024-01-01": [1]}), ["ds"])
     assert engine.replace_full(table, _daily({"2024-01-01": [1], "2024-01-02": [2]})) == 2
     assert engine.replace_full(table, _daily({"2024-01-02": [3]})) == 1
     assert _rows(engine, table) == [(3, date(2024, 1, 2))]
@@ -96,32 +96,32 @@ def test_replace_full_replaces_all_rows_and_stale_partitions(engine, schema):
 def test_upsert_by_key_updates_matching_keys_and_keeps_the_rest(engine, schema):
     table = f"{schema}.customers"
     query = "SELECT * FROM VALUES {} AS t(id, name, region)"
-    engine.create_table_like_query(table, query.format("(1, 'a', 'eu')"), [])
+    engine.creation.create_table_like_query(table, query.format("(1, 'a', 'eu')"), [])
     engine.upsert_by_key(table, query.format("(1, 'a', 'eu'), (2, 'b', 'us')"), ["id"])
     written = engine.upsert_by_key(table, query.format("(2, 'b2', 'eu'), (3, 'c', 'us')"), ["id"])
     assert written == 2
     assert _rows(engine, table, "id") == [(1, "a", "eu"), (2, "b2", "eu"), (3, "c", "us")]
-    assert not engine.table_exists(table + "__sm_upsert")
+    assert not engine.catalog.table_exists(table + "__sm_upsert")
 
 
 def test_upsert_on_a_partitioned_table_moves_a_key_between_partitions(engine, schema):
     table = f"{schema}.by_region"
     query = "SELECT * FROM VALUES {} AS t(id, name, region)"
-    engine.create_table_like_query(table, query.format("(1, 'a', 'eu')"), ["region"])
+    engine.creation.create_table_like_query(table, query.format("(1, 'a', 'eu')"), ["region"])
     engine.upsert_by_key(table, query.format("(1, 'a', 'eu'), (2, 'b', 'us')"), ["id"])
     engine.upsert_by_key(table, query.format("(1, 'a', 'us')"), ["id"])
     assert _rows(engine, table, "id") == [(1, "a", "us"), (2, "b", "us")]
-    assert [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {table}")] == ["region=us"]
+    assert [row[0] for row in engine.catalog.query_rows(f"SHOW PARTITIONS {table}")] == ["region=us"]
 
 
 def test_upsert_finishes_a_copy_interrupted_by_a_crash(engine, schema):
     """A crash after staging was complete but during the copy: the staging table holds every row."""
     table = f"{schema}.crashy"
     query = "SELECT * FROM VALUES {} AS t(id, name)"
-    engine.create_table_like_query(table, query.format("(1, 'a')"), [])
+    engine.creation.create_table_like_query(table, query.format("(1, 'a')"), [])
     engine.upsert_by_key(table, query.format("(1, 'a'), (2, 'b')"), ["id"])
-    engine.execute(f"CREATE TABLE {table}__sm_upsert USING parquet AS SELECT * FROM {table}")
-    engine.execute(f"TRUNCATE TABLE {table}")  # the target lost its rows mid-copy
+    engine.catalog.execute(f"CREATE TABLE {table}__sm_upsert USING parquet AS SELECT * FROM {table}")
+    engine.catalog.execute(f"TRUNCATE TABLE {table}")  # the target lost its rows mid-copy
     engine.upsert_by_key(table, query.format("(3, 'c')"), ["id"])
     assert _rows(engine, table, "id") == [(1, "a"), (2, "b"), (3, "c")]
 
@@ -133,14 +133,14 @@ def test_load_seed_casts_values_to_declared_types_and_replaces_content(engine, s
     rows = [(1, Decimal("1.50"), date(2024, 1, 1), datetime(2024, 1, 1, 5, 30), True, "x"),
             (2, None, None, None, False, None)]
     assert engine.load_seed(table, columns, rows) == 2
-    assert engine.columns(table) == [("id", "int"), ("price", "decimal(10,2)"), ("day", "date"),
+    assert engine.catalog.columns(table) == [("id", "int"), ("price", "decimal(10,2)"), ("day", "date"),
                                      ("at", "timestamp"), ("ok", "boolean"), ("name", "string")]
     assert _rows(engine, table, "id") == [
         (1, Decimal("1.50"), date(2024, 1, 1), datetime(2024, 1, 1, 5, 30), True, "x"),
         (2, None, None, None, False, None),
     ]
     engine.load_seed(table, columns, rows[:1])
-    assert engine.row_count(table) == 1
+    assert engine.catalog.row_count(table) == 1
 
 
 def test_bad_seed_value_is_an_engine_error(engine, schema):
@@ -157,15 +157,15 @@ def test_write_dataframe_creates_then_replaces(engine, schema, spark):
 
 
 def test_temp_view_for_unit_test_inputs(engine):
-    engine.create_temp_view("unit_input", [("id", "BIGINT"), ("ds", "DATE")], [(1, "2024-01-01")])
+    engine.catalog.create_temp_view("unit_input", [("id", "BIGINT"), ("ds", "DATE")], [(1, "2024-01-01")])
     try:
-        assert engine.query_rows("SELECT * FROM unit_input") == [(1, date(2024, 1, 1))]
+        assert engine.catalog.query_rows("SELECT * FROM unit_input") == [(1, date(2024, 1, 1))]
     finally:  # the suite shares the session: a temp view would show in every later test's schema listing
-        engine.drop_temp_view("unit_input")
+        engine.catalog.drop_temp_view("unit_input")
 
 
 def _partitions(engine, table):
-    return [row[0] for row in engine.query_rows(f"SHOW PARTITIONS {table}")]
+    return [row[0] for row in engine.catalog.query_rows(f"SHOW PARTITIONS {table}")]
 
 
 def test_one_day_overwrite_names_the_partition_and_drops_a_day_left_empty(engine, daily_table):

@@ -55,9 +55,9 @@ def test_an_incremental_models_audits_read_only_the_interval_written(spark, mini
     table = plan.tables(())["shop.daily"]
     # An old bad row, added to the segment of the period table that holds January 2 (``engine.period_tables``).
     holding = f"SELECT DISTINCT sparkmesh_month FROM {table}__data WHERE ds = DATE'2024-01-02'"
-    [(segment,)] = ctx.engine.query_rows(holding)
+    [(segment,)] = ctx.engine.catalog.query_rows(holding)
     spark.sql(f"INSERT INTO {table}__data SELECT DATE'2024-01-02', NULL, 0, '{segment}'").collect()
-    assert ctx.engine.query_rows(f"SELECT COUNT(*) FROM {table} WHERE total IS NULL") == [(1,)]
+    assert ctx.engine.catalog.query_rows(f"SELECT COUNT(*) FROM {table} WHERE total IS NULL") == [(1,)]
 
     ran = apply_plan(ctx, plan_for(ctx, START, END))  # the last day only
     [daily] = [result for result in ran.models if result.model == "shop.daily"]

@@ -23,8 +23,8 @@ def test_a_period_table_backfilled_then_run_for_a_day_holds_what_a_fresh_build_h
     apply_plan(ctx, plan)
     apply_plan(ctx, plan_for(ctx, START, END))  # the last day only: a segment of its own
     table = plan.tables(())["shop.daily"]
-    assert ctx.engine.view_exists(table) and ctx.engine.table_exists(f"{table}__data")
-    segments = {row[0] for row in ctx.engine.query_rows(f"SHOW PARTITIONS {table}__data")}
+    assert ctx.engine.catalog.view_exists(table) and ctx.engine.catalog.table_exists(f"{table}__data")
+    segments = {row[0] for row in ctx.engine.catalog.query_rows(f"SHOW PARTITIONS {table}__data")}
     assert segments and all(segment.startswith("sparkmesh_month=") for segment in segments)
     with_periods = _daily_rows(spark)
     assert len(with_periods) == (END - START).days
@@ -33,5 +33,5 @@ def test_a_period_table_backfilled_then_run_for_a_day_holds_what_a_fresh_build_h
     ctx.engine.drop_physical(table, is_view=False)
     ctx.state.remove_intervals("shop.daily", plan.version_of("shop.daily"), Interval(start=START, end=END))
     apply_plan(ctx, plan_for(ctx, START, END))  # the fresh build, day partitions
-    assert ctx.engine.table_exists(table) and ctx.engine.partition_columns(table) == ["ds"]
+    assert ctx.engine.catalog.table_exists(table) and ctx.engine.catalog.partition_columns(table) == ["ds"]
     assert _daily_rows(spark) == with_periods

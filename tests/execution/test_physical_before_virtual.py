@@ -55,20 +55,20 @@ def test_failed_backfill_creates_no_view_and_success_creates_views_after_tables(
     ctx = make_context(wide_project)
     ctx.max_workers = 4
     created_before_target: list[str] = []
-    original = engine.create_or_alter_view
+    original = engine.catalog.create_or_alter_view
 
     def checked_view(view: str, select_sql: str, **options) -> None:
         if view.startswith("wide."):
             target = select_sql.split("FROM", 1)[1].strip().replace("`", "")
-            if not (engine.table_exists(target) or engine.view_exists(target)):
+            if not (engine.catalog.table_exists(target) or engine.catalog.view_exists(target)):
                 created_before_target.append(view)
         original(view, select_sql, **options)
 
-    engine.create_or_alter_view = checked_view
+    engine.catalog.create_or_alter_view = checked_view
     try:
         apply_plan(ctx, plan_for(ctx, START, END))
     finally:
-        del engine.create_or_alter_view
+        del engine.catalog.create_or_alter_view
     assert created_before_target == []
     views = {row[1] for row in spark.sql("SHOW VIEWS IN wide").collect() if not row[2]}  # not temp views
     assert len(views) == LAYERS * WIDTH + 1

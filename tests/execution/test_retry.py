@@ -10,6 +10,7 @@ from pyspark.errors import PySparkException
 
 from dagster_sparkmesh.engine.adapter import SparkEngine
 from dagster_sparkmesh.engine.failures import spark_errors
+from dagster_sparkmesh.engine.table_creation import TableCreation
 from dagster_sparkmesh.errors import AuditFailure, EngineError
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
@@ -64,7 +65,7 @@ def test_real_sql_errors_are_never_retried(engine):
 
     def query_missing_table():
         calls.append(1)
-        engine.query_rows("SELECT * FROM no_such_schema.no_such_table")
+        engine.catalog.query_rows("SELECT * FROM no_such_schema.no_such_table")
 
     with pytest.raises(EngineError) as caught:
         with_retries(query_missing_table, RetryPolicy(attempts=5, delay_seconds=0), sleep=slept.append)
@@ -78,11 +79,11 @@ def test_audit_failures_and_unknown_errors_are_permanent():
     assert is_transient(wrapped("<_InactiveRpcError: StatusCode.UNAVAILABLE details = 'failed to connect to all addresses'>"))
 
 
-class LockedOnce(SparkEngine):
-    """The real engine, except that its first interval write meets a metastore lock timeout."""
+class LockedOnce(TableCreation):
+    """The real table creation, except that its first interval write meets a metastore lock timeout."""
 
-    def __init__(self, spark) -> None:
-        super().__init__(spark)
+    def __init__(self, catalog, layouts) -> None:
+        super().__init__(catalog, layouts)
         self.failed = 0
 
     def write_first_interval(self, *args, **kwargs) -> int | None:  # the first write of a new table
@@ -92,10 +93,16 @@ class LockedOnce(SparkEngine):
         return super().write_first_interval(*args, **kwargs)
 
 
+def _locked_once(spark) -> tuple[SparkEngine, LockedOnce]:
+    engine = SparkEngine(spark)
+    engine.creation = LockedOnce(engine.catalog, engine.layouts)
+    return engine, engine.creation
+
+
 def test_apply_retries_a_write_that_met_a_lock_timeout(spark, mini_project, make_context):
-    locked = LockedOnce(spark)
+    engine, locked = _locked_once(spark)
     ctx = dataclasses.replace(
-        make_context(mini_project), engine_factory=lambda: locked, retry_policy=RetryPolicy(delay_seconds=0)
+        make_context(mini_project), engine_factory=lambda: engine, retry_policy=RetryPolicy(delay_seconds=0)
     )
     plan = plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 4))
     apply_plan(ctx, plan)

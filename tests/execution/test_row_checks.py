@@ -3,7 +3,7 @@ the same results as reading the table back, without the audit job; every other a
 
 import pytest
 
-from dagster_sparkmesh.engine.adapter import SparkEngine
+from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
@@ -43,8 +43,8 @@ def _edit(project, model_file: str, old: str, new: str) -> None:
 
 def _offending_queries(monkeypatch) -> list[str]:
     ran: list[str] = []
-    original = SparkEngine.query_rows
-    monkeypatch.setattr(SparkEngine, "query_rows", lambda self, sql: (ran.append(sql), original(self, sql))[1])
+    original = SparkCatalog.query_rows
+    monkeypatch.setattr(SparkCatalog, "query_rows", lambda self, sql: (ran.append(sql), original(self, sql))[1])
     return ran
 
 

@@ -19,7 +19,7 @@ def _by_model(result) -> dict:
 
 
 def _view_text(ctx, plan, model: str) -> str:
-    return ctx.engine.view_text(plan.tables(())[model])
+    return ctx.engine.catalog.view_text(plan.tables(())[model])
 
 
 @pytest.fixture

@@ -58,7 +58,7 @@ def test_by_partition_replaces_exactly_the_partitions_the_run_returns(spark, min
     ]  # fmt: skip
     assert _recorded(ctx, plan, "shop.latest_by_id") == _days(1, 5)
     table = physical_table("shop.latest_by_id", plan.version_of("shop.latest_by_id"))
-    assert ctx.engine.partition_columns(table) == ["id"]
+    assert ctx.engine.catalog.partition_columns(table) == ["id"]
 
 
 def test_unmanaged_appends_each_run_and_is_never_restated(spark, mini_project, make_context):

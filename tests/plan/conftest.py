@@ -62,7 +62,7 @@ def plan_sources(spark):
     create_sources(engine)
     yield
     for schema in {name.split(".")[0] for name in SOURCE_TABLES}:
-        engine.drop_schema(schema, cascade=True)
+        engine.catalog.drop_schema(schema, cascade=True)
 
 
 @pytest.fixture

@@ -112,18 +112,18 @@ def create_sources(engine: SparkEngine) -> None:
         for n, day in enumerate(_days(first, last), start=1)
     )
     for name in SOURCE_TABLES:
-        engine.create_schema(name.split(".")[0])
-        engine.execute(f"DROP TABLE IF EXISTS {name}")
-        engine.execute(f"CREATE TABLE {name} ({SOURCE_COLUMNS}) USING parquet")
-        engine.execute(f"INSERT INTO {name} VALUES {rows}")
+        engine.catalog.create_schema(name.split(".")[0])
+        engine.catalog.execute(f"DROP TABLE IF EXISTS {name}")
+        engine.catalog.execute(f"CREATE TABLE {name} ({SOURCE_COLUMNS}) USING parquet")
+        engine.catalog.execute(f"INSERT INTO {name} VALUES {rows}")
 
 
 def drop_all_but_sources(engine: SparkEngine) -> None:
     """Every schema a test's plans created (physical tables, views, environments); the sources stay."""
     keep = {"default", *(name.split(".")[0] for name in SOURCE_TABLES)}
-    for (schema,) in engine.query_rows("SHOW DATABASES"):
+    for (schema,) in engine.catalog.query_rows("SHOW DATABASES"):
         if schema not in keep:
-            engine.drop_schema(schema, cascade=True)
+            engine.catalog.drop_schema(schema, cascade=True)
 
 
 def _days(first: date, last: date) -> list[date]:

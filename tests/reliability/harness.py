@@ -107,11 +107,11 @@ def view_checksums(engine, prefix: str, environment_schema_suffix: str = "") -> 
     for view in CRASH_VIEWS:
         schema, table = view.split(".")
         name = f"{prefix}_{schema}{environment_schema_suffix}.{table}"
-        if not engine.view_exists(name):
+        if not engine.catalog.view_exists(name):
             sums[view] = None
             continue
         sums[view] = tuple(
-            engine.query_rows(f"SELECT COUNT(*), SUM(CAST(xxhash64(*) AS DECIMAL(38, 0))) FROM {name}")[0]
+            engine.catalog.query_rows(f"SELECT COUNT(*), SUM(CAST(xxhash64(*) AS DECIMAL(38, 0))) FROM {name}")[0]
         )
     return sums
 
@@ -238,12 +238,12 @@ def physical_tables_of(state, prefix: str) -> dict[str, str]:
 
 
 def rows_per_day(engine, table: str) -> dict[str, int]:
-    return {str(day): count for day, count in engine.query_rows(f"SELECT ds, COUNT(*) FROM {table} GROUP BY ds")}
+    return {str(day): count for day, count in engine.catalog.query_rows(f"SELECT ds, COUNT(*) FROM {table} GROUP BY ds")}
 
 
 def checksum(engine, table: str) -> tuple:
     """Row count and an order-independent checksum over every column of a table or view."""
-    return tuple(engine.query_rows(f"SELECT COUNT(*), SUM(CAST(xxhash64(*) AS DECIMAL(38, 0))) FROM {table}")[0])
+    return tuple(engine.catalog.query_rows(f"SELECT COUNT(*), SUM(CAST(xxhash64(*) AS DECIMAL(38, 0))) FROM {table}")[0])
 
 
 def days_recorded(state, model: str, version: str) -> list[str]:
@@ -258,8 +258,8 @@ def days_recorded(state, model: str, version: str) -> list[str]:
 
 def drop_range_schemas(engine, prefix: str) -> None:
     for schema in RANGE_SCHEMAS:
-        engine.drop_schema(f"{prefix}_{schema}", cascade=True)
-        engine.drop_schema(f"sparkmesh__{prefix}_{schema}", cascade=True)
+        engine.catalog.drop_schema(f"{prefix}_{schema}", cascade=True)
+        engine.catalog.drop_schema(f"sparkmesh__{prefix}_{schema}", cascade=True)
 
 
 POSTGRES_SERVER = "postgresql+psycopg2://postgres@127.0.0.1:5432"

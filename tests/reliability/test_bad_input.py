@@ -247,8 +247,8 @@ def test_every_bad_input_is_refused_cleanly_and_writes_nothing(tmp_path):
 
 def _catalog(engine, prefix: str) -> dict[str, list[str]]:
     """The case's schemas on the shared server (its own and the physical ``sparkmesh__`` ones) and their tables."""
-    schemas = sorted(name for (name,) in engine.query_rows("SHOW SCHEMAS") if prefix in name)
-    return {schema: engine.list_tables(schema) for schema in schemas}
+    schemas = sorted(name for (name,) in engine.catalog.query_rows("SHOW SCHEMAS") if prefix in name)
+    return {schema: engine.catalog.list_tables(schema) for schema in schemas}
 
 
 def test_runtime_bad_inputs_are_refused_before_anything_is_written(tmp_path, connect_server, remote_engine):
@@ -262,7 +262,7 @@ def test_runtime_bad_inputs_are_refused_before_anything_is_written(tmp_path, con
         for relative, text in files.items():
             (project / relative).write_text(text.replace("{p}", prefixes[case.name]))
         for statement in case.setup:
-            remote_engine.execute(statement.format(p=prefixes[case.name]))
+            remote_engine.catalog.execute(statement.format(p=prefixes[case.name]))
 
     def run(case: RuntimeCase) -> dict:
         project, prefix = projects[case.name], prefixes[case.name]
@@ -278,4 +278,4 @@ def test_runtime_bad_inputs_are_refused_before_anything_is_written(tmp_path, con
             _report(list(pool.map(run, RUNTIME)))
     finally:
         for schema in _catalog(remote_engine, tag):
-            remote_engine.drop_schema(schema, cascade=True)
+            remote_engine.catalog.drop_schema(schema, cascade=True)

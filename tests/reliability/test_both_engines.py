@@ -110,7 +110,7 @@ def _views(engine, prefix: str) -> dict[str, tuple]:
     for view in VIEWS:
         schema, table = view.split(".")
         name = f"{prefix}_{schema}.{table}"
-        views[view] = (checksum(engine, name), [c for c, _ in engine.columns(name)])
+        views[view] = (checksum(engine, name), [c for c, _ in engine.catalog.columns(name)])
     return views
 
 
@@ -136,5 +136,5 @@ def test_every_writer_leaves_the_same_rows_on_both_engines(tmp_path, engine, con
     finally:
         for schema in ("src", "m"):
             for which in (engine, remote_engine):
-                which.drop_schema(f"{tag}_{schema}", cascade=True)
-                which.drop_schema(f"sparkmesh__{tag}_{schema}", cascade=True)
+                which.catalog.drop_schema(f"{tag}_{schema}", cascade=True)
+                which.catalog.drop_schema(f"sparkmesh__{tag}_{schema}", cascade=True)

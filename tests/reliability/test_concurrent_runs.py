@@ -110,13 +110,13 @@ def _data_problems(project: Path, prefix: str, state_url: str | None, engine) ->
         if found != wanted:
             problems.append(f"{name}: rows per day {found}, expected {wanted}")
     for schema in RANGE_SCHEMAS:
-        created = set(engine.list_tables(f"sparkmesh__{prefix}_{schema}"))
+        created = set(engine.catalog.list_tables(f"sparkmesh__{prefix}_{schema}"))
         wanted_tables = {t.split(".")[1] for t in tables.values() if t.startswith(f"sparkmesh__{prefix}_{schema}.")}
         # A period table's physical table is a view over its data table (``engine.period_tables``).
         allowed = wanted_tables | {period_data_table(t) for t in wanted_tables}
         if not wanted_tables <= created or not created <= allowed:
             problems.append(f"physical schema {schema}: tables {sorted(created)}, expected {sorted(wanted_tables)}")
-        if engine.list_schema(f"{prefix}_{schema}") is not None:
+        if engine.catalog.list_schema(f"{prefix}_{schema}") is not None:
             problems.append(f"the view schema {prefix}_{schema} exists, but nothing was promoted")
     return problems
 

@@ -72,7 +72,7 @@ def test_killed_range_run_relaunch_computes_only_missing_intervals_and_equals_un
 
         refused = finish_range_run(start_range_run(project, home))
         assert refused.code == 1 and "missing" in refused.output.lower(), refused.output[-3000:]
-        assert remote_engine.list_schema(f"{crashed}_shop") is None  # promotion refused before any view
+        assert remote_engine.catalog.list_schema(f"{crashed}_shop") is None  # promotion refused before any view
 
         relaunched = finish_range_run(start_range_run(project, home, first=FIRST, last=LAST, resume=True))
         assert relaunched.code == 0, relaunched.output[-3000:]

@@ -114,14 +114,14 @@ class SlowViewSwaps:
     def __init__(self, engine, *, after_swap: Callable[[], None] = lambda: None, fail_at: int | None = None) -> None:
         self.engine, self.after_swap, self.fail_at = engine, after_swap, fail_at
         self.swaps: list[tuple[str, str]] = []
-        self._execute: Callable[[str], None] = engine.execute
+        self._execute: Callable[[str], None] = engine.catalog.execute
 
     def __enter__(self) -> SlowViewSwaps:
-        self.engine.execute = self._run
+        self.engine.catalog.execute = self._run
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        del self.engine.execute
+        del self.engine.catalog.execute
 
     def _run(self, sql: str) -> None:
         if not sql.startswith("ALTER VIEW"):

@@ -47,12 +47,12 @@ def _first_write(ctx: ExecutionContext, target: ModelTarget, query: str) -> int 
     interval recorded: new, restated whole, or computed from incomplete inputs). None: add to the table."""
     rows = None
     partitioned_by = list(target.model.partitioned_by)
-    if not ctx.engine.table_exists(target.table):
+    if not ctx.engine.catalog.table_exists(target.table):
         if target.model.depends_on_self:
             # Its query reads the table: create it empty first; adding the rows to it is then the whole write.
-            ctx.engine.create_table_like_query(target.table, empty_select(target.model), partitioned_by)
+            ctx.engine.creation.create_table_like_query(target.table, empty_select(target.model), partitioned_by)
             return None
-        rows = ctx.engine.create_table_with_rows(target.table, query, partitioned_by)
+        rows = ctx.engine.creation.create_table_with_rows(target.table, query, partitioned_by)
     if rows is None and not ctx.state.get_intervals(target.model.name, target.version):
         rows = ctx.engine.replace_full(target.table, query)
     return rows

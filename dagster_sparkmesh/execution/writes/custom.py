@@ -35,7 +35,7 @@ def write_custom(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
     handed = _handed_model(model, materialization)
     rows, result, incomplete = 0, WriteResult(), []
     # Asked once: after this step's first batch the table holds rows of this version.
-    first = not ctx.engine.table_exists(target.table) or not ctx.state.get_intervals(model.name, target.version)
+    first = not ctx.engine.catalog.table_exists(target.table) or not ctx.state.get_intervals(model.name, target.version)
     for number, batch in enumerate(batches(list(target.intervals), model.kind.batch_size)):
         if number and target.should_stop():
             raise StopRequested(model.name)
@@ -68,7 +68,7 @@ def _insert(
     except Exception as error:  # the user's class: report it as their error, with the model's file
         raise ExecutionError(f"{what} raised {type(error).__name__}: {error}", path=target.model.path,
                              line=target.model.line, hint="fix the class's insert()") from error
-    if not ctx.engine.table_exists(target.table):
+    if not ctx.engine.catalog.table_exists(target.table):
         raise ExecutionError(f"{what} wrote no table {target.table}", path=target.model.path, line=target.model.line,
                              hint="insert() must write table_name (e.g. self._replace_query_for_model or adapter.insert_append)")
     return adapter.rows

@@ -23,10 +23,10 @@ def write_full(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
         return _write_generation(ctx, target, exists=layout is not None)
     partitioned_by = list(target.model.partitioned_by)
     if target.model.depends_on_self and layout is None:  # it reads its own (empty, at first) table
-        ctx.engine.create_table_like_query(target.table, empty_select(target.model), partitioned_by)
+        ctx.engine.creation.create_table_like_query(target.table, empty_select(target.model), partitioned_by)
         layout = "table"
     query = select_for(ctx, target, target.span)
-    rows = ctx.engine.create_table_with_rows(target.table, query, partitioned_by) if layout is None else None
+    rows = ctx.engine.creation.create_table_with_rows(target.table, query, partitioned_by) if layout is None else None
     if rows is None:
         rows = ctx.engine.replace_full(target.table, query)
     return WriteResult.of(rows, commit(ctx, target, target.intervals))

@@ -23,7 +23,7 @@ def write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
         held = span_of(tuple(recorded)) if recorded else None
         # A kind that disables restatement keeps what it holds: its earlier time is upserted like any other.
         rebuild = held is not None and not getattr(target.model.kind, "disable_restatement", False)
-        if rebuild and target.span.start < held.end and ctx.engine.table_exists(target.table):
+        if rebuild and target.span.start < held.end and ctx.engine.catalog.table_exists(target.table):
             rebuilt = Interval(start=min(held.start, target.span.start), end=max(held.end, target.span.end))
             query = _checked_query(ctx, target, rebuilt)
             rows = ctx.engine.replace_with_query(target.table, query)  # staged: a crash leaves the rows whole
@@ -34,14 +34,14 @@ def write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
 
 def _checked_query(ctx: ExecutionContext, target: ModelTarget, span: Interval) -> str:
     query = select_for(ctx, target, span)
-    refuse_repeated_keys(ctx.engine, target.model, query, span)
+    refuse_repeated_keys(ctx.engine.catalog, target.model, query, span)
     return query
 
 
 def _upsert(ctx: ExecutionContext, target: ModelTarget, query: str, holds_intervals: bool) -> int:
     rows = None
-    if not ctx.engine.table_exists(target.table):  # a new table: the upsert is all the rows
-        rows = ctx.engine.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
+    if not ctx.engine.catalog.table_exists(target.table):  # a new table: the upsert is all the rows
+        rows = ctx.engine.creation.create_table_with_rows(target.table, query, list(target.model.partitioned_by))
     if rows is None and not holds_intervals:
         # Nothing of the table counts (restated whole, or written from incomplete inputs): build it as new.
         rows = ctx.engine.replace_full(target.table, query)

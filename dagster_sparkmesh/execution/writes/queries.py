@@ -35,7 +35,7 @@ def run_statements(ctx: ExecutionContext, target: ModelTarget, interval: Interva
     if not statements:
         return
     for statement in render_statements(target.model, statements, **_render_context(ctx, target, interval)):
-        ctx.engine.execute(statement)
+        ctx.engine.catalog.execute(statement)
 
 
 def empty_select(model: Model) -> str:

@@ -10,7 +10,7 @@ from dagster_sparkmesh.execution.writes.records import WriteResult
 
 
 def write_view(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
-    ctx.engine.ensure_view(target.table, select_for(ctx, target, target.span))  # unchanged text: no metastore update
+    ctx.engine.catalog.ensure_view(target.table, select_for(ctx, target, target.span))  # unchanged text: no metastore update
     return WriteResult.of(0, commit(ctx, target, target.intervals))
 
 

@@ -41,14 +41,14 @@ def write_time_range(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
     period = partition_period(target.model)
     # Batches never overlap: in a table this step creates, no batch's window can hold stale partitions (a
     # concurrent run writes there only if its range overlaps this one, and then it writes the same rows).
-    table = _TableSoFar(exists=not target.listed_absent and ctx.engine.physical_exists(target.table))
+    table = _TableSoFar(exists=not target.listed_absent and ctx.engine.catalog.physical_exists(target.table))
     # A model that reads itself reads its earlier intervals: one interval at a time, in order, from a table that
     # exists (empty, with the declared columns) before its first query is even analyzed.
     batch_size = 1 if target.model.depends_on_self else kind.batch_size
     if target.model.depends_on_self and not table.exists:
         first = min(target.intervals)
         window = TimeWindow(kind.time_column, first.start, first.end, kind.time_column_format, period)
-        table.created = ctx.engine.create_interval_table(
+        table.created = ctx.engine.creation.create_interval_table(
             target.table, empty_select(target.model), window, empty_view=True
         )
         table.exists = True
@@ -82,14 +82,14 @@ def _write_batch(
     under the lock, it is known to hold nothing yet: its first write reads no view."""
     if not table.exists:
         checks = write_row_checks(ctx, target.model, target.table, True, None) if covered else None
-        first = ctx.engine.write_first_interval(
+        first = ctx.engine.creation.write_first_interval(
             target.table, query, window, columns=target.output_columns, checks=checks
         )
         if first is not None:
             table.exists = table.created = True
             return _BatchWrite(first, checks)
     columns = target.columns_analyzed_for(batch)
-    new = not table.exists and ctx.engine.create_interval_table(target.table, query, window, columns=columns)
+    new = not table.exists and ctx.engine.creation.create_interval_table(target.table, query, window, columns=columns)
     table.exists = True
     table.created = table.created or new
     checks = write_row_checks(ctx, target.model, target.table, table.created, columns) if covered else None
