@@ -1,6 +1,6 @@
 """The measurements of ``core_bench.py``, one per fresh process: ``python bench/core_steps.py STEP PROJECT ...``.
 
-Steps: ``floor``, ``apply`` (plan + apply an environment), ``noop-api`` (plan only, through the Python API),
+Steps: ``floor``, ``floor-daily`` (the daily run's plain statements on a floor written before), ``apply`` (plan + apply an environment), ``noop-api`` (plan only, through the Python API),
 ``promote`` (plan + promote an environment whose tables are computed). Each prints one JSON line of figures.
 """
 
@@ -17,7 +17,7 @@ from pathlib import Path
 
 STARTED = time.perf_counter()  # before the heavy imports: a fresh process pays them too
 
-from floor import LAYOUTS, run_floor  # noqa: E402 (sibling script)
+from floor import LAYOUTS, run_daily_floor, run_floor  # noqa: E402 (sibling script)
 from timing import emit, warm_up  # noqa: E402 (sibling script)
 
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
@@ -40,6 +40,18 @@ def step_floor(args) -> dict:
         per_model = run_floor(spark, project, args.start, args.end, layout=layout, workers=args.workers)
         figures[layout] = {"seconds": time.perf_counter() - began, "models": len(per_model)}
     return figures
+
+
+def step_floor_daily(args) -> dict:
+    """The daily run's floor on a ``plain`` floor written before over ``[args.start, args.day)``: the new day
+    ``[args.day, args.end)``, in a fresh process (``--cold`` is implied: the whole process is what is timed)."""
+    from dagster_sparkmesh.engine.session import open_session
+
+    project = load_project(args.project)
+    spark = open_session(connection(project, "local", args.port), project.path)
+    began = time.perf_counter()
+    per_model = run_daily_floor(spark, project, args.start, args.day, args.end, workers=args.workers)
+    return {"seconds": time.perf_counter() - began, "models": len(per_model)}
 
 
 def step_apply(args) -> dict:
@@ -158,7 +170,7 @@ class _profiled:
             pstats.Stats(self.profile, stream=sys.stderr).sort_stats("cumulative").print_stats(40)
 
 
-STEPS = {"floor": step_floor, "apply": step_apply, "noop-api": step_noop_api, "promote": step_promote}
+STEPS = {"floor": step_floor, "floor-daily": step_floor_daily, "apply": step_apply, "noop-api": step_noop_api, "promote": step_promote}
 
 
 def main() -> None:
@@ -168,6 +180,7 @@ def main() -> None:
     parser.add_argument("--environment", default="prod")
     parser.add_argument("--start", type=datetime.fromisoformat, required=True)
     parser.add_argument("--end", type=datetime.fromisoformat, required=True)
+    parser.add_argument("--day", type=datetime.fromisoformat, help="floor-daily: the new day's start")
     parser.add_argument("--mode", default="local", choices=("local", "managed"))
     parser.add_argument("--port", type=int, default=15002)
     parser.add_argument("--layouts", nargs="+", default=["plain", "monthly"], choices=LAYOUTS)

@@ -64,6 +64,35 @@ def run_floor(
     return seconds
 
 
+def run_daily_floor(
+    spark, project: Project, start: datetime, day_start: datetime, day_end: datetime, *, workers: int = 2
+) -> dict[str, float]:
+    """The daily run's work as plain statements over the ``plain`` floor's tables (``run_floor`` wrote them over
+    ``[start, day_start)``): a time-range model's query for the new day appended (``INSERT INTO``), a FULL model's
+    query over ``[start, day_end)`` overwriting its table, a VIEW nothing. In DAG order, ``workers`` at a time, as
+    the product writes; returns seconds per model written."""
+    seconds = {}
+    lookup = {name: floor_table(name, "plain") for name in project.models}
+
+    def write(name: str) -> None:
+        model = project.models[name]
+        if model.kind_name == "VIEW":
+            return
+        began = time.perf_counter()
+        incremental = model.kind_name == "INCREMENTAL_BY_TIME_RANGE"
+        query = render_query(
+            model, start=day_start if incremental else start, end=day_end, execution_time=day_end,
+            table_for=lookup, models=project.models,
+        )
+        verb = "INSERT INTO" if incremental else "INSERT OVERWRITE TABLE"
+        spark.sql(f"{verb} {lookup[name]} SELECT * FROM ({query}) AS source")
+        seconds[name] = time.perf_counter() - began
+
+    parents = {name: model.depends_on & project.models.keys() for name, model in project.models.items()}
+    run_dag(parents, write, max_workers=workers)
+    return seconds
+
+
 def _environment_views(spark, read: dict[str, str], layout: str) -> None:
     """An environment view per model over what its children read, as a promotion creates them."""
     views = {name: f"{FLOOR_PREFIX}{layout}_env__{name}" for name in read}

@@ -15,6 +15,9 @@ pins another sqlglot), and pass its ``sqlmesh`` executable. Each round, on fresh
   in DuckDB: SQLMesh refuses Spark as a state store. A production plan takes no ``--start``; ``--execution-time``
   bounds it to the generated days.
 
+Then, on the same folders, the daily run of one new day with rows (``side_by_side_daily.py``): the floor's plain
+statements, ``sparkmesh run`` per mode, ``sqlmesh run``; and both tools' prod views compared row for row.
+
 Each tool's time is printed with its ratio to the floor of its own round.
 """
 
@@ -32,7 +35,12 @@ from pathlib import Path
 
 from core_bench import MODE_WORKERS, backfill_process, backfill_window, floor_process, source_days
 from generate_project import generate_project
+from side_by_side_daily import (
+    compare_rows, floor_daily_process, sparkmesh_daily_process, sparkmesh_digests, sqlmesh_daily_process,
+    sqlmesh_digests,
+)
 from sqlmesh_spark.settings import gateway_yaml
+from dagster_sparkmesh.engine.standalone_cluster import free_port
 from timing import Row, print_table, user_environment, verdict
 
 SQLMESH_TIMEOUT_SECONDS = 1800
@@ -50,22 +58,40 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="sparkmesh_vs_sqlmesh_") as tmp:
         seconds = [one_round(Path(tmp) / f"round_{n}", args) for n in range(args.rounds)]
-    print_table(f"initial backfill {args.models} x {args.days}, whole fresh processes", _rows(seconds))
+    print_table(f"initial backfill {args.models} x {args.days} and the daily run of one new day, whole fresh processes", _rows(seconds))
 
 
 def one_round(folder: Path, args) -> dict[str, float]:
     start, end = backfill_window(args.days)
     window = ["--start", start.isoformat(), "--end", end.isoformat()]
     # As many models at once as the default engine (the managed server) and SQLMesh's concurrent_tasks write.
-    figures = {"floor": floor_process(folder / "floor", args, window, workers=MODE_WORKERS["managed"])}
+    workers = MODE_WORKERS["managed"]
+    figures = {"floor": floor_process(folder / "floor", args, window, workers=workers)}
+    figures["floor daily"] = floor_daily_process(folder / "floor", start, end, workers)
     for mode in ("local", "managed"):
         seconds, updated = backfill_process(folder / mode, args, start, end, mode)
         if updated != args.models:
             raise SystemExit(f"sparkmesh ({mode}) updated {updated} of {args.models} models")
         figures[f"sparkmesh {mode}"] = seconds
+        figures[f"sparkmesh {mode} daily"], ran = sparkmesh_daily_process(folder / mode, end, mode, free_port())
+        print(f"sparkmesh {mode} daily run: {ran}", flush=True)
     figures["sqlmesh"] = _sqlmesh_backfill(args.sqlmesh, folder / "sqlmesh", args, end)
+    figures["sqlmesh daily"] = sqlmesh_daily_process(args.sqlmesh, folder / "sqlmesh", end)
     print(", ".join(f"{what} {value:.2f} s" for what, value in figures.items()), flush=True)
+    theirs = sqlmesh_digests(folder / "sqlmesh", sorted(_model_names(folder / "local")))
+    for mode in ("local", "managed"):
+        equal, different = compare_rows(sparkmesh_digests(folder / mode), theirs)
+        figures[f"rows equal {mode}"] = equal
+        print(f"rows after the daily run, sparkmesh {mode} against sqlmesh: {equal}/{len(theirs)} models equal"
+              + "".join(f"\n  {line}" for line in different), flush=True)
+    figures["models"] = len(theirs)
     return figures
+
+
+def _model_names(project: Path) -> list[str]:
+    from dagster_sparkmesh.project.loader import load_project
+
+    return list(load_project(project).models)
 
 
 def _sqlmesh_backfill(sqlmesh: Path, project: Path, args, end: datetime) -> float:
@@ -94,15 +120,35 @@ def _use_local_spark(project: Path) -> None:
 
 def _rows(rounds: list[dict[str, float]]) -> list[Row]:
     rows = []
-    for what in rounds[0]:
-        values = [r[what] for r in rounds]
-        ratios = [r[what] / r["floor"] for r in rounds]
-        ratio = "" if what == "floor" else f" = {statistics.median(ratios):.2f}x the floor (median)"
-        rows.append(Row(what, "-", " / ".join(f"{v:.2f}" for v in values) + " s" + ratio, "-"))
-    sqlmesh = [r["sqlmesh"] for r in rounds]
+    for what in ("floor", "sparkmesh local", "sparkmesh managed", "sqlmesh"):
+        rows.append(_phase_row(what, rounds, "floor"))
+    rows += _share_rows(rounds, "", "initial backfill")
+    for what in ("floor daily", "sparkmesh local daily", "sparkmesh managed daily", "sqlmesh daily"):
+        rows.append(_phase_row(what, rounds, "floor daily"))
     for mode in ("local", "managed"):
-        share = statistics.median(r[f"sparkmesh {mode}"] / r["sqlmesh"] for r in rounds)
-        rows.append(Row(f"sparkmesh {mode} / sqlmesh", "<= 0.5x", f"{share:.2f}x (sqlmesh {statistics.median(sqlmesh):.2f} s)",
+        ratio = statistics.median(r[f"sparkmesh {mode} daily"] / r["floor daily"] for r in rounds)
+        rows.append(Row(f"daily run, sparkmesh {mode} / floor", "<= 1.3x", f"{ratio:.2f}x", verdict(ratio <= 1.3)))
+    rows += _share_rows(rounds, " daily", "daily run")
+    for mode in ("local", "managed"):
+        equal = min(int(r[f"rows equal {mode}"]) for r in rounds)
+        models = int(rounds[0]["models"])
+        rows.append(Row(f"rows after the daily run, sparkmesh {mode} = sqlmesh", "every model", f"{equal}/{models}",
+                        verdict(equal == models)))
+    return rows
+
+
+def _phase_row(what: str, rounds: list[dict[str, float]], floor: str) -> Row:
+    values = " / ".join(f"{r[what]:.2f}" for r in rounds)
+    ratio = "" if what == floor else f" = {statistics.median(r[what] / r[floor] for r in rounds):.2f}x the floor (median)"
+    return Row(what, "-", f"{values} s{ratio}", "-")
+
+
+def _share_rows(rounds: list[dict[str, float]], suffix: str, phase: str) -> list[Row]:
+    sqlmesh = statistics.median(r[f"sqlmesh{suffix}"] for r in rounds)
+    rows = []
+    for mode in ("local", "managed"):
+        share = statistics.median(r[f"sparkmesh {mode}{suffix}"] / r[f"sqlmesh{suffix}"] for r in rounds)
+        rows.append(Row(f"{phase}, sparkmesh {mode} / sqlmesh", "<= 0.5x", f"{share:.2f}x (sqlmesh {sqlmesh:.2f} s)",
                         verdict(share <= 0.5)))
     return rows
 

@@ -111,9 +111,16 @@ def test_the_side_by_side_gives_sqlmesh_local_spark_and_keeps_the_project_settin
     local = yaml.safe_load(config)["gateways"]["local"]
     assert local["connection"]["config"]["spark.master"] == "local[2]" and local["state_connection"]["type"] == "duckdb"
     assert config.count("gateways:") == 1 and "default_gateway: local" in config and "start: '2024-01-01'" in config
-    rounds = [{"floor": 10.0, "sparkmesh local": 14.0, "sparkmesh managed": 16.0, "sqlmesh": 30.0}]
+    rounds = [{"floor": 10.0, "sparkmesh local": 14.0, "sparkmesh managed": 16.0, "sqlmesh": 30.0,
+               "floor daily": 4.0, "sparkmesh local daily": 5.0, "sparkmesh managed daily": 6.0, "sqlmesh daily": 11.0,
+               "rows equal local": 4, "rows equal managed": 3, "models": 4}]
     verdicts = {row.what: row.verdict for row in sqlmesh_side_by_side._rows(rounds)}
-    assert verdicts["sparkmesh local / sqlmesh"] == "ok" and verdicts["sparkmesh managed / sqlmesh"] == "MISSED"
+    assert verdicts["initial backfill, sparkmesh local / sqlmesh"] == "ok"
+    assert verdicts["initial backfill, sparkmesh managed / sqlmesh"] == "MISSED"
+    assert verdicts["daily run, sparkmesh local / floor"] == "ok" and verdicts["daily run, sparkmesh managed / floor"] == "MISSED"
+    assert verdicts["daily run, sparkmesh local / sqlmesh"] == "ok" and verdicts["daily run, sparkmesh managed / sqlmesh"] == "MISSED"
+    assert verdicts["rows after the daily run, sparkmesh local = sqlmesh"] == "ok"
+    assert verdicts["rows after the daily run, sparkmesh managed = sqlmesh"] == "MISSED"
 
 
 def test_the_side_by_side_reads_sqlmesh_s_batches_bar_not_its_other_bars():
@@ -170,3 +177,46 @@ def test_the_core_bench_sources_hold_the_daily_run_s_new_day(tmp_path, bench_mod
     source = next(path for path in (tmp_path / "models").rglob("*.sql") if "kind FULL" in path.read_text())
     _, end = core_bench.backfill_window(Arguments.days)
     assert f"DATE'{end.date().isoformat()}'" in source.read_text()  # the day after the backfill has rows
+
+
+def test_the_daily_floor_appends_the_new_day_and_rebuilds_full_tables(tmp_path, bench_modules, spark):
+    _, _, floor, generate_project = bench_modules
+    generate_project.generate_project(tmp_path, models=6, days=3)
+    project = load_project(tmp_path, use_cache=False)
+    start, day, end = datetime(2024, 1, 1), datetime(2024, 1, 3), datetime(2024, 1, 4)
+    try:
+        floor.run_floor(spark, project, start, day, layout="plain", workers=2)
+        before = {name: spark.table(floor.floor_table(name, "plain")).count() for name in project.models}
+        written = floor.run_daily_floor(spark, project, start, day, end, workers=2)
+        assert set(written) == {name for name, model in project.models.items() if model.kind_name != "VIEW"}
+        for name, model in project.models.items():
+            table = spark.table(floor.floor_table(name, "plain"))
+            if model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
+                days = {row[0] for row in table.selectExpr(f"CAST({model.kind.time_column} AS DATE)").distinct().collect()}
+                assert day.date() in days and table.where(f"{model.kind.time_column} < DATE'2024-01-03'").count() == before[name]
+            elif model.kind_name == "FULL":  # rebuilt whole: what its query returns over [start, end), once
+                lookup = {n: floor.floor_table(n, "plain") for n in project.models}
+                query = render_query(model, start=start, end=end, execution_time=end, table_for=lookup,
+                                     models=project.models)
+                assert table.count() == spark.sql(query).count()
+    finally:
+        for schema in {floor.floor_table(name, "plain").split(".")[0] for name in project.models}:
+            spark.sql(f"DROP SCHEMA IF EXISTS `{schema}` CASCADE")
+
+
+def test_the_side_by_side_counts_a_model_equal_only_when_rows_and_checksums_agree():
+    sys.path.insert(0, str(BENCH))
+    try:
+        from side_by_side_daily import compare_rows
+        from sqlmesh_spark.digest import Digest
+    finally:
+        sys.path.remove(str(BENCH))
+
+    def digest(rows: int, checksum: str) -> Digest:
+        return Digest(columns=(("a", "int"),), rows=rows, column_checksums=(("a", checksum),), row_checksum=checksum)
+
+    ours = {"s.same": digest(3, "7"), "s.other_rows": digest(3, "7"), "s.unread": digest(1, "1")}
+    theirs = {"s.same": digest(3, "7"), "s.other_rows": digest(3, "8"), "s.unread": "AnalysisException: no view"}
+    equal, different = compare_rows(ours, theirs)
+    assert equal == 1
+    assert [line.split(":")[0] for line in different] == ["s.other_rows", "s.unread"]
