@@ -15,10 +15,10 @@ from dagster_sparkmesh.engine.generation_tables import names_generation
 from dagster_sparkmesh.engine.period_segments import current_values
 
 if TYPE_CHECKING:
-    from dagster_sparkmesh.engine.catalog import SparkCatalog
+    from dagster_sparkmesh.engine.adapter import SparkEngine
 
 
-def content_token(engine: SparkCatalog, table: str) -> str | None:
+def content_token(engine: SparkEngine, table: str) -> str | None:
     """The token of a period or generation table's rows; None when the table has none (or does not exist)."""
     text = engine.catalog.view_text(table)
     if text is None:

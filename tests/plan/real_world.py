@@ -89,7 +89,7 @@ class World:
 
     def spark_rows(self, sql: str) -> list[tuple]:
         """The rows of a query on the shared session: what the applied plans wrote."""
-        return self._spark().query_rows(sql)
+        return self._spark().catalog.query_rows(sql)
 
     def close(self) -> None:
         """Close the state store, and drop what the plans created in the catalog (the sources stay)."""
