@@ -49,6 +49,7 @@ def load_time_limit(root: Path, seconds: float | None = None) -> Iterator[None]:
     loader = threading.get_ident()
     finished = threading.Event()
     lock = threading.Lock()
+    posted = []
 
     def interrupt() -> None:
         wait = limit
@@ -56,6 +57,7 @@ def load_time_limit(root: Path, seconds: float | None = None) -> Iterator[None]:
             with lock:
                 if not finished.is_set():
                     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(loader), ctypes.py_object(LoadTimeout))
+                    posted.append(True)
             wait = 1.0
 
     watchdog = threading.Thread(target=interrupt, name="sparkmesh-load-limit", daemon=True)
@@ -65,9 +67,27 @@ def load_time_limit(root: Path, seconds: float | None = None) -> Iterator[None]:
     except LoadTimeout as timeout:
         raise _timeout_error(timeout, root, limit) from None
     finally:
-        with lock:
+        try:
+            with lock:
+                finished.set()
+        except LoadTimeout:  # posted just as the load ended: the load succeeded
             finished.set()
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(loader), None)  # one raised just now: void
+        if posted:
+            _absorb_pending_timeout()
+
+
+def _absorb_pending_timeout() -> None:
+    """Take delivery of a ``LoadTimeout`` posted after the load ended (or of none).
+
+    It is received, not voided: voiding it (``PyThreadState_SetAsyncExc(id, NULL)``) leaves CPython's flag for a
+    pending asynchronous exception raised for the whole interpreter, which then checks for one at every call and
+    loop for the rest of the process, and on Python 3.11 loops forever at the next call once a profiler or tracer
+    (coverage, a debugger, cProfile) is installed. Python checks for it at each backward jump of this loop."""
+    try:
+        for _ in range(1000):
+            pass
+    except LoadTimeout:
+        pass
 
 
 def _timeout_error(timeout: LoadTimeout, root: Path, limit: float) -> ProjectError:

@@ -77,3 +77,36 @@ def test_the_cli_exits_2(tmp_path):
     done = subprocess.run([str(sparkmesh), "-p", str(project), "info"], capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 2 and "took more than 2 s while running m.py:6" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+PROFILED_AFTER_LOAD = """
+import sys
+from pathlib import Path
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.project.loader import load_project
+try:
+    load_project(Path(sys.argv[1]), use_cache=False)
+except ProjectError as error:
+    print("load stopped:", error, flush=True)
+def one():
+    return 1
+calls = []
+sys.setprofile(lambda frame, event, arg: calls.append(event))
+one()  # a Python function's call with the profiler on
+sys.setprofile(None)
+print("profiled", bool(calls), flush=True)
+"""
+
+
+@pytest.mark.parametrize("looping", [False, True], ids=["loaded", "stopped_by_the_limit"])
+def test_a_profiler_or_debugger_after_a_load_does_not_hang_the_process(tmp_path, looping):
+    """A load leaves no asynchronous exception flagged: CPython 3.11 loops forever at the next call once a profiler
+    (coverage, a debugger, cProfile) is installed after the flag was voided rather than delivered."""
+    files = {"models/m.sql": "MODEL (name s.m, kind FULL);\n\nSELECT @spin() AS a\n", "macros/m.py": LOOPING_MACRO}
+    project = _project(tmp_path / "p", files if looping else {"models/m.sql": "MODEL (name s.m, kind FULL);\n\nSELECT 1 AS a\n"})
+    environment = {**os.environ, "SPARKMESH_LOAD_TIMEOUT": "1"}
+    result = subprocess.run([sys.executable, "-c", PROFILED_AFTER_LOAD, str(project)], capture_output=True, text=True,
+                            timeout=120, env=environment, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().endswith("profiled True")
+    assert ("load stopped: " in result.stdout) == looping
