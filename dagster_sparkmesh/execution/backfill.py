@@ -32,10 +32,10 @@ def run_models(
     """Compute the backfill stage's intervals of its models (``stage.models``, default: all), then return what ran.
 
     ``execution.apply`` visits the stage after the plan's snapshots are pushed and its restatements applied; the
-    stage carries its intervals (a Dagster step's window is its share of the plan's missing intervals). Models not selected are assumed up to date (Dagster orders its own steps); a
-    failure stops the failed model's descendants and is raised once the independent models have finished. Once
-    ``should_stop()`` turns true no model starts and running ones end at their next batch boundary:
-    ``ApplyAborted`` is raised. The preflight (``execution.preflight``) runs first unless the caller ran it.
+    stage carries its intervals (a Dagster step's window is its share of the plan's missing intervals). Models not
+    selected are assumed up to date (Dagster orders its own steps); a failure stops the failed model's descendants
+    and is raised once the independent models have finished. Once ``should_stop()`` turns true no model starts and
+    running ones end at their next batch boundary: ``ApplyAborted`` is raised. The preflight (``execution.preflight``) runs first unless the caller ran it.
     """
     versions = {s.name: s.version for s in plan.environment_after.snapshots}
     # A plan of selected models (``--select-model``) leaves new unselected models out of the environment.

@@ -49,7 +49,7 @@ def load_time_limit(root: Path, seconds: float | None = None) -> Iterator[None]:
     loader = threading.get_ident()
     finished = threading.Event()
     lock = threading.Lock()
-    posted = []
+    posted: list[bool] = []  # the watchdog posted a LoadTimeout: one may still be pending after the load
 
     def interrupt() -> None:
         wait = limit
