@@ -39,14 +39,24 @@ CONNECT_ENV = "SPARKMESH_TEST_ENGINE"
 default), so a suite runs on the other engine: ``SPARKMESH_TEST_ENGINE=connect pytest tests/engine``."""
 
 
+TABLE_FORMAT_ENV = "SPARKMESH_TEST_TABLE_FORMAT"
+"""``iceberg`` or ``delta``: the shared session serves that lakehouse format (``engine.lakehouse``), for the tests
+marked ``lakehouse``: ``SPARKMESH_TEST_TABLE_FORMAT=iceberg pytest -m lakehouse`` (``./dev test`` runs both)."""
+
+
 @pytest.fixture(scope="session")
-def spark(spark_project: Path):
+def served_table_format() -> str | None:
+    return os.environ.get(TABLE_FORMAT_ENV) or None
+
+
+@pytest.fixture(scope="session")
+def spark(spark_project: Path, served_table_format: str | None):
     from dagster_sparkmesh.engine.session import close_sessions, open_session
 
     if os.environ.get(CONNECT_ENV) == "connect":
         yield from _connect_session(spark_project)
         return
-    session = open_session(TEST_SPARK, spark_project)
+    session = open_session(TEST_SPARK, spark_project, served_table_format)
     yield session
     close_sessions()
 

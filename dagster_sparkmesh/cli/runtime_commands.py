@@ -66,10 +66,11 @@ def _project_engine(project: Project) -> Callable[[], SparkEngine]:
         from dagster_sparkmesh.cli.spark_commands import connection_for
         from dagster_sparkmesh.engine.adapter import SparkEngine
         from dagster_sparkmesh.engine.session import open_session
+        from dagster_sparkmesh.model.table_formats import project_lakehouse_format
 
         # Decided only now: looking for a running server imports pyspark, which a no-op plan never needs.
         connection = connection_for(project.path, project.config.connection)
-        return SparkEngine(open_session(connection, project.path))
+        return SparkEngine(open_session(connection, project.path, project_lakehouse_format(project.models.values())))
 
     return open_engine
 

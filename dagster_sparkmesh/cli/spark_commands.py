@@ -27,10 +27,26 @@ def connection_for(project_path: Path, connection: SparkConnection) -> SparkConn
 
 
 def _configured_connection(project_path: Path) -> SparkConnection:
-    # Only config.yaml: the server can start (and stop) even while a model file does not load.
+    """config.yaml's connection, with the lakehouse format the project's tables need (``engine.lakehouse``)."""
+    from dagster_sparkmesh.engine.lakehouse import with_lakehouse
     from dagster_sparkmesh.project.config.loader import load_config
 
-    return load_config(project_path).config.connection
+    config = load_config(project_path).config
+    table_format = _served_format(project_path, config.model_defaults.table_format)
+    return config.connection.model_copy(update={"config": with_lakehouse(config.connection.config, table_format)})
+
+
+def _served_format(project_path: Path, default_format: str | None) -> str | None:
+    """The project's lakehouse format; the server can start (and stop) even while a model file does not load:
+    then model_defaults' format."""
+    from dagster_sparkmesh.errors import SparkMeshError
+    from dagster_sparkmesh.model.table_formats import LAKEHOUSE_FORMATS, project_lakehouse_format
+    from dagster_sparkmesh.project.loader import load_project
+
+    try:
+        return project_lakehouse_format(load_project(project_path).models.values())
+    except SparkMeshError:
+        return default_format if default_format in LAKEHOUSE_FORMATS else None
 
 
 @click.group()

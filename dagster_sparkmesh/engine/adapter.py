@@ -60,7 +60,7 @@ class SparkEngine:
         if self.catalog.object_type(qualified) == "VIEW":
             self.catalog.drop_view(qualified)
         else:
-            self.catalog.drop_table(qualified)
+            self.catalog.drop_table(qualified, purge=True)  # a lakehouse table's files go with it
         self.catalog.drop_table(period_data_table(qualified))
 
     # -- writers ---------------------------------------------------------------------------------------------

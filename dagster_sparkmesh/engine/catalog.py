@@ -20,9 +20,11 @@ from pyspark.sql import DataFrame, SparkSession
 from dagster_sparkmesh.engine.described_columns import CatalogColumn, columns_from_describe
 from dagster_sparkmesh.engine.failure_kinds import is_transient
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
+from dagster_sparkmesh.engine.lakehouse import SESSION_CATALOGS
 from dagster_sparkmesh.engine.session import query_frame
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.errors import EngineError
+from dagster_sparkmesh.model.table_formats import ICEBERG
 from dagster_sparkmesh.snapshot.naming import quote
 
 
@@ -38,6 +40,7 @@ class SparkCatalog:
         self._schemas: set[str] = set()
         self._schema_creation = threading.Lock()
         self._system_functions: frozenset[str] | None = None
+        self._views_replaced: bool | None = None
 
     # -- statements and queries -------------------------------------------------------------------------------
 
@@ -128,8 +131,9 @@ class SparkCatalog:
             raise
         return next((row[1] for row in rows if row[0] == "View Text"), None)
 
-    def drop_table(self, qualified: str) -> None:
-        self.execute(f"DROP TABLE IF EXISTS {quote(qualified)}")
+    def drop_table(self, qualified: str, *, purge: bool = False) -> None:
+        """``purge``: the files go too, also those of an Iceberg table, whose catalog otherwise keeps them."""
+        self.execute(f"DROP TABLE IF EXISTS {quote(qualified)}{' PURGE' if purge else ''}")
 
     def drop_view(self, qualified: str) -> None:
         self.execute(f"DROP VIEW IF EXISTS {quote(qualified)}")
@@ -202,7 +206,7 @@ class SparkCatalog:
         ``known_missing``: the caller has just listed the schema, so the existence check's round trip is skipped;
         a view created meanwhile is still altered below."""
         if not known_missing and self.view_exists(view):
-            self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")
+            self.alter_view(view, select_sql)
             return
         try:
             # Schema evolution: a view over a table that gains columns (a forward-only change's, see
@@ -212,4 +216,18 @@ class SparkCatalog:
             # Another process created it between our check and our CREATE: alter it like any existing view.
             if error_class(error.__cause__) not in ("TABLE_OR_VIEW_ALREADY_EXISTS", "VIEW_ALREADY_EXISTS"):
                 raise
+            self.alter_view(view, select_sql)
+
+    def alter_view(self, view: str, select_sql: str) -> None:
+        """Point an existing view at ``select_sql`` in one catalog update, so readers see it before or after.
+
+        Spark's own catalog does it with ``ALTER VIEW``. Iceberg's session catalog (``engine.lakehouse``) keeps
+        views as its own, which refuse ``ALTER VIEW ... AS``: there a view is replaced in one commit of its
+        metadata, with the schema mode the view was created with."""
+        if self._views_replaced is None:
+            served = self.spark.conf.get("spark.sql.catalog.spark_catalog", None)
+            self._views_replaced = served == SESSION_CATALOGS[ICEBERG]
+        if self._views_replaced:
+            self.execute(f"CREATE OR REPLACE VIEW {quote(view)} WITH SCHEMA EVOLUTION AS {select_sql}")
+        else:
             self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")

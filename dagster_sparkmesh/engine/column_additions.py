@@ -121,7 +121,7 @@ def _switch_view(engine: SparkEngine, table: str) -> None:
     engine.layouts.forget(table)
     layout = engine.period_layout(table)
     assert layout is not None  # the data table is still partitioned by its period
-    engine.catalog.execute(f"ALTER VIEW {quote(table)} AS {_view_text(engine, table, layout)}")
+    engine.catalog.alter_view(table, _view_text(engine, table, layout))
 
 
 def _view_text(engine: SparkEngine, table: str, layout: PeriodLayout) -> str:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from dagster_sparkmesh.engine.failures import spark_errors
@@ -72,6 +72,27 @@ def create_counting(
             writer = writer.partitionBy(*partitioned_by)
         writer.saveAsTable(quote(table), mode="error")
     return _delivered(observation, checks)
+
+
+def observed_rows(frame: DataFrame) -> tuple[DataFrame, Observation]:
+    """The frame counting its rows as they pass, for a writer of another kind (``engine.lakehouse_tables``); its
+    count comes from ``count_observed`` after the write."""
+    return _observed(frame, None, None)
+
+
+def count_observed(observation: Observation) -> int | None:
+    """The rows an ``observed_rows`` frame wrote, or None when the session did not report them."""
+    return _delivered(observation, None)
+
+
+def expression(frame: DataFrame, sql: str) -> Column:
+    """A SQL expression as a column of the frame's kind: ``F.expr`` picks its kind from a process-wide flag that
+    the first Spark Connect session sets, wrong for an in-process frame of the same process."""
+    if is_connect(frame):
+        from pyspark.sql.connect.functions import expr
+
+        return expr(sql)
+    return F.expr.__wrapped__(sql)
 
 
 def _observed(

@@ -173,7 +173,7 @@ def overwrite_period_interval(
     # The switch: one metastore update, so a reader sees the segments before the write or after it, never a mix.
     switched = view_sql(data, column_list(layout.names), layout.period_column, plan.current_after)
     if has_view:
-        tables.catalog.execute(f"ALTER VIEW {quote(table)} AS {switched}")
+        tables.catalog.alter_view(table, switched)
     else:
         tables.catalog.create_or_alter_view(table, switched, known_missing=True)
     if plan.replaced:  # only a write that retires segments leaves any behind (and a crash, found here too)

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from dagster_sparkmesh.engine.connect_server import port_open, probe_query, server_dir, start_server
 from dagster_sparkmesh.engine.idle_stop import mark_used
+from dagster_sparkmesh.engine.lakehouse import with_lakehouse
 from dagster_sparkmesh.engine.settings import RUNTIME_SETTINGS, require_java, session_settings, warehouse_dir
 from dagster_sparkmesh.errors import ConfigError, EngineError
 from dagster_sparkmesh.project.config import SparkConnection, state_dir
@@ -54,8 +55,11 @@ def session_key(connection: SparkConnection, project_path: Path) -> SessionKey:
     )
 
 
-def open_session(connection: SparkConnection, project_path: Path) -> SparkSession:
-    """The project's session for ``connection``, reused when one with the same settings is still open."""
+def open_session(connection: SparkConnection, project_path: Path, table_format: str | None = None) -> SparkSession:
+    """The project's session for ``connection``, reused when one with the same settings is still open;
+    ``table_format``: the lakehouse format its tables are written in (``engine.lakehouse``), if any."""
+    if table_format is not None:
+        connection = connection.model_copy(update={"config": with_lakehouse(connection.config, table_format)})
     key = session_key(connection, project_path)
     cached = _sessions.get(key)
     if cached is not None and _is_open(cached):
@@ -98,7 +102,7 @@ def _open_local(connection: SparkConnection, project_path: Path) -> SparkSession
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
-        return builder.enableHiveSupport().getOrCreate()
+        session = builder.enableHiveSupport().getOrCreate()
     except (Py4JError, RuntimeError) as error:  # pyspark raises a bare RuntimeError when the JVM dies at launch
         raise EngineError(
             f"could not start a local Spark session: {str(error).splitlines()[0] if str(error) else error!r}",
@@ -106,6 +110,23 @@ def _open_local(connection: SparkConnection, project_path: Path) -> SparkSession
             f"{warehouse_dir(project_path).parent / 'metastore'} (embedded Derby allows one process; "
             "use mode: managed to share the catalog)",
         ) from error
+    _quiet_jvm_logs(session)
+    return session
+
+
+def _quiet_jvm_logs(session: SparkSession) -> None:
+    """Spark 4.1's listener of observed writes (``engine.counted_writes``) throws on every later statement that
+    fails, also on look-ups that fail on purpose, and Spark logs each as an ERROR with pages of Java: the engine
+    reports failures itself (an EngineError naming the statement)."""
+    jvm = session.sparkContext._jvm
+    levels, configurator = jvm.org.apache.logging.log4j.Level, jvm.org.apache.logging.log4j.core.config.Configurator
+    configurator.setLevel("org.apache.spark.sql.util.ExecutionListenerBus", levels.OFF)
+    # Iceberg's metastore client (``engine.lakehouse``) warns of each database it looks up before creating it.
+    for name in _CHATTY_METASTORE_LOGGERS:
+        configurator.setLevel(name, levels.ERROR)
+
+
+_CHATTY_METASTORE_LOGGERS = ("org.apache.hadoop.hive.metastore.ObjectStore", "com.zaxxer.hikari.util.DriverDataSource")
 
 
 def _local_path(location: str | None) -> str | None:

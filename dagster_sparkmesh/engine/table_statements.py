@@ -23,6 +23,8 @@ class CatalogStatements(Protocol):
 
     def create_or_alter_view(self, view: str, select_sql: str, known_missing: bool = False) -> None: ...
 
+    def alter_view(self, view: str, select_sql: str) -> None: ...
+
 
 class TableStatements(Protocol):
     @property

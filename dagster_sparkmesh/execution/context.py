@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.execution.retry import DEFAULT_POLICY, RetryPolicy
+from dagster_sparkmesh.model.table_formats import project_lakehouse_format
 from dagster_sparkmesh.project.config import SparkConnection
 from dagster_sparkmesh.project.records import Project
 
@@ -85,7 +86,7 @@ class ExecutionContext:
         project = project or load_project(project_path)
         environment = validate_identifier(environment, "environment name")
         spark_connection = connection or project.config.connection
-        open_engine = engine_factory or _session_engine(spark_connection, project.path)
+        open_engine = engine_factory or _session_engine(spark_connection, project)
         state = open_state_store(state_url or project.config.state.url, project.path)
 
         def engine() -> SparkEngine:
@@ -100,11 +101,11 @@ class ExecutionContext:
         )
 
 
-def _session_engine(connection: SparkConnection, project_path: Path) -> Callable[[], SparkEngine]:
+def _session_engine(connection: SparkConnection, project: Project) -> Callable[[], SparkEngine]:
     def open_engine() -> SparkEngine:
         from dagster_sparkmesh.engine.adapter import SparkEngine
         from dagster_sparkmesh.engine.session import open_session
 
-        return SparkEngine(open_session(connection, project_path))
+        return SparkEngine(open_session(connection, project.path, project_lakehouse_format(project.models.values())))
 
     return open_engine

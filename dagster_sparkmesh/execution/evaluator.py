@@ -19,7 +19,7 @@ from dagster_sparkmesh.snapshot.naming import physical_schema
 
 def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult:
     began = time.monotonic()
-    write = strategy_for(target.model.kind_name)
+    write = strategy_for(target.model)
     if write is None or not target.intervals:
         return ModelRunResult(model=target.model.name, version=target.version, physical_table=None, skipped=True)
     ctx.engine.catalog.create_schema(physical_schema(target.model.name))

@@ -56,6 +56,8 @@ class KindBase(Record):
     needs_partitioned_by: ClassVar[bool] = False
     audit_only: ClassVar[bool] = False
     """No table: its query returns offending rows, and the loader turns the model into a standalone audit."""
+    lakehouse_table: ClassVar[bool] = False
+    """Its table can be an Iceberg or Delta table (``model.table_formats``): a write strategy exists for it."""
 
     @property
     def plain_view(self) -> bool:
@@ -68,6 +70,7 @@ class FullKind(KindBase):
     has_physical_layer = True
     rebuilt_each_run = True
     restates_whole_table = True
+    lakehouse_table = True
 
 
 class ViewKind(KindBase):
@@ -89,6 +92,7 @@ class IncrementalByTimeRangeKind(KindBase):
     incremental_by_interval = True
     has_time_column = True
     may_be_forward_only = True
+    lakehouse_table = True
     time_column: str
     time_column_format: str = "yyyy-MM-dd"
     lookback: int = 0

@@ -94,6 +94,11 @@ class Model(Record):
     tags: tuple[str, ...] = ()
     grains: tuple[str, ...] = ()
     partitioned_by: tuple[str, ...] = ()
+    table_format: str | None = None
+    """SQLMesh's ``table_format`` (lower case): ``iceberg`` or ``delta`` make the physical table a lakehouse table
+    (``model.table_formats``); other values, like Hive's, leave the default layouts."""
+    storage_format: str | None = None
+    """SQLMesh's ``storage_format`` (lower case): on Spark the table's ``USING`` when no table format is set."""
     columns: tuple[tuple[str, str], ...] = ()
     """Declared (column, Spark type) pairs, in order."""
     column_descriptions: tuple[tuple[str, str], ...] = ()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.model.table_formats import project_lakehouse_format
 from dagster_sparkmesh.project.sql.model import TableReference
 from dagster_sparkmesh.snapshot.naming import folded_name
 
@@ -39,6 +40,7 @@ def drop_disabled(models: Mapping[str, Model], references: References) -> dict[s
 def check_references(models: Mapping[str, Model], references: References, externals: Mapping[str, object]) -> None:
     """Every reference must be a model or an external model; all unknown names are reported at once."""
     check_folded_names(models)  # before references: a reference to either of two such models is ambiguous
+    project_lakehouse_format(models.values())  # one session serves one format: refused at load, not at a write
     unknown: list[tuple[Model, TableReference]] = []
     for name, model in models.items():
         for reference in references.get(name, ()):

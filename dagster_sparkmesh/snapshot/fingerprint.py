@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 from dagster_sparkmesh.model.kinds import METADATA_KIND_FIELDS
 from dagster_sparkmesh.model.records import ExternalModel, Model
+from dagster_sparkmesh.model.table_formats import lakehouse_format
 from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
 
 HASH_FORMAT_VERSION = "1"
@@ -69,8 +70,13 @@ def data_hash(model: Model) -> str:
 
 
 def _later_data(model: Model) -> list[object]:
-    """Data fields added after the hash format was fixed, hashed only when set (unchanged hashes otherwise)."""
-    return [["macro_code", model.macro_code]] if model.macro_code else []
+    """Data fields added after the hash format was fixed, hashed only when set (unchanged hashes otherwise). The
+    lakehouse format is what the table is written in (``model.table_formats``): another format, another table."""
+    later: list[object] = [["macro_code", model.macro_code]] if model.macro_code else []
+    written_format = lakehouse_format(model)
+    if written_format is not None:
+        later.append(["table_format", written_format])
+    return later
 
 
 def metadata_hash(model: Model) -> str:

@@ -1,5 +1,6 @@
-"""Write strategies: how each model kind writes its missing intervals, one function per kind (``records``: what
-each returns). ``strategy_for`` picks one; the evaluator (``execution.evaluator``) runs it with retries."""
+"""Write strategies: how each model kind writes its missing intervals, one function per kind and, for lakehouse
+tables (``model.table_formats``), per kind with a lakehouse table (``records``: what each returns). ``strategy_for``
+picks one; the evaluator (``execution.evaluator``) runs it with retries."""
 
 from __future__ import annotations
 
@@ -7,9 +8,12 @@ from dagster_sparkmesh.execution.writes.additive import write_by_partition, writ
 from dagster_sparkmesh.execution.writes.custom import write_custom
 from dagster_sparkmesh.execution.writes.full import write_full
 from dagster_sparkmesh.execution.writes.keyed import write_scd_type_2, write_unique_key
+from dagster_sparkmesh.execution.writes.lakehouse import write_lakehouse_full, write_lakehouse_time_range
 from dagster_sparkmesh.execution.writes.records import WriteStrategy
 from dagster_sparkmesh.execution.writes.simple import write_seed, write_view
 from dagster_sparkmesh.execution.writes.time_range import write_time_range
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.model.table_formats import lakehouse_format
 
 _STRATEGIES: dict[str, WriteStrategy] = {
     "FULL": write_full,
@@ -25,6 +29,15 @@ _STRATEGIES: dict[str, WriteStrategy] = {
 }
 
 
-def strategy_for(kind_name: str) -> WriteStrategy | None:
-    """The kind's strategy; None for kinds with no table to write (EMBEDDED, EXTERNAL, AUDIT_ONLY)."""
-    return _STRATEGIES.get(kind_name)
+_LAKEHOUSE_STRATEGIES: dict[str, WriteStrategy] = {
+    "FULL": write_lakehouse_full,
+    "INCREMENTAL_BY_TIME_RANGE": write_lakehouse_time_range,
+}
+
+
+def strategy_for(model: Model) -> WriteStrategy | None:
+    """The strategy of the model's kind and table; None for kinds with no table to write (EMBEDDED, EXTERNAL,
+    AUDIT_ONLY)."""
+    if lakehouse_format(model) is not None:
+        return _LAKEHOUSE_STRATEGIES[model.kind_name]
+    return _STRATEGIES.get(model.kind_name)

@@ -45,6 +45,8 @@ class ModelDefaults(Record):
     cron: str = "@daily"
     owner: str | None = None
     batch_size: int | None = None
+    table_format: str | None = None
+    storage_format: str | None = None
 
 
 class SparkConnection(Record):

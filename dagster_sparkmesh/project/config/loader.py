@@ -264,13 +264,15 @@ class _ConfigReader:
     # -- sections -------------------------------------------------------------------------------------------
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
-        known = ("dialect", "start", "cron", "owner", "batch_size")
+        known = ("dialect", "start", "cron", "owner", "batch_size", "table_format", "storage_format")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
             if key in IGNORED_MODEL_DEFAULTS:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
                 fields[key] = self._value(value_node) if key == "batch_size" else self._text(value_node, key)
+                if key.endswith("_format"):
+                    fields[key] = str(fields[key]).lower()
             else:
                 raise self._unknown(key, key_node, list(known), "model_defaults")
             self._check_default(key, fields.get(key), value_node)

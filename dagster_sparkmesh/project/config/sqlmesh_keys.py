@@ -18,8 +18,8 @@ IGNORED_PLAN_KEYS = frozenset(
     always_recreate_environment""".split()
 )
 IGNORED_MODEL_DEFAULTS = frozenset(
-    """kind storage_format session_properties physical_properties virtual_properties on_destructive_change
-    on_additive_change audits optimize_query allow_partials enabled interval_unit table_format formatting
+    """kind session_properties physical_properties virtual_properties on_destructive_change
+    on_additive_change audits optimize_query allow_partials enabled interval_unit formatting
     validate_query pre_statements post_statements""".split()
 )
 # The other engines SQLMesh connects to: a gateway of theirs is left out with a warning, so the project loads

@@ -372,6 +372,12 @@ def _scalar_options(options: dict[str, Any], where: Where, defaults: ModelDefaul
         "tags": names("tags", options.get("tags"), where),
         "grains": tuple(g.lower() for g in names("grains", grains, where, expressions=True)),
         "partitioned_by": tuple(c.lower() for c in names("partitioned_by", options.get("partitioned_by"), where)),
+        "table_format": _lower(text("table_format", options.get("table_format"), where)) or defaults.table_format,
+        "storage_format": _lower(text("storage_format", options.get("storage_format"), where)) or defaults.storage_format,
         "column_descriptions": python_model_options.text_map("column_descriptions", options.get("column_descriptions"), where),
         "enabled": python_model_options.enabled(options.get("enabled", True), where),
     }
+
+
+def _lower(value: str | None) -> str | None:
+    return value.lower() if value else value

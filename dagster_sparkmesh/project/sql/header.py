@@ -69,6 +69,8 @@ class ModelHeader:
     tags: tuple[str, ...] = ()
     grains: tuple[str, ...] = ()
     partitioned_by: tuple[str, ...] = ()
+    table_format: str | None = None
+    storage_format: str | None = None
     columns: tuple[tuple[str, str], ...] = ()
     column_descriptions: tuple[tuple[str, str], ...] = ()
     audits: tuple[AuditCall, ...] = ()
@@ -305,6 +307,8 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "tags": _setter("tags", lambda value: tuple(item.scalar() for item in value.items())),
     "grains": _setter("grains", _lower_words),
     "partitioned_by": _setter("partitioned_by", _lower_words),
+    "table_format": _setter("table_format", lambda value: value.word().lower()),
+    "storage_format": _setter("storage_format", lambda value: value.word().lower()),
     "columns": _read_columns,
     "column_descriptions": _read_column_descriptions,
     "audits": _read_audits,

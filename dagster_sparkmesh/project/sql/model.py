@@ -170,6 +170,8 @@ def _parse_model_file(
         tags=header.tags,
         grains=header.grains,
         partitioned_by=header.partitioned_by,
+        table_format=header.table_format or defaults.table_format,
+        storage_format=header.storage_format or defaults.storage_format,
         columns=header.columns,
         column_descriptions=header.column_descriptions,
         audits=header.audits,

@@ -1,0 +1,65 @@
+"""Writes of lakehouse tables (Iceberg, Delta): each one commit of the format, which readers see whole or not at all.
+
+The table is the physical table itself, with no view of ours in front: the format's snapshots do what period and
+generation tables do for Hive tables. A table is created empty, with the query's columns (all nullable: a later
+interval may hold NULLs where the first had none) and the model's partitioning; every write then goes through
+Spark's table writer (``DataFrame.writeTo(...).overwrite(condition)``): the rows matching the condition are
+replaced by the query's rows in one commit, and deleted when the query returns none (Iceberg's overwrite by
+filter, Delta's ``replaceWhere``). A FULL model's condition is TRUE: the whole table replaced in one commit, its
+history kept by the format. Iceberg's overwrite needs the condition to cover whole files, which a partitioning
+by the interval's grain of the time column gives (``Partitioning``).
+
+The writes count their rows as they write them (``engine.counted_writes``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+
+from dagster_sparkmesh.engine.counted_writes import count_observed, expression, observed_rows
+from dagster_sparkmesh.engine.failures import spark_errors
+from dagster_sparkmesh.engine.session import query_frame
+from dagster_sparkmesh.model.table_formats import ICEBERG
+from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
+
+# Iceberg's v2 tables: row-level deletes and merges where a later kind needs them; the default of its 1.x releases.
+_TABLE_PROPERTIES = {ICEBERG: "TBLPROPERTIES ('format-version' = '2')"}
+
+
+@dataclass(frozen=True)
+class Partitioning:
+    """How a lakehouse table is partitioned: an Iceberg transform of the time column (``days``, ``hours``), so
+    that an interval's condition covers whole files, then plain columns."""
+
+    columns: tuple[str, ...] = ()
+    time_transform: tuple[str, str] | None = None
+    """(transform, column): ``("days", "event_ts")`` partitions by the day of ``event_ts``."""
+
+    def sql(self) -> str:
+        transform = [] if self.time_transform is None else [f"{self.time_transform[0]}({quote_identifier(self.time_transform[1])})"]
+        return ", ".join(transform + [quote_identifier(column) for column in self.columns])
+
+
+def create_lakehouse_table(
+    spark: SparkSession, table: str, columns: Sequence[tuple[str, str]], table_format: str, partitioning: Partitioning
+) -> None:
+    """``CREATE TABLE IF NOT EXISTS table (columns) USING format PARTITIONED BY (...)``: an empty table that a
+    rival writer may have created first (then its table is the one: same version, same definition)."""
+    column_sql = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in columns)
+    partitions = f" PARTITIONED BY ({partitioning.sql()})" if partitioning.sql() else ""
+    properties = f" {_TABLE_PROPERTIES[table_format]}" if table_format in _TABLE_PROPERTIES else ""
+    statement = f"CREATE TABLE IF NOT EXISTS {quote(table)} ({column_sql}) USING {table_format}{partitions}{properties}"
+    with spark_errors(statement):
+        spark.sql(statement)
+
+
+def overwrite_where(spark: SparkSession, table: str, select_sql: str, condition: str) -> int | None:
+    """Replace the rows of ``table`` for which ``condition`` holds with the rows of ``select_sql`` (which must all
+    satisfy it), in one commit; an empty query deletes them. Returns the rows written (None: not reported)."""
+    with spark_errors(f"INSERT INTO {quote(table)} REPLACE WHERE {condition} {select_sql}"):
+        frame, observation = observed_rows(query_frame(spark, select_sql))
+        frame.writeTo(quote(table)).overwrite(expression(frame, condition))
+    return count_observed(observation)

@@ -1,0 +1,136 @@
+"""Write strategies of lakehouse tables (``model.table_formats``): a time-range model's batches, each replacing
+exactly its interval in one commit, and a FULL model's whole table replaced in one commit (``engine.lakehouse_tables``).
+
+The order is every strategy's (``execution.evaluator``): the table exists, the batch's rows are committed, the
+audits run on them, and only then are its intervals recorded. A crash between the commit and the record leaves the
+intervals missing; the re-run replaces the same interval again, so the table ends as if it had run once. Writers of
+one table take turns under the state store's table lock, as with every layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dagster_sparkmesh.engine.lakehouse import require_format_served
+from dagster_sparkmesh.engine.lakehouse_tables import Partitioning, create_lakehouse_table, overwrite_where
+from dagster_sparkmesh.engine.partition_sql import TimeWindow
+from dagster_sparkmesh.execution.abort import StopRequested
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.crashpoints import crashpoint
+from dagster_sparkmesh.execution.model_target import ModelTarget
+from dagster_sparkmesh.execution.preflight import check_time_column
+from dagster_sparkmesh.execution.writes.commit import commit
+from dagster_sparkmesh.execution.writes.queries import empty_select, select_for
+from dagster_sparkmesh.execution.writes.records import WriteResult
+from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.model.table_formats import ICEBERG, lakehouse_format
+from dagster_sparkmesh.plan.intervals import IntervalUnit, batches, interval_unit
+from dagster_sparkmesh.snapshot.records import Interval
+
+_TIMESTAMPS = ("timestamp", "timestamp_ntz")
+_EVERYTHING = "TRUE"
+
+
+@dataclass
+class _Table:
+    """What a step knows of its lakehouse table between batches: its (column, type) pairs once it exists."""
+
+    columns: tuple[tuple[str, str], ...] | None
+
+
+def write_lakehouse_time_range(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
+    table_format = _served_format(ctx, target.model)
+    kind = target.model.kind
+    table = _Table(columns=None if target.listed_absent else _existing_columns(ctx, target.table))
+    if target.model.depends_on_self and table.columns is None:  # it reads its own (empty, at first) table
+        table.columns = _create(ctx, target, empty_select(target.model), table_format, None)
+    batch_size = 1 if target.model.depends_on_self else kind.batch_size
+    rows, result = 0, WriteResult()
+    for number, batch in enumerate(batches(list(target.intervals), batch_size)):
+        if number and target.should_stop():
+            raise StopRequested(target.model.name)
+        unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
+        query = select_for(ctx, target, batch)
+        if not number and not target.time_column_checked:
+            check_time_column(ctx.engine, target.model, query)  # its inputs exist only now: before any write
+        crashpoint("interval_write")
+        with ctx.state.table_write_lock(target.table):
+            if table.columns is None:
+                table.columns = _create(ctx, target, query, table_format, target.columns_analyzed_for(batch))
+            rows += _write_interval(ctx, target, table.columns, query, batch)
+        committed = commit(ctx, target, unit_intervals)
+        result = WriteResult(rows=rows, audits=committed.audits, incomplete=result.incomplete + committed.incomplete)
+    return result
+
+
+def write_lakehouse_full(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
+    """The whole table replaced by the query's rows in one commit (SQLMesh recomputes a FULL model each run)."""
+    table_format = _served_format(ctx, target.model)
+    exists = not target.listed_absent and _existing_columns(ctx, target.table) is not None
+    if target.model.depends_on_self and not exists:
+        _create(ctx, target, empty_select(target.model), table_format, None)
+        exists = True
+    query = select_for(ctx, target, target.span)
+    with ctx.state.table_write_lock(target.table):
+        if not exists:
+            _create(ctx, target, query, table_format, target.columns_analyzed_for(target.span))
+        written = overwrite_where(ctx.engine.catalog.spark, target.table, query, _EVERYTHING)
+        rows = written if written is not None else ctx.engine.catalog.row_count(target.table)
+    return WriteResult.of(rows, commit(ctx, target, target.intervals))
+
+
+def _write_interval(
+    ctx: ExecutionContext, target: ModelTarget, columns: tuple[tuple[str, str], ...], query: str, batch: Interval
+) -> int:
+    """The batch's rows replace the table's rows of its window; query rows outside it are not written (a query
+    that returns other days cannot touch them, as with every layout)."""
+    kind = target.model.kind
+    window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format)
+    condition = window.predicate(dict(columns)[kind.time_column])
+    select = f"SELECT * FROM ({query}) AS source WHERE {condition}"
+    written = overwrite_where(ctx.engine.catalog.spark, target.table, select, condition)
+    if written is not None:
+        return written
+    return int(ctx.engine.catalog.query_rows(f"SELECT COUNT(*) FROM ({select}) AS written")[0][0])
+
+
+def _create(
+    ctx: ExecutionContext, target: ModelTarget, query: str, table_format: str,
+    analyzed: tuple[tuple[str, str], ...] | None,
+) -> tuple[tuple[str, str], ...]:
+    """Create the empty table with the query's columns; returns them."""
+    columns = analyzed or tuple(ctx.engine.catalog.query_schema(query))
+    partitioning = table_partitioning(target.model, dict(columns), table_format)
+    create_lakehouse_table(ctx.engine.catalog.spark, target.table, columns, table_format, partitioning)
+    return columns
+
+
+def table_partitioning(model: Model, types: dict[str, str], table_format: str) -> Partitioning:
+    """SQLMesh partitions a time-range model's table by its time column first (``partition_by_time_column``),
+    then by ``partitioned_by``. A timestamp time column is partitioned by its day (its hour for intervals shorter
+    than a day) on Iceberg, whose overwrite must cover whole files; Delta's needs no partitioning, and a partition
+    per distinct timestamp would only cost."""
+    time_column = model.kind.time_column if model.kind.has_time_column else None
+    others = tuple(column for column in model.partitioned_by if column != time_column)
+    if time_column is None:
+        return Partitioning(columns=others)
+    if types.get(time_column, "").lower() not in _TIMESTAMPS:
+        return Partitioning(columns=(time_column, *others))
+    if table_format != ICEBERG:
+        return Partitioning(columns=others)
+    coarse = interval_unit(model.cron) in (IntervalUnit.DAY, IntervalUnit.WEEK, IntervalUnit.MONTH, IntervalUnit.YEAR)
+    return Partitioning(columns=others, time_transform=("days" if coarse else "hours", time_column))
+
+
+def _served_format(ctx: ExecutionContext, model: Model) -> str:
+    table_format = lakehouse_format(model) or ""  # (chosen by ``strategy_for`` for its format)
+    require_format_served(ctx.engine.catalog.spark.conf.get("spark.sql.catalog.spark_catalog", None), table_format)
+    return table_format
+
+
+def _existing_columns(ctx: ExecutionContext, table: str) -> tuple[tuple[str, str], ...] | None:
+    """The table's (column, type) pairs, None when it does not exist."""
+    if not ctx.engine.catalog.physical_exists(table):
+        return None
+    return tuple(ctx.engine.catalog.columns(table))
+
