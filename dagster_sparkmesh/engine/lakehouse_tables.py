@@ -14,6 +14,7 @@ The writes count their rows as they write them (``engine.counted_writes``).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,3 +64,32 @@ def overwrite_where(spark: SparkSession, table: str, select_sql: str, condition:
         frame, observation = observed_rows(query_frame(spark, select_sql))
         frame.writeTo(quote(table)).overwrite(expression(frame, condition))
     return count_observed(observation)
+
+
+class AuditBranch:
+    """Write-audit-publish on Iceberg: a branch of ``table`` that a write goes to first. Readers of the table (its
+    ``main`` branch) see nothing of it until ``publish`` fast-forwards ``main`` to it, one commit of metadata; a
+    failed audit leaves ``main`` as it was. The caller holds the table's write lock from ``open`` to ``close``, so
+    ``main`` cannot move meanwhile (a fast-forward needs ``main`` to be the branch's ancestor)."""
+
+    def __init__(self, spark: SparkSession, table: str) -> None:
+        self.spark, self.table = spark, table
+        self.name = f"sparkmesh_audit_{uuid.uuid4().hex[:12]}"
+        # Iceberg finds a branch of a session-catalog table by the catalog-qualified name and ``branch_<name>``.
+        self.relation = f"spark_catalog.{table}.branch_{self.name}"
+
+    def open(self) -> None:
+        self._run(f"ALTER TABLE {quote(self.table)} CREATE BRANCH {quote_identifier(self.name)}")
+
+    def publish(self) -> None:
+        self._run(
+            f"CALL spark_catalog.system.fast_forward(table => '{self.table}', branch => 'main', to => '{self.name}')"
+        )
+
+    def close(self) -> None:
+        """Drop the branch, published or not (its snapshots stay in ``main``'s history once published)."""
+        self._run(f"ALTER TABLE {quote(self.table)} DROP BRANCH IF EXISTS {quote_identifier(self.name)}")
+
+    def _run(self, statement: str) -> None:
+        with spark_errors(statement):
+            self.spark.sql(statement)

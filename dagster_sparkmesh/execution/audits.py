@@ -9,6 +9,7 @@ from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.results import AuditResult
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.model.table_formats import lakehouse_format
 from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.snapshot.naming import quote
 
@@ -55,13 +56,13 @@ def evaluate_audit(
 def _rows_of_interval(ctx: ExecutionContext, model: Model, table: str, written: Interval) -> str:
     kind = model.kind
     window = TimeWindow(kind.time_column, written.start, written.end, kind.time_column_format)  # type: ignore[attr-defined]
-    return f"(SELECT * FROM {quote(table)} WHERE {window.predicate(_time_column_type(ctx, table, window.column))})"
+    return f"(SELECT * FROM {quote(table)} WHERE {window.predicate(_time_column_type(ctx, model, table, window.column))})"
 
 
-def _time_column_type(ctx: ExecutionContext, table: str, column: str) -> str:
+def _time_column_type(ctx: ExecutionContext, model: Model, table: str, column: str) -> str:
     """The time column's type: a period table's layout, which the engine knows once it wrote the table (no catalog
-    round trip), else the catalog's."""
-    layout = ctx.engine.period_layout(table)
+    round trip), else the catalog's (a lakehouse table is never a period table: ``model.table_formats``)."""
+    layout = ctx.engine.period_layout(table) if lakehouse_format(model) is None else None
     columns = layout.columns if layout is not None else ctx.engine.catalog.columns(table)
     return {name.lower(): data_type for name, data_type in columns}[column.lower()]
 

@@ -45,7 +45,7 @@ def lakehouse_project(tmp_path: Path, table_format: str, clean_catalog, spark) -
     )
     models = {
         "daily.sql": "MODEL (name lhm.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), "
-        "audits (not_null(columns := (ds))));\n"
+        "audits (not_null(columns := (ds)), accepted_range(column := total, min_v := 0)));\n"
         f"SELECT ds, COUNT(*) AS orders, SUM(amount) AS total FROM {SOURCE} "
         "WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds",
         "events.sql": "MODEL (name lhm.events, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), "

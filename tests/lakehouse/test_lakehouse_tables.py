@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.snapshot.naming import physical_table
@@ -79,3 +80,48 @@ def test_dropping_a_version_takes_its_files(spark, lakehouse_project, make_conte
 
     assert not spark.catalog.tableExists(table)
     assert not [path for path in location.rglob("*") if path.is_file()]  # (Iceberg leaves empty folders)
+
+
+
+@pytest.mark.iceberg_only
+def test_a_failing_blocking_audit_on_iceberg_leaves_what_readers_see_untouched(spark, lakehouse_project, make_context):
+    """Write-audit-publish: a restated interval of a table prod reads goes to a branch, the audits read it there,
+    and it is published only when they pass; a failure leaves the table's main branch, and the view, as they were."""
+    ctx, plan = _built(make_context, lakehouse_project)
+    daily = physical_table("lhm.daily", plan.version_of("lhm.daily"))
+    before = spark_rows(spark, "lhm.daily")
+    main_before = _main_snapshot(spark, daily)
+    # Day 3's amounts turn negative: the model's blocking accepted_range audit on total fails for it.
+    spark.sql(f"CREATE TABLE lh_src.negative USING parquet AS SELECT id, ds, ts, "
+              f"IF(ds = DATE '2024-01-03', -amount, amount) AS amount FROM {SOURCE}")
+    spark.sql(f"INSERT OVERWRITE TABLE {SOURCE} SELECT * FROM lh_src.negative")
+
+    restate = make_context(lakehouse_project)
+    window = Interval(start=datetime(2024, 1, 3), end=datetime(2024, 1, 4))
+    with pytest.raises(ExecutionError, match="accepted_range"):
+        apply_plan(restate, plan_for(restate, START, END, restate_models=("lhm.daily",), restate_within=window))
+
+    assert spark_rows(spark, "lhm.daily") == before
+    assert _main_snapshot(spark, daily) == main_before
+    assert [row[0] for row in spark.sql(f"SELECT name FROM spark_catalog.{daily}.refs").collect()] == ["main"]
+
+
+def test_a_passing_audit_publishes_the_restated_interval(spark, lakehouse_project, make_context, table_format):
+    """The same restatement with data the audits accept: published (Iceberg: from its branch, Delta: directly)."""
+    ctx, plan = _built(make_context, lakehouse_project)
+    spark.sql(f"CREATE TABLE lh_src.doubled USING parquet AS SELECT id, ds, ts, "
+              f"IF(ds = DATE '2024-01-03', 2 * amount, amount) AS amount FROM {SOURCE}")
+    spark.sql(f"INSERT OVERWRITE TABLE {SOURCE} SELECT * FROM lh_src.doubled")
+
+    restate = make_context(lakehouse_project)
+    window = Interval(start=datetime(2024, 1, 3), end=datetime(2024, 1, 4))
+    apply_plan(restate, plan_for(restate, START, END, restate_models=("lhm.daily",), restate_within=window))
+
+    assert dict(spark_rows(spark, "lhm.daily", "ds, total"))[datetime(2024, 1, 3).date()] == 2 * 1560
+    if table_format == "iceberg":
+        daily = physical_table("lhm.daily", plan.version_of("lhm.daily"))
+        assert [row[0] for row in spark.sql(f"SELECT name FROM spark_catalog.{daily}.refs").collect()] == ["main"]
+
+
+def _main_snapshot(spark, table: str) -> int:
+    return spark.sql(f"SELECT snapshot_id FROM spark_catalog.{table}.refs WHERE name = 'main'").collect()[0][0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from dagster_sparkmesh.engine.counted_writes import RowChecks
 from dagster_sparkmesh.errors import AuditFailure
 from dagster_sparkmesh.execution.audits import run_audits
@@ -17,17 +19,20 @@ from dagster_sparkmesh.snapshot.records import Interval
 
 def commit(
     ctx: ExecutionContext, target: ModelTarget, batch: tuple[Interval, ...],
-    *, audit: bool = True, checks: RowChecks | None = None,
+    *, audit: bool = True, checks: RowChecks | None = None, staged: StagedWrite | None = None,
 ) -> Committed:
     """Run the post-statements, audit the freshly written batch, then record it. A failing post-statement or
     blocking audit leaves the batch unrecorded; ``audit=False``: a kept table, audited when it was written;
-    ``checks``: the audits the write counted on the rows of the batch (``execution.row_checks``).
+    ``checks``: the audits the write counted on the rows of the batch (``execution.row_checks``); ``staged``: the
+    batch was written where readers do not see it (an Iceberg branch): the audits read it there, and it is
+    published only once they passed.
 
     Only the intervals whose inputs were complete are recorded (``plan.coverage``); the others are returned as
     incomplete and stay missing, so the model is computed again once its parents have them."""
     run_statements(ctx, target, span_of(batch), target.model.post_statements)
     counted = checks.holding if checks else {}
-    audits = run_audits(ctx, target.model, target.table, written=span_of(batch), counted=counted) if audit else []
+    audited = staged.relation if staged is not None else target.table
+    audits = run_audits(ctx, target.model, audited, written=span_of(batch), counted=counted) if audit else []
     failed = [audit for audit in audits if audit.blocking and not audit.passed]
     if failed:
         raise AuditFailure(
@@ -36,10 +41,22 @@ def commit(
             snippet=failed[0].query,
             hint="fix the model or its data; the interval stays missing and the environment is not promoted",
         ) from _AuditResults(audits)
+    if staged is not None:
+        staged.publish()
     crashpoint("before_record_interval")
     complete, lacking = complete_part(batch, missing_inputs(ctx, target), lookback_of(target.model))
     ctx.state.add_intervals(target.model.name, target.version, complete)
     return Committed(audits=tuple(audits), incomplete=tuple(lacking))
+
+
+class StagedWrite(Protocol):
+    """A batch written out of readers' sight (``execution.writes.lakehouse``)."""
+
+    relation: str
+    """Where the audits read the batch."""
+
+    def publish(self) -> None:
+        """Make the batch what readers see, in one commit."""
 
 
 def missing_inputs(ctx: ExecutionContext, target: ModelTarget) -> list[InputGap]:

@@ -9,10 +9,12 @@ one table take turns under the state store's table lock, as with every layout.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from dagster_sparkmesh.engine.lakehouse import require_format_served
-from dagster_sparkmesh.engine.lakehouse_tables import Partitioning, create_lakehouse_table, overwrite_where
+from dagster_sparkmesh.engine.lakehouse_tables import AuditBranch, Partitioning, create_lakehouse_table, overwrite_where
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -36,6 +38,8 @@ class _Table:
     """What a step knows of its lakehouse table between batches: its (column, type) pairs once it exists."""
 
     columns: tuple[tuple[str, str], ...] | None
+    created: bool = False
+    """This step created it: nobody reads it yet."""
 
 
 def write_lakehouse_time_range(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
@@ -44,6 +48,7 @@ def write_lakehouse_time_range(ctx: ExecutionContext, target: ModelTarget) -> Wr
     table = _Table(columns=None if target.listed_absent else _existing_columns(ctx, target.table))
     if target.model.depends_on_self and table.columns is None:  # it reads its own (empty, at first) table
         table.columns = _create(ctx, target, empty_select(target.model), table_format, None)
+        table.created = True
     batch_size = 1 if target.model.depends_on_self else kind.batch_size
     rows, result = 0, WriteResult()
     for number, batch in enumerate(batches(list(target.intervals), batch_size)):
@@ -57,8 +62,10 @@ def write_lakehouse_time_range(ctx: ExecutionContext, target: ModelTarget) -> Wr
         with ctx.state.table_write_lock(target.table):
             if table.columns is None:
                 table.columns = _create(ctx, target, query, table_format, target.columns_analyzed_for(batch))
-            rows += _write_interval(ctx, target, table.columns, query, batch)
-        committed = commit(ctx, target, unit_intervals)
+                table.created = True
+            with _staging(ctx, target, table_format, readers=not table.created) as staged:
+                rows += _write_interval(ctx, staged.relation if staged else target.table, target, table.columns, query, batch)
+                committed = commit(ctx, target, unit_intervals, staged=staged)
         result = WriteResult(rows=rows, audits=committed.audits, incomplete=result.incomplete + committed.incomplete)
     return result
 
@@ -74,13 +81,33 @@ def write_lakehouse_full(ctx: ExecutionContext, target: ModelTarget) -> WriteRes
     with ctx.state.table_write_lock(target.table):
         if not exists:
             _create(ctx, target, query, table_format, target.columns_analyzed_for(target.span))
-        written = overwrite_where(ctx.engine.catalog.spark, target.table, query, _EVERYTHING)
-        rows = written if written is not None else ctx.engine.catalog.row_count(target.table)
-    return WriteResult.of(rows, commit(ctx, target, target.intervals))
+        with _staging(ctx, target, table_format, readers=exists) as staged:
+            relation = staged.relation if staged else target.table
+            written = overwrite_where(ctx.engine.catalog.spark, relation, query, _EVERYTHING)
+            rows = written if written is not None else ctx.engine.catalog.row_count(relation)
+            committed = commit(ctx, target, target.intervals, staged=staged)
+    return WriteResult.of(rows, committed)
+
+
+@contextmanager
+def _staging(ctx: ExecutionContext, target: ModelTarget, table_format: str, *, readers: bool) -> Iterator[AuditBranch | None]:
+    """An audit branch for a write into an Iceberg table that may have readers (it held rows before this step)
+    and whose model has audits: write, audit, publish. A table this step created has no reader yet (its
+    environment's view comes after the backfill), and Delta has no branches: written directly."""
+    if not (readers and table_format == ICEBERG and target.model.audits):
+        yield None
+        return
+    branch = AuditBranch(ctx.engine.catalog.spark, target.table)
+    branch.open()
+    try:
+        yield branch
+    finally:
+        branch.close()
 
 
 def _write_interval(
-    ctx: ExecutionContext, target: ModelTarget, columns: tuple[tuple[str, str], ...], query: str, batch: Interval
+    ctx: ExecutionContext, relation: str, target: ModelTarget, columns: tuple[tuple[str, str], ...], query: str,
+    batch: Interval,
 ) -> int:
     """The batch's rows replace the table's rows of its window; query rows outside it are not written (a query
     that returns other days cannot touch them, as with every layout)."""
@@ -88,7 +115,7 @@ def _write_interval(
     window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format)
     condition = window.predicate(dict(columns)[kind.time_column])
     select = f"SELECT * FROM ({query}) AS source WHERE {condition}"
-    written = overwrite_where(ctx.engine.catalog.spark, target.table, select, condition)
+    written = overwrite_where(ctx.engine.catalog.spark, relation, select, condition)
     if written is not None:
         return written
     return int(ctx.engine.catalog.query_rows(f"SELECT COUNT(*) FROM ({select}) AS written")[0][0])
