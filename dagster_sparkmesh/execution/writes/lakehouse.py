@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from dagster_sparkmesh.engine.failures import error_class
 from dagster_sparkmesh.engine.lakehouse import require_format_served
 from dagster_sparkmesh.engine.lakehouse_tables import AuditBranch, Partitioning, create_lakehouse_table, overwrite_where
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
+from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.crashpoints import crashpoint
@@ -156,8 +158,11 @@ def _served_format(ctx: ExecutionContext, model: Model) -> str:
 
 
 def _existing_columns(ctx: ExecutionContext, table: str) -> tuple[tuple[str, str], ...] | None:
-    """The table's (column, type) pairs, None when it does not exist."""
-    if not ctx.engine.catalog.physical_exists(table):
-        return None
-    return tuple(ctx.engine.catalog.columns(table))
+    """The table's (column, type) pairs, None when it does not exist: one catalog call either way."""
+    try:
+        return tuple(ctx.engine.catalog.columns(table))
+    except EngineError as error:
+        if error_class(error.__cause__) in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"):
+            return None
+        raise
 
