@@ -224,7 +224,9 @@ def _in_catalog(listing: CatalogListing, qualified: str) -> bool:
 
 def _verify_physical_tables_exist(ctx: ExecutionContext, plan: Plan, listing: CatalogListing) -> None:
     tables = [physical_table(s.name, s.version) for s in plan.environment_after.view_snapshots]
-    absent = [table for table in tables if not _in_catalog(listing, table)]
+    # A catalog may list only part of what it holds: Iceberg's session catalog over another catalog (a team's
+    # JDBC or REST catalog) lists the metastore's tables, not its own. What the listing lacks is looked up.
+    absent = [table for table in tables if not _in_catalog(listing, table) and not ctx.engine.catalog.physical_exists(table)]
     if absent:
         raise ExecutionError(
             f"cannot promote {ctx.environment}: {len(absent)} physical table(s) are not in the catalog",

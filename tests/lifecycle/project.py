@@ -27,6 +27,7 @@ change that only the macros' code says.
 from __future__ import annotations
 
 import dataclasses
+import os
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,7 +114,13 @@ def day_offset(evaluator):
 
 
 def _config(spec: ProjectSpec) -> str:
-    return CONFIG + (f"  batch_size: {spec.default_batch_size}\n" if spec.default_batch_size else "")
+    # On a session serving a lakehouse format (tests/conftest.py), the project's tables are in that format.
+    table_format = os.environ.get("SPARKMESH_TEST_TABLE_FORMAT")
+    return (
+        CONFIG
+        + (f"  batch_size: {spec.default_batch_size}\n" if spec.default_batch_size else "")
+        + (f"  table_format: {table_format}\n" if table_format else "")
+    )
 
 
 def _write_if_changed(path: Path, text: str) -> None:
