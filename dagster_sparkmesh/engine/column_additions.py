@@ -100,13 +100,17 @@ def add_columns(engine: SparkEngine, table: str, added: Sequence[tuple[str, str]
     _switch_view(engine, table)
 
 
-def hide_columns(engine: SparkEngine, table: str, dropped: Sequence[str]) -> None:
-    """Stop showing ``dropped`` columns of a period table; refused for any other table."""
+def hide_columns(engine: SparkEngine, table: str, dropped: Sequence[str], *, droppable: bool = False) -> None:
+    """Stop showing ``dropped`` columns of a period table; ``droppable``: a table that drops columns itself (an
+    Iceberg table: a change of its metadata, its files untouched); refused for any other table."""
+    if droppable:
+        engine.catalog.execute(f"ALTER TABLE {quote(table)} DROP COLUMNS ({', '.join(map(quote_identifier, dropped))})")
+        return
     layout = engine.period_layout(table)
     if layout is None:
         raise EngineError(
             f"cannot drop column(s) {', '.join(dropped)} of {table} in a forward-only change: Spark cannot drop a "
-            "column of a Parquet table",
+            "column of a Parquet table (nor of a Delta table without column mapping)",
             hint="keep the columns in the query (e.g. CAST(NULL AS <type>) AS <name>), or make a breaking change "
             "(not forward-only) that rebuilds the table",
         )

@@ -18,7 +18,9 @@ from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.writes.queries import rendered_query
+from dagster_sparkmesh.model.table_formats import ICEBERG, lakehouse_format
 from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.snapshot.naming import quote, view_name
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Environment, Interval
 
 
@@ -51,9 +53,26 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
     _refuse_retyped(target, changes.retyped)
     if changes.added and getattr(model.kind, "on_additive_change", "allow") != "ignore":
         add_columns(ctx.engine, target.table, changes.added)
+        if lakehouse_format(model) is not None:
+            _refresh_views(ctx, target)
     if changes.dropped:
         _check_drop_allowed(target, changes.dropped)
-        hide_columns(ctx.engine, target.table, changes.dropped)
+        hide_columns(ctx.engine, target.table, changes.dropped, droppable=lakehouse_format(model) == ICEBERG)
+        if lakehouse_format(model) is not None:
+            _refresh_views(ctx, target)
+
+
+def _refresh_views(ctx: ExecutionContext, target: ModelTarget) -> None:
+    """Every environment's view of the table, made again over its columns now. An Iceberg view keeps the columns
+    it was created with, where a Hive view follows its table (``WITH SCHEMA EVOLUTION``), so the added columns
+    would not show; the view is replaced in one commit (``SparkCatalog.alter_view``)."""
+    for environment in ctx.state.list_environments():
+        snapshot = environment.snapshot_for(target.model.name)
+        if snapshot is None or not snapshot.promoted or snapshot.version != target.version:
+            continue
+        view = view_name(target.model.name, environment.name)
+        if ctx.engine.catalog.view_exists(view):
+            ctx.engine.catalog.alter_view(view, f"SELECT * FROM {quote(target.table)}")
 
 
 def _refuse_retyped(target: ModelTarget, retyped: list[tuple[str, str, str]]) -> None:

@@ -18,17 +18,15 @@ from dagster_sparkmesh.engine.lakehouse import require_format_served
 from dagster_sparkmesh.engine.lakehouse_tables import AuditBranch, Partitioning, create_lakehouse_table, overwrite_where
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.errors import EngineError
-from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.model_target import ModelTarget
-from dagster_sparkmesh.execution.preflight import check_time_column
 from dagster_sparkmesh.execution.writes.commit import commit
+from dagster_sparkmesh.execution.writes.interval_batches import interval_batches
 from dagster_sparkmesh.execution.writes.queries import empty_select, select_for
 from dagster_sparkmesh.execution.writes.records import WriteResult
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.model.table_formats import ICEBERG, lakehouse_format
-from dagster_sparkmesh.plan.intervals import IntervalUnit, batches, interval_unit
+from dagster_sparkmesh.plan.intervals import IntervalUnit, interval_unit
 from dagster_sparkmesh.snapshot.records import Interval
 
 _TIMESTAMPS = ("timestamp", "timestamp_ntz")
@@ -53,21 +51,15 @@ def write_lakehouse_time_range(ctx: ExecutionContext, target: ModelTarget) -> Wr
         table.created = True
     batch_size = 1 if target.model.depends_on_self else kind.batch_size
     rows, result = 0, WriteResult()
-    for number, batch in enumerate(batches(list(target.intervals), batch_size)):
-        if number and target.should_stop():
-            raise StopRequested(target.model.name)
-        unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
-        query = select_for(ctx, target, batch)
-        if not number and not target.time_column_checked:
-            check_time_column(ctx.engine, target.model, query)  # its inputs exist only now: before any write
-        crashpoint("interval_write")
+    for step in interval_batches(ctx, target, batch_size):
         with ctx.state.table_write_lock(target.table):
             if table.columns is None:
-                table.columns = _create(ctx, target, query, table_format, target.columns_analyzed_for(batch))
-                table.created = True
+                analyzed = target.columns_analyzed_for(step.interval)
+                table.columns, table.created = _create(ctx, target, step.query, table_format, analyzed), True
             with _staging(ctx, target, table_format, readers=not table.created) as staged:
-                rows += _write_interval(ctx, staged.relation if staged else target.table, target, table.columns, query, batch)
-                committed = commit(ctx, target, unit_intervals, staged=staged)
+                relation = staged.relation if staged else target.table
+                rows += _write_interval(ctx, relation, target, table.columns, step.query, step.interval)
+                committed = commit(ctx, target, step.unit_intervals, staged=staged)
         result = WriteResult(rows=rows, audits=committed.audits, incomplete=result.incomplete + committed.incomplete)
     return result
 

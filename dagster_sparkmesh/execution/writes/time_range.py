@@ -6,17 +6,14 @@ from dataclasses import dataclass
 
 from dagster_sparkmesh.engine.counted_writes import RowChecks
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
-from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.crashpoints import crashpoint
 from dagster_sparkmesh.execution.layouts import partition_period
 from dagster_sparkmesh.execution.model_target import ModelTarget, span_of
-from dagster_sparkmesh.execution.preflight import check_time_column
 from dagster_sparkmesh.execution.row_checks import write_row_checks
 from dagster_sparkmesh.execution.writes.commit import commit
-from dagster_sparkmesh.execution.writes.queries import empty_select, select_for
+from dagster_sparkmesh.execution.writes.interval_batches import interval_batches
+from dagster_sparkmesh.execution.writes.queries import empty_select
 from dagster_sparkmesh.execution.writes.records import WriteResult
-from dagster_sparkmesh.plan.intervals import batches
 from dagster_sparkmesh.snapshot.records import Interval
 
 
@@ -54,14 +51,8 @@ def write_time_range(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
         table.exists = True
     rows, result = 0, WriteResult()
     incomplete: list[Interval] = []
-    for number, batch in enumerate(batches(list(target.intervals), batch_size)):
-        if number and target.should_stop():
-            raise StopRequested(target.model.name)
-        unit_intervals = tuple(i for i in target.intervals if batch.start <= i.start and i.end <= batch.end)
-        query = select_for(ctx, target, batch)
-        if not number and not target.time_column_checked:
-            check_time_column(ctx.engine, target.model, query)  # its inputs exist only now: before any write
-        crashpoint("interval_write")
+    for step in interval_batches(ctx, target, batch_size):
+        batch, unit_intervals, query = step.interval, step.unit_intervals, step.query
         window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format, period)
         covered = span_of(unit_intervals) == batch  # the write's rows are the audited ones: it may count checks
         with ctx.state.table_write_lock(target.table):  # a period holds several intervals: writers take turns
