@@ -105,16 +105,15 @@ def _observed(
     for index, condition in enumerate((checks.conditions if checks else {}).values()):
         metrics[_CHECK.format(index)] = f"COUNT_IF({within} AND ({condition}))"
     if is_connect(frame):
-        from pyspark.sql.connect.functions import expr
         from pyspark.sql.connect.observation import Observation as ConnectObservation
 
         observation = ConnectObservation()
     else:
-        # ``Observation()`` and ``F.expr`` pick their kind from a process-wide flag that the first Spark Connect
-        # session sets, wrong for an in-process session opened in the same process: build the in-process ones.
-        observation, expr = object.__new__(Observation), F.expr.__wrapped__
+        # ``Observation()`` picks its kind from a process-wide flag that the first Spark Connect session sets,
+        # wrong for an in-process session opened in the same process: build the in-process one (and ``expression``).
+        observation = object.__new__(Observation)
         observation.__init__()
-    columns = [expr(sql).alias(name) for name, sql in metrics.items()]
+    columns = [expression(frame, sql).alias(name) for name, sql in metrics.items()]
     return frame.observe(observation, *columns), observation
 
 

@@ -306,7 +306,7 @@ def _apply_view_change(ctx: ExecutionContext, change: ViewChange) -> None:
         # The view was just listed from the catalog: one ALTER VIEW suffices (each round trip costs 0.05-1 s over
         # Spark Connect). Dropped meanwhile by someone else: create it below.
         try:
-            ctx.engine.catalog.execute(f"ALTER VIEW {quote(change.view)} AS {select}")
+            ctx.engine.catalog.alter_view(change.view, select)
             return
         except EngineError:
             pass

@@ -85,9 +85,9 @@ def _absorb_pending_timeout() -> None:
     (coverage, a debugger, cProfile) is installed. Python checks for it at each backward jump of this loop."""
     try:
         for _ in range(1000):
-            pass
+            continue  # nothing to do: each backward jump is where a pending exception is delivered
     except LoadTimeout:
-        pass
+        return  # received, so no longer pending: the load it was meant for had already succeeded
 
 
 def _timeout_error(timeout: LoadTimeout, root: Path, limit: float) -> ProjectError:
