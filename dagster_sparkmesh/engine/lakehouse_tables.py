@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from pyspark.sql import SparkSession
 
 from dagster_sparkmesh.engine.counted_writes import count_observed, expression, observed_rows
-from dagster_sparkmesh.engine.failures import spark_errors
+from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.session import query_frame
+from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.model.table_formats import ICEBERG
 from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 
@@ -46,15 +47,22 @@ class Partitioning:
 
 def create_lakehouse_table(
     spark: SparkSession, table: str, columns: Sequence[tuple[str, str]], table_format: str, partitioning: Partitioning
-) -> None:
-    """``CREATE TABLE IF NOT EXISTS table (columns) USING format PARTITIONED BY (...)``: an empty table that a
-    rival writer may have created first (then its table is the one: same version, same definition)."""
+) -> bool:
+    """``CREATE TABLE table (columns) USING format PARTITIONED BY (...)``: an empty table. Returns False when the
+    table was there already (a rival writer, or a catalog whose listing does not show it, created it first: then
+    its table is the one, same version, same definition, and it may have readers)."""
     column_sql = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in columns)
     partitions = f" PARTITIONED BY ({partitioning.sql()})" if partitioning.sql() else ""
     properties = f" {_TABLE_PROPERTIES[table_format]}" if table_format in _TABLE_PROPERTIES else ""
-    statement = f"CREATE TABLE IF NOT EXISTS {quote(table)} ({column_sql}) USING {table_format}{partitions}{properties}"
-    with spark_errors(statement):
-        spark.sql(statement)
+    statement = f"CREATE TABLE {quote(table)} ({column_sql}) USING {table_format}{partitions}{properties}"
+    try:
+        with spark_errors(statement):
+            spark.sql(statement)
+    except EngineError as error:
+        if error_class(error.__cause__) in ("TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS"):
+            return False
+        raise
+    return True
 
 
 def overwrite_where(spark: SparkSession, table: str, select_sql: str, condition: str) -> int | None:
