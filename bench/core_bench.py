@@ -299,20 +299,22 @@ MODE_WORKERS = {"local": 2, "managed": 4}
 """Models the product writes at once per engine mode (``SparkConnection.workers``): the floor it is held to too."""
 
 
-def floor_process(folder: Path, args, window: list[str], *, workers: int = 2) -> float:
+def floor_process(folder: Path, args, window: list[str], *, workers: int = 2, table_format: str | None = None) -> float:
     """Seconds of a fresh process writing the plain floor of a newly generated project, JVM start and exit
-    included, ``workers`` models at a time."""
-    generate_project(folder, models=args.models, days=source_days(args))
+    included, ``workers`` models at a time (tables of ``table_format``, if given)."""
+    generate_project(folder, models=args.models, days=source_days(args), table_format=table_format)
     return run_child(
         STEPS, "floor", str(folder), *window, "--layouts", "plain", "--cold", "--workers", str(workers)
     ).wall_s
 
 
-def backfill_process(project: Path, args, start: datetime, end: datetime, mode: str) -> tuple[float, int | None]:
+def backfill_process(
+    project: Path, args, start: datetime, end: datetime, mode: str, table_format: str | None = None
+) -> tuple[float, int | None]:
     """(seconds, models updated) of ``sparkmesh plan prod --auto-apply`` as a fresh process on a newly generated
-    project, in ``mode``. A managed server it started is stopped afterwards, and its stop counted: the floor
-    process's JVM exit is in the floor's seconds too."""
-    generate_project(project, models=args.models, days=source_days(args))
+    project (tables of ``table_format``, if given), in ``mode``. A managed server it started is stopped afterwards,
+    and its stop counted: the floor process's JVM exit is in the floor's seconds too."""
+    generate_project(project, models=args.models, days=source_days(args), table_format=table_format)
     try:
         seconds, said = sparkmesh_process(
             project, free_port(), "plan", "prod", "--auto-apply", "--no-prompts",

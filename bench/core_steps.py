@@ -27,11 +27,18 @@ def connection(project, mode: str, port: int):
     return project.config.connection.model_copy(update={"mode": mode, "connect_port": port})
 
 
+def served_format(project) -> str | None:
+    """The lakehouse format the project's tables are in (its session must serve it), if any."""
+    from dagster_sparkmesh.model.table_formats import project_lakehouse_format
+
+    return project_lakehouse_format(project.models.values())
+
+
 def step_floor(args) -> dict:
     from dagster_sparkmesh.engine.session import open_session
 
     project = load_project(args.project)
-    spark = open_session(connection(project, "local", args.port), project.path)
+    spark = open_session(connection(project, "local", args.port), project.path, served_format(project))
     if not args.cold:
         warm_up(spark)
     figures = {}
@@ -48,7 +55,7 @@ def step_floor_daily(args) -> dict:
     from dagster_sparkmesh.engine.session import open_session
 
     project = load_project(args.project)
-    spark = open_session(connection(project, "local", args.port), project.path)
+    spark = open_session(connection(project, "local", args.port), project.path, served_format(project))
     began = time.perf_counter()
     per_model = run_daily_floor(spark, project, args.start, args.day, args.end, workers=args.workers)
     return {"seconds": time.perf_counter() - began, "models": len(per_model)}

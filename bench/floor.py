@@ -13,6 +13,7 @@ import time
 from datetime import datetime
 
 from dagster_sparkmesh.execution.scheduler import run_dag
+from dagster_sparkmesh.model.table_formats import lakehouse_format
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.project.rendering import render_query
 
@@ -30,7 +31,8 @@ def floor_table(model_name: str, layout: str) -> str:
 def run_floor(
     spark, project: Project, start: datetime, end: datetime, *, layout: str, workers: int = 2
 ) -> dict[str, float]:
-    """Write every model of ``project`` over ``[start, end)``; returns seconds per model.
+    """Write every model of ``project`` over ``[start, end)``; returns seconds per model. A model with a lakehouse
+    format (``table_format``) is written as a table of that format whatever the layout.
 
     ``layout``: ``plain`` = unpartitioned CTAS; ``monthly`` = the layout sparkmesh writes (time-range models
     partitioned by their time column's month, one segment per month as ``engine.period_tables`` writes a backfill);
@@ -105,6 +107,11 @@ def _environment_views(spark, read: dict[str, str], layout: str) -> None:
 def _statement(model, table: str, query: str, layout: str) -> str:
     if model.kind_name == "VIEW":
         return f"CREATE VIEW {table} AS {query}"
+    table_format = lakehouse_format(model)
+    if table_format is not None:  # a table of that format, partitioned as the product partitions it
+        incremental = model.kind_name == "INCREMENTAL_BY_TIME_RANGE"
+        partitioned = f" PARTITIONED BY ({model.kind.time_column})" if incremental else ""
+        return f"CREATE TABLE {table} USING {table_format}{partitioned} AS {query}"
     partitioned = ""
     if layout == "partitioned" and model.kind_name == "INCREMENTAL_BY_TIME_RANGE":
         partitioned = f" PARTITIONED BY ({model.kind.time_column})"

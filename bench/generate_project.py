@@ -223,9 +223,12 @@ model_defaults:
 """
 
 
-def generate_project(out: Path, *, models: int, days: int = 90, seed: int = 7, macros: bool = False) -> list[Spec]:
+def generate_project(
+    out: Path, *, models: int, days: int = 90, seed: int = 7, macros: bool = False, table_format: str | None = None
+) -> list[Spec]:
     """Write the project into ``out`` (its ``models/`` and ``macros/`` folders are replaced) and return what was
-    written; ``macros`` writes the queries with macros (same DAG)."""
+    written; ``macros`` writes the queries with macros (same DAG); ``table_format`` (iceberg, delta) goes into
+    ``model_defaults``."""
     if models < 3:
         raise ValueError("a layered project needs at least 3 models")
     rng = random.Random(seed)
@@ -233,7 +236,7 @@ def generate_project(out: Path, *, models: int, days: int = 90, seed: int = 7, m
     shutil.rmtree(out / "models", ignore_errors=True)
     shutil.rmtree(out / "macros", ignore_errors=True)
     out.mkdir(parents=True, exist_ok=True)
-    config = CONFIG.format(start=START.isoformat())
+    config = CONFIG.format(start=START.isoformat()) + (f"  table_format: {table_format}\n" if table_format else "")
     (out / "config.yaml").write_text(config + MACRO_VARIABLES if macros else config)
     if macros:
         (out / "macros").mkdir()

@@ -18,17 +18,28 @@ import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, SparkSession
+from pyspark.sql.functions import col
+from pyspark.sql.functions import partitioning as partition_transforms
 
 from dagster_sparkmesh.engine.counted_writes import count_observed, expression, observed_rows
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
+from dagster_sparkmesh.engine.partition_sql import string_literal
 from dagster_sparkmesh.engine.session import query_frame
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.model.table_formats import ICEBERG
 from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 
 # Iceberg's v2 tables: row-level deletes and merges where a later kind needs them; the default of its 1.x releases.
-_TABLE_PROPERTIES = {ICEBERG: "TBLPROPERTIES ('format-version' = '2')"}
+_TABLE_PROPERTIES = {ICEBERG: {"format-version": "2"}}
+_ALREADY_EXISTS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS")
+
+
+class _Existed:
+    """What ``create_table_as`` returns when the table was there already."""
+
+
+EXISTED = _Existed()
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,11 @@ class Partitioning:
         transform = [] if self.time_transform is None else [f"{self.time_transform[0]}({quote_identifier(self.time_transform[1])})"]
         return ", ".join(transform + [quote_identifier(column) for column in self.columns])
 
+    def frame_columns(self) -> list[Column]:
+        """The same partitioning for Spark's table writer."""
+        transform = [] if self.time_transform is None else [getattr(partition_transforms, self.time_transform[0])(self.time_transform[1])]
+        return transform + [col(column) for column in self.columns]
+
 
 def create_lakehouse_table(
     spark: SparkSession, table: str, columns: Sequence[tuple[str, str]], table_format: str, partitioning: Partitioning
@@ -53,16 +69,48 @@ def create_lakehouse_table(
     its table is the one, same version, same definition, and it may have readers)."""
     column_sql = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in columns)
     partitions = f" PARTITIONED BY ({partitioning.sql()})" if partitioning.sql() else ""
-    properties = f" {_TABLE_PROPERTIES[table_format]}" if table_format in _TABLE_PROPERTIES else ""
+    properties = _properties_sql(table_format)
     statement = f"CREATE TABLE {quote(table)} ({column_sql}) USING {table_format}{partitions}{properties}"
     try:
         with spark_errors(statement):
             spark.sql(statement)
     except EngineError as error:
-        if error_class(error.__cause__) in ("TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS"):
+        if error_class(error.__cause__) in _ALREADY_EXISTS:
             return False
         raise
     return True
+
+
+def create_table_as(
+    spark: SparkSession, table: str, select_sql: str, table_format: str, partitioning: Partitioning
+) -> int | None | _Existed:
+    """Create ``table`` holding the rows of ``select_sql`` in one commit, as a first write (``CREATE TABLE ... AS``:
+    one commit, where creating it empty and then writing is two; Spark makes a created table's columns nullable).
+    Returns the rows written (None: not reported), or ``EXISTED`` when the table was there already (a rival writer,
+    or a catalog whose listing does not show it): nothing was written then."""
+    statement = f"CREATE TABLE {quote(table)} USING {table_format} AS {select_sql}"
+    try:
+        with spark_errors(statement):
+            frame, observation = observed_rows(query_frame(spark, select_sql))
+            writer = frame.writeTo(quote(table)).using(table_format)
+            if partitioning.sql():
+                writer = writer.partitionedBy(*partitioning.frame_columns())
+            for key, value in _TABLE_PROPERTIES.get(table_format, {}).items():
+                writer = writer.tableProperty(key, value)
+            writer.create()
+    except EngineError as error:
+        if error_class(error.__cause__) in _ALREADY_EXISTS:
+            return EXISTED
+        raise
+    return count_observed(observation)
+
+
+def _properties_sql(table_format: str) -> str:
+    properties = _TABLE_PROPERTIES.get(table_format)
+    if not properties:
+        return ""
+    pairs = ", ".join(f"{string_literal(key)} = {string_literal(value)}" for key, value in properties.items())
+    return f" TBLPROPERTIES ({pairs})"
 
 
 def overwrite_where(spark: SparkSession, table: str, select_sql: str, condition: str) -> int | None:

@@ -14,7 +14,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from dagster_sparkmesh.engine.lakehouse import require_format_served
-from dagster_sparkmesh.engine.lakehouse_tables import AuditBranch, Partitioning, create_lakehouse_table, overwrite_where
+from dagster_sparkmesh.engine.lakehouse_tables import (
+    EXISTED, AuditBranch, Partitioning, create_lakehouse_table, create_table_as, overwrite_where,
+)
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
@@ -49,20 +51,22 @@ def write_lakehouse_time_range(ctx: ExecutionContext, target: ModelTarget) -> Wr
     kind = target.model.kind
     table = _Table(exists=not target.listed_absent)
     if target.model.depends_on_self and not table.exists:  # it reads its own (empty, at first) table
-        table.created = _create(ctx, target, empty_select(target.model), table_format, None)
+        table.created = _create_empty(ctx, target, empty_select(target.model), table_format)
         table.exists = True
     batch_size = 1 if target.model.depends_on_self else kind.batch_size
     rows, result = 0, WriteResult()
     for step in interval_batches(ctx, target, batch_size):
         with ctx.state.table_write_lock(target.table):
-            if not table.exists:
-                analyzed = target.columns_analyzed_for(step.interval)
-                table.created = _create(ctx, target, step.query, table_format, analyzed)
-                table.exists = True
-            with _staging(ctx, target, table_format, readers=not table.created) as staged:
-                relation = staged.relation if staged else target.table
-                rows += _write_interval(ctx, relation, target, table, step.query, step.interval)
-                committed = commit(ctx, target, step.unit_intervals, staged=staged)
+            select, condition = _interval_select(ctx, target, table, step.query, step.interval)
+            first = None if table.exists else _create_with_rows(ctx, target, table, select, table_format)
+            if first is not None:
+                rows += first
+                committed = commit(ctx, target, step.unit_intervals)
+            else:
+                with _staging(ctx, target, table_format, readers=not table.created) as staged:
+                    relation = staged.relation if staged else target.table
+                    rows += _overwrite(ctx, relation, select, condition)
+                    committed = commit(ctx, target, step.unit_intervals, staged=staged)
         result = WriteResult(rows=rows, audits=committed.audits, incomplete=result.incomplete + committed.incomplete)
     return result
 
@@ -72,15 +76,15 @@ def write_lakehouse_full(ctx: ExecutionContext, target: ModelTarget) -> WriteRes
     table_format = _served_format(ctx, target.model)
     table = _Table(exists=not target.listed_absent)
     if target.model.depends_on_self and not table.exists:
-        table.created, table.exists = _create(ctx, target, empty_select(target.model), table_format, None), True
+        table.created, table.exists = _create_empty(ctx, target, empty_select(target.model), table_format), True
     query = select_for(ctx, target, target.span)
     with ctx.state.table_write_lock(target.table):
-        if not table.exists:
-            table.created = _create(ctx, target, query, table_format, target.columns_analyzed_for(target.span))
+        first = None if table.exists else _create_with_rows(ctx, target, table, query, table_format)
+        if first is not None:
+            return WriteResult.of(first, commit(ctx, target, target.intervals))
         with _staging(ctx, target, table_format, readers=not table.created) as staged:
             relation = staged.relation if staged else target.table
-            written = overwrite_where(ctx.engine.catalog.spark, relation, query, _EVERYTHING)
-            rows = written if written is not None else ctx.engine.catalog.row_count(relation)
+            rows = _overwrite(ctx, relation, query, _EVERYTHING)
             committed = commit(ctx, target, target.intervals, staged=staged)
     return WriteResult.of(rows, committed)
 
@@ -101,10 +105,10 @@ def _staging(ctx: ExecutionContext, target: ModelTarget, table_format: str, *, r
         branch.close()
 
 
-def _write_interval(
-    ctx: ExecutionContext, relation: str, target: ModelTarget, table: _Table, query: str, batch: Interval
-) -> int:
-    """The batch's rows replace the table's rows of its window; query rows outside it are not written (a query
+def _interval_select(
+    ctx: ExecutionContext, target: ModelTarget, table: _Table, query: str, batch: Interval
+) -> tuple[str, str]:
+    """The batch's rows, and the condition of its window: query rows outside the window are not written (a query
     that returns other days cannot touch them, as with every layout)."""
     kind = target.model.kind
     if table.time_type is None:
@@ -112,21 +116,37 @@ def _write_interval(
         table.time_type = analyzed[kind.time_column]
     window = TimeWindow(kind.time_column, batch.start, batch.end, kind.time_column_format)
     condition = window.predicate(table.time_type)
-    select = f"SELECT * FROM ({query}) AS source WHERE {condition}"
+    return f"SELECT * FROM ({query}) AS source WHERE {condition}", condition
+
+
+def _overwrite(ctx: ExecutionContext, relation: str, select: str, condition: str) -> int:
+    """The rows of ``select`` replace the relation's rows for which ``condition`` holds, in one commit."""
     written = overwrite_where(ctx.engine.catalog.spark, relation, select, condition)
-    if written is not None:
-        return written
-    return int(ctx.engine.catalog.query_rows(f"SELECT COUNT(*) FROM ({select}) AS written")[0][0])
+    return written if written is not None else _count(ctx, select)
 
 
-def _create(
-    ctx: ExecutionContext, target: ModelTarget, query: str, table_format: str,
-    analyzed: tuple[tuple[str, str], ...] | None,
-) -> bool:
-    """Create the empty table with the query's columns; False when it was there already."""
-    columns = analyzed or tuple(ctx.engine.catalog.query_schema(query))
+def _create_with_rows(ctx: ExecutionContext, target: ModelTarget, table: _Table, select: str, table_format: str) -> int | None:
+    """The first write of a table the listing did not hold: created with its rows in one commit. None when it was
+    there after all (nothing written): it may have readers, so it is written as an existing table is."""
+    types = {target.model.kind.time_column: table.time_type} if table.time_type else {}
+    partitioning = table_partitioning(target.model, types, table_format)
+    written = create_table_as(ctx.engine.catalog.spark, target.table, select, table_format, partitioning)
+    table.exists = True
+    if written is EXISTED:
+        return None
+    table.created = True
+    return written if isinstance(written, int) else _count(ctx, select)
+
+
+def _create_empty(ctx: ExecutionContext, target: ModelTarget, query: str, table_format: str) -> bool:
+    """Create the empty table with the query's columns (a model that reads its own table); False when it was there."""
+    columns = tuple(ctx.engine.catalog.query_schema(query))
     partitioning = table_partitioning(target.model, dict(columns), table_format)
     return create_lakehouse_table(ctx.engine.catalog.spark, target.table, columns, table_format, partitioning)
+
+
+def _count(ctx: ExecutionContext, select: str) -> int:
+    return int(ctx.engine.catalog.query_rows(f"SELECT COUNT(*) FROM ({select}) AS written")[0][0])
 
 
 def table_partitioning(model: Model, types: dict[str, str], table_format: str) -> Partitioning:
