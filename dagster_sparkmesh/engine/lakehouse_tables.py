@@ -1,13 +1,15 @@
 """Writes of lakehouse tables (Iceberg, Delta): each one commit of the format, which readers see whole or not at all.
 
 The table is the physical table itself, with no view of ours in front: the format's snapshots do what period and
-generation tables do for Hive tables. A table is created empty, with the query's columns (all nullable: a later
-interval may hold NULLs where the first had none) and the model's partitioning; every write then goes through
-Spark's table writer (``DataFrame.writeTo(...).overwrite(condition)``): the rows matching the condition are
-replaced by the query's rows in one commit, and deleted when the query returns none (Iceberg's overwrite by
-filter, Delta's ``replaceWhere``). A FULL model's condition is TRUE: the whole table replaced in one commit, its
-history kept by the format. Iceberg's overwrite needs the condition to cover whole files, which a partitioning
-by the interval's grain of the time column gives (``Partitioning``).
+generation tables do for Hive tables. A table is created by its first write, with its rows, in one commit
+(``create_table_as``: Spark's table writer, which makes the columns nullable: a later interval may hold NULLs
+where the first had none), partitioned as the model asks; a model that reads its own table gets it empty first
+(``create_lakehouse_table``). Every later write goes through Spark's table writer too
+(``DataFrame.writeTo(...).overwrite(condition)``): the rows matching the condition are replaced by the query's
+rows in one commit, and deleted when the query returns none (Iceberg's overwrite by filter, Delta's
+``replaceWhere``). A FULL model's condition is TRUE: the whole table replaced in one commit, its history kept by
+the format. Iceberg's overwrite needs the condition to cover whole files, which a partitioning by the interval's
+grain of the time column gives (``Partitioning``).
 
 The writes count their rows as they write them (``engine.counted_writes``).
 """
@@ -103,6 +105,16 @@ def create_table_as(
             return EXISTED
         raise
     return count_observed(observation)
+
+
+def rows_of_last_commit(spark: SparkSession, table: str) -> int | None:
+    """The rows the last commit of a Delta table wrote, from its log (``numOutputRows``): a log read, where counting
+    the table reads every file's footer (0.2 s against 1.1 s for 365,000 rows). None when the log does not say."""
+    statement = f"DESCRIBE HISTORY {quote(table)} LIMIT 1"
+    with spark_errors(statement):
+        rows = spark.sql(statement).select("operationMetrics").collect()
+    written = (rows[0][0] or {}).get("numOutputRows") if rows else None
+    return int(written) if written is not None else None
 
 
 def _properties_sql(table_format: str) -> str:

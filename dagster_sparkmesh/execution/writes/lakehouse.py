@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dagster_sparkmesh.engine.lakehouse import require_format_served
 from dagster_sparkmesh.engine.lakehouse_tables import (
-    EXISTED, AuditBranch, Partitioning, create_lakehouse_table, create_table_as, overwrite_where,
+    EXISTED, AuditBranch, Partitioning, create_lakehouse_table, create_table_as, overwrite_where, rows_of_last_commit,
 )
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -25,7 +25,7 @@ from dagster_sparkmesh.execution.writes.interval_batches import interval_batches
 from dagster_sparkmesh.execution.writes.queries import empty_select, select_for
 from dagster_sparkmesh.execution.writes.records import WriteResult
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.model.table_formats import ICEBERG, lakehouse_format
+from dagster_sparkmesh.model.table_formats import DELTA, ICEBERG, lakehouse_format
 from dagster_sparkmesh.plan.intervals import IntervalUnit, interval_unit
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -135,7 +135,12 @@ def _create_with_rows(ctx: ExecutionContext, target: ModelTarget, table: _Table,
     if written is EXISTED:
         return None
     table.created = True
-    return written if isinstance(written, int) else _count(ctx, select)
+    if isinstance(written, int):
+        return written
+    # Not reported (Delta writes a created table in a query of its own): its log says what the commit wrote; else
+    # the new table holds exactly these rows (counting ``select`` would run the query again).
+    logged = rows_of_last_commit(ctx.engine.catalog.spark, target.table) if table_format == DELTA else None
+    return logged if logged is not None else ctx.engine.catalog.row_count(target.table)
 
 
 def _create_empty(ctx: ExecutionContext, target: ModelTarget, query: str, table_format: str) -> bool:
