@@ -35,6 +35,7 @@ from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 # Iceberg's v2 tables: row-level deletes and merges where a later kind needs them; the default of its 1.x releases.
 _TABLE_PROPERTIES = {ICEBERG: {"format-version": "2"}}
 _ALREADY_EXISTS = ("TABLE_OR_VIEW_ALREADY_EXISTS", "TABLE_ALREADY_EXISTS")
+_AUDIT_BRANCH_PREFIX = "sparkmesh_audit_"
 
 
 class _Existed:
@@ -142,12 +143,25 @@ class AuditBranch:
 
     def __init__(self, spark: SparkSession, table: str) -> None:
         self.spark, self.table = spark, table
-        self.name = f"sparkmesh_audit_{uuid.uuid4().hex[:12]}"
+        self.name = f"{_AUDIT_BRANCH_PREFIX}{uuid.uuid4().hex[:12]}"
         # Iceberg finds a branch of a session-catalog table by the catalog-qualified name and ``branch_<name>``.
         self.relation = f"spark_catalog.{table}.branch_{self.name}"
 
     def open(self) -> None:
+        self._drop_leftovers()
         self._run(f"ALTER TABLE {quote(self.table)} CREATE BRANCH {quote_identifier(self.name)}")
+
+    def _drop_leftovers(self) -> None:
+        """Branches of earlier writes that a crash stopped before ``close``: under the table's write lock no other
+        write owns one, and left there each would keep its snapshots' files alive."""
+        statement = (
+            f"SELECT name FROM spark_catalog.{self.table}.refs "
+            f"WHERE type = 'BRANCH' AND startswith(name, {string_literal(_AUDIT_BRANCH_PREFIX)})"
+        )
+        with spark_errors(statement):
+            leftovers = [row[0] for row in self.spark.sql(statement).collect()]
+        for name in leftovers:
+            self._run(f"ALTER TABLE {quote(self.table)} DROP BRANCH IF EXISTS {quote_identifier(name)}")
 
     def publish(self) -> None:
         self._run(

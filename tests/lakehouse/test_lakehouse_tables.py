@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from dagster_sparkmesh.engine.lakehouse_tables import AuditBranch
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
@@ -106,6 +107,23 @@ def test_a_failing_blocking_audit_on_iceberg_leaves_what_readers_see_untouched(s
     assert [row[0] for row in spark.sql(f"SELECT name FROM spark_catalog.{daily}.refs").collect()] == ["main"]
 
 
+@pytest.mark.iceberg_only
+def test_a_branch_a_crashed_write_left_is_dropped_by_the_next_audited_write(spark, lakehouse_project, make_context):
+    """A write stopped between its branch and its publication (a killed process) leaves the branch; the next
+    audited write of the table drops it, so no branch keeps old snapshots' files alive."""
+    ctx, plan = _built(make_context, lakehouse_project)
+    daily = physical_table("lhm.daily", plan.version_of("lhm.daily"))
+    AuditBranch(spark, daily).open()  # what a crashed write leaves: its branch, never published nor dropped
+    assert len(_refs(spark, daily)) == 2
+
+    restate = make_context(lakehouse_project)
+    window = Interval(start=datetime(2024, 1, 3), end=datetime(2024, 1, 4))
+    apply_plan(restate, plan_for(restate, START, END, restate_models=("lhm.daily",), restate_within=window))
+
+    assert _refs(spark, daily) == ["main"]
+    assert dict(spark_rows(spark, "lhm.daily", "ds, total"))[datetime(2024, 1, 3).date()] == 1560
+
+
 def test_a_passing_audit_publishes_the_restated_interval(spark, lakehouse_project, make_context, table_format):
     """The same restatement with data the audits accept: published (Iceberg: from its branch, Delta: directly)."""
     ctx, plan = _built(make_context, lakehouse_project)
@@ -121,6 +139,10 @@ def test_a_passing_audit_publishes_the_restated_interval(spark, lakehouse_projec
     if table_format == "iceberg":
         daily = physical_table("lhm.daily", plan.version_of("lhm.daily"))
         assert [row[0] for row in spark.sql(f"SELECT name FROM spark_catalog.{daily}.refs").collect()] == ["main"]
+
+
+def _refs(spark, table: str) -> list[str]:
+    return [row[0] for row in spark.sql(f"SELECT name FROM spark_catalog.{table}.refs").collect()]
 
 
 def _main_snapshot(spark, table: str) -> int:
