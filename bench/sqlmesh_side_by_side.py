@@ -1,6 +1,7 @@
 """The initial backfill side by side with SQLMesh, each a fresh process as a user types it:
 
     python bench/sqlmesh_side_by_side.py --sqlmesh VENV/bin/sqlmesh [--rounds 2] [--models 30] [--days 90]
+        [--table-format iceberg|delta]
 
 SQLMesh is no dependency of sparkmesh: install it with pyspark in a virtualenv of its own, outside the repository (it
 pins another sqlglot), and pass its ``sqlmesh`` executable. Each round, on fresh copies of the generated project
@@ -19,11 +20,17 @@ Then, on the same folders, the daily run of one new day with rows (``side_by_sid
 statements, ``sparkmesh run`` per mode, ``sqlmesh run``; and both tools' prod views compared row for row.
 
 Each tool's time is printed with its ratio to the floor of its own round.
+
+``--table-format``: the project's ``model_defaults`` ask for Iceberg (or Delta) tables, on both sides; the floor
+writes tables of that format, and SQLMesh's session gets the same settings that serve the format as sparkmesh's
+(``engine.lakehouse``: jars, extensions, session catalog).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import statistics
 import subprocess
@@ -39,7 +46,7 @@ from side_by_side_daily import (
     compare_rows, floor_daily_process, sparkmesh_daily_process, sparkmesh_digests, sqlmesh_daily_process,
     sqlmesh_digests,
 )
-from sqlmesh_spark.settings import gateway_yaml
+from sqlmesh_spark.settings import EXTRA_CONFIG_VARIABLE, gateway_yaml
 from dagster_sparkmesh.engine.standalone_cluster import free_port
 from timing import Row, print_table, user_environment, verdict
 
@@ -55,7 +62,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--models", type=int, default=30)
     parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--table-format", choices=("iceberg", "delta"))
     args = parser.parse_args()
+    if args.table_format:
+        from dagster_sparkmesh.engine.lakehouse import lakehouse_settings
+
+        os.environ[EXTRA_CONFIG_VARIABLE] = json.dumps(lakehouse_settings(args.table_format))
     with tempfile.TemporaryDirectory(prefix="sparkmesh_vs_sqlmesh_") as tmp:
         seconds = [one_round(Path(tmp) / f"round_{n}", args) for n in range(args.rounds)]
     print_table(f"initial backfill {args.models} x {args.days} and the daily run of one new day, whole fresh processes", _rows(seconds))
@@ -66,10 +78,10 @@ def one_round(folder: Path, args) -> dict[str, float]:
     window = ["--start", start.isoformat(), "--end", end.isoformat()]
     # As many models at once as the default engine (the managed server) and SQLMesh's concurrent_tasks write.
     workers = MODE_WORKERS["managed"]
-    figures = {"floor": floor_process(folder / "floor", args, window, workers=workers)}
+    figures = {"floor": floor_process(folder / "floor", args, window, workers=workers, table_format=args.table_format)}
     figures["floor daily"] = floor_daily_process(folder / "floor", start, end, workers)
     for mode in ("local", "managed"):
-        seconds, updated = backfill_process(folder / mode, args, start, end, mode)
+        seconds, updated = backfill_process(folder / mode, args, start, end, mode, args.table_format)
         if updated != args.models:
             raise SystemExit(f"sparkmesh ({mode}) updated {updated} of {args.models} models")
         figures[f"sparkmesh {mode}"] = seconds
@@ -95,7 +107,8 @@ def _model_names(project: Path) -> list[str]:
 
 
 def _sqlmesh_backfill(sqlmesh: Path, project: Path, args, end: datetime) -> float:
-    generate_project(project, models=args.models, days=source_days(args))  # the same files as sparkmesh's
+    # The same files as sparkmesh's.
+    generate_project(project, models=args.models, days=source_days(args), table_format=args.table_format)
     _use_local_spark(project)
     command = [str(sqlmesh), "plan", "--auto-apply", "--no-prompts", "--execution-time", end.date().isoformat()]
     began = time.perf_counter()

@@ -4,6 +4,8 @@ warehouse, the Derby metastore (embedded Derby admits one process: each build ge
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 SHUFFLE_PARTITIONS = 4
@@ -12,6 +14,9 @@ SHUFFLE_PARTITIONS = 4
 # still gets other draws than in a build where it ran alone (sushi.order_items: equal built alone, different beside
 # raw_marketing). One at a time, a seeded model's rows depend only on its inputs.
 CONCURRENT_TASKS = 1
+EXTRA_CONFIG_VARIABLE = "SQLMESH_BENCH_SPARK_CONFIG"
+"""JSON of more ``spark.*`` settings for SQLMesh's session, e.g. the ones that serve Iceberg tables: set by
+``sqlmesh_side_by_side.py --table-format``, inherited by the child processes that read SQLMesh's catalog."""
 
 
 def local_spark_config(folder: Path) -> dict[str, str]:
@@ -29,6 +34,7 @@ def local_spark_config(folder: Path) -> dict[str, str]:
         "spark.sql.warehouse.dir": str(folder / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={metastore / 'db'};create=true",
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={metastore}",
+        **json.loads(os.environ.get(EXTRA_CONFIG_VARIABLE, "{}")),
     }
 
 

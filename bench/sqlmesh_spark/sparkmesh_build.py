@@ -113,13 +113,16 @@ def _plan(folders: list[Path], cli_arguments: list[str]) -> None:
 
 def _read(folders: list[Path]) -> None:
     from dagster_sparkmesh.engine.session import close_sessions, open_session
+    from dagster_sparkmesh.model.table_formats import project_lakehouse_format
     from dagster_sparkmesh.project.config import SparkConnection
     from dagster_sparkmesh.project.loader import load_project
 
     project = load_project(folders[0], more_paths=folders[1:], use_cache=False, set_aside_broken=True)
     connection = SparkConnection(mode="local", master="local[2]", config=SPARK_CONF)
+    table_format = project_lakehouse_format(project.models.values())
     try:
-        digests = prod_digests(open_session(connection, folders[0]), project, built_tables(project, folders[0]))
+        spark = open_session(connection, folders[0], table_format)
+        digests = prod_digests(spark, project, built_tables(project, folders[0]))
     finally:
         close_sessions()
     print(json.dumps({name: d.to_json() if isinstance(d, Digest) else d for name, d in digests.items()}))
