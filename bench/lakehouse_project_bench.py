@@ -18,15 +18,13 @@ Checked on our side: the backfill updated every model and the daily run wrote ro
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from datetime import timedelta
 from pathlib import Path
 
-from core_bench import STEPS, backfill_process, backfill_window, floor_process
+from core_bench import RAN_LINE, STEPS, backfill_process, backfill_window, floor_process
 from timing import Row, in_workdir, print_table, run_child, run_sparkmesh, verdict
 
-RAN_LINE = re.compile(r"Ran (\d+) model\(s\): ([^;]*); (\d+) rows")
 TARGET = 1.3
 
 

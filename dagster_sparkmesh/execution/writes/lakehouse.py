@@ -65,7 +65,7 @@ def write_lakehouse_time_range(ctx: ExecutionContext, target: ModelTarget) -> Wr
             else:
                 with _staging(ctx, target, table_format, readers=not table.created) as staged:
                     relation = staged.relation if staged else target.table
-                    rows += _overwrite(ctx, relation, select, condition)
+                    rows += _overwrite(ctx, relation, select, condition, table_format)
                     committed = commit(ctx, target, step.unit_intervals, staged=staged)
         result = WriteResult(rows=rows, audits=committed.audits, incomplete=result.incomplete + committed.incomplete)
     return result
@@ -84,7 +84,7 @@ def write_lakehouse_full(ctx: ExecutionContext, target: ModelTarget) -> WriteRes
             return WriteResult.of(first, commit(ctx, target, target.intervals))
         with _staging(ctx, target, table_format, readers=not table.created) as staged:
             relation = staged.relation if staged else target.table
-            rows = _overwrite(ctx, relation, query, _EVERYTHING)
+            rows = _overwrite(ctx, relation, query, _EVERYTHING, table_format)
             committed = commit(ctx, target, target.intervals, staged=staged)
     return WriteResult.of(rows, committed)
 
@@ -119,10 +119,12 @@ def _interval_select(
     return f"SELECT * FROM ({query}) AS source WHERE {condition}", condition
 
 
-def _overwrite(ctx: ExecutionContext, relation: str, select: str, condition: str) -> int:
+def _overwrite(ctx: ExecutionContext, relation: str, select: str, condition: str, table_format: str) -> int:
     """The rows of ``select`` replace the relation's rows for which ``condition`` holds, in one commit."""
     written = overwrite_where(ctx.engine.catalog.spark, relation, select, condition)
-    return written if written is not None else _count(ctx, select)
+    if written is not None:
+        return written
+    return _unreported_rows(ctx, relation, select, table_format, whole_table=condition == _EVERYTHING)
 
 
 def _create_with_rows(ctx: ExecutionContext, target: ModelTarget, table: _Table, select: str, table_format: str) -> int | None:
@@ -137,10 +139,7 @@ def _create_with_rows(ctx: ExecutionContext, target: ModelTarget, table: _Table,
     table.created = True
     if isinstance(written, int):
         return written
-    # Not reported (Delta writes a created table in a query of its own): its log says what the commit wrote; else
-    # the new table holds exactly these rows (counting ``select`` would run the query again).
-    logged = rows_of_last_commit(ctx.engine.catalog.spark, target.table) if table_format == DELTA else None
-    return logged if logged is not None else ctx.engine.catalog.row_count(target.table)
+    return _unreported_rows(ctx, target.table, select, table_format, whole_table=True)
 
 
 def _create_empty(ctx: ExecutionContext, target: ModelTarget, query: str, table_format: str) -> bool:
@@ -150,7 +149,16 @@ def _create_empty(ctx: ExecutionContext, target: ModelTarget, query: str, table_
     return create_lakehouse_table(ctx.engine.catalog.spark, target.table, columns, table_format, partitioning)
 
 
-def _count(ctx: ExecutionContext, select: str) -> int:
+def _unreported_rows(ctx: ExecutionContext, relation: str, select: str, table_format: str, *, whole_table: bool) -> int:
+    """The rows of a write whose observation did not report them (Delta writes a created table in a query of its
+    own), asked under the table's write lock, so its last commit is this write: Delta's log says what it wrote; a
+    table written whole holds exactly these rows; else the interval's query is counted (run again)."""
+    if table_format == DELTA:
+        logged = rows_of_last_commit(ctx.engine.catalog.spark, relation)
+        if logged is not None:
+            return logged
+    if whole_table:
+        return ctx.engine.catalog.row_count(relation)
     return int(ctx.engine.catalog.query_rows(f"SELECT COUNT(*) FROM ({select}) AS written")[0][0])
 
 
