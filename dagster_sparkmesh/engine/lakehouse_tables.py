@@ -135,6 +135,19 @@ def overwrite_where(spark: SparkSession, table: str, select_sql: str, condition:
     return count_observed(observation)
 
 
+def merge_by_key(spark: SparkSession, table: str, select_sql: str, unique_key: Sequence[str]) -> None:
+    """Upsert the rows of ``select_sql`` into ``table`` by ``unique_key`` in one commit: a row whose key the table
+    holds replaces that row, the others are added (keys compare null-safe, as the other layouts' upserts do). The
+    query must return each key once (``engine.unique_keys``). Neither format reports the source's rows."""
+    matched = " AND ".join(f"target.{quote_identifier(k)} <=> source.{quote_identifier(k)}" for k in unique_key)
+    statement = (
+        f"MERGE INTO {quote(table)} AS target USING ({select_sql}) AS source ON {matched} "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+    )
+    with spark_errors(statement):
+        spark.sql(statement).collect()
+
+
 class AuditBranch:
     """Write-audit-publish on Iceberg: a branch of ``table`` that a write goes to first. Readers of the table (its
     ``main`` branch) see nothing of it until ``publish`` fast-forwards ``main`` to it, one commit of metadata; a

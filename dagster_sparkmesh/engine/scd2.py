@@ -1,7 +1,8 @@
 """SCD type 2 kinds: keep every version of each key, computed as one Spark query over the table and the source.
 
 Parquet tables have no UPDATE or MERGE, so a run rewrites the whole table (staged, crash-safe:
-``SparkEngine.replace_with_query``) as the union of three parts:
+``SparkEngine.replace_with_query``; a lakehouse table in one overwrite commit, as SQLMesh replaces it:
+``execution.writes.lakehouse``) as the union of three parts:
 
 - closed versions (``valid_to`` set): kept as they are;
 - open versions (``valid_to`` NULL): closed at the new version's ``valid_from`` when their key's tracked values
@@ -30,6 +31,7 @@ from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.engine.adapter import SparkEngine
+    from dagster_sparkmesh.engine.catalog import SparkCatalog
 
 ScdKind = ScdType2ByTimeKind | ScdType2ByColumnKind
 
@@ -48,15 +50,20 @@ def merge_history(
 ) -> int:
     """Merge the source's current rows into the history table (created if missing). Returns the table's rows."""
     kind = model.kind
-    source_columns = engine.catalog.query_df(f"SELECT * FROM ({source_sql}) AS source WHERE 1 = 0").columns
-    _check_columns(model, kind, [column.lower() for column in source_columns])
+    check_source(engine.catalog, model, source_sql)
     first_load = not engine.catalog.table_exists(table)
     if first_load:
-        engine.creation.create_table_like_query(table, _with_validity(kind, source_sql), partitioned_by)
-    _check_unique(engine, model, kind, source_sql)
+        engine.creation.create_table_like_query(table, with_validity(kind, source_sql), partitioned_by)
     columns = [name for name, _ in engine.catalog.columns(table) if name not in (kind.valid_from_name, kind.valid_to_name)]
     query = history_query(kind, table, source_sql, columns, execution_time, first_load=first_load)
     return engine.replace_with_query(table, query)
+
+
+def check_source(catalog: SparkCatalog, model: Model, source_sql: str) -> None:
+    """Refuse a source that lacks the kind's columns, already returns the validity columns, or repeats a key."""
+    source_columns = catalog.query_df(f"SELECT * FROM ({source_sql}) AS source WHERE 1 = 0").columns
+    _check_columns(model, model.kind, [column.lower() for column in source_columns])
+    _check_unique(catalog, model, model.kind, source_sql)
 
 
 def history_query(
@@ -122,7 +129,7 @@ def _tracked(kind: ScdType2ByColumnKind, columns: Sequence[str]) -> list[str]:
     return list(kind.columns)
 
 
-def _with_validity(kind: ScdKind, source_sql: str) -> str:
+def with_validity(kind: ScdKind, source_sql: str) -> str:
     return (
         f"SELECT source.*, CAST(NULL AS TIMESTAMP) AS {quote_identifier(kind.valid_from_name)}, "
         f"CAST(NULL AS TIMESTAMP) AS {quote_identifier(kind.valid_to_name)} FROM ({source_sql}) AS source"
@@ -151,9 +158,9 @@ def _check_columns(model: Model, kind: ScdKind, source_columns: list[str]) -> No
         raise _column_error(model, f"its query returns no column {missing[0]!r}", missing[0], hint)
 
 
-def _check_unique(engine: SparkEngine, model: Model, kind: ScdKind, source_sql: str) -> None:
+def _check_unique(catalog: SparkCatalog, model: Model, kind: ScdKind, source_sql: str) -> None:
     key = ", ".join(quote_identifier(c) for c in kind.unique_key)
-    duplicate = engine.catalog.query_rows(
+    duplicate = catalog.query_rows(
         f"SELECT {key} FROM ({source_sql}) AS source GROUP BY {key} HAVING COUNT(*) > 1 LIMIT 1"
     )
     if duplicate:

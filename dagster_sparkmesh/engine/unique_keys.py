@@ -17,24 +17,27 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.records import Interval
 
 
-def first_repeated_key(catalog: SparkCatalog, query_sql: str, unique_key: Sequence[str]) -> tuple[tuple, int] | None:
-    """One key the query returns more than once, with its row count; None when every key is unique."""
+def key_census(catalog: SparkCatalog, query_sql: str, unique_key: Sequence[str]) -> tuple[int, tuple[tuple, int] | None]:
+    """The query's rows, and one key it returns more than once with that key's row count (None when every key is
+    unique), in one job: a MERGE INTO reports no row count of its own."""
     keys = column_list(unique_key)
     rows = catalog.query_rows(
-        f"SELECT {keys}, COUNT(*) FROM ({query_sql}) AS source GROUP BY {keys} HAVING COUNT(*) > 1 LIMIT 1"
+        f"SELECT COALESCE(SUM(n), 0), MAX(n), MAX_BY(STRUCT({keys}), n) "
+        f"FROM (SELECT {keys}, COUNT(*) AS n FROM ({query_sql}) AS source GROUP BY {keys}) AS keyed"
     )
-    if not rows:
-        return None
-    *key, count = rows[0]
-    return tuple(key), int(count)
+    total, most, key = rows[0]
+    if most is None or most < 2:
+        return int(total), None
+    return int(total), (tuple(key), int(most))
 
 
-def refuse_repeated_keys(catalog: SparkCatalog, model: Model, query_sql: str, batch: Interval) -> None:
-    """Raise, naming one repeated key of the batch ``[start, end)``, when the query returns a key twice."""
+def refuse_repeated_keys(catalog: SparkCatalog, model: Model, query_sql: str, batch: Interval) -> int:
+    """Raise, naming one repeated key of the batch ``[start, end)``, when the query returns a key twice; else
+    return the query's rows."""
     key = list(model.kind.unique_key)
-    repeated = first_repeated_key(catalog, query_sql, key)
+    rows, repeated = key_census(catalog, query_sql, key)
     if repeated is None:
-        return
+        return rows
     values, count = repeated
     described = ", ".join(f"{name} = {value!r}" for name, value in zip(key, values))
     raise ExecutionError(

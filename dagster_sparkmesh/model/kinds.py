@@ -110,6 +110,7 @@ class IncrementalByUniqueKeyKind(KindBase):
     restates_whole_table = True
     upserts = True
     may_be_forward_only = True
+    lakehouse_table = True
     unique_key: tuple[str, ...]
     batch_size: int | None = None
     forward_only: bool = False
@@ -197,6 +198,7 @@ class _ScdType2Fields(KindBase):
     has_physical_layer = True
     restates_whole_table = True
     keeps_history = True
+    lakehouse_table = True
 
 
 class ScdType2ByTimeKind(_ScdType2Fields):

@@ -27,6 +27,7 @@ def _project(root: Path, defaults: str = "", **models: str) -> Path:
 FULL = "MODEL (name s.full, kind FULL{extra});\nSELECT 1 AS x"
 TIMED = "MODEL (name s.timed, kind INCREMENTAL_BY_TIME_RANGE (time_column ds){extra});\nSELECT DATE '2024-01-01' AS ds"
 KEYED = "MODEL (name s.keyed, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key x){extra});\nSELECT 1 AS x"
+APPENDED = "MODEL (name s.appended, kind INCREMENTAL_UNMANAGED{extra});\nSELECT 1 AS x"
 
 
 def test_model_defaults_give_every_model_the_format_and_a_header_overrides_it(tmp_path):
@@ -70,11 +71,19 @@ def test_the_format_versions_the_model_and_no_format_keeps_the_fingerprint(tmp_p
 
 
 def test_a_kind_without_lakehouse_tables_keeps_its_layout_and_its_version(tmp_path):
+    plain = load_project(_project(tmp_path / "a", **{"appended.sql": APPENDED.format(extra="")}), use_cache=False)
+    asked = load_project(_project(tmp_path / "b", **{"appended.sql": APPENDED.format(extra=", table_format iceberg")}), use_cache=False)
+
+    assert lakehouse_format(asked.models["s.appended"]) is None
+    assert asked.models["s.appended"].fingerprint == plain.models["s.appended"].fingerprint
+
+
+def test_keyed_kinds_get_lakehouse_tables_and_a_version_of_their_own(tmp_path):
     plain = load_project(_project(tmp_path / "a", **{"keyed.sql": KEYED.format(extra="")}), use_cache=False)
     asked = load_project(_project(tmp_path / "b", **{"keyed.sql": KEYED.format(extra=", table_format iceberg")}), use_cache=False)
 
-    assert lakehouse_format(asked.models["s.keyed"]) is None
-    assert asked.models["s.keyed"].fingerprint == plain.models["s.keyed"].fingerprint
+    assert lakehouse_format(asked.models["s.keyed"]) == "iceberg"
+    assert asked.models["s.keyed"].fingerprint != plain.models["s.keyed"].fingerprint
 
 
 def test_a_project_asking_for_both_formats_is_refused_at_load_with_the_file(tmp_path):

@@ -3,6 +3,8 @@ each once for all missing intervals."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dagster_sparkmesh.engine.scd2 import merge_history
 from dagster_sparkmesh.engine.unique_keys import refuse_repeated_keys
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -20,16 +22,23 @@ def write_unique_key(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
     in prod rebuilds it. Writers of one table take turns: every write goes through the same staging table."""
     with ctx.state.table_write_lock(target.table):
         recorded = ctx.state.get_intervals(target.model.name, target.version)
-        held = span_of(tuple(recorded)) if recorded else None
-        # A kind that disables restatement keeps what it holds: its earlier time is upserted like any other.
-        rebuild = held is not None and not getattr(target.model.kind, "disable_restatement", False)
-        if rebuild and target.span.start < held.end and ctx.engine.catalog.table_exists(target.table):
-            rebuilt = Interval(start=min(held.start, target.span.start), end=max(held.end, target.span.end))
+        rebuilt = rebuilt_span(target, recorded)
+        if rebuilt is not None and ctx.engine.catalog.table_exists(target.table):
             query = _checked_query(ctx, target, rebuilt)
             rows = ctx.engine.replace_with_query(target.table, query)  # staged: a crash leaves the rows whole
         else:
             rows = _upsert(ctx, target, _checked_query(ctx, target, target.span), bool(recorded))
     return WriteResult.of(rows, commit(ctx, target, target.intervals))
+
+
+def rebuilt_span(target: ModelTarget, recorded: Sequence[Interval]) -> Interval | None:
+    """The span to rebuild the table over when the write fills in time before the end of what it holds (an upsert
+    of older rows over newer ones would be wrong), else None: an upsert of the missing span."""
+    held = span_of(tuple(recorded)) if recorded else None
+    # A kind that disables restatement keeps what it holds: its earlier time is upserted like any other.
+    if held is None or getattr(target.model.kind, "disable_restatement", False) or target.span.start >= held.end:
+        return None
+    return Interval(start=min(held.start, target.span.start), end=max(held.end, target.span.end))
 
 
 def _checked_query(ctx: ExecutionContext, target: ModelTarget, span: Interval) -> str:

@@ -1,5 +1,6 @@
 """Write strategies of lakehouse tables (``model.table_formats``): a time-range model's batches, each replacing
-exactly its interval in one commit, and a FULL model's whole table replaced in one commit (``engine.lakehouse_tables``).
+exactly its interval in one commit, a FULL model's whole table replaced in one commit, a unique-key model's rows
+merged by key (``MERGE INTO``) and an SCD type 2 model's history replaced in one commit (``engine.lakehouse_tables``).
 
 The order is every strategy's (``execution.evaluator``): the table exists, the batch's rows are committed, the
 audits run on them, and only then are its intervals recorded. A crash between the commit and the record leaves the
@@ -15,13 +16,17 @@ from dataclasses import dataclass
 
 from dagster_sparkmesh.engine.lakehouse import require_format_served
 from dagster_sparkmesh.engine.lakehouse_tables import (
-    EXISTED, AuditBranch, Partitioning, create_lakehouse_table, create_table_as, overwrite_where, rows_of_last_commit,
+    EXISTED, AuditBranch, Partitioning, create_lakehouse_table, create_table_as, merge_by_key, overwrite_where,
+    rows_of_last_commit,
 )
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
+from dagster_sparkmesh.engine.scd2 import check_source, history_query, with_validity
+from dagster_sparkmesh.engine.unique_keys import refuse_repeated_keys
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.writes.commit import commit
 from dagster_sparkmesh.execution.writes.interval_batches import interval_batches
+from dagster_sparkmesh.execution.writes.keyed import rebuilt_span
 from dagster_sparkmesh.execution.writes.queries import empty_select, select_for
 from dagster_sparkmesh.execution.writes.records import WriteResult
 from dagster_sparkmesh.model.records import Model
@@ -82,6 +87,55 @@ def write_lakehouse_full(ctx: ExecutionContext, target: ModelTarget) -> WriteRes
         first = None if table.exists else _create_with_rows(ctx, target, table, query, table_format)
         if first is not None:
             return WriteResult.of(first, commit(ctx, target, target.intervals))
+        with _staging(ctx, target, table_format, readers=not table.created) as staged:
+            relation = staged.relation if staged else target.table
+            rows = _overwrite(ctx, relation, query, _EVERYTHING, table_format)
+            committed = commit(ctx, target, target.intervals, staged=staged)
+    return WriteResult.of(rows, committed)
+
+
+def write_lakehouse_unique_key(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
+    """The query's rows merged by key in one commit (``MERGE INTO``, keys null-safe), once for all missing
+    intervals. As with every layout (``execution.writes.keyed``): a repeated key is refused before anything is
+    written; earlier time than the table holds rebuilds the table whole from one query over all its time; a table
+    holding no recorded interval is replaced whole."""
+    table_format = _served_format(ctx, target.model)
+    table = _Table(exists=not target.listed_absent)
+    if target.model.depends_on_self and not table.exists:
+        table.created, table.exists = _create_empty(ctx, target, empty_select(target.model), table_format), True
+    with ctx.state.table_write_lock(target.table):
+        recorded = ctx.state.get_intervals(target.model.name, target.version)
+        rebuilt = rebuilt_span(target, recorded) if table.exists else None
+        span = rebuilt or target.span
+        query = select_for(ctx, target, span)
+        rows = refuse_repeated_keys(ctx.engine.catalog, target.model, query, span)
+        first = None if table.exists else _create_with_rows(ctx, target, table, query, table_format)
+        if first is not None:
+            return WriteResult.of(first, commit(ctx, target, target.intervals))
+        with _staging(ctx, target, table_format, readers=not table.created) as staged:
+            relation = staged.relation if staged else target.table
+            if rebuilt is None and recorded:
+                merge_by_key(ctx.engine.catalog.spark, relation, query, target.model.kind.unique_key)
+            else:
+                rows = _overwrite(ctx, relation, query, _EVERYTHING, table_format)
+            committed = commit(ctx, target, target.intervals, staged=staged)
+    return WriteResult.of(rows, committed)
+
+
+def write_lakehouse_scd_type_2(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
+    """The query's current rows merged into the history (``engine.scd2``): the table's next content, computed from
+    the table and the source, replaces it in one commit, as SQLMesh replaces an SCD type 2 table each run. Returns
+    the rows the table then holds."""
+    table_format = _served_format(ctx, target.model)
+    kind, source = target.model.kind, select_for(ctx, target, target.span)
+    check_source(ctx.engine.catalog, target.model, source)
+    table = _Table(exists=not target.listed_absent)
+    with ctx.state.table_write_lock(target.table):
+        first_load = not table.exists and _create_empty(ctx, target, with_validity(kind, source), table_format)
+        table.created = first_load
+        validity = (kind.valid_from_name, kind.valid_to_name)
+        columns = [name for name, _ in ctx.engine.catalog.columns(target.table) if name not in validity]
+        query = history_query(kind, target.table, source, columns, ctx.clock(), first_load=first_load)
         with _staging(ctx, target, table_format, readers=not table.created) as staged:
             relation = staged.relation if staged else target.table
             rows = _overwrite(ctx, relation, query, _EVERYTHING, table_format)
