@@ -2,7 +2,8 @@
 processes (the parent and its children then share one catalog).
 
 Each scenario gets its own project folder (its own SQLite state) and its own schema prefix, so the scenarios
-share the server without sharing a table.
+share the server without sharing a table. With ``SPARKMESH_TEST_TABLE_FORMAT`` set, the server serves that lakehouse
+format and the projects ask for it (``harness.connect_config``): the same scenarios on Iceberg or Delta tables.
 """
 
 from __future__ import annotations
@@ -29,18 +30,18 @@ harness = load_harness()
 
 
 @pytest.fixture(scope="session")
-def connect_server(tmp_path_factory: pytest.TempPathFactory, spark):
+def connect_server(tmp_path_factory: pytest.TempPathFactory, spark, served_table_format):
     """The shared Connect server of the suite, always stopped (by the pid it recorded) at the end.
 
     ``spark`` first: once a process holds a Spark Connect session, pyspark builds no classic one, so the shared
     in-process session must exist before, whatever order the tests are selected in."""
     from dagster_sparkmesh.engine.connect_server import start_server, stop_server
+    from dagster_sparkmesh.engine.lakehouse import with_lakehouse
     from dagster_sparkmesh.engine.session import close_sessions
 
     folder = tmp_path_factory.mktemp("reliability_server")
-    connection = SparkConnection(
-        mode="managed", master="local[2]", connect_port=harness.free_port(), config={"spark.sql.shuffle.partitions": "2"}
-    )
+    config = with_lakehouse({"spark.sql.shuffle.partitions": "2"}, served_table_format)
+    connection = SparkConnection(mode="managed", master="local[2]", connect_port=harness.free_port(), config=config)
     try:
         status = start_server(folder, connection)
         yield harness.ConnectServer(url=status.url or "", folder=folder, pid=status.pid or 0)

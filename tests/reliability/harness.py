@@ -35,12 +35,15 @@ class ConnectServer:
 
 
 def connect_config(url: str) -> str:
+    """A project on the shared server, its tables in the format the suite's server serves (if any)."""
+    table_format = os.environ.get("SPARKMESH_TEST_TABLE_FORMAT")
+    format_line = f"\n          table_format: {table_format}" if table_format else ""
     return textwrap.dedent(
         f"""\
         model_defaults:
           dialect: spark
           start: '2024-01-01'
-          cron: '@daily'
+          cron: '@daily'{format_line}
         gateways:
           local:
             connection:
@@ -235,6 +238,20 @@ def physical_tables_of(state, prefix: str) -> dict[str, str]:
         assert len(versions) == 1, f"{name}: versions {versions}"
         tables[name] = physical_table(range_model(prefix, name), versions.pop())
     return tables
+
+
+def format_problems(engine, tables: list[str]) -> list[str]:
+    """With ``SPARKMESH_TEST_TABLE_FORMAT`` set, the tables that are not tables of that format (the scenario would
+    otherwise pass on the default layouts without anyone noticing)."""
+    table_format = os.environ.get("SPARKMESH_TEST_TABLE_FORMAT")
+    if not table_format:
+        return []
+    problems = []
+    for table in tables:
+        described = {row[0]: row[1] for row in engine.catalog.query_rows(f"DESCRIBE TABLE EXTENDED {table}")}
+        if str(described.get("Provider", "")).lower() != table_format:
+            problems.append(f"{table} is a {described.get('Provider')} table, not {table_format}")
+    return problems
 
 
 def rows_per_day(engine, table: str) -> dict[str, int]:

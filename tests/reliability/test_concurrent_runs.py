@@ -30,6 +30,7 @@ from reliability_harness import (  # registered by conftest.py
     drop_range_schemas,
     expected_rows_per_day,
     finish_range_run,
+    format_problems,
     fresh_postgres_database,
     physical_tables_of,
     range_model,
@@ -37,6 +38,8 @@ from reliability_harness import (  # registered by conftest.py
     start_range_run,
     write_range_project,
 )
+
+pytestmark = pytest.mark.every_layout  # `./dev test` runs it again on Iceberg and Delta tables
 
 RANGES = (("2024-01-01", "2024-01-03"), ("2024-01-04", "2024-01-06"), ("2024-01-07", "2024-01-09"))
 ALL_DAYS = [f"2024-01-{day:02d}" for day in range(1, 10)]
@@ -101,6 +104,7 @@ def _data_problems(project: Path, prefix: str, state_url: str | None, engine) ->
     with open_state_store(state_url, project) as state:
         tables = physical_tables_of(state, prefix)
         recorded = _interval_rows(state)
+    problems += format_problems(engine, list(tables.values()))
     for name, table in tables.items():
         model = range_model(prefix, name)
         days = sorted(start[:10] for row_model, start in recorded if row_model == model)

@@ -16,7 +16,11 @@ from pathlib import Path
 import pytest
 
 from dagster_sparkmesh.execution.crashpoints import STAGES
-from reliability_harness import CRASH_VIEWS, run_cli, view_checksums, write_crash_project  # registered by conftest.py
+from reliability_harness import (  # registered by conftest.py
+    CRASH_VIEWS, format_problems, run_cli, view_checksums, write_crash_project,
+)
+
+pytestmark = pytest.mark.every_layout  # `./dev test` runs it again on Iceberg and Delta tables
 
 END = "2024-01-02"
 APPLY = ("plan", "prod", "--auto-apply", "--no-prompts", "--end", END)
@@ -90,6 +94,8 @@ def _reference(root: Path, url: str, engine) -> tuple[dict, dict]:
     project = write_crash_project(root / "ref", "ref", url)
     first = _apply(project, "ref", engine)
     assert first.code == 0, first.output
+    physical = [f"sparkmesh__ref_{schema}.ref_{schema}__{name}" for schema, name in (("raw", "events"), ("shop", "daily"))]
+    assert format_problems(engine, [_table_named(engine, prefix) for prefix in physical]) == []
     if not any(chain.update for chain in CHAINS):
         return first.views, {}
     _set_daily_total(project, V2_TOTAL)
@@ -109,6 +115,14 @@ def test_sigkill_at_every_stage_then_resume_equals_uninterrupted_run(tmp_path, c
     failures = [f"{chain.name}: {problem}" for chain, steps in runs.items() for problem in _problems(chain, steps, v1, v2)]
     _print_report(runs, failures)
     assert not failures, "\n".join(failures)
+
+
+def _table_named(engine, prefix: str) -> str:
+    """The one physical table whose name starts with ``schema.prefix`` (its version follows)."""
+    schema, start = prefix.split(".")
+    found = [name for name in engine.catalog.list_tables(schema) if name.startswith(start + "__") and "__data" not in name]
+    assert len(found) == 1, found
+    return f"{schema}.{found[0]}"
 
 
 def _problems(chain: Chain, steps: list[Step], v1: dict, v2: dict) -> list[str]:

@@ -2,7 +2,7 @@
 
 Two plans built from the same promoted plan are backfilled, then promoted at the same moment from two threads
 sharing the local session, each with its own state store connection. Every model returns its plan's tag as data,
-so a reader querying the views during the race tells which plan each view showed. After each ``ALTER VIEW`` the
+so a reader querying the views during the race tells which plan each view showed. After each view swap the
 swapping thread waits until the reader read every view once more: readers run between all swaps, and the second
 promotion surely arrives while the first one swaps.
 """
@@ -33,6 +33,8 @@ from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.snapshot.naming import physical_table
 from dagster_sparkmesh.state import LeaseHolder, open_state_store
 from tests.cli.sparkmesh_harness import invoke
+
+pytestmark = pytest.mark.every_layout  # `./dev test` runs it again on Iceberg and Delta tables
 
 MODELS = ("race.alpha", "race.beta", "race.gamma")
 START, END = datetime(2024, 1, 1), datetime(2024, 1, 3)
@@ -108,8 +110,12 @@ def _promoted(ctx: ExecutionContext) -> Plan:
     return plan
 
 
+# A view swap: ``ALTER VIEW``, or on a session serving Iceberg (whose views refuse it) ``CREATE OR REPLACE VIEW``.
+_SWAPS = ("ALTER VIEW", "CREATE OR REPLACE VIEW")
+
+
 class SlowViewSwaps:
-    """Records which thread ran each ``ALTER VIEW`` and calls ``after_swap``; ``fail_at``: raise at that swap."""
+    """Records which thread ran each view swap and calls ``after_swap``; ``fail_at``: raise at that swap."""
 
     def __init__(self, engine, *, after_swap: Callable[[], None] = lambda: None, fail_at: int | None = None) -> None:
         self.engine, self.after_swap, self.fail_at = engine, after_swap, fail_at
@@ -124,7 +130,7 @@ class SlowViewSwaps:
         del self.engine.catalog.execute
 
     def _run(self, sql: str) -> None:
-        if not sql.startswith("ALTER VIEW"):
+        if not sql.startswith(_SWAPS):
             self._execute(sql)
             return
         if len(self.swaps) + 1 == self.fail_at:
