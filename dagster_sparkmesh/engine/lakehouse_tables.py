@@ -7,7 +7,8 @@ where the first had none), partitioned as the model asks; a model that reads its
 (``create_lakehouse_table``). Every later write goes through Spark's table writer too
 (``DataFrame.writeTo(...).overwrite(condition)``): the rows matching the condition are replaced by the query's
 rows in one commit, and deleted when the query returns none (Iceberg's overwrite by filter, Delta's
-``replaceWhere``). A FULL model's condition is TRUE: the whole table replaced in one commit, its history kept by
+``replaceWhere``); the partitions the rows hold are replaced (``overwritePartitions``), rows appended, or merged by
+key (``MERGE INTO``), each one commit too. A FULL model's condition is TRUE: the whole table replaced in one commit, its history kept by
 the format. Iceberg's overwrite needs the condition to cover whole files, which a partitioning by the interval's
 grain of the time column gives (``Partitioning``).
 
@@ -132,6 +133,24 @@ def overwrite_where(spark: SparkSession, table: str, select_sql: str, condition:
     with spark_errors(f"INSERT INTO {quote(table)} REPLACE WHERE {condition} {select_sql}"):
         frame, observation = observed_rows(query_frame(spark, select_sql))
         frame.writeTo(quote(table)).overwrite(expression(frame, condition))
+    return count_observed(observation)
+
+
+def overwrite_partitions(spark: SparkSession, table: str, select_sql: str) -> int | None:
+    """Replace exactly the partitions of ``table`` that the rows of ``select_sql`` hold, in one commit (dynamic
+    partition overwrite: Iceberg's and Delta's alike; an unpartitioned table is replaced whole). Returns the rows
+    written (None: not reported)."""
+    with spark_errors(f"INSERT OVERWRITE {quote(table)} {select_sql}"):
+        frame, observation = observed_rows(query_frame(spark, select_sql))
+        frame.writeTo(quote(table)).overwritePartitions()
+    return count_observed(observation)
+
+
+def append_rows(spark: SparkSession, table: str, select_sql: str) -> int | None:
+    """Add the rows of ``select_sql`` to ``table`` in one commit. Returns the rows written (None: not reported)."""
+    with spark_errors(f"INSERT INTO {quote(table)} {select_sql}"):
+        frame, observation = observed_rows(query_frame(spark, select_sql))
+        frame.writeTo(quote(table)).append()
     return count_observed(observation)
 
 

@@ -2,7 +2,7 @@
 
 Parquet tables have no UPDATE or MERGE, so a run rewrites the whole table (staged, crash-safe:
 ``SparkEngine.replace_with_query``; a lakehouse table in one overwrite commit, as SQLMesh replaces it:
-``execution.writes.lakehouse``) as the union of three parts:
+``execution.writes.lakehouse_keyed``) as the union of three parts:
 
 - closed versions (``valid_to`` set): kept as they are;
 - open versions (``valid_to`` NULL): closed at the new version's ``valid_from`` when their key's tracked values

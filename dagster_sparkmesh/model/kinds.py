@@ -129,6 +129,7 @@ class IncrementalByPartitionKind(KindBase):
     restates_whole_table = True
     may_be_forward_only = True
     needs_partitioned_by = True
+    lakehouse_table = True
     forward_only: Literal[True] = True
     disable_restatement: bool = False
     on_destructive_change: OnDestructiveChange = "error"
@@ -144,6 +145,7 @@ class IncrementalUnmanagedKind(KindBase):
     has_physical_layer = True
     restates_whole_table = True
     may_be_forward_only = True
+    lakehouse_table = True
     insert_overwrite: bool = False
     forward_only: bool = True
     disable_restatement: bool = True

@@ -2,7 +2,7 @@
 
 SQLMesh's Spark engine writes ``USING <table_format>`` (else ``USING <storage_format>``): ``iceberg`` and
 ``delta`` there are table formats with atomic commits, which a lakehouse table here is too (``engine.lakehouse``
-and ``execution.writes.lakehouse``): one table, written in one commit per write, with no layout of ours in front.
+and ``execution.writes.lakehouse_table``): one table, written in one commit per write, with no layout of ours in front.
 Any other value (``parquet``, ``orc``, ``hive``) keeps the default layouts, whose files are parquet.
 
 A kind without a lakehouse write strategy yet keeps the default layouts whatever the model asks; its format is

@@ -23,7 +23,7 @@ def test_a_table_created_with_its_first_rows_takes_nulls_later(spark, clean_cata
     first = "SELECT 1 AS id, DATE '2024-01-01' AS ds"  # a literal: a column Spark knows holds no NULL
     written = create_table_as(spark, TABLE, first, table_format, Partitioning(columns=("ds",)))
     # Delta runs a created table's write as a query of its own, whose metrics the observation does not get: the
-    # writer reads them from the table's log then (``execution.writes.lakehouse``).
+    # writer reads them from the table's log then (``execution.writes.lakehouse_table``).
     assert written == (1 if table_format == "iceberg" else None)
     if table_format == "delta":
         assert rows_of_last_commit(spark, TABLE) == 1

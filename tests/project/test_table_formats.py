@@ -11,7 +11,7 @@ from dagster_sparkmesh.engine.lakehouse import (
     DELTA_PACKAGE, ICEBERG_PACKAGE, SESSION_CATALOGS, lakehouse_settings, require_format_served, with_lakehouse,
 )
 from dagster_sparkmesh.errors import EngineError, ProjectError
-from dagster_sparkmesh.execution.writes.lakehouse import table_partitioning
+from dagster_sparkmesh.execution.writes.lakehouse_table import table_partitioning
 from dagster_sparkmesh.model.table_formats import lakehouse_format, project_lakehouse_format
 from dagster_sparkmesh.project.loader import load_project
 
@@ -27,7 +27,7 @@ def _project(root: Path, defaults: str = "", **models: str) -> Path:
 FULL = "MODEL (name s.full, kind FULL{extra});\nSELECT 1 AS x"
 TIMED = "MODEL (name s.timed, kind INCREMENTAL_BY_TIME_RANGE (time_column ds){extra});\nSELECT DATE '2024-01-01' AS ds"
 KEYED = "MODEL (name s.keyed, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key x){extra});\nSELECT 1 AS x"
-APPENDED = "MODEL (name s.appended, kind INCREMENTAL_UNMANAGED{extra});\nSELECT 1 AS x"
+PLAIN_VIEW = "MODEL (name s.plain_view, kind VIEW{extra});\nSELECT 1 AS x"
 
 
 def test_model_defaults_give_every_model_the_format_and_a_header_overrides_it(tmp_path):
@@ -71,11 +71,11 @@ def test_the_format_versions_the_model_and_no_format_keeps_the_fingerprint(tmp_p
 
 
 def test_a_kind_without_lakehouse_tables_keeps_its_layout_and_its_version(tmp_path):
-    plain = load_project(_project(tmp_path / "a", **{"appended.sql": APPENDED.format(extra="")}), use_cache=False)
-    asked = load_project(_project(tmp_path / "b", **{"appended.sql": APPENDED.format(extra=", table_format iceberg")}), use_cache=False)
+    plain = load_project(_project(tmp_path / "a", **{"plain_view.sql": PLAIN_VIEW.format(extra="")}), use_cache=False)
+    asked = load_project(_project(tmp_path / "b", **{"plain_view.sql": PLAIN_VIEW.format(extra=", table_format iceberg")}), use_cache=False)
 
-    assert lakehouse_format(asked.models["s.appended"]) is None
-    assert asked.models["s.appended"].fingerprint == plain.models["s.appended"].fingerprint
+    assert lakehouse_format(asked.models["s.plain_view"]) is None
+    assert asked.models["s.plain_view"].fingerprint == plain.models["s.plain_view"].fingerprint
 
 
 def test_keyed_kinds_get_lakehouse_tables_and_a_version_of_their_own(tmp_path):

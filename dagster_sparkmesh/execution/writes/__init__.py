@@ -8,9 +8,9 @@ from dagster_sparkmesh.execution.writes.additive import write_by_partition, writ
 from dagster_sparkmesh.execution.writes.custom import write_custom
 from dagster_sparkmesh.execution.writes.full import write_full
 from dagster_sparkmesh.execution.writes.keyed import write_scd_type_2, write_unique_key
-from dagster_sparkmesh.execution.writes.lakehouse import (
-    write_lakehouse_full, write_lakehouse_scd_type_2, write_lakehouse_time_range, write_lakehouse_unique_key,
-)
+from dagster_sparkmesh.execution.writes.lakehouse import write_lakehouse_full, write_lakehouse_time_range
+from dagster_sparkmesh.execution.writes.lakehouse_additive import write_lakehouse_by_partition, write_lakehouse_unmanaged
+from dagster_sparkmesh.execution.writes.lakehouse_keyed import write_lakehouse_scd_type_2, write_lakehouse_unique_key
 from dagster_sparkmesh.execution.writes.records import WriteStrategy
 from dagster_sparkmesh.execution.writes.simple import write_seed, write_view
 from dagster_sparkmesh.execution.writes.time_range import write_time_range
@@ -37,6 +37,8 @@ _LAKEHOUSE_STRATEGIES: dict[str, WriteStrategy] = {
     "INCREMENTAL_BY_UNIQUE_KEY": write_lakehouse_unique_key,
     "SCD_TYPE_2_BY_TIME": write_lakehouse_scd_type_2,
     "SCD_TYPE_2_BY_COLUMN": write_lakehouse_scd_type_2,
+    "INCREMENTAL_BY_PARTITION": write_lakehouse_by_partition,
+    "INCREMENTAL_UNMANAGED": write_lakehouse_unmanaged,
 }
 
 

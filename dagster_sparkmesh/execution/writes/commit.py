@@ -50,7 +50,7 @@ def commit(
 
 
 class StagedWrite(Protocol):
-    """A batch written out of readers' sight (``execution.writes.lakehouse``)."""
+    """A batch written out of readers' sight (an Iceberg audit branch: ``execution.writes.lakehouse_table``)."""
 
     relation: str
     """Where the audits read the batch."""
