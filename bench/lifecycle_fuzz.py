@@ -2,10 +2,11 @@
 (tests/lifecycle), each ending with a promotion of prod compared with a from-scratch build of the same files.
 
     .venv/bin/python bench/lifecycle_fuzz.py [--sequences 100] [--seed 1] [--length 5] [--minimize] [--keep DIR]
-        [--sqlmesh-referee VENV | --no-sqlmesh-referee]
+        [--sqlmesh-referee VENV | --no-sqlmesh-referee] [--table-format iceberg|delta]
 
 One local Spark session in this process (own warehouse and metastore in a temporary folder, removed at the end
-unless --keep). Prints one line per sequence, each failing sequence (minimized with --minimize) as a list of
+unless --keep); with --table-format, the session serves that lakehouse format and the project's models ask for it
+(the same sequences on Iceberg or Delta tables). Prints one line per sequence, each failing sequence (minimized with --minimize) as a list of
 actions to paste into tests/lifecycle/test_fuzz.py, and the counts: sequences, actions, refusals, divergences.
 
 A second referee, SQLMesh (``bench/sqlmesh_spark/lifecycle_referee.py``): after each sequence, SQLMesh's fresh
@@ -17,6 +18,7 @@ models compared and every difference. Exit code 1 when any sequence diverged or 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 from collections import Counter
 import sys
@@ -41,7 +43,10 @@ def main() -> int:
                         default=CACHED_REFEREE if (CACHED_REFEREE / "bin" / "python").exists() else None,
                         help="SQLMesh's virtualenv (default: the compat harness's cached one, when present)")
     parser.add_argument("--no-sqlmesh-referee", action="store_true", help="no SQLMesh build after each sequence")
+    parser.add_argument("--table-format", choices=("iceberg", "delta"), help="the models' tables in this format")
     args = parser.parse_args()
+    if args.table_format:  # the lifecycle project (tests/lifecycle/project.py) asks for the format the tests serve
+        os.environ["SPARKMESH_TEST_TABLE_FORMAT"] = args.table_format
 
     from dagster_sparkmesh.engine.adapter import SparkEngine
     from dagster_sparkmesh.engine.session import close_sessions, open_session
@@ -61,7 +66,7 @@ def main() -> int:
 
     referee = _sqlmesh_referee(args, workdir)
     try:
-        engine = SparkEngine(open_session(connection, workdir / "spark"))
+        engine = SparkEngine(open_session(connection, workdir / "spark", args.table_format))
         report = fuzz(
             engine, workdir, sequences=args.sequences, seed=args.seed, length=args.length,
             minimize_failures=args.minimize, on_result=show, after_promotion=referee,
@@ -71,7 +76,7 @@ def main() -> int:
         if args.keep is None:
             shutil.rmtree(workdir, ignore_errors=True)
     print(
-        f"seed {args.seed}: {report.sequences} sequences, {report.actions} actions ({report.refusals} refused), "
+        f"{args.table_format or 'default'} layouts, seed {args.seed}: {report.sequences} sequences, {report.actions} actions ({report.refusals} refused), "
         f"{len(report.failures)} failing sequence(s), {report.divergences} divergent view(s), "
         f"{time.monotonic() - began:.0f} s"
     )
