@@ -136,6 +136,19 @@ def overwrite_where(spark: SparkSession, table: str, select_sql: str, condition:
     return count_observed(observation)
 
 
+def replace_by_merge(spark: SparkSession, table: str, select_sql: str, condition: str) -> None:
+    """Replace the rows of ``table`` for which ``condition`` (on the table's columns) holds with the rows of
+    ``select_sql``, in one commit, by a merge that matches no row: every query row is inserted, every table row
+    within the condition deleted. Iceberg's overwrite by filter must cover whole files; a merge rewrites only the
+    files holding such rows (an interval shorter than the hour a table is partitioned by). Reports no rows."""
+    statement = (
+        f"MERGE INTO {quote(table)} AS target USING ({select_sql}) AS source ON FALSE "
+        f"WHEN NOT MATCHED THEN INSERT * WHEN NOT MATCHED BY SOURCE AND {condition} THEN DELETE"
+    )
+    with spark_errors(statement):
+        spark.sql(statement).collect()
+
+
 def overwrite_partitions(spark: SparkSession, table: str, select_sql: str) -> int | None:
     """Replace exactly the partitions of ``table`` that the rows of ``select_sql`` hold, in one commit (dynamic
     partition overwrite: Iceberg's and Delta's alike; an unpartitioned table is replaced whole). Returns the rows

@@ -83,6 +83,16 @@ def overwrite(ctx: ExecutionContext, table: LakehouseTable, relation: str, selec
     return rows_written(ctx, table, relation, select, written, whole_table=condition == EVERYTHING)
 
 
+def covers_whole_files(table: LakehouseTable, batch: Interval) -> bool:
+    """Whether an overwrite by the batch's window covers whole files of the table: always on Delta (its
+    ``replaceWhere`` rewrites files as needed) and for a date or string time column (partitioned by its values);
+    an Iceberg timestamp column is partitioned by day or hour (``table_partitioning``), which a window of whole
+    hours covers, and a shorter one (a 15-minute cron) does not."""
+    if table.table_format != ICEBERG or (table.time_type or "").lower() not in _TIMESTAMPS:
+        return True
+    return all(moment.minute == moment.second == moment.microsecond == 0 for moment in (batch.start, batch.end))
+
+
 def rows_written(
     ctx: ExecutionContext, table: LakehouseTable, relation: str, select: str, written: int | None, *, whole_table: bool
 ) -> int:
