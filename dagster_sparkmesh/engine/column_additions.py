@@ -111,8 +111,9 @@ def hide_columns(engine: SparkEngine, table: str, dropped: Sequence[str], *, dro
         raise EngineError(
             f"cannot drop column(s) {', '.join(dropped)} of {table} in a forward-only change: Spark cannot drop a "
             "column of a Parquet table (nor of a Delta table without column mapping)",
-            hint="keep the columns in the query (e.g. CAST(NULL AS <type>) AS <name>), or make a breaking change "
-            "(not forward-only) that rebuilds the table",
+            hint="keep the columns in the query (e.g. CAST(NULL AS <type>) AS <name>), make a breaking change "
+            "(not forward-only) that rebuilds the table, or, for a Delta table, create it with column mapping: "
+            "physical_properties (delta.columnMapping.mode = 'name')",
         )
     data = period_data_table(table)
     for name in dropped:

@@ -18,8 +18,9 @@ The writes count their rows as they write them (``engine.counted_writes``).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from pyspark.sql import Column, SparkSession
 from pyspark.sql.functions import col
@@ -66,15 +67,18 @@ class Partitioning:
 
 
 def create_lakehouse_table(
-    spark: SparkSession, table: str, columns: Sequence[tuple[str, str]], table_format: str, partitioning: Partitioning
+    spark: SparkSession, table: str, columns: Sequence[tuple[str, str]], table_format: str, partitioning: Partitioning,
+    properties: Mapping[str, str] = MappingProxyType({}),
 ) -> bool:
     """``CREATE TABLE table (columns) USING format PARTITIONED BY (...)``: an empty table. Returns False when the
     table was there already (a rival writer, or a catalog whose listing does not show it, created it first: then
     its table is the one, same version, same definition, and it may have readers)."""
     column_sql = ", ".join(f"{quote_identifier(name)} {data_type}" for name, data_type in columns)
     partitions = f" PARTITIONED BY ({partitioning.sql()})" if partitioning.sql() else ""
-    properties = _properties_sql(table_format)
-    statement = f"CREATE TABLE {quote(table)} ({column_sql}) USING {table_format}{partitions}{properties}"
+    statement = (
+        f"CREATE TABLE {quote(table)} ({column_sql}) USING {table_format}{partitions}"
+        f"{_properties_sql(_table_properties(table_format, properties))}"
+    )
     try:
         with spark_errors(statement):
             spark.sql(statement)
@@ -86,7 +90,8 @@ def create_lakehouse_table(
 
 
 def create_table_as(
-    spark: SparkSession, table: str, select_sql: str, table_format: str, partitioning: Partitioning
+    spark: SparkSession, table: str, select_sql: str, table_format: str, partitioning: Partitioning,
+    properties: Mapping[str, str] = MappingProxyType({}),
 ) -> int | None | _Existed:
     """Create ``table`` holding the rows of ``select_sql`` in one commit, as a first write (``CREATE TABLE ... AS``:
     one commit, where creating it empty and then writing is two; Spark makes a created table's columns nullable).
@@ -99,7 +104,7 @@ def create_table_as(
             writer = frame.writeTo(quote(table)).using(table_format)
             if partitioning.sql():
                 writer = writer.partitionedBy(*partitioning.frame_columns())
-            for key, value in _TABLE_PROPERTIES.get(table_format, {}).items():
+            for key, value in _table_properties(table_format, properties).items():
                 writer = writer.tableProperty(key, value)
             writer.create()
     except EngineError as error:
@@ -119,8 +124,12 @@ def rows_of_last_commit(spark: SparkSession, table: str) -> int | None:
     return int(written) if written is not None else None
 
 
-def _properties_sql(table_format: str) -> str:
-    properties = _TABLE_PROPERTIES.get(table_format)
+def _table_properties(table_format: str, properties: Mapping[str, str]) -> dict[str, str]:
+    """The format's defaults of ours with the model's ``physical_properties`` over them."""
+    return {**_TABLE_PROPERTIES.get(table_format, {}), **properties}
+
+
+def _properties_sql(properties: Mapping[str, str]) -> str:
     if not properties:
         return ""
     pairs = ", ".join(f"{string_literal(key)} = {string_literal(value)}" for key, value in properties.items())

@@ -18,7 +18,7 @@ from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.writes.queries import rendered_query
-from dagster_sparkmesh.model.table_formats import ICEBERG, lakehouse_format
+from dagster_sparkmesh.model.table_formats import drops_columns, lakehouse_format
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.snapshot.naming import quote, view_name
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Environment, Interval
@@ -57,7 +57,7 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
             _refresh_views(ctx, target)
     if changes.dropped:
         _check_drop_allowed(target, changes.dropped)
-        hide_columns(ctx.engine, target.table, changes.dropped, droppable=lakehouse_format(model) == ICEBERG)
+        hide_columns(ctx.engine, target.table, changes.dropped, droppable=drops_columns(model))
         if lakehouse_format(model) is not None:
             _refresh_views(ctx, target)
 

@@ -99,6 +99,9 @@ class Model(Record):
     (``model.table_formats``); other values, like Hive's, leave the default layouts."""
     storage_format: str | None = None
     """SQLMesh's ``storage_format`` (lower case): on Spark the table's ``USING`` when no table format is set."""
+    physical_properties: tuple[tuple[str, str], ...] = ()
+    """SQLMesh's ``physical_properties``: (key, value) table properties of a lakehouse table (``TBLPROPERTIES``:
+    ``write.format.default``, ``delta.columnMapping.mode`` ...), the project's defaults merged under the model's."""
     columns: tuple[tuple[str, str], ...] = ()
     """Declared (column, Spark type) pairs, in order."""
     column_descriptions: tuple[tuple[str, str], ...] = ()

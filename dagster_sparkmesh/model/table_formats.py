@@ -57,3 +57,27 @@ def project_lakehouse_format(models: Iterable[Model]) -> str | None:
             hint="use one table_format for the project (model_defaults: {table_format: iceberg} or delta)",
         )
     return next(iter(first_of), None)
+
+
+def drops_columns(model: Model) -> bool:
+    """Whether the model's table can drop a column in place (a forward-only change that drops one): an Iceberg
+    table (a change of its metadata), or a Delta table whose columns are mapped by name or id
+    (``physical_properties (delta.columnMapping.mode = 'name')``); Spark drops no column of a plain Delta table."""
+    written = lakehouse_format(model)
+    if written == DELTA:
+        return dict(model.physical_properties).get("delta.columnMapping.mode", "").lower() in ("name", "id")
+    return written == ICEBERG
+
+
+def property_text(value: object) -> str:
+    """A table property's value as Spark's ``TBLPROPERTIES`` holds it: text (booleans as ``true``/``false``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def merged_properties(
+    defaults: tuple[tuple[str, str], ...], own: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """``model_defaults``' physical properties with the model's over them, key by key, as SQLMesh merges them."""
+    return tuple({**dict(defaults), **dict(own)}.items())

@@ -76,6 +76,8 @@ def _later_data(model: Model) -> list[object]:
     written_format = lakehouse_format(model)
     if written_format is not None:
         later.append(["table_format", written_format])
+        if model.physical_properties:  # (set on the table it creates: other properties, another table)
+            later.append(["physical_properties", sorted(model.physical_properties)])
     return later
 
 

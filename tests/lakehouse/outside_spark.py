@@ -25,9 +25,13 @@ def rows_outside_spark(table_format: str, location: Path) -> list[tuple]:
 
         arrow = StaticTable.from_metadata(str(latest_iceberg_metadata(location))).scan().to_arrow()
     else:
-        from deltalake import DeltaTable
+        import pyarrow
+        from deltalake import DeltaTable, QueryBuilder
 
-        arrow = DeltaTable(str(location)).to_pyarrow_table()
+        # delta-rs's query engine: ``DeltaTable.to_pyarrow_table`` (1.6) reads the columns of a table with column
+        # mapping (``delta.columnMapping.mode``) as NULLs.
+        result = QueryBuilder().register("model", DeltaTable(str(location))).execute("SELECT * FROM model")
+        arrow = pyarrow.table(result.read_all())
     return sorted(tuple(_plain(value) for value in row.values()) for row in arrow.to_pylist())
 
 

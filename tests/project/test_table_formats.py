@@ -141,3 +141,48 @@ def test_a_time_range_table_is_partitioned_by_its_time_column_first(tmp_path, ti
     model = load_project(_project(tmp_path, **{"timed.sql": model_text}), use_cache=False).models["s.timed"]
 
     assert table_partitioning(model, {"ds": time_type, "region": "string"}, table_format).sql() == expected
+
+
+PROPERTIES = (
+    "MODEL (name s.full, kind FULL, table_format iceberg,\n"
+    "  physical_properties (\"write.format.default\" = 'orc', `commit.retry.num-retries` = 7, sm_flag = true));\n"
+    "SELECT 1 AS x"
+)
+
+
+def test_physical_properties_are_read_as_sqlmesh_writes_them_and_merged_over_the_defaults(tmp_path):
+    root = _project(tmp_path, "  physical_properties:\n    sm_flag: false\n    sm_team: analytics\n", **{"full.sql": PROPERTIES})
+    model = load_project(root, use_cache=False).models["s.full"]
+
+    assert dict(model.physical_properties) == {
+        "sm_flag": "true", "sm_team": "analytics", "write.format.default": "orc", "commit.retry.num-retries": "7",
+    }
+
+
+def test_a_python_model_takes_physical_properties(tmp_path):
+    root = _project(tmp_path, "  physical_properties: {sm_team: analytics}\n")
+    (root / "models" / "py.py").write_text(
+        "import typing as t\nfrom sqlmesh import ExecutionContext, model\n\n"
+        "@model('s.py', kind='FULL', columns={'x': 'int'}, table_format='delta', "
+        "physical_properties={'delta.columnMapping.mode': 'name', 'sm_flag': True})\n"
+        "def execute(context: ExecutionContext, **kwargs: t.Any):\n    return context.spark.sql('SELECT 1 AS x')\n"
+    )
+    model = load_project(root, use_cache=False).models["s.py"]
+    assert dict(model.physical_properties) == {"sm_team": "analytics", "delta.columnMapping.mode": "name", "sm_flag": "true"}
+
+
+def test_physical_properties_version_a_lakehouse_table_only(tmp_path):
+    def fingerprint(folder: str, extra: str) -> str:
+        text = f"MODEL (name s.full, kind FULL{extra});\nSELECT 1 AS x"
+        return load_project(_project(tmp_path / folder, **{"full.sql": text}), use_cache=False).models["s.full"].fingerprint
+
+    iceberg = fingerprint("a", ", table_format iceberg")
+    assert fingerprint("b", ", table_format iceberg, physical_properties (sm_team = 'a')") != iceberg
+    assert fingerprint("c", "") == fingerprint("d", ", physical_properties (sm_team = 'a')")  # no effect, no version
+
+
+def test_a_property_without_a_value_is_refused_at_its_line_and_column(tmp_path):
+    root = _project(tmp_path, **{"full.sql": "MODEL (name s.full, kind FULL,\n  physical_properties (sm_team));\nSELECT 1 AS x"})
+    with pytest.raises(ProjectError, match="expected key = value, got 'sm_team'") as raised:
+        load_project(root, use_cache=False)
+    assert (raised.value.line, raised.value.col) == (2, 24)

@@ -115,7 +115,10 @@ def create_empty(ctx: ExecutionContext, target: ModelTarget, table: LakehouseTab
     ``table.created`` says whether this step created it or found it there."""
     columns = tuple(ctx.engine.catalog.query_schema(query))
     partitioning = table_partitioning(target.model, dict(columns), table.table_format)
-    table.created = create_lakehouse_table(ctx.engine.catalog.spark, target.table, columns, table.table_format, partitioning)
+    properties = dict(target.model.physical_properties)
+    table.created = create_lakehouse_table(
+        ctx.engine.catalog.spark, target.table, columns, table.table_format, partitioning, properties
+    )
     table.exists = True
 
 
@@ -141,7 +144,8 @@ def _create_with_rows(ctx: ExecutionContext, target: ModelTarget, table: Lakehou
     there after all (nothing written): it may have readers, so it is written as an existing table is."""
     types = {target.model.kind.time_column: table.time_type} if table.time_type else {}
     partitioning = table_partitioning(target.model, types, table.table_format)
-    written = create_table_as(ctx.engine.catalog.spark, target.table, select, table.table_format, partitioning)
+    properties = dict(target.model.physical_properties)
+    written = create_table_as(ctx.engine.catalog.spark, target.table, select, table.table_format, partitioning, properties)
     table.exists = True
     if written is EXISTED:
         return None

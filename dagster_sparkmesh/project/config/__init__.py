@@ -47,6 +47,8 @@ class ModelDefaults(Record):
     batch_size: int | None = None
     table_format: str | None = None
     storage_format: str | None = None
+    physical_properties: tuple[tuple[str, str], ...] = ()
+    """(key, value) table properties of every lakehouse table, under each model's own (``Model``)."""
 
 
 class SparkConnection(Record):

@@ -46,6 +46,7 @@ from dagster_sparkmesh.project.config.connection_overrides import apply_connecti
 from dagster_sparkmesh.project.config.sqlmesh_overrides import Overrides, deep_merge, read_overrides
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.model.dialects import is_known_dialect
+from dagster_sparkmesh.model.table_formats import property_text
 
 CONFIG_FILES = ("config.yaml", "config.yml")
 PYTHON_CONFIG = "config.py"
@@ -264,10 +265,12 @@ class _ConfigReader:
     # -- sections -------------------------------------------------------------------------------------------
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
-        known = ("dialect", "start", "cron", "owner", "batch_size", "table_format", "storage_format")
+        known = ("dialect", "start", "cron", "owner", "batch_size", "table_format", "storage_format", "physical_properties")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
-            if key in IGNORED_MODEL_DEFAULTS:
+            if key == "physical_properties":
+                fields[key] = self._properties(value_node)
+            elif key in IGNORED_MODEL_DEFAULTS:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
                 fields[key] = self._value(value_node) if key == "batch_size" else self._text(value_node, key)
@@ -277,6 +280,13 @@ class _ConfigReader:
                 raise self._unknown(key, key_node, list(known), "model_defaults")
             self._check_default(key, fields.get(key), value_node)
         return self._build(ModelDefaults, fields, node)  # type: ignore[return-value]
+
+    def _properties(self, node: yaml.Node) -> tuple[tuple[str, str], ...]:
+        value = self._value(node)
+        if not isinstance(value, dict) or any(isinstance(item, (dict, list)) for item in value.values()):
+            raise self._error(node, "model_defaults.physical_properties must map keys to single values",
+                              "write physical_properties: {write.format.default: parquet}")
+        return tuple((str(key), property_text(item)) for key, item in value.items())
 
     def _check_default(self, key: str, value: object, node: yaml.Node) -> None:
         if key == "dialect" and not is_known_dialect(str(value).lower()):

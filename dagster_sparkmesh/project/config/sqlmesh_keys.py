@@ -18,7 +18,7 @@ IGNORED_PLAN_KEYS = frozenset(
     always_recreate_environment""".split()
 )
 IGNORED_MODEL_DEFAULTS = frozenset(
-    """kind session_properties physical_properties virtual_properties on_destructive_change
+    """kind session_properties virtual_properties on_destructive_change
     on_additive_change audits optimize_query allow_partials enabled interval_unit formatting
     validate_query pre_statements post_statements""".split()
 )

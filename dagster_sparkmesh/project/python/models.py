@@ -28,6 +28,7 @@ from typing import Any
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.model.table_formats import merged_properties
 from dagster_sparkmesh.project.column_schema import ModelColumns
 from dagster_sparkmesh.project.python import options as python_model_options
 from dagster_sparkmesh.project.config import ModelDefaults
@@ -374,6 +375,10 @@ def _scalar_options(options: dict[str, Any], where: Where, defaults: ModelDefaul
         "partitioned_by": tuple(c.lower() for c in names("partitioned_by", options.get("partitioned_by"), where)),
         "table_format": _lower(text("table_format", options.get("table_format"), where)) or defaults.table_format,
         "storage_format": _lower(text("storage_format", options.get("storage_format"), where)) or defaults.storage_format,
+        "physical_properties": merged_properties(
+            defaults.physical_properties,
+            python_model_options.properties("physical_properties", options.get("physical_properties"), where),
+        ),
         "column_descriptions": python_model_options.text_map("column_descriptions", options.get("column_descriptions"), where),
         "enabled": python_model_options.enabled(options.get("enabled", True), where),
     }

@@ -21,6 +21,7 @@ from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
+from dagster_sparkmesh.model.table_formats import property_text
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.externals import spark_type
 from dagster_sparkmesh.project.sql.header_kind import spark_time_format
@@ -29,10 +30,10 @@ from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
 SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
     column_descriptions dialect pre_statements post_statements references is_sql blueprints signals
-    session_properties on_virtual_update table_format storage_format""".split()
+    session_properties on_virtual_update table_format storage_format physical_properties""".split()
 )
 IGNORED_ARGUMENTS = frozenset(
-    """stamp interval_unit physical_properties virtual_properties clustered_by
+    """stamp interval_unit virtual_properties clustered_by
     allow_partials optimize_query validate_query formatting gateway cron_tz ignored_rules
     retention lookback physical_version""".split()
 )
@@ -167,6 +168,15 @@ def text_map(argument: str, value: object, where: Where) -> tuple[tuple[str, str
     if not isinstance(value, dict):
         raise where.error(argument, f"expected a dict, not {type(value).__name__}", value, f'write {argument}={{"id": "..."}}')
     return tuple((str(key).lower(), str(text)) for key, text in value.items())
+
+
+def properties(argument: str, value: object, where: Where) -> tuple[tuple[str, str], ...]:
+    """A dict of table properties (``physical_properties``): keys as written, single values as text."""
+    if value is None:
+        return ()
+    if not isinstance(value, dict) or any(isinstance(item, (dict, list, tuple)) for item in value.values()):
+        raise where.error(argument, "expected a dict of single values", value, f'write {argument}={{"key": "value"}}')
+    return tuple((str(key), property_text(item)) for key, item in value.items())
 
 
 def enabled(value: object, where: Where) -> bool:

@@ -71,6 +71,7 @@ class ModelHeader:
     partitioned_by: tuple[str, ...] = ()
     table_format: str | None = None
     storage_format: str | None = None
+    physical_properties: tuple[tuple[str, str], ...] = ()
     columns: tuple[tuple[str, str], ...] = ()
     column_descriptions: tuple[tuple[str, str], ...] = ()
     audits: tuple[AuditCall, ...] = ()
@@ -280,6 +281,20 @@ def _read_signals(header: ModelHeader, value: Value, dialect: str) -> None:
     header.signals = tuple(calls)
 
 
+def _read_properties(header: ModelHeader, value: Value, dialect: str) -> None:
+    """``physical_properties (key = 'value', "dotted.key" = 2)``, as SQLMesh writes them: each value as text."""
+    pairs = []
+    for item in value.items():
+        key_text, equals, _ = item.text.partition("=")
+        if not equals or not key_text.strip() or not item.text[len(key_text) + 1:].strip():
+            raise item.error(
+                f"expected key = value, got {item.text!r}", "write physical_properties (key = 'value', \"dotted.key\" = 'value')"
+            )
+        key = item.sub(0, len(key_text)).text.strip("`\"'")
+        pairs.append((key, item.sub(len(key_text) + 1, len(item.text)).scalar()))
+    header.physical_properties = tuple(pairs)
+
+
 def _setter(field_name: str, read: Callable[[Value], object]) -> Callable[[ModelHeader, Value, str], None]:
     def apply(header: ModelHeader, value: Value, dialect: str) -> None:
         setattr(header, field_name, read(value))
@@ -309,6 +324,7 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "partitioned_by": _setter("partitioned_by", _lower_words),
     "table_format": _setter("table_format", lambda value: value.word().lower()),
     "storage_format": _setter("storage_format", lambda value: value.word().lower()),
+    "physical_properties": _read_properties,
     "columns": _read_columns,
     "column_descriptions": _read_column_descriptions,
     "audits": _read_audits,
