@@ -63,6 +63,24 @@ def lakehouse_project(tmp_path: Path, table_format: str, clean_catalog, spark) -
     return project
 
 
+def format_project(
+    spark, folder: Path, table_format: str, source: tuple[str, str, str], models: dict[str, str]
+) -> Path:
+    """A project of ``models`` (file name → text) in ``table_format`` over one external table, created first:
+    ``source`` is (name, its CREATE TABLE's query, its columns as external_models.yaml writes them)."""
+    name, query, columns = source
+    spark.sql(f"CREATE DATABASE IF NOT EXISTS {name.split('.')[0]}")
+    spark.sql(f"CREATE TABLE {name} USING parquet AS {query}")
+    (folder / "models").mkdir(parents=True)
+    (folder / "config.yaml").write_text(
+        f"model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n  table_format: {table_format}\n"
+    )
+    (folder / "external_models.yaml").write_text(f"- name: {name}\n  columns: {{{columns}}}\n")
+    for file, text in models.items():
+        (folder / "models" / file).write_text(text)
+    return folder
+
+
 @pytest.fixture
 def make_context(engine):
     stores = []

@@ -11,6 +11,7 @@ import pytest
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.snapshot.naming import physical_table
+from tests.lakehouse.conftest import format_project
 from tests.lakehouse.outside_spark import commits, provider, rows_outside_spark, spark_rows, table_location
 
 pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
@@ -32,24 +33,14 @@ MODELS = {
 @pytest.fixture
 def additive_project(tmp_path, table_format, clean_catalog, spark):
     """Day 1: four sales in north and south; day 2: two sales in north only."""
-    spark.sql("CREATE DATABASE IF NOT EXISTS lh_src")
-    spark.sql(
-        f"CREATE TABLE {SALES} USING parquet AS SELECT * FROM VALUES "
-        "(1, 'north', DATE '2024-01-01', 10), (2, 'north', DATE '2024-01-01', 20), "
+    source = (
+        SALES,
+        "SELECT * FROM VALUES (1, 'north', DATE '2024-01-01', 10), (2, 'north', DATE '2024-01-01', 20), "
         "(3, 'south', DATE '2024-01-01', 30), (4, 'south', DATE '2024-01-01', 40), "
-        "(5, 'north', DATE '2024-01-02', 50), (6, 'north', DATE '2024-01-02', 60) AS sales(id, region, ds, amount)"
+        "(5, 'north', DATE '2024-01-02', 50), (6, 'north', DATE '2024-01-02', 60) AS sales(id, region, ds, amount)",
+        "id: int, region: string, ds: date, amount: int",
     )
-    project = tmp_path / "additive"
-    (project / "models").mkdir(parents=True)
-    (project / "config.yaml").write_text(
-        f"model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n  table_format: {table_format}\n"
-    )
-    (project / "external_models.yaml").write_text(
-        f"- name: {SALES}\n  columns: {{id: int, region: string, ds: date, amount: int}}\n"
-    )
-    for name, text in MODELS.items():
-        (project / "models" / name).write_text(text)
-    return project
+    return format_project(spark, tmp_path / "additive", table_format, source, MODELS)
 
 
 def _run(make_context, project, end: datetime):

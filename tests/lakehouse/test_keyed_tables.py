@@ -13,6 +13,7 @@ from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.snapshot.naming import physical_table
+from tests.lakehouse.conftest import format_project
 from tests.lakehouse.outside_spark import commits, provider, rows_outside_spark, spark_rows, table_location
 
 pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
@@ -23,29 +24,19 @@ START, DAY_2, DAY_3 = datetime(2024, 1, 1), datetime(2024, 1, 2), datetime(2024,
 
 @pytest.fixture
 def keyed_project(tmp_path, table_format, clean_catalog, spark):
-    spark.sql("CREATE DATABASE IF NOT EXISTS lh_src")
-    spark.sql(
-        f"CREATE TABLE {CUSTOMERS} USING parquet AS SELECT id, CONCAT('c', id) AS name, id * 10 AS amount, "
-        "DATE '2024-01-01' AS ds, TIMESTAMP '2024-01-01 08:00:00' AS updated_at FROM range(1, 5)"
+    source = (
+        CUSTOMERS,
+        "SELECT id, CONCAT('c', id) AS name, id * 10 AS amount, DATE '2024-01-01' AS ds, "
+        "TIMESTAMP '2024-01-01 08:00:00' AS updated_at FROM range(1, 5)",
+        "id: bigint, name: string, amount: bigint, ds: date, updated_at: timestamp",
     )
-    project = tmp_path / "keyed"
-    (project / "models").mkdir(parents=True)
-    (project / "config.yaml").write_text(
-        f"model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n  table_format: {table_format}\n"
-    )
-    (project / "external_models.yaml").write_text(
-        f"- name: {CUSTOMERS}\n  columns: {{id: bigint, name: string, amount: bigint, ds: date, updated_at: timestamp}}\n"
-    )
-    (project / "models" / "latest.sql").write_text(
-        "MODEL (name lhk.latest, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id), "
+    return format_project(spark, tmp_path / "keyed", table_format, source, {
+        "latest.sql": "MODEL (name lhk.latest, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id), "
         "audits (accepted_range(column := amount, min_v := 0)));\n"
-        f"SELECT id, name, amount, ds FROM {CUSTOMERS} WHERE ds BETWEEN @start_ds AND @end_ds"
-    )
-    (project / "models" / "history.sql").write_text(
-        "MODEL (name lhk.history, kind SCD_TYPE_2_BY_TIME (unique_key id));\n"
-        f"SELECT id, name, amount, updated_at FROM {CUSTOMERS}"
-    )
-    return project
+        f"SELECT id, name, amount, ds FROM {CUSTOMERS} WHERE ds BETWEEN @start_ds AND @end_ds",
+        "history.sql": "MODEL (name lhk.history, kind SCD_TYPE_2_BY_TIME (unique_key id));\n"
+        f"SELECT id, name, amount, updated_at FROM {CUSTOMERS}",
+    })
 
 
 def _run(make_context, project, end: datetime):

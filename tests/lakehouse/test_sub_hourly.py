@@ -13,6 +13,7 @@ from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.snapshot.naming import physical_table
 from dagster_sparkmesh.snapshot.records import Interval
+from tests.lakehouse.conftest import format_project
 from tests.lakehouse.outside_spark import commits, provider, rows_outside_spark, spark_rows, table_location
 
 pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
@@ -24,22 +25,16 @@ START, END = datetime(2024, 1, 1), datetime(2024, 1, 1, 2)
 @pytest.fixture
 def quarter_hour_project(tmp_path, table_format, clean_catalog, spark):
     """One reading a minute for two hours, read by a model with a 15-minute cron."""
-    spark.sql("CREATE DATABASE IF NOT EXISTS lh_src")
-    spark.sql(
-        f"CREATE TABLE {READINGS} USING parquet AS SELECT TIMESTAMP '2024-01-01 00:00:00' + "
-        "make_interval(0, 0, 0, 0, 0, CAST(id AS INT), 0) AS ts, id AS reading FROM range(120)"
+    source = (
+        READINGS,
+        "SELECT TIMESTAMP '2024-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, CAST(id AS INT), 0) AS ts, "
+        "id AS reading FROM range(120)",
+        "ts: timestamp, reading: bigint",
     )
-    project = tmp_path / "quarter_hour"
-    (project / "models").mkdir(parents=True)
-    (project / "config.yaml").write_text(
-        f"model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n  table_format: {table_format}\n"
-    )
-    (project / "external_models.yaml").write_text(f"- name: {READINGS}\n  columns: {{ts: timestamp, reading: bigint}}\n")
-    (project / "models" / "quarter.sql").write_text(
-        "MODEL (name lhq.quarter, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), cron '*/15 * * * *');\n"
-        f"SELECT ts, reading FROM {READINGS} WHERE ts BETWEEN @start_ts AND @end_ts"
-    )
-    return project
+    return format_project(spark, tmp_path / "quarter_hour", table_format, source, {
+        "quarter.sql": "MODEL (name lhq.quarter, kind INCREMENTAL_BY_TIME_RANGE (time_column ts), cron '*/15 * * * *');\n"
+        f"SELECT ts, reading FROM {READINGS} WHERE ts BETWEEN @start_ts AND @end_ts",
+    })
 
 
 def test_a_restated_quarter_hour_is_replaced_in_one_commit_and_its_hour_kept(
