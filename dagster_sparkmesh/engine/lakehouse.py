@@ -87,6 +87,10 @@ def lakehouse_settings(table_format: str) -> dict[str, str]:
             # Each read of a Delta table's log runs a stage of this many tasks (50 by default): a few suffice for
             # the logs of the tables a project writes.
             "spark.databricks.delta.snapshotPartitions": "2",
+            # Delta keeps every table's log it read (up to 10,000) for an hour, each ~3 MB of heap: a session that
+            # writes a few hundred tables (a long-lived server, a fuzz run) filled a 1 GiB heap and spent its time
+            # in full collections. 50 logs bound it; a table past them reads its log again (bench/README.md).
+            "spark.databricks.delta.delta.log.cacheSize": "50",
         })
     return settings
 

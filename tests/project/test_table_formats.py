@@ -109,6 +109,7 @@ def test_a_session_serves_the_format_with_its_jars_and_the_users_settings_win():
     delta = lakehouse_settings("delta")
     assert delta["spark.jars.packages"] == DELTA_PACKAGE
     assert "org.apache.hadoop:hadoop-client-api" in delta["spark.jars.excludes"]
+    assert delta["spark.databricks.delta.delta.log.cacheSize"] == "50"  # a bounded heap (engine.lakehouse)
 
     mirrored = with_lakehouse({"spark.jars.packages": "my.mirror:iceberg:1"}, "iceberg")
     assert mirrored["spark.jars.packages"] == "my.mirror:iceberg:1"
