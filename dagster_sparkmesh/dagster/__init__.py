@@ -1,10 +1,11 @@
 """The Dagster integration: the only package that imports dagster.
 
 A thin shell over the core: a pure spec builder (model → AssetSpec) behind the ``sparkmesh_assets`` decorator
-factory, a promotion asset per environment, a git sensor and a resource.
+factory, a promotion asset per environment, a git sensor, branch environments (an asset partitioned by branch, its sensor) and a resource.
 """
 
 from dagster_sparkmesh.dagster.assets import sparkmesh_assets
+from dagster_sparkmesh.dagster.branch_environments import BranchEnvironments
 from dagster_sparkmesh.dagster.definitions import SparkMeshProject, build_sparkmesh_definitions
 from dagster_sparkmesh.dagster.promotion import promotion_asset, promotion_condition, promotion_key
 from dagster_sparkmesh.dagster.readers_sensor import sparkmesh_restated_readers_sensor
@@ -15,6 +16,7 @@ from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, SpecGroup, build_spa
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator, SparkMeshTranslatorSettings
 
 __all__ = [
+    "BranchEnvironments",
     "ReloadTarget",
     "SparkMeshProject",
     "SparkMeshResource",

@@ -15,6 +15,13 @@ from typing import Literal
 import dagster as dg
 
 from dagster_sparkmesh.dagster.assets import sparkmesh_assets
+from dagster_sparkmesh.dagster.branch_environments import (
+    BranchEnvironments,
+    branch_asset_key,
+    branch_environment_asset,
+    janitor_job,
+)
+from dagster_sparkmesh.dagster.branch_sensor import sparkmesh_branch_sensor
 from dagster_sparkmesh.dagster.broken_assets import broken_model_assets
 from dagster_sparkmesh.dagster.code_links import GitLink, detect_git_link, link_to_git
 from dagster_sparkmesh.dagster.external_checks import external_audit_checks
@@ -99,6 +106,7 @@ def build_sparkmesh_definitions(
     readers_sensor_status: dg.DefaultSensorStatus | None = dg.DefaultSensorStatus.RUNNING,
     namespace: str | None = None,
     executor: dg.ExecutorDefinition | None = dg.in_process_executor,
+    branches: BranchEnvironments | None = None,
 ) -> dg.Definitions:
     """Everything Dagster needs to run ``project_dir`` (or several folders: a multi-repo project) into ``environment``.
 
@@ -119,6 +127,8 @@ def build_sparkmesh_definitions(
     ``executor``: the code location's default executor. In-process by default: a model run is one step (its
     models' Spark jobs are the parallel part), and a step in a process of its own costs a Python start and a code
     location load per run (2.5 s of a 4 s promotion, measured); None leaves Dagster's default (and yours).
+    ``branches``: an environment per git branch (``BranchEnvironments``): the branch environments asset, its
+    sensor and the janitor job; None ships none.
     ``readers_sensor_status``: the sensor that, after a person's run restated models, requests runs for the readers
     that run did not compute (running by default; None ships none).
     ``approval``: what waits for a person after a commit (``"none"``, ``"promotion"``, ``"backfill"``; default:
@@ -163,8 +173,30 @@ def build_sparkmesh_definitions(
     automated = automation_sensor(specs, automation_sensor_status, promotion_automated) if automation_sensor_status else None
     sensors += [automated] if automated else []
     checks = external_audit_checks(project, translator, environment, skip_external_keys, resource_key, specs.label)
-    return dg.Definitions(assets=assets, asset_checks=checks, sensors=sensors, resources={resource_key: resource},
-                          executor=executor)
+    jobs: list = []
+    if branches is not None:
+        branch_assets, branch_jobs, branch_sensor = _branch_environments(sm_project, specs, branches, resource, resource_key)
+        assets += branch_assets
+        jobs += branch_jobs
+        sensors.append(branch_sensor)
+    return dg.Definitions(assets=assets, asset_checks=checks, sensors=sensors, jobs=jobs,
+                          resources={resource_key: resource}, executor=executor)
+
+
+def _branch_environments(
+    sm_project: SparkMeshProject, specs: SparkMeshSpecs, settings: BranchEnvironments, resource: SparkMeshResource,
+    resource_key: str,
+) -> tuple[list, list, dg.SensorDefinition]:
+    """The branch environments asset, the job the sensor requests its partitions with, the janitor, the sensor."""
+    asset = branch_environment_asset(sm_project.path, settings, specs.label, specs.namespace, resource_key)
+    branch_job = dg.define_asset_job(f"sparkmesh_{specs.label}_branch_environments",
+                                     selection=[branch_asset_key(specs.namespace)])
+    janitor = janitor_job(specs.label, resource_key)
+    sensor = sparkmesh_branch_sensor(
+        project_dir=sm_project.path, settings=settings, label=specs.label, branch_job=branch_job, janitor=janitor,
+        state_url=resource.state_url, state_url_of_project=sm_project.project.config.state.url,
+    )
+    return [asset], [branch_job, janitor], sensor
 
 
 def _inside(folder: Path | str, root: Path) -> bool:

@@ -108,7 +108,7 @@ class StatePlanner:
             return _served(current) == _served(wanted)
 
     def _state(self, project: Project) -> StateStore:
-        return open_state_store(self.state_url or project.config.state.url, project.path)
+        return open_state_store(self.state_url or project.config.state.url, project.runtime_path)
 
 
 def _served(environment) -> frozenset[tuple[str, str]]:

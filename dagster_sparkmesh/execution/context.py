@@ -56,7 +56,7 @@ class ExecutionContext:
         from dagster_sparkmesh.engine.session import close_sessions, is_connect
 
         if is_connect(self._engine.spark):
-            close_sessions(self.project.path)
+            close_sessions(self.project.runtime_path)
             self._engine = None
 
     @classmethod
@@ -87,7 +87,7 @@ class ExecutionContext:
         environment = validate_identifier(environment, "environment name")
         spark_connection = connection or project.config.connection
         open_engine = engine_factory or _session_engine(spark_connection, project)
-        state = open_state_store(state_url or project.config.state.url, project.path)
+        state = open_state_store(state_url or project.config.state.url, project.runtime_path)
 
         def engine() -> SparkEngine:
             opened = open_engine()
@@ -106,6 +106,6 @@ def _session_engine(connection: SparkConnection, project: Project) -> Callable[[
         from dagster_sparkmesh.engine.adapter import SparkEngine
         from dagster_sparkmesh.engine.session import open_session
 
-        return SparkEngine(open_session(connection, project.path, project_lakehouse_format(project.models.values())))
+        return SparkEngine(open_session(connection, project.runtime_path, project_lakehouse_format(project.models.values())))
 
     return open_engine

@@ -24,6 +24,14 @@ class Project(Record):
     warnings: tuple[str, ...] = ()
     broken: tuple[BrokenModel, ...] = ()
     """Models that did not load, when the loader was asked to set them aside (``load_project(set_aside_broken=...)``)."""
+    home: Path | None = None
+    """Where the project's state store, warehouse and Spark server live, when its files were read from elsewhere (a
+    branch's commit exported beside the checkout: ``project.commit_trees``); None: ``path`` itself."""
+
+    @property
+    def runtime_path(self) -> Path:
+        """The folder the state store's relative URL, the local warehouse and the managed server belong to."""
+        return self.home or self.path
 
     def children(self) -> dict[str, set[str]]:
         result: dict[str, set[str]] = {name: set() for name in self.models}

@@ -1,0 +1,114 @@
+"""A project as of another commit, without touching the working tree a code location serves.
+
+Branch environments plan each branch's head: its project folder is exported from git (``git archive``) into a
+folder of its own per commit under the checkout's ``.sparkmesh/commits/``, and loaded from there with the checkout
+as its home (the state store, warehouse and Spark server stay the checkout's: ``Project.home``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import io
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.records import Record
+
+COMMITS_FOLDER = Path(".sparkmesh") / "commits"
+
+
+class BranchHead(Record):
+    """A branch and the commit it points at. ``name``: the branch as a person says it (``feature/x``; a
+    remote-tracking branch without its remote, ``origin/feature/x`` → ``feature/x``); ``ref``: git's full name."""
+
+    name: str
+    ref: str
+    commit: str
+
+
+def _git(repo: Path, *args: str, binary: bool = False) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=not binary, check=False, timeout=120)
+
+
+def repository_root(path: Path) -> Path | None:
+    """The top folder of the git repository holding ``path``; None outside one."""
+    done = _git(path, "rev-parse", "--show-toplevel")
+    return Path(done.stdout.strip()).resolve() if done.returncode == 0 else None
+
+
+def branch_heads(repo: Path, patterns: Sequence[str], excluded: Sequence[str] = ()) -> list[BranchHead]:
+    """Local branches and remote-tracking branches whose name matches one of ``patterns`` (``fnmatch``: ``*``,
+    ``feature/*``) and none of ``excluded``. A local branch wins over a remote-tracking one of the same name."""
+    done = _git(repo, "for-each-ref", "--format=%(refname)%00%(objectname)", "refs/heads", "refs/remotes")
+    if done.returncode != 0:
+        raise ProjectError(f"git could not list the branches of {repo}: {done.stderr.strip()}")
+    heads: dict[str, BranchHead] = {}
+    for line in done.stdout.splitlines():
+        ref, commit = line.split("\0")
+        name = _branch_name(ref)
+        if name is None or not _matches(name, patterns) or _matches(name, excluded):
+            continue
+        if name not in heads or ref.startswith("refs/heads/"):
+            heads[name] = BranchHead(name=name, ref=ref, commit=commit)
+    return sorted(heads.values(), key=lambda head: head.name)
+
+
+def _branch_name(ref: str) -> str | None:
+    if ref.startswith("refs/heads/"):
+        return ref.removeprefix("refs/heads/")
+    remote_branch = ref.removeprefix("refs/remotes/").partition("/")[2]
+    return None if remote_branch in ("", "HEAD") else remote_branch
+
+
+def _matches(name: str, patterns: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
+
+
+def is_ancestor(repo: Path, commit: str, of: str) -> bool:
+    """Whether ``commit`` is reachable from ``of`` (a branch merged into prod's branch, fast-forward or not)."""
+    return _git(repo, "merge-base", "--is-ancestor", commit, of).returncode == 0
+
+
+def resolve_commit(repo: Path, ref: str) -> str | None:
+    done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def export_project(project_dir: Path, commit: str) -> Path:
+    """The project folder as of ``commit``, exported once under the checkout's ``.sparkmesh/commits/<commit>``
+    (a finished export is reused; a half-written one never appears under that name)."""
+    project_dir = project_dir.resolve()
+    root = repository_root(project_dir)
+    if root is None:
+        raise ProjectError(f"{project_dir} is not in a git repository", hint="branch environments read the project's git branches")
+    target = project_dir / COMMITS_FOLDER / commit
+    if target.is_dir():
+        return target
+    inside = project_dir.relative_to(root).as_posix()
+    tree = commit if inside == "." else f"{commit}:{inside}"
+    archive = _git(root, "archive", "--format=tar", tree, binary=True)
+    if archive.returncode != 0:
+        raise ProjectError(f"git could not export {tree}: {archive.stderr.decode(errors='replace').strip()}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=target.parent))
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(staging, filter="data")
+    try:
+        staging.rename(target)
+    except OSError:  # another process exported the same commit meanwhile: theirs is as good
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def forget_exports(project_dir: Path, keep: Sequence[str]) -> list[str]:
+    """Delete the exported commits not in ``keep`` (branch heads moved on or went away); the commits deleted."""
+    folder = project_dir.resolve() / COMMITS_FOLDER
+    gone = [entry for entry in folder.iterdir() if entry.name not in keep] if folder.is_dir() else []
+    for entry in gone:
+        shutil.rmtree(entry, ignore_errors=True)
+    return [entry.name for entry in gone]

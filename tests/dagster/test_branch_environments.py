@@ -1,0 +1,183 @@
+"""Branch environments through Dagster: the branch sensor evaluated as the daemon evaluates it (``evaluate_tick``),
+the runs it requests executed on a real instance with local Spark, prod's views, assets and state compared before
+and after, a merge promoted from the branch's tables, and the clean-up of a merged and a deleted branch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+pytest.importorskip("dagster_sparkmesh.engine.adapter")
+
+from dagster_sparkmesh.dagster import BranchEnvironments, SparkMeshResource, build_sparkmesh_definitions  # noqa: E402
+from dagster_sparkmesh.execution.apply import apply_plan  # noqa: E402
+from dagster_sparkmesh.plan.branch_names import environment_for_branch  # noqa: E402
+from dagster_sparkmesh.plan.builder import build_plan  # noqa: E402
+from dagster_sparkmesh.project.loader import load_project  # noqa: E402
+from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+PROJECT = Path(__file__).parent / "projects" / "shop"
+BIGGER, FLAGS = "feature/bigger-amounts", "fix-flags"
+BIGGER_ENV, FLAGS_ENV = environment_for_branch(BIGGER), environment_for_branch(FLAGS)
+BRANCH_ASSET = dg.AssetKey(["sparkmesh", "branch_environments"])
+
+
+def _git(repo: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": os.environ["PATH"]}
+    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+def _branch(repo: Path, branch: str, file: str, old: str, new: str) -> str:
+    """A commit on a new branch made in a worktree of its own: the checkout the code location serves stays as is."""
+    worktree = repo.parent / f"wt_{environment_for_branch(branch)}"
+    _git(repo, "worktree", "add", "-q", "-b", branch, str(worktree))
+    path = worktree / file
+    path.write_text(path.read_text().replace(old, new))
+    _git(worktree, "commit", "-qam", f"change {file}")
+    return _git(worktree, "rev-parse", "HEAD")
+
+
+@pytest.fixture
+def repo(tmp_path, clean_catalog) -> Path:
+    target = tmp_path / "shop"
+    shutil.copytree(PROJECT, target, ignore=shutil.ignore_patterns(".sparkmesh"))
+    (target / ".gitignore").write_text(".sparkmesh/\n")
+    _git(target, "init", "-q", "-b", "main")
+    _git(target, "add", ".")
+    _git(target, "commit", "-qm", "first")
+    return target
+
+
+@pytest.fixture
+def resource(spark, repo) -> SparkMeshResource:
+    warehouse = spark.sparkContext.getConf().get("spark.sql.warehouse.dir")
+    return SparkMeshResource(project_dir=str(repo), spark_config={"spark.sql.warehouse.dir": warehouse})
+
+
+def _apply_prod(resource: SparkMeshResource) -> dict:
+    ctx = resource.open_context("prod")
+    try:
+        plan = build_plan(ctx.project, ctx.state, "prod", execution_time=ctx.clock())
+        applied = apply_plan(ctx, plan)
+        return {"plan": plan, "intervals": applied.intervals_processed}
+    finally:
+        ctx.close()
+
+
+def _defs(repo: Path, resource: SparkMeshResource) -> dg.Definitions:
+    return build_sparkmesh_definitions(repo, resource=resource, git_link=None, sensor=False, readers_sensor_status=None,
+                                       automation_sensor_status=None, branches=BranchEnvironments())
+
+
+def _tick(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None):
+    sensor = defs.resolve_sensor_def("sparkmesh_prod_branch_sensor")
+    context = dg.build_sensor_context(cursor=cursor, instance=instance, instance_ref=instance.get_ref(), definitions=defs)
+    result = sensor.evaluate_tick(context)
+    for change in result.dynamic_partitions_requests or ():  # what the daemon does with them
+        if isinstance(change, dg.AddDynamicPartitionsRequest):
+            instance.add_dynamic_partitions(change.partitions_def_name, list(change.partition_keys))
+        else:
+            for key in change.partition_keys:
+                instance.delete_dynamic_partition(change.partitions_def_name, key)
+    return result
+
+
+def _run(defs: dg.Definitions, instance: dg.DagsterInstance, request: dg.RunRequest) -> dg.ExecuteInProcessResult:
+    job = defs.resolve_job_def(request.job_name)
+    return job.execute_in_process(instance=instance, partition_key=request.partition_key, tags=request.tags,
+                                  raise_on_error=False)
+
+
+def _value(spark, sql: str):
+    return spark.sql(sql).collect()[0][0]
+
+
+def test_two_branches_get_environments_of_their_own_and_a_merge_promotes_prod_without_recompute(spark, repo, resource):
+    _apply_prod(resource)
+    prod_total = _value(spark, "SELECT SUM(total) FROM shop.daily")
+    prod_big = _value(spark, "SELECT COUNT_IF(big) FROM shop.daily_flags")
+    bigger = _branch(repo, BIGGER, "models/events.sql", "i.id * 10 AS amount", "i.id * 100 AS amount")
+    flags = _branch(repo, FLAGS, "models/daily_flags.sql", "total > 50 AS big", "total > 100 AS big")
+    defs = _defs(repo, resource)
+
+    with dg.instance_for_test() as instance:
+        first = _tick(defs, instance, None)
+        requests = {request.partition_key: request for request in first.run_requests}
+        assert set(requests) == {BIGGER_ENV, FLAGS_ENV}
+        assert requests[BIGGER_ENV].tags["sparkmesh/commit"] == bigger
+        assert requests[FLAGS_ENV].tags["sparkmesh/branch"] == FLAGS
+        assert set(instance.get_dynamic_partitions("sparkmesh_prod_branches")) == {BIGGER_ENV, FLAGS_ENV}
+        assert not _tick(defs, instance, first.cursor).run_requests  # nothing new: nothing requested
+
+        for env in (BIGGER_ENV, FLAGS_ENV):
+            assert _run(defs, instance, requests[env]).success
+
+        # Each environment serves its branch; prod still serves main.
+        assert _value(spark, f"SELECT SUM(total) FROM shop__{BIGGER_ENV}.daily") == 10 * prod_total
+        assert _value(spark, "SELECT SUM(total) FROM shop.daily") == prod_total
+        assert _value(spark, f"SELECT COUNT_IF(big) FROM shop__{FLAGS_ENV}.daily_flags") == 0
+        assert _value(spark, "SELECT COUNT_IF(big) FROM shop.daily_flags") == prod_big == 5
+
+        # The branch's runs materialized only their partition of the branch asset, never prod's model assets.
+        assert instance.get_latest_materialization_event(dg.AssetKey(["shop", "daily"])) is None
+        materialized = instance.get_latest_materialization_event(BRANCH_ASSET)
+        assert materialized is not None
+        flags_event = _materialization(instance, FLAGS_ENV)
+        metadata = flags_event.metadata
+        assert metadata["changed_models"].value == ["shop.daily_flags"]
+        assert metadata["intervals_computed"].value == 5  # daily_flags' five days, nothing of prod's models
+        diff = metadata["table_diff"].value
+        assert "`shop.daily_flags`" in diff and "| `big` | total | 5 | 0 |" in diff
+        bigger_diff = _materialization(instance, BIGGER_ENV).metadata["table_diff"].value
+        assert "only in prod" in bigger_diff and "| `total` |" in bigger_diff  # daily has a grain: rows joined on ds
+
+        # Merging fix-flags: prod's plan finds the branch's versions built and only swaps views.
+        _git(repo, "merge", "-q", "--no-ff", "-m", "merge fix-flags", FLAGS)
+        merged = _apply_prod(resource)
+        assert merged["plan"].directly_modified == ("shop.daily_flags",)
+        assert merged["plan"].missing_intervals == {} and merged["intervals"] == 0
+        assert _value(spark, "SELECT COUNT_IF(big) FROM shop.daily_flags") == 0
+
+        # The merged branch and a deleted one lose their partitions; their environments expire; the janitor runs.
+        _git(repo, "worktree", "remove", "--force", str(repo.parent / f"wt_{BIGGER_ENV}"))
+        _git(repo, "branch", "-D", BIGGER)
+        after = _tick(defs, instance, first.cursor)
+        assert not instance.get_dynamic_partitions("sparkmesh_prod_branches")
+        janitor = [r for r in after.run_requests if r.job_name == "sparkmesh_prod_janitor"]
+        assert len(janitor) == 1 and len(after.run_requests) == 1
+        assert _run(defs, instance, janitor[0]).success
+        with open_state_store(None, repo) as state:
+            assert state.get_environment(FLAGS_ENV) is None and state.get_environment(BIGGER_ENV) is None
+        databases = {row[0] for row in spark.sql("SHOW DATABASES").collect()}
+        assert f"shop__{FLAGS_ENV}" not in databases or not spark.sql(f"SHOW VIEWS IN shop__{FLAGS_ENV}").collect()
+        assert _value(spark, "SELECT COUNT_IF(big) FROM shop.daily_flags") == 0  # prod serves the merge
+
+
+def _materialization(instance: dg.DagsterInstance, partition: str) -> dg.AssetMaterialization:
+    records = instance.fetch_materializations(
+        dg.AssetRecordsFilter(asset_key=BRANCH_ASSET, asset_partitions=[partition]), limit=1
+    ).records
+    return records[0].asset_materialization
+
+
+def test_a_branch_head_is_read_from_git_without_touching_the_working_tree(repo):
+    from dagster_sparkmesh.project.commit_trees import branch_heads, export_project
+
+    commit = _branch(repo, BIGGER, "models/events.sql", "i.id * 10 AS amount", "i.id * 100 AS amount")
+    (repo / "models" / "events.sql").write_text((repo / "models" / "events.sql").read_text() + "\n-- uncommitted\n")
+    heads = branch_heads(repo, ["*"], ["main"])
+    assert [(h.name, h.commit) for h in heads] == [(BIGGER, commit)]
+    exported = export_project(repo, commit)
+    assert "i.id * 100" in (exported / "models" / "events.sql").read_text()
+    assert "i.id * 10 AS" in (repo / "models" / "events.sql").read_text()
+    assert _git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
+    project = load_project(exported)
+    assert "shop.daily" in project.models
