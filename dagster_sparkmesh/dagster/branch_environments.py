@@ -144,7 +144,7 @@ def build_metadata(build: BranchBuild) -> dict[str, object]:
 def janitor_job(label: str, resource_key: str = RESOURCE_KEY) -> dg.JobDefinition:
     """Drops what expired environments (a deleted or merged branch's) and unreferenced versions leave behind."""
 
-    @dg.op(name=f"sparkmesh_{label}_janitor", required_resource_keys={resource_key})
+    @dg.op(name=f"sparkmesh_{label}_drop_expired", required_resource_keys={resource_key})
     def _janitor(context):  # no annotation: see above
         sparkmesh: SparkMeshResource = getattr(context.resources, resource_key)
         ctx = sparkmesh.open_context("prod")

@@ -12,6 +12,7 @@ style of dagster-dbt's ``DbtProjectComponent``::
         tags: {cron: "{{ node.cron }}"}
       op: {pool: spark_cluster}
       sensor: {enabled: true, default_status: running}
+      branches: {prod_branch: main, default_status: running}
 
 It builds exactly what ``build_sparkmesh_definitions`` builds; ``definitions.py`` with that function stays the
 Python alternative. ``translation`` is templated per model: ``node`` holds the model's name, schema, table, kind,
@@ -33,6 +34,7 @@ from dagster.components.resolved.core_models import (
 )
 from dagster.components.utils.translation import TranslationFn, TranslationFnResolver
 
+from dagster_sparkmesh.dagster.branch_environments import BranchEnvironments
 from dagster_sparkmesh.dagster.component_scaffolder import SparkMeshProjectScaffolder
 from dagster_sparkmesh.dagster.component_translator import ComponentTranslator
 from dagster_sparkmesh.dagster.definitions import SparkMeshProject, build_sparkmesh_definitions
@@ -69,6 +71,24 @@ class SensorSettings(dg.Model):
     approval: Literal["none", "promotion", "backfill"] | None = None
     """What waits for a person after a commit (default: the promotion for prod, nothing elsewhere)."""
     minimum_interval_seconds: int = 60
+
+
+class BranchSettings(dg.Model):
+    """Branch environments: an environment per git branch matching ``branches`` (``BranchEnvironments``)."""
+
+    prod_branch: str = "main"
+    branches: list[str] = ["*"]
+    exclude: list[str] = []
+    preview_start: str | None = None
+    default_status: Literal["running", "stopped"] = "stopped"
+    minimum_interval_seconds: int = 60
+
+    def settings(self) -> BranchEnvironments:
+        return BranchEnvironments(
+            prod_branch=self.prod_branch, branches=tuple(self.branches), exclude=tuple(self.exclude),
+            preview_start=self.preview_start, sensor_status=dg.DefaultSensorStatus(self.default_status.upper()),
+            interval_seconds=self.minimum_interval_seconds,
+        )
 
 
 class TranslationSettings(dg.Model):
@@ -135,6 +155,8 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
         dg.RetryPolicy | None, dg.Resolver(_resolve_retry_policy, model_field_type=RetryPolicyModel | None)
     ] = None
     sensor: SensorSettings | None = None
+    branches: BranchSettings | None = None
+    """An environment per git branch (none without this block): ``branches: {prod_branch: main}``."""
     promotion_condition: Annotated[
         dg.AutomationCondition | None, dg.Resolver.default(model_field_type=str | None)
     ] = None
@@ -171,6 +193,7 @@ class SparkMeshProjectComponent(dg.Component, dg.Resolvable):
             resource_key=self.resource_key or f"sparkmesh_{dagster_name(Path(self.project[0]).name)}",
             namespace=self.namespace,
             executor=_EXECUTORS[self.executor],
+            branches=self.branches.settings() if self.branches else None,
         )
 
     def translator(self) -> ComponentTranslator:

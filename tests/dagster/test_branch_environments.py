@@ -73,8 +73,10 @@ def _apply_prod(resource: SparkMeshResource) -> dict:
 
 
 def _defs(repo: Path, resource: SparkMeshResource) -> dg.Definitions:
-    return build_sparkmesh_definitions(repo, resource=resource, git_link=None, sensor=False, readers_sensor_status=None,
+    defs = build_sparkmesh_definitions(repo, resource=resource, git_link=None, sensor=False, readers_sensor_status=None,
                                        automation_sensor_status=None, branches=BranchEnvironments())
+    dg.Definitions.validate_loadable(defs)  # what a code location checks as it loads
+    return defs
 
 
 def _tick(defs: dg.Definitions, instance: dg.DagsterInstance, cursor: str | None):
