@@ -30,6 +30,7 @@ from typing import Literal
 
 import dagster as dg
 
+from dagster_sparkmesh.dagster.merged_branches import merged_branch_review
 from dagster_sparkmesh.dagster.partition_statuses import reconciling_materializations
 from dagster_sparkmesh.dagster.sensor_planner import SensorPlanner, StatePlanner
 from dagster_sparkmesh.dagster.sensor_requests import (
@@ -123,6 +124,13 @@ class _Tick:
     """Models that a queued or running run of this commit computes (not requested again meanwhile)."""
     instance: dg.DagsterInstance
     planner: SensorPlanner
+    project_dir: Path
+    namespace: str | None
+
+    def observe(self, plan: Plan, status: str) -> dg.AssetObservation:
+        """The plan on the promotion asset, with the merged branch's table diff when the commit merges one."""
+        review = merged_branch_review(self.instance, self.project_dir, self.head, self.namespace)
+        return plan_observation(self.head, plan, status, self.specs.promotion_key, review)
 
     def requests(self, plan: Plan) -> list[dg.RunRequest]:
         """Runs for what may run now: ready (signals), not in a run already, parents in other groups complete."""
@@ -185,7 +193,8 @@ def sparkmesh_git_sensor(
             # The commit's project does not load: say why in the tick, plan nothing until a commit fixes it.
             return dg.SkipReason(f"commit {head[:12]} does not load, nothing planned: {error}")
         specs = build_sparkmesh_specs(project, translator, environment, select=select, exclude=exclude, namespace=namespace)
-        tick = _Tick(head, project, specs, _asset_keys(context), _active_models(context, specs, head), context.instance, planner)
+        tick = _Tick(head, project, specs, _asset_keys(context), _active_models(context, specs, head), context.instance,
+                     planner, project_dir, namespace)
         if cursor.commit == head and cursor.plan_id and cursor.phase in (BACKFILLING, AWAITING_BACKFILL, AWAITING_PROMOTION):
             resumed = _resume(tick, cursor, planner, approval)
             if resumed is not None:
@@ -222,10 +231,10 @@ def _planned(tick: _Tick, plan: Plan, approval: Approval) -> dg.SensorResult:
         status = _AWAITING_BACKFILL
         return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: {status}",
                                cursor=Cursor(tick.head, AWAITING_BACKFILL, plan.plan_id).dump(),
-                               asset_events=[plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
+                               asset_events=[tick.observe(plan, status)])
     result = _backfill_or_promote(tick, plan, approval)
     status = "backfilling" if plan.missing_intervals else "planned"
-    return _with_events(result, [plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
+    return _with_events(result, [tick.observe(plan, status)])
 
 
 def _shown_while_reloading(tick: _Tick, plan: Plan, approval: Approval) -> dg.SensorResult:
@@ -234,7 +243,7 @@ def _shown_while_reloading(tick: _Tick, plan: Plan, approval: Approval) -> dg.Se
     if phase == AWAITING_BACKFILL:
         status = _AWAITING_BACKFILL
     return dg.SensorResult(skip_reason=f"commit {tick.head[:12]}: {status}", cursor=Cursor(tick.head, phase, plan.plan_id).dump(),
-                           asset_events=[plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
+                           asset_events=[tick.observe(plan, status)])
 
 
 def _resume(tick: _Tick, cursor: Cursor, planner: SensorPlanner, approval: Approval) -> dg.SensorResult | None:
@@ -278,7 +287,7 @@ def _backfill_or_promote(tick: _Tick, plan: Plan, approval: Approval) -> dg.Sens
     if approval != "none":
         status = f"backfilled; awaiting approval: materialize {tick.specs.promotion_key.to_user_string()} to promote"
         waiting = _awaiting_promotion(tick, plan.plan_id)
-        return _with_events(waiting, [*reconciled, plan_observation(tick.head, plan, status, tick.specs.promotion_key)])
+        return _with_events(waiting, [*reconciled, tick.observe(plan, status)])
     promote = [promotion_request(tick.head, plan, tick.specs.promotion_key)]
     return _with_events(dg.SensorResult(run_requests=promote, cursor=Cursor(tick.head, DONE, plan.plan_id).dump()), reconciled)
 

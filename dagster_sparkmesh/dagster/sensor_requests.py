@@ -4,7 +4,7 @@ observation of the promotion asset (where a Dagster user finds it before anythin
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import dagster as dg
 
@@ -103,9 +103,12 @@ def promotion_request(head: str, plan: Plan, key: dg.AssetKey) -> dg.RunRequest:
     )
 
 
-def plan_observation(head: str, plan: Plan, status: str, key: dg.AssetKey) -> dg.AssetObservation:
+def plan_observation(
+    head: str, plan: Plan, status: str, key: dg.AssetKey, review: Mapping[str, object] | None = None
+) -> dg.AssetObservation:
     """The plan on the promotion asset's page: what the commit changes and what it will compute, and where the
-    change loop stands (``status``), one observation per step of the loop."""
+    change loop stands (``status``), one observation per step of the loop. ``review``: the merged branch's
+    environment compared with prod, when the commit merges one (``dagster.merged_branches``)."""
     return dg.AssetObservation(
         asset_key=key,
         metadata={
@@ -115,6 +118,7 @@ def plan_observation(head: str, plan: Plan, status: str, key: dg.AssetKey) -> dg
             "plan": dg.MetadataValue.md(plan_markdown(plan)),
             "models_to_compute": len(plan.missing_intervals),
             "intervals_to_compute": sum(len(intervals) for intervals in plan.missing_intervals.values()),
+            **(review or {}),
         },
         tags={"sparkmesh/commit": head, PLAN_ID_TAG: plan.plan_id},
     )

@@ -74,6 +74,12 @@ def is_ancestor(repo: Path, commit: str, of: str) -> bool:
     return _git(repo, "merge-base", "--is-ancestor", commit, of).returncode == 0
 
 
+def commit_parents(repo: Path, commit: str) -> list[str]:
+    """The commit's parents (a merge commit has two or more: the branch merged in follows the first)."""
+    done = _git(repo, "rev-list", "--parents", "-n", "1", commit)
+    return done.stdout.split()[1:] if done.returncode == 0 else []
+
+
 def resolve_commit(repo: Path, ref: str) -> str | None:
     done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     return done.stdout.strip() if done.returncode == 0 else None

@@ -14,7 +14,13 @@ import pytest
 
 pytest.importorskip("dagster_sparkmesh.engine.adapter")
 
-from dagster_sparkmesh.dagster import BranchEnvironments, SparkMeshResource, build_sparkmesh_definitions  # noqa: E402
+from dagster_sparkmesh.dagster import (  # noqa: E402
+    BranchEnvironments,
+    SparkMeshResource,
+    build_sparkmesh_definitions,
+    sparkmesh_git_sensor,
+)
+from dagster_sparkmesh.dagster.sensor_planner import StatePlanner  # noqa: E402
 from dagster_sparkmesh.execution.apply import apply_plan  # noqa: E402
 from dagster_sparkmesh.plan.branch_names import environment_for_branch  # noqa: E402
 from dagster_sparkmesh.plan.builder import build_plan  # noqa: E402
@@ -24,8 +30,8 @@ from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 pytestmark = pytest.mark.slow
 
 PROJECT = Path(__file__).parent / "projects" / "shop"
-BIGGER, FLAGS = "feature/bigger-amounts", "fix-flags"
-BIGGER_ENV, FLAGS_ENV = environment_for_branch(BIGGER), environment_for_branch(FLAGS)
+BIGGER, FLAGS, FLAGS_TWIN = "feature/bigger-amounts", "fix-flags", "fix_flags_again"
+BIGGER_ENV, FLAGS_ENV, TWIN_ENV = (environment_for_branch(b) for b in (BIGGER, FLAGS, FLAGS_TWIN))
 BRANCH_ASSET = dg.AssetKey(["sparkmesh", "branch_environments"])
 
 
@@ -115,7 +121,7 @@ def test_two_branches_get_environments_of_their_own_and_a_merge_promotes_prod_wi
         requests = {request.partition_key: request for request in first.run_requests}
         assert set(requests) == {BIGGER_ENV, FLAGS_ENV}
         assert requests[BIGGER_ENV].tags["sparkmesh/commit"] == bigger
-        assert requests[FLAGS_ENV].tags["sparkmesh/branch"] == FLAGS
+        assert requests[FLAGS_ENV].tags["sparkmesh/branch"] == FLAGS and requests[FLAGS_ENV].tags["sparkmesh/commit"] == flags
         assert set(instance.get_dynamic_partitions("sparkmesh_prod_branches")) == {BIGGER_ENV, FLAGS_ENV}
         assert not _tick(defs, instance, first.cursor).run_requests  # nothing new: nothing requested
 
@@ -141,16 +147,30 @@ def test_two_branches_get_environments_of_their_own_and_a_merge_promotes_prod_wi
         bigger_diff = _materialization(instance, BIGGER_ENV).metadata["table_diff"].value
         assert "only in prod" in bigger_diff and "| `total` |" in bigger_diff  # daily has a grain: rows joined on ds
 
-        # Merging fix-flags: prod's plan finds the branch's versions built and only swaps views.
+        # The same change on another branch is the same version: its environment computes nothing.
+        _branch(repo, FLAGS_TWIN, "models/daily_flags.sql", "total > 50 AS big", "total > 100 AS big")
+        twin = _tick(defs, instance, first.cursor)
+        assert [request.partition_key for request in twin.run_requests] == [TWIN_ENV]
+        assert _run(defs, instance, twin.run_requests[0]).success
+        assert _materialization(instance, TWIN_ENV).metadata["intervals_computed"].value == 0
+        assert _value(spark, f"SELECT COUNT_IF(big) FROM shop__{TWIN_ENV}.daily_flags") == 0
+
+        # Merging fix-flags: prod's plan, awaiting approval, shows the branch's table diff; it finds the branch's
+        # versions built and only swaps views.
         _git(repo, "merge", "-q", "--no-ff", "-m", "merge fix-flags", FLAGS)
+        review = _git_sensor_observation(repo, instance)
+        assert review["merged_branch"].value == FLAGS and review["merged_branch_environment"].value == FLAGS_ENV
+        assert "| `big` | total | 5 | 0 |" in review["merged_branch_table_diff"].value
+        assert review["intervals_to_compute"].value == 0
         merged = _apply_prod(resource)
         assert merged["plan"].directly_modified == ("shop.daily_flags",)
         assert merged["plan"].missing_intervals == {} and merged["intervals"] == 0
         assert _value(spark, "SELECT COUNT_IF(big) FROM shop.daily_flags") == 0
 
-        # The merged branch and a deleted one lose their partitions; their environments expire; the janitor runs.
-        _git(repo, "worktree", "remove", "--force", str(repo.parent / f"wt_{BIGGER_ENV}"))
-        _git(repo, "branch", "-D", BIGGER)
+        # The merged branch and deleted ones lose their partitions; their environments expire; the janitor runs.
+        for branch in (BIGGER, FLAGS_TWIN):
+            _git(repo, "worktree", "remove", "--force", str(repo.parent / f"wt_{environment_for_branch(branch)}"))
+            _git(repo, "branch", "-D", branch)
         after = _tick(defs, instance, first.cursor)
         assert not instance.get_dynamic_partitions("sparkmesh_prod_branches")
         janitor = [r for r in after.run_requests if r.job_name == "sparkmesh_prod_janitor"]
@@ -161,6 +181,21 @@ def test_two_branches_get_environments_of_their_own_and_a_merge_promotes_prod_wi
         databases = {row[0] for row in spark.sql("SHOW DATABASES").collect()}
         assert f"shop__{FLAGS_ENV}" not in databases or not spark.sql(f"SHOW VIEWS IN shop__{FLAGS_ENV}").collect()
         assert _value(spark, "SELECT COUNT_IF(big) FROM shop.daily_flags") == 0  # prod serves the merge
+
+
+def _git_sensor_observation(repo: Path, instance: dg.DagsterInstance) -> dict:
+    """Prod's git sensor (approval on, as prod has it by default) after the merge: its plan observation."""
+    sensor = sparkmesh_git_sensor(project_dir=repo, environment="prod", approval="promotion",
+                                  load_project=lambda: load_project(repo, use_cache=False),
+                                  planner=StatePlanner("prod", None))
+    defs = build_sparkmesh_definitions(repo, sensor=False, git_link=None, automation_sensor_status=None,
+                                       readers_sensor_status=None)
+    context = dg.build_sensor_context(instance=instance, definitions=dg.Definitions.merge(defs, dg.Definitions(sensors=[sensor])))
+    tick = sensor.evaluate_tick(context)
+    observations = [event.metadata for event in tick.asset_events if isinstance(event, dg.AssetObservation)]
+    awaiting = [o for o in observations if o["status"].value.startswith("backfilled; awaiting approval")]
+    assert awaiting, (tick.skip_message, observations)
+    return awaiting[0]
 
 
 def _materialization(instance: dg.DagsterInstance, partition: str) -> dg.AssetMaterialization:
