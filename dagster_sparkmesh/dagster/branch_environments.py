@@ -15,7 +15,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from dagster_sparkmesh.dagster.branch_markdown import comparisons_markdown
+from dagster_sparkmesh.dagster.branch_markdown import audits_markdown, comparisons_markdown
 from dagster_sparkmesh.dagster.markdown import plan_markdown
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
 from dagster_sparkmesh.errors import SparkMeshError
@@ -138,6 +138,7 @@ def build_metadata(build: BranchBuild) -> dict[str, object]:
                                                         *build.plan.added})),
         "changed_columns": dg.MetadataValue.json(changed),
         "table_diff": dg.MetadataValue.md(comparisons_markdown(build.comparisons)),
+        "audits": dg.MetadataValue.md(audits_markdown(build.audits)),
     }
 
 

@@ -8,8 +8,20 @@ from collections.abc import Sequence
 from dagster_sparkmesh.engine.table_diff import TableDiff
 from dagster_sparkmesh.engine.table_profiles import ColumnStatistics
 from dagster_sparkmesh.execution.branch_environments import ModelComparison
+from dagster_sparkmesh.execution.results import AuditResult
 
 _STATISTICS = ("type", "nulls", "distinct", "minimum", "maximum", "total")
+
+
+def audits_markdown(audits: Sequence[tuple[str, AuditResult]]) -> str:
+    if not audits:
+        return "No audit ran (no changed model has one)."
+    rows = [
+        f"| `{model}` | {audit.name} | {'passed' if audit.passed else f'{audit.failing_rows:,} failing row(s)'} | "
+        f"{'blocking' if audit.blocking else 'warning'} |"
+        for model, audit in audits
+    ]
+    return "| model | audit | result | kind |\n|---|---|---|---|\n" + "\n".join(rows)
 
 
 def comparisons_markdown(comparisons: Sequence[ModelComparison]) -> str:

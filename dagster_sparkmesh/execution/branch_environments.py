@@ -16,7 +16,7 @@ from dagster_sparkmesh.engine.table_diff import TableDiff, table_diff
 from dagster_sparkmesh.engine.table_profiles import TableProfile, profile_table
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.results import ModelRunResult
+from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
 from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.stored import store_plan
@@ -57,6 +57,9 @@ class BranchBuild(Record):
     intervals_computed: int
     rows_written: int
     comparisons: tuple[ModelComparison, ...]
+    audits: tuple[tuple[str, AuditResult], ...] = ()
+    """(model, result) of every audit the backfill ran: passed, or failed without blocking (a failed blocking
+    audit stops the build with its error)."""
 
 
 def branch_project(checkout: Project | str, head: BranchHead) -> Project:
@@ -86,6 +89,7 @@ def build_branch(
     return BranchBuild(
         branch=head.name, commit=head.commit, plan=plan, intervals_computed=applied.intervals_processed,
         rows_written=applied.rows_written, comparisons=tuple(compare_with_prod(ctx, plan)),
+        audits=tuple((result.model, audit) for result in applied.models for audit in result.audits),
     )
 
 

@@ -144,7 +144,9 @@ def test_two_branches_get_environments_of_their_own_and_a_merge_promotes_prod_wi
         assert metadata["intervals_computed"].value == 5  # daily_flags' five days, nothing of prod's models
         diff = metadata["table_diff"].value
         assert "`shop.daily_flags`" in diff and "| `big` | total | 5 | 0 |" in diff
-        bigger_diff = _materialization(instance, BIGGER_ENV).metadata["table_diff"].value
+        bigger_build = _materialization(instance, BIGGER_ENV).metadata
+        assert "| `shop.daily` | not_null | passed | blocking |" in bigger_build["audits"].value  # its audit ran
+        bigger_diff = bigger_build["table_diff"].value
         assert "only in prod" in bigger_diff and "| `total` |" in bigger_diff  # daily has a grain: rows joined on ds
 
         # The same change on another branch is the same version: its environment computes nothing.
