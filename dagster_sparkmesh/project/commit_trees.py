@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -111,10 +112,15 @@ def export_project(project_dir: Path, commit: str) -> Path:
     return target
 
 
-def forget_exports(project_dir: Path, keep: Sequence[str]) -> list[str]:
-    """Delete the exported commits not in ``keep`` (branch heads moved on or went away); the commits deleted."""
+def forget_exports(project_dir: Path, keep: Sequence[str], older_than_seconds: float = 3600.0) -> list[str]:
+    """Delete the exported commits not in ``keep`` (branch heads moved on or went away) and exported more than
+    ``older_than_seconds`` ago (a run that started on a branch's previous head may still read its files, seeds
+    included); the commits deleted."""
     folder = project_dir.resolve() / COMMITS_FOLDER
-    gone = [entry for entry in folder.iterdir() if entry.name not in keep] if folder.is_dir() else []
+    cutoff = time.time() - older_than_seconds
+    gone = [
+        entry for entry in folder.iterdir() if entry.name not in keep and entry.stat().st_mtime < cutoff
+    ] if folder.is_dir() else []
     for entry in gone:
         shutil.rmtree(entry, ignore_errors=True)
     return [entry.name for entry in gone]

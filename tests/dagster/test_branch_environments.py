@@ -208,7 +208,7 @@ def _materialization(instance: dg.DagsterInstance, partition: str) -> dg.AssetMa
 
 
 def test_a_branch_head_is_read_from_git_without_touching_the_working_tree(repo):
-    from dagster_sparkmesh.project.commit_trees import branch_heads, export_project
+    from dagster_sparkmesh.project.commit_trees import branch_heads, export_project, forget_exports
 
     commit = _branch(repo, BIGGER, "models/events.sql", "i.id * 10 AS amount", "i.id * 100 AS amount")
     (repo / "models" / "events.sql").write_text((repo / "models" / "events.sql").read_text() + "\n-- uncommitted\n")
@@ -220,3 +220,6 @@ def test_a_branch_head_is_read_from_git_without_touching_the_working_tree(repo):
     assert _git(repo, "rev-parse", "--abbrev-ref", "HEAD") == "main"
     project = load_project(exported)
     assert "shop.daily" in project.models
+    assert forget_exports(repo, keep=[]) == [] and exported.is_dir()  # a run may still read a fresh export
+    assert forget_exports(repo, keep=[commit], older_than_seconds=0) == [] and exported.is_dir()
+    assert forget_exports(repo, keep=[], older_than_seconds=0) == [commit] and not exported.exists()
