@@ -32,6 +32,7 @@ from dagster_sparkmesh.dagster.sensor import Approval, ReloadTarget, StatePlanne
 from dagster_sparkmesh.dagster.specs import SparkMeshSpecs, build_sparkmesh_specs
 from dagster_sparkmesh.dagster.standalone_checks import standalone_audit_checks
 from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
+from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.project.records import Project
 
 
@@ -188,6 +189,12 @@ def _branch_environments(
     resource_key: str,
 ) -> tuple[list, list, dg.SensorDefinition]:
     """The branch environments asset, the job the sensor requests its partitions with, the janitor, the sensor."""
+    if sm_project.more_paths:
+        raise ConfigError(
+            "branch environments follow the branches of one git repository; this project reads several "
+            f"({', '.join(str(p) for p in (sm_project.path, *sm_project.more_paths))})",
+            hint="leave `branches` out for a multi-repo project",
+        )
     asset = branch_environment_asset(sm_project.path, settings, specs.label, specs.namespace, resource_key)
     branch_job = dg.define_asset_job(f"sparkmesh_{specs.label}_branch_environments",
                                      selection=[branch_asset_key(specs.namespace)])

@@ -121,3 +121,25 @@ def test_promotion_condition_waits_until_every_upstream_partition_is_materialize
             defs, instance, promote, evaluation_time=when, cursor=one_missing.cursor
         )
         assert complete.total_requested == 1
+
+
+def test_branch_environments_ship_their_asset_sensor_and_jobs_and_refuse_a_multi_repo_project(tmp_path):
+    import pytest
+
+    from dagster_sparkmesh.dagster import BranchEnvironments
+    from dagster_sparkmesh.errors import ConfigError
+
+    project = specs_tests._project()
+    defs = _definitions(project, branches=BranchEnvironments(exclude=("wip/*",)))
+    dg.Definitions.validate_loadable(defs)
+    assert defs.resolve_sensor_def("sparkmesh_prod_branch_sensor") is not None
+    assert {job.name for job in defs.resolve_all_job_defs()} >= {"sparkmesh_prod_branch_environments",
+                                                                 "sparkmesh_prod_janitor"}
+    branch_asset = defs.resolve_assets_def(dg.AssetKey(["sparkmesh", "branch_environments"]))
+    assert isinstance(branch_asset.partitions_def, dg.DynamicPartitionsDefinition)
+    assert not _definitions(project).resolve_all_job_defs() or all(
+        "branch" not in job.name for job in _definitions(project).resolve_all_job_defs())
+
+    with pytest.raises(ConfigError, match="one git repository"):
+        build_sparkmesh_definitions(SparkMeshProject(project.path, _loaded=project, more_paths=(tmp_path,)),
+                                    branches=BranchEnvironments())
