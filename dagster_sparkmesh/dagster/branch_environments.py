@@ -35,13 +35,15 @@ class BranchEnvironments:
     ``branches`` / ``exclude``: branch name patterns (``*``, ``feature/*``), local and remote-tracking branches
     (``origin/feature/x`` is the branch ``feature/x``); the prod branch never has one. ``preview_start``: where a
     branch's backfill starts (``2024-01-01``, ``1 week ago``; None: each model's own start, the whole history, so
-    that a merge promotes prod with nothing left to compute). ``sensor_status`` / ``interval_seconds``: the
-    branch sensor's."""
+    that a merge promotes prod with nothing left to compute). ``fetch``: a remote to fetch before each tick
+    (``origin``), for a checkout whose remote-tracking branches nothing else updates. ``sensor_status`` /
+    ``interval_seconds``: the branch sensor's."""
 
     prod_branch: str = "main"
     branches: Sequence[str] = ("*",)
     exclude: Sequence[str] = ()
     preview_start: str | None = None
+    fetch: str | None = None
     sensor_status: dg.DefaultSensorStatus = dg.DefaultSensorStatus.STOPPED
     interval_seconds: int = 60
 

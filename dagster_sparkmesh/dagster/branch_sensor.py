@@ -17,7 +17,14 @@ import dagster as dg
 from dagster_sparkmesh.dagster.branch_environments import BRANCH_TAG, COMMIT_TAG, BranchEnvironments, branch_partitions
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.plan.branch_names import environment_for_branch
-from dagster_sparkmesh.project.commit_trees import BranchHead, forget_exports, is_ancestor, repository_root, resolve_commit
+from dagster_sparkmesh.project.commit_trees import (
+    BranchHead,
+    fetch_remote,
+    forget_exports,
+    is_ancestor,
+    repository_root,
+    resolve_commit,
+)
 from dagster_sparkmesh.state.store import open_state_store
 
 
@@ -47,6 +54,9 @@ def sparkmesh_branch_sensor(
         if root is None:
             return dg.SkipReason(f"{project_dir} is not in a git repository")
         previous: dict[str, dict[str, str]] = json.loads(context.cursor) if context.cursor else {}
+        fetch_failed = fetch_remote(root, settings.fetch) if settings.fetch else None
+        if fetch_failed:
+            context.log.warning(f"sparkmesh: could not fetch {settings.fetch}, using the refs as they are: {fetch_failed}")
         live, refused = _live_heads(root, settings)
         known = set(context.instance.get_dynamic_partitions(partitions.name))
         requests = [_request(branch_job.name, env, head) for env, head in live.items()

@@ -80,14 +80,15 @@ class BranchSettings(dg.Model):
     branches: list[str] = ["*"]
     exclude: list[str] = []
     preview_start: str | None = None
+    fetch: str | None = None
     default_status: Literal["running", "stopped"] = "stopped"
     minimum_interval_seconds: int = 60
 
     def settings(self) -> BranchEnvironments:
         return BranchEnvironments(
             prod_branch=self.prod_branch, branches=tuple(self.branches), exclude=tuple(self.exclude),
-            preview_start=self.preview_start, sensor_status=dg.DefaultSensorStatus(self.default_status.upper()),
-            interval_seconds=self.minimum_interval_seconds,
+            preview_start=self.preview_start, fetch=self.fetch,
+            sensor_status=dg.DefaultSensorStatus(self.default_status.upper()), interval_seconds=self.minimum_interval_seconds,
         )
 
 

@@ -70,6 +70,13 @@ def _matches(name: str, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatchcase(name, pattern) for pattern in patterns)
 
 
+def fetch_remote(repo: Path, remote: str) -> str | None:
+    """``git fetch --prune <remote>``: its remote-tracking branches as the remote has them now (deleted ones go).
+    None when it worked, else git's message (the previous refs stay)."""
+    done = _git(repo, "fetch", "--prune", "--quiet", remote)
+    return None if done.returncode == 0 else done.stderr.strip() or f"git fetch {remote} exited {done.returncode}"
+
+
 def is_ancestor(repo: Path, commit: str, of: str) -> bool:
     """Whether ``commit`` is reachable from ``of`` (a branch merged into prod's branch, fast-forward or not)."""
     return _git(repo, "merge-base", "--is-ancestor", commit, of).returncode == 0

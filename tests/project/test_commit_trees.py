@@ -7,7 +7,13 @@ import os
 import subprocess
 from pathlib import Path
 
-from dagster_sparkmesh.project.commit_trees import branch_heads, commit_parents, export_project, is_ancestor
+from dagster_sparkmesh.project.commit_trees import (
+    branch_heads,
+    commit_parents,
+    export_project,
+    fetch_remote,
+    is_ancestor,
+)
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -59,3 +65,25 @@ def test_local_and_remote_tracking_branches_by_pattern(tmp_path):
     merge = _git(clone, "rev-parse", "HEAD")
     assert is_ancestor(clone, experiment, "main") and not is_ancestor(clone, local_both, "main")
     assert commit_parents(clone, merge)[1] == experiment
+
+
+def test_a_fetch_brings_the_remotes_new_branches_and_prunes_its_deleted_ones(tmp_path):
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    _git(origin, "init", "-q", "-b", "main")
+    _commit(origin, "models/a.sql", "SELECT 1 AS a")
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", str(origin), str(clone))
+    assert branch_heads(clone, ["*"], ["main"]) == []
+
+    _git(origin, "checkout", "-q", "-b", "feature/new")
+    pushed = _commit(origin, "models/b.sql", "SELECT 2 AS b")
+    _git(origin, "checkout", "-q", "main")
+    assert branch_heads(clone, ["*"], ["main"]) == []  # not fetched yet
+    assert fetch_remote(clone, "origin") is None
+    assert [(h.name, h.commit) for h in branch_heads(clone, ["*"], ["main"])] == [("feature/new", pushed)]
+
+    _git(origin, "branch", "-D", "feature/new")
+    assert fetch_remote(clone, "origin") is None
+    assert branch_heads(clone, ["*"], ["main"]) == []
+    assert "nowhere" in (fetch_remote(clone, "nowhere") or "")  # git's own message, refs left as they are
