@@ -18,12 +18,13 @@ import dagster as dg
 from dagster_sparkmesh.dagster.branch_markdown import audits_markdown, comparisons_markdown
 from dagster_sparkmesh.dagster.markdown import plan_markdown
 from dagster_sparkmesh.dagster.resource import RESOURCE_KEY, SparkMeshResource
-from dagster_sparkmesh.errors import SparkMeshError
-from dagster_sparkmesh.execution.branch_environments import BranchBuild, branch_project, build_branch, plan_branch
+from dagster_sparkmesh.errors import PlanError, ProjectError, SparkMeshError
+from dagster_sparkmesh.execution.branch_environments import PROD, BranchBuild, branch_project, build_branch, plan_branch
 from dagster_sparkmesh.execution.janitor import run_janitor
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.plan.branch_names import environment_for_branch
-from dagster_sparkmesh.project.commit_trees import BranchHead, branch_heads, repository_root
+from dagster_sparkmesh.project.commit_trees import BranchHead, branch_heads, repository_root, resolve_commit
+from dagster_sparkmesh.project.records import Project
 
 BRANCH_TAG, COMMIT_TAG = "sparkmesh/branch", "sparkmesh/commit"
 
@@ -50,8 +51,17 @@ class BranchEnvironments:
     def heads(self, project_dir: Path) -> list[BranchHead]:
         root = repository_root(project_dir)
         if root is None:
-            return []
+            raise ProjectError(f"{project_dir} is not in a git repository", hint="branch environments follow git branches")
         return branch_heads(root, self.branches, (self.prod_branch, *self.exclude))
+
+    def prod_ref(self) -> str:
+        """What the prod branch is, where merges are looked for: the fetched remote's when there is one."""
+        return f"{self.fetch}/{self.prod_branch}" if self.fetch else self.prod_branch
+
+    @staticmethod
+    def environment_of(branch: str, served: str) -> str:
+        """The branch's environment: never prod's, nor the one the code location serves."""
+        return environment_for_branch(branch, frozenset({PROD, served}))
 
 
 def branch_partitions(label: str) -> dg.DynamicPartitionsDefinition:
@@ -63,8 +73,10 @@ def branch_asset_key(namespace: str | None) -> dg.AssetKey:
 
 
 def branch_environment_asset(
-    project_dir: Path, settings: BranchEnvironments, label: str, namespace: str | None, resource_key: str = RESOURCE_KEY
+    checkout: Project, settings: BranchEnvironments, served: str, label: str, namespace: str | None,
+    resource_key: str = RESOURCE_KEY,
 ) -> dg.AssetsDefinition:
+    """``checkout``: the project the code location serves; ``served``: its environment (never a branch's)."""
     key = branch_asset_key(namespace)
 
     @dg.asset(
@@ -79,22 +91,24 @@ def branch_environment_asset(
     )
     def _branch_environment(context):  # annotations stay off: Dagster inspects them, and they are strings here
         sparkmesh: SparkMeshResource = getattr(context.resources, resource_key)
-        head = _head(context, project_dir, settings)
-        project = branch_project(project_dir, head)
-        ctx = sparkmesh.open_context(context.partition_key, project)
+        ctx = None
         try:
+            head = _head(context, checkout.path, settings, served)
+            ctx = sparkmesh.open_context(context.partition_key, branch_project(checkout, head))
             _start_fresh(ctx)
-            plan = plan_branch(ctx, preview_start=settings.preview_start)
+            plan = plan_branch(ctx, head, preview_start=settings.preview_start)
             context.log_event(dg.AssetObservation(
                 asset_key=key, partition=context.partition_key,
                 metadata={"status": "backfilling", "branch": head.name, "commit": head.commit, "plan_id": plan.plan_id,
                           "plan": dg.MetadataValue.md(plan_markdown(plan))},
             ))
-            build = build_branch(ctx, head, plan, on_model_done=lambda result: _progress(context, result))
+            build = build_branch(ctx, head, plan, on_model_done=lambda result: _progress(context, result),
+                                 windowed=settings.preview_start is not None)
         except SparkMeshError as error:
             raise dg.Failure(description=str(error), metadata={"error": type(error).__name__}) from None
         finally:
-            ctx.close()
+            if ctx is not None:
+                ctx.close()
         context.log.info(f"branch {head.name} is environment {context.partition_key}: {build.intervals_computed} "
                          f"interval(s) computed, {len(build.comparisons)} model(s) compared with prod")
         return dg.MaterializeResult(metadata=build_metadata(build))
@@ -102,17 +116,26 @@ def branch_environment_asset(
     return _branch_environment
 
 
-def _head(context: dg.AssetExecutionContext, project_dir: Path, settings: BranchEnvironments) -> BranchHead:
+def _head(context, project_dir: Path, settings: BranchEnvironments, served: str) -> BranchHead:
     """The branch head the sensor asked for (the run's tags), else, for a person's run from the UI, the current
-    head of the branch whose environment the partition is."""
-    tags = context.run.tags
+    head of the branch whose environment the partition is. Refused: a partition that is no branch's environment
+    (``prod``, the served one, one added by hand), a commit that is not one of the repository's."""
+    partition, tags = context.partition_key, context.run.tags
+    if partition in (PROD, served):
+        raise PlanError(f"{partition} is not a branch environment", hint="materialize a branch's partition")
     if BRANCH_TAG in tags and COMMIT_TAG in tags:
-        return BranchHead(name=tags[BRANCH_TAG], ref=tags[BRANCH_TAG], commit=tags[COMMIT_TAG])
+        head = BranchHead(name=tags[BRANCH_TAG], ref=tags[BRANCH_TAG], commit=tags[COMMIT_TAG])
+        root = repository_root(project_dir)
+        if settings.environment_of(head.name, served) != partition or root is None \
+                or resolve_commit(root, head.commit) != head.commit:
+            raise PlanError(f"the run's branch {head.name!r} at {head.commit!r} does not match the partition "
+                            f"{partition} and the repository", hint="let the branch sensor request branch runs")
+        return head
     for head in settings.heads(project_dir):
-        if environment_for_branch(head.name) == context.partition_key:
+        if settings.environment_of(head.name, served) == partition:
             return head
-    raise dg.Failure(description=f"no branch of {project_dir} has the environment {context.partition_key} now",
-                     allow_retries=False)
+    raise PlanError(f"no branch of {project_dir} has the environment {partition} now",
+                    hint="the branch was deleted or merged: its partition goes at the branch sensor's next tick")
 
 
 def _start_fresh(ctx) -> None:

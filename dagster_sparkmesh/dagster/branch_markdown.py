@@ -11,6 +11,7 @@ from dagster_sparkmesh.execution.branch_environments import ModelComparison
 from dagster_sparkmesh.execution.results import AuditResult
 
 _STATISTICS = ("type", "nulls", "distinct", "minimum", "maximum", "total")
+_LONGEST = 60  # characters of a value shown in a cell
 
 
 def audits_markdown(audits: Sequence[tuple[str, AuditResult]]) -> str:
@@ -56,9 +57,9 @@ def _statistics_table(comparison: ModelComparison, changed: Sequence[str]) -> st
         for statistic in _STATISTICS:
             old, new = _value(before, statistic), _value(after, statistic)
             if old != new:
-                rows.append(f"| `{column}` | {statistic} | {old} | {new} |")
+                rows.append(f"| {code(column)} | {statistic} | {old} | {new} |")
     removed = [c.column for c in comparison.prod.columns if comparison.branch.column(c.column) is None] if comparison.prod else []
-    rows += [f"| `{column}` | (removed) | present | - |" for column in removed]
+    rows += [f"| {code(column)} | (removed) | present | - |" for column in removed]
     return "**Changed columns**\n\n| column | statistic | prod | branch |\n|---|---|---:|---:|\n" + "\n".join(rows)
 
 
@@ -66,7 +67,19 @@ def _value(statistics: ColumnStatistics | None, name: str) -> str:
     if statistics is None:
         return "-"
     value = getattr(statistics, name)
-    return "null" if value is None else str(value).replace("|", "\\|")
+    return "null" if value is None else cell(str(value))
+
+
+def cell(text: str) -> str:
+    """A value as one Markdown table cell: one line, cut to length, pipes and backquotes escaped."""
+    line = " ".join(text.split())
+    line = line if len(line) <= _LONGEST else line[:_LONGEST - 1] + "…"
+    return line.replace("\\", "\\\\").replace("|", "\\|").replace("`", "\\`")
+
+
+def code(name: str) -> str:
+    """A name as inline code (a column named with a backquote keeps its code span whole)."""
+    return f"`` {name} ``" if "`" in name else f"`{name}`"
 
 
 def _keyed(diff: TableDiff) -> str:
@@ -77,10 +90,10 @@ def _keyed(diff: TableDiff) -> str:
     ]
     differing = [(column, count) for column, count in diff.mismatches if count]
     if differing:
-        parts.append("| column | rows that differ |\n|---|---:|\n" + "\n".join(f"| `{c}` | {n:,} |" for c, n in differing))
+        parts.append("| column | rows that differ |\n|---|---:|\n" + "\n".join(f"| {code(c)} | {n:,} |" for c, n in differing))
     if diff.sample:
-        header = [h.replace("(source)", "(prod)").replace("(target)", "(branch)") for h in diff.sample_header]
+        header = [cell(h.replace("(source)", "(prod)").replace("(target)", "(branch)")) for h in diff.sample_header]
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(value.replace("|", "\\|") for value in row) + " |" for row in diff.sample]
+        lines += ["| " + " | ".join(cell(value) for value in row) + " |" for row in diff.sample]
         parts.append("**Sample of rows that differ**\n\n" + "\n".join(lines))
     return "\n\n".join(parts)

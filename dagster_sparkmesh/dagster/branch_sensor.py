@@ -3,20 +3,21 @@ per new head commit; a branch deleted, or merged into the prod branch, loses its
 invalidated and the janitor job drops its views (its tables follow once no environment reads them, after the
 snapshot TTL). The working tree the code location serves is never touched (heads are read with ``git``).
 
-Cursor: environment → the branch and the head commit last requested for it (run keys make a repeated request a
-no-op, so a lost cursor costs nothing but a tick).
+Cursor (``BranchCursor``): environment → the branch and head commit last requested, and per environment a
+generation counted up each time it goes, so that a branch re-created at a commit it had before is built again (run
+keys are unique per generation and commit: a repeated request is a no-op, a lost cursor costs a tick).
 """
 
 from __future__ import annotations
 
-import json
+import hashlib
 from pathlib import Path
 
 import dagster as dg
+from pydantic import BaseModel
 
 from dagster_sparkmesh.dagster.branch_environments import BRANCH_TAG, COMMIT_TAG, BranchEnvironments, branch_partitions
 from dagster_sparkmesh.errors import SparkMeshError
-from dagster_sparkmesh.plan.branch_names import environment_for_branch
 from dagster_sparkmesh.project.commit_trees import (
     BranchHead,
     fetch_remote,
@@ -27,17 +28,34 @@ from dagster_sparkmesh.project.commit_trees import (
 )
 from dagster_sparkmesh.state.store import open_state_store
 
+_UNFINISHED = [
+    dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+    dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING,
+]
+
+
+class BranchCursor(BaseModel):
+    built: dict[str, BranchHead] = {}
+    """Environment → the head last requested."""
+    generations: dict[str, int] = {}
+    """Environment → how many times it went (deleted or merged branch)."""
+
+    @classmethod
+    def parse(cls, text: str | None) -> BranchCursor:
+        return cls.model_validate_json(text) if text else cls()
+
 
 def sparkmesh_branch_sensor(
     *,
     project_dir: Path,
     settings: BranchEnvironments,
+    served: str,
     label: str,
     branch_job: dg.UnresolvedAssetJobDefinition,
     janitor: dg.JobDefinition,
-    state_url: str | None,
-    state_url_of_project: str,
+    state_url: str,
 ) -> dg.SensorDefinition:
+    """``served``: the environment of the code location (never a branch's); ``state_url``: the checkout's store."""
     partitions = branch_partitions(label)
 
     @dg.sensor(
@@ -53,53 +71,75 @@ def sparkmesh_branch_sensor(
         root = repository_root(project_dir)
         if root is None:
             return dg.SkipReason(f"{project_dir} is not in a git repository")
-        previous: dict[str, dict[str, str]] = json.loads(context.cursor) if context.cursor else {}
         fetch_failed = fetch_remote(root, settings.fetch) if settings.fetch else None
         if fetch_failed:
             context.log.warning(f"sparkmesh: could not fetch {settings.fetch}, using the refs as they are: {fetch_failed}")
-        live, refused = _live_heads(root, settings)
+        previous = BranchCursor.parse(context.cursor)
+        try:
+            live, notes = _live_heads(root, settings, served)
+        except SparkMeshError as error:  # git failed: change nothing (an empty listing would remove every branch)
+            return dg.SkipReason(f"branches not read, nothing changed: {error}")
         known = set(context.instance.get_dynamic_partitions(partitions.name))
-        requests = [_request(branch_job.name, env, head) for env, head in live.items()
-                    if previous.get(env, {}).get("commit") != head.commit]
-        gone = sorted((known | set(previous)) - set(live))
-        invalidated = _invalidate(project_dir, state_url or state_url_of_project, gone)
+        gone = sorted((known | set(previous.built)) - set(live))
+        generations = {**previous.generations, **{env: previous.generations.get(env, 0) + 1 for env in gone}}
+        requests = [_request(branch_job.name, env, head, generations.get(env, 0)) for env, head in live.items()
+                    if env not in previous.built or previous.built[env].commit != head.commit or env not in known]
+        invalidated = _invalidate(project_dir, state_url, gone)
         if invalidated:
-            requests.append(dg.RunRequest(run_key=f"janitor:{':'.join(invalidated)}:{context.cursor or ''}"[:500],
-                                          job_name=janitor.name))
-            forget_exports(project_dir, keep=[head.commit for head in live.values()])
-        cursor = {env: {"branch": head.name, "commit": head.commit} for env, head in live.items()}
-        changes = [
-            *([dg.AddDynamicPartitionsRequest(partitions.name, sorted(set(live) - known))] if set(live) - known else []),
-            *([dg.DeleteDynamicPartitionsRequest(partitions.name, [e for e in gone if e in known])]
-              if any(e in known for e in gone) else []),
-        ]
-        summary = _summary(live, requests, gone, refused)
-        return dg.SensorResult(run_requests=requests, cursor=json.dumps(cursor, sort_keys=True),
+            requests.append(_janitor_request(janitor.name, invalidated, generations))
+        forget_exports(project_dir, keep=[*(h.commit for h in live.values()), *_commits_in_flight(context, branch_job.name)])
+        cursor = BranchCursor(built=live, generations=generations)
+        changes = _partition_changes(partitions.name, set(live) - known, [e for e in gone if e in known])
+        for note in notes:
+            context.log.warning(f"sparkmesh: {note}")
+        summary = _summary(live, gone, notes)
+        return dg.SensorResult(run_requests=requests, cursor=cursor.model_dump_json(),
                                dynamic_partitions_requests=changes, skip_reason=None if requests else summary)
 
     return _sensor
 
 
-def _live_heads(root: Path, settings: BranchEnvironments) -> tuple[dict[str, BranchHead], list[str]]:
-    """Environment → branch head, for the branches not merged into the prod branch; the names refused, with why."""
-    prod = resolve_commit(root, settings.prod_branch)
+def _live_heads(root: Path, settings: BranchEnvironments, served: str) -> tuple[dict[str, BranchHead], list[str]]:
+    """Environment → branch head, for the branches not merged into the prod branch; notes on what was left out."""
+    prod = resolve_commit(root, settings.prod_ref())
+    notes = [] if prod is not None else [f"prod branch {settings.prod_ref()} not found: no branch counts as merged"]
     live: dict[str, BranchHead] = {}
-    refused: list[str] = []
     for head in settings.heads(root):
         if prod is not None and is_ancestor(root, head.commit, prod):
             continue  # merged (or not diverged yet): prod serves it
         try:
-            live[environment_for_branch(head.name)] = head
+            environment = settings.environment_of(head.name, served)
         except SparkMeshError as error:
-            refused.append(f"{head.name!r}: {error}")
-    return live, refused
+            notes.append(f"refused {head.name!r}: {error}")
+            continue
+        if environment in live:  # cannot happen with digests; refused rather than built into another's views
+            notes.append(f"refused {head.name!r}: its environment {environment} is {live[environment].name!r}'s")
+            continue
+        live[environment] = head
+    return live, notes
 
 
-def _request(job_name: str, environment: str, head: BranchHead) -> dg.RunRequest:
+def _request(job_name: str, environment: str, head: BranchHead, generation: int) -> dg.RunRequest:
     return dg.RunRequest(
-        run_key=f"{environment}:{head.commit}", job_name=job_name, partition_key=environment,
+        run_key=f"{environment}:{generation}:{head.commit}", job_name=job_name, partition_key=environment,
         tags={BRANCH_TAG: head.name, COMMIT_TAG: head.commit, "sparkmesh/environment": environment},
     )
+
+
+def _janitor_request(job_name: str, invalidated: list[str], generations: dict[str, int]) -> dg.RunRequest:
+    what = " ".join(f"{env}:{generations.get(env, 0)}" for env in invalidated)
+    return dg.RunRequest(run_key=f"janitor:{hashlib.sha256(what.encode()).hexdigest()[:16]}", job_name=job_name)
+
+
+def _partition_changes(name: str, added: set[str], deleted: list[str]) -> list:
+    changes: list = [dg.AddDynamicPartitionsRequest(name, sorted(added))] if added else []
+    return changes + ([dg.DeleteDynamicPartitionsRequest(name, deleted)] if deleted else [])
+
+
+def _commits_in_flight(context: dg.SensorEvaluationContext, job_name: str) -> list[str]:
+    """Commits that queued or running branch runs read (their exports stay)."""
+    runs = context.instance.get_runs(filters=dg.RunsFilter(job_name=job_name, statuses=_UNFINISHED))
+    return [run.tags[COMMIT_TAG] for run in runs if COMMIT_TAG in run.tags]
 
 
 def _invalidate(project_dir: Path, state_url: str, environments: list[str]) -> list[str]:
@@ -110,10 +150,8 @@ def _invalidate(project_dir: Path, state_url: str, environments: list[str]) -> l
         return [name for name in environments if state.invalidate_environment(name)]
 
 
-def _summary(live: dict[str, BranchHead], requests: list[dg.RunRequest], gone: list[str], refused: list[str]) -> str:
+def _summary(live: dict[str, BranchHead], gone: list[str], notes: list[str]) -> str:
     parts = [f"{len(live)} branch environment(s) up to date" if live else "no branch to plan"]
     if gone:
         parts.append(f"removed: {', '.join(gone)}")
-    if refused:
-        parts.append(f"refused: {'; '.join(refused)}")
-    return "; ".join(parts)
+    return "; ".join(parts + notes)

@@ -195,13 +195,14 @@ def _branch_environments(
             f"({', '.join(str(p) for p in (sm_project.path, *sm_project.more_paths))})",
             hint="leave `branches` out for a multi-repo project",
         )
-    asset = branch_environment_asset(sm_project.path, settings, specs.label, specs.namespace, resource_key)
+    asset = branch_environment_asset(sm_project.project, settings, specs.environment, specs.label, specs.namespace,
+                                     resource_key)
     branch_job = dg.define_asset_job(f"sparkmesh_{specs.label}_branch_environments",
                                      selection=[branch_asset_key(specs.namespace)])
     janitor = janitor_job(specs.label, resource_key)
     sensor = sparkmesh_branch_sensor(
-        project_dir=sm_project.path, settings=settings, label=specs.label, branch_job=branch_job, janitor=janitor,
-        state_url=resource.state_url, state_url_of_project=sm_project.project.config.state.url,
+        project_dir=sm_project.path, settings=settings, served=specs.environment, label=specs.label,
+        branch_job=branch_job, janitor=janitor, state_url=resource.state_url or sm_project.project.config.state.url,
     )
     return [asset], [branch_job, janitor], sensor
 

@@ -87,7 +87,7 @@ class SparkMeshResource(dg.ConfigurableResource):
 
     def _csv_sources_of(self, project: Project) -> Callable[[SparkEngine], None]:
         """Registers the CSV sources when the step's engine first opens: a step that needs no Spark never starts it."""
-        folders = {name: Path(project.path) / folder for name, folder in self.csv_sources.items()}
+        folders = {name: project.runtime_path / folder for name, folder in self.csv_sources.items()}
 
         def register(engine: SparkEngine) -> None:
             register_csv_sources(engine, dict(project.external_models), folders)

@@ -26,7 +26,9 @@ class ColumnStatistics(Record):
     """The sum of a numeric column; the rows where a boolean column is true."""
 
     def differs_from(self, other: ColumnStatistics) -> bool:
-        return self.model_dump(exclude={"column"}) != other.model_dump(exclude={"column"})
+        if self.model_dump(exclude={"column", "total"}) != other.model_dump(exclude={"column", "total"}):
+            return True
+        return not _same_total(self.total, other.total, self.type)
 
 
 class TableProfile(Record):
@@ -38,13 +40,15 @@ class TableProfile(Record):
         return next((c for c in self.columns if c.column == name), None)
 
 
-def profile_table(engine: SparkEngine, relation: str) -> TableProfile:
-    """``relation``: a view or table the engine can read (an environment's view, a physical table)."""
+def profile_table(engine: SparkEngine, relation: str, where: str | None = None) -> TableProfile:
+    """``relation``: a view or table the engine can read (an environment's view, a physical table); ``where``: a
+    condition on its rows (a window of its time column), SQL the caller built from validated names."""
     types = dict(engine.catalog.columns(relation))
     parts = ["COUNT(*)"]
     for column, type_ in types.items():
         parts.extend(_aggregates(quote_identifier(column), type_.lower()))
-    row = engine.catalog.query_rows(f"SELECT {', '.join(parts)} FROM {quote(relation)}")[0]
+    condition = f" WHERE {where}" if where else ""
+    row = engine.catalog.query_rows(f"SELECT {', '.join(parts)} FROM {quote(relation)}{condition}")[0]
     values = iter(row[1:])
     columns = []
     for column, type_ in types.items():
@@ -58,14 +62,25 @@ def profile_table(engine: SparkEngine, relation: str) -> TableProfile:
 
 
 def _aggregates(column: str, type_: str) -> list[str]:
-    found = [f"COUNT(*) - COUNT({column})", f"COUNT(DISTINCT {column})"]
-    if type_.startswith(_ORDERED):
+    """Distinct values, minimum and maximum of the types Spark orders and hashes (not maps, arrays, structs,
+    variants: their count of distinct values is left at 0); a sum that cannot overflow (``try_sum``: NULL)."""
+    ordered = type_.startswith(_ORDERED)
+    found = [f"COUNT(*) - COUNT({column})", f"COUNT(DISTINCT {column})" if ordered else "0"]
+    if ordered:
         found += [f"MIN({column})", f"MAX({column})"]
     if type_.startswith(_NUMERIC):
-        found.append(f"SUM({column})")
+        found.append(f"try_sum({column})")
     elif type_.startswith("boolean"):
         found.append(f"COUNT_IF({column})")
     return found
+
+
+def _same_total(left: str | None, right: str | None, type_: str) -> bool:
+    """Sums of floating-point columns depend on the order Spark adds them in: equal within a relative 1e-9."""
+    if left is None or right is None or not type_.lower().startswith(("double", "float")):
+        return left == right
+    a, b = float(left), float(right)
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1.0)
 
 
 def _text(value: object) -> str | None:

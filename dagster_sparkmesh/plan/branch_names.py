@@ -2,7 +2,7 @@
 
 Branch names are untrusted input (slashes, dots, quotes, unicode, hundreds of characters). The environment is
 the branch's name lower-cased with every run of other characters as one ``_``, when that is the branch's name
-exactly (``feature_x``). Otherwise (``Feature/X``, ``prod``, a name cut to length) a short digest of the exact branch
+exactly (``feature_x``). Otherwise (``Feature/X``, ``prod``, a name cut to length, a name ending like a digest) a short digest of the exact branch
 name follows (``feature_x_3f9a1c``), so two branches never share an environment (``a-b`` and ``a_b`` differ).
 """
 
@@ -19,6 +19,7 @@ MAX_LENGTH = 48
 """Environment views live in ``<schema>__<environment>``: long names make schema names no one can read."""
 
 _OTHER = re.compile(r"[^a-z0-9]+")
+_DIGEST_END = re.compile(r"_[0-9a-f]{6}$")
 _RESERVED = frozenset({"prod"})
 
 
@@ -34,6 +35,8 @@ def environment_for_branch(branch: str, reserved: frozenset[str] = _RESERVED) ->
     if words[0].isdigit():
         words = f"b_{words}"
     digest = hashlib.sha256(branch.encode()).hexdigest()[:6]
-    exact = words == branch and len(words) <= MAX_LENGTH and words not in reserved and words not in _RESERVED
+    # A name that already ends like a digest (`feature_x_217d2b`) could meet the digest of another branch's name.
+    exact = (words == branch and len(words) <= MAX_LENGTH and words not in reserved and words not in _RESERVED
+             and not _DIGEST_END.search(words))
     name = words if exact else f"{words[:MAX_LENGTH - 7].rstrip('_')}_{digest}"
     return validate_identifier(name, "environment name")

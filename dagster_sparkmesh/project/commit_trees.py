@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import fnmatch
 import io
+import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -21,6 +23,7 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.records import Record
 
 COMMITS_FOLDER = Path(".sparkmesh") / "commits"
+_COMMIT = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
 
 
 class BranchHead(Record):
@@ -33,7 +36,13 @@ class BranchHead(Record):
 
 
 def _git(repo: Path, *args: str, binary: bool = False) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=not binary, check=False, timeout=120)
+    """git without a terminal prompt (a fetch needing credentials fails instead of waiting for a person)."""
+    environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    try:
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=not binary, check=False,
+                              timeout=120, env=environment)
+    except subprocess.TimeoutExpired:
+        raise ProjectError(f"git {args[0]} in {repo} did not finish within 120 s", hint="check the repository") from None
 
 
 def repository_root(path: Path) -> Path | None:
@@ -100,8 +109,11 @@ def export_project(project_dir: Path, commit: str) -> Path:
     root = repository_root(project_dir)
     if root is None:
         raise ProjectError(f"{project_dir} is not in a git repository", hint="branch environments read the project's git branches")
+    if not _COMMIT.match(commit):
+        raise ProjectError(f"{commit!r} is not a commit id", hint="give the full hexadecimal id of a commit")
     target = project_dir / COMMITS_FOLDER / commit
     if target.is_dir():
+        os.utime(target)  # in use again: not an old export to forget
         return target
     inside = project_dir.relative_to(root).as_posix()
     tree = commit if inside == "." else f"{commit}:{inside}"
@@ -110,8 +122,12 @@ def export_project(project_dir: Path, commit: str) -> Path:
         raise ProjectError(f"git could not export {tree}: {archive.stderr.decode(errors='replace').strip()}")
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{commit[:12]}-", dir=target.parent))
-    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(staging, filter="data")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+            tar.extractall(staging, filter="data")
+    except tarfile.TarError as error:  # a symbolic link out of the project, say
+        shutil.rmtree(staging, ignore_errors=True)
+        raise ProjectError(f"the project of commit {commit[:12]} cannot be exported: {error}") from None
     try:
         staging.rename(target)
     except OSError:  # another process exported the same commit meanwhile: theirs is as good

@@ -78,9 +78,9 @@ def _apply_prod(resource: SparkMeshResource) -> dict:
         ctx.close()
 
 
-def _defs(repo: Path, resource: SparkMeshResource) -> dg.Definitions:
+def _defs(repo: Path, resource: SparkMeshResource, settings: BranchEnvironments | None = None) -> dg.Definitions:
     defs = build_sparkmesh_definitions(repo, resource=resource, git_link=None, sensor=False, readers_sensor_status=None,
-                                       automation_sensor_status=None, branches=BranchEnvironments())
+                                       automation_sensor_status=None, branches=settings or BranchEnvironments())
     dg.Definitions.validate_loadable(defs)  # what a code location checks as it loads
     return defs
 
@@ -223,3 +223,46 @@ def test_a_branch_head_is_read_from_git_without_touching_the_working_tree(repo):
     assert forget_exports(repo, keep=[]) == [] and exported.is_dir()  # a run may still read a fresh export
     assert forget_exports(repo, keep=[commit], older_than_seconds=0) == [] and exported.is_dir()
     assert forget_exports(repo, keep=[], older_than_seconds=0) == [commit] and not exported.exists()
+
+
+def _failure(result: dg.ExecuteInProcessResult) -> str:
+    failures = [event for event in result.all_events if event.is_step_failure]
+    assert not result.success and failures
+    return failures[0].step_failure_data.error.message
+
+
+def test_a_branch_run_uses_the_checkouts_state_store_and_refuses_what_is_no_branch(spark, repo, resource):
+    config = repo / "config.yaml"  # a relative SQLite path: in an export it would resolve to a store without prod
+    config.write_text(config.read_text() + "state_connection:\n  type: sqlite\n  database: team_state.db\n")
+    _git(repo, "commit", "-qam", "a team state store")
+    _apply_prod(resource)
+    commit = _branch(repo, FLAGS, "models/daily_flags.sql", "total > 50 AS big", "total > 100 AS big")
+    defs = _defs(repo, resource)
+    with dg.instance_for_test() as instance:
+        request = _tick(defs, instance, None).run_requests[0]
+        assert _run(defs, instance, request).success
+        assert _materialization(instance, FLAGS_ENV).metadata["intervals_computed"].value == 5
+        assert not (repo / ".sparkmesh" / "commits" / commit / "team_state.db").exists()
+        with open_state_store(f"sqlite:///{repo / 'team_state.db'}", repo) as state:
+            assert state.get_environment(FLAGS_ENV) is not None and state.get_environment("prod") is not None
+
+        forged = dg.RunRequest(partition_key=FLAGS_ENV, job_name=request.job_name,
+                               tags={**request.tags, "sparkmesh/commit": "0" * 40})
+        assert "does not match the partition" in _failure(_run(defs, instance, forged))
+        instance.add_dynamic_partitions("sparkmesh_prod_branches", ["prod"])
+        by_hand = dg.RunRequest(partition_key="prod", job_name=request.job_name)
+        assert "prod is not a branch environment" in _failure(_run(defs, instance, by_hand))
+        assert _value(spark, "SELECT COUNT_IF(big) FROM shop.daily_flags") == 5  # prod as main built it
+
+
+def test_a_preview_window_builds_and_compares_the_branch_over_that_window(spark, repo, resource):
+    _apply_prod(resource)
+    _branch(repo, FLAGS, "models/daily_flags.sql", "total > 50 AS big", "total > 100 AS big")
+    defs = _defs(repo, resource, BranchEnvironments(preview_start="2024-01-04"))
+    with dg.instance_for_test() as instance:
+        assert _run(defs, instance, _tick(defs, instance, None).run_requests[0]).success
+        metadata = _materialization(instance, FLAGS_ENV).metadata
+        assert metadata["intervals_computed"].value == 2  # 2024-01-04 and 2024-01-05
+        diff = metadata["table_diff"].value
+        assert "| rows | 2 | 2 |" in diff and "| `big` | total | 2 | 0 |" in diff  # prod over the same two days
+        assert _value(spark, f"SELECT COUNT(*) FROM shop__{FLAGS_ENV}.daily_flags") == 2

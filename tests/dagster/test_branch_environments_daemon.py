@@ -10,12 +10,10 @@ Branch commits are made in worktrees, so the served checkout stays on main until
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -23,14 +21,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "ui"))
 
-from cdp import stop_process_group  # noqa: E402
-from dagster_dev import free_port  # noqa: E402
+from shop_daemon import SHOP, Daemon, daemon_workspace, git, shop_repository, stop_spark  # noqa: E402
 
 from dagster_sparkmesh.plan.branch_names import environment_for_branch  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
-SHOP = Path(__file__).parent / "projects" / "shop"
 TABLES = ("raw.events", "shop.daily", "shop.daily_flags", "shop.summary")
 BIGGER, FLAGS = "feature/bigger-amounts", "fix-flags"
 BRANCH_ASSET = dg.AssetKey(["sparkmesh", "branch_environments"])
@@ -55,12 +51,6 @@ defs = build_sparkmesh_definitions(
     branches=BranchEnvironments(prod_branch="main", sensor_status=running, interval_seconds=3),
 )
 '''
-MANAGED = "gateways:\n  local:\n    connection:\n      type: spark\n      mode: managed\n      connect_port: {port}\ndefault_gateway: local\n"
-
-
-def _git(repo: Path, *args: str) -> str:
-    user = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
-    return subprocess.run(["git", *user, *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def _sparkmesh(project: Path, *args: str) -> str:
@@ -93,67 +83,25 @@ def _env_views(environment: str, models: tuple[str, ...]) -> dict[str, str]:
 
 def _branch(repo: Path, branch: str, file: str, old: str, new: str) -> tuple[Path, str]:
     worktree = repo.parent / f"wt_{environment_for_branch(branch)}"
-    _git(repo, "worktree", "add", "-q", "-b", branch, str(worktree))
+    git(repo, "worktree", "add", "-q", "-b", branch, str(worktree))
     path = worktree / file
     path.write_text(path.read_text().replace(old, new))
-    _git(worktree, "commit", "-qam", f"change {file}")
-    return worktree, _git(worktree, "rev-parse", "HEAD")
+    git(worktree, "commit", "-qam", f"change {file}")
+    return worktree, git(worktree, "rev-parse", "HEAD")
 
 
 @pytest.fixture
 def repo(tmp_path) -> Iterator[Path]:
-    target = tmp_path / "shop"
-    shutil.copytree(SHOP, target, ignore=shutil.ignore_patterns(".sparkmesh"))
-    config = target / "config.yaml"
-    config.write_text(MANAGED.format(port=free_port()) + config.read_text())
-    (target / ".gitignore").write_text(".sparkmesh/\n")
-    _git(target, "init", "-q", "-b", "main")
-    _git(target, "add", ".")
-    _git(target, "commit", "-qm", "first")
+    target = shop_repository(tmp_path / "shop")
     yield target
-    subprocess.run([str(Path(sys.executable).parent / "sparkmesh"), "-p", str(target), "spark", "stop"],
-                   capture_output=True, timeout=120, check=False)
+    stop_spark(target)
 
 
 @pytest.fixture
 def workspace(tmp_path, repo, monkeypatch) -> Path:
-    home = tmp_path / "dagster_home"
-    home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    (tmp_path / "definitions.py").write_text(DEFINITIONS)
-    (tmp_path / "workspace.yaml").write_text(
-        "load_from:\n  - python_file:\n      relative_path: definitions.py\n      location_name: branches\n"
-    )
-    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
     monkeypatch.setenv("SPARKMESH_LOOP_PROJECT", str(repo))
-    return tmp_path / "workspace.yaml"
-
-
-class Daemon:
-    def __init__(self, workspace: Path) -> None:
-        env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
-        self.log = workspace.parent / "daemon.log"
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(
-                [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(workspace)],
-                cwd=workspace.parent, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-
-    def wait(self, what: str, done: Callable[[], bool]) -> None:
-        deadline = time.monotonic() + WAIT
-        while time.monotonic() < deadline:
-            if done():
-                return
-            assert self.process.poll() is None, f"dagster-daemon exited:\n{self.tail()}"
-            time.sleep(2)
-        raise AssertionError(f"timed out waiting for {what}:\n{self.tail()}")
-
-    def tail(self) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
-
-    def stop(self) -> None:
-        stop_process_group(self.process, timeout=30.0)
+    return daemon_workspace(tmp_path, DEFINITIONS, "branches")
 
 
 def _runs(instance: dg.DagsterInstance, **tags: str) -> list[dg.DagsterRun]:
@@ -183,7 +131,7 @@ def test_branches_build_their_own_environments_and_a_merge_promotes_prod_without
 
     daemon = Daemon(workspace)
     try:
-        daemon.wait("both branch environments", lambda: all(
+        daemon.wait("both branch environments", timeout=WAIT, done=lambda: all(
             _succeeded(instance, **{"sparkmesh/commit": commit}) for commit in (bigger, flags)))
         branch_runs = [*_runs(instance, **{"sparkmesh/commit": bigger}), *_runs(instance, **{"sparkmesh/commit": flags})]
         overlapped = _overlapped(instance, branch_runs)
@@ -199,14 +147,14 @@ def test_branches_build_their_own_environments_and_a_merge_promotes_prod_without
         assert "| `big` | total | 5 | 0 |" in diff
         assert "| rows | 5 | 5 |" in _metadata(instance, bigger_env)["table_diff"].value
 
-        _git(repo, "merge", "-q", "--no-ff", "-m", "merge fix-flags", FLAGS)
-        merge = _git(repo, "rev-parse", "HEAD")
-        daemon.wait("prod promoted from the merge", lambda: _succeeded(instance, **{"sparkmesh/commit": merge}))
+        git(repo, "merge", "-q", "--no-ff", "-m", "merge fix-flags", FLAGS)
+        merge = git(repo, "rev-parse", "HEAD")
+        daemon.wait("prod promoted from the merge", lambda: _succeeded(instance, **{"sparkmesh/commit": merge}), WAIT)
         merge_runs = _runs(instance, **{"sparkmesh/commit": merge})
         assert [run.asset_selection for run in merge_runs] == [{PROMOTE}]  # no model computed: views swapped only
         planned = [o.metadata for o in _observations(instance) if o.metadata["commit"].value == merge]
         assert planned and planned[0]["intervals_to_compute"].value == 0
-        daemon.wait("the merged branch's environment removed", lambda: _janitor_done(instance))
+        daemon.wait("the merged branch's environment removed", lambda: _janitor_done(instance), WAIT)
         assert flags_env not in instance.get_dynamic_partitions("sparkmesh_prod_branches")
         assert bigger_env in instance.get_dynamic_partitions("sparkmesh_prod_branches")
     finally:

@@ -17,7 +17,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -26,14 +25,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "ui"))
 
-from cdp import stop_process_group  # noqa: E402
-from dagster_dev import free_port  # noqa: E402
+from shop_daemon import SHOP, Daemon, daemon_workspace, git, shop_repository, stop_spark  # noqa: E402
 
 from dagster_sparkmesh.dagster.sensor import Cursor  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
-SHOP = Path(__file__).parent / "projects" / "shop"
 PROMOTE = dg.AssetKey(["sparkmesh", "promote_prod"])
 TABLES = ("raw.events", "shop.daily", "shop.daily_flags", "shop.summary")
 WAIT = 420.0  # a busy 2-core machine: the Connect server's start, several run processes
@@ -54,12 +51,6 @@ defs = build_sparkmesh_definitions(
     git_link=None,
 )
 '''
-MANAGED = "gateways:\n  local:\n    connection:\n      type: spark\n      mode: managed\n      connect_port: {port}\ndefault_gateway: local\n"
-
-
-def _git(repo: Path, *args: str) -> str:
-    user = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
-    return subprocess.run(["git", *user, *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
 
 
 def _sparkmesh(project: Path, *args: str, timeout: float = 300) -> str:
@@ -110,62 +101,25 @@ class FreshBuild:
 
 @pytest.fixture
 def repo(tmp_path) -> Iterator[Path]:
-    target = tmp_path / "shop"
-    shutil.copytree(SHOP, target, ignore=shutil.ignore_patterns(".sparkmesh"))
-    config = target / "config.yaml"
-    config.write_text(MANAGED.format(port=free_port()) + config.read_text())
-    (target / ".gitignore").write_text(".sparkmesh/\n")
-    _git(target, "init", "-q")
-    _git(target, "add", ".")
-    _git(target, "commit", "-qm", "first")
+    target = shop_repository(tmp_path / "shop")
     yield target
-    subprocess.run([str(Path(sys.executable).parent / "sparkmesh"), "-p", str(target), "spark", "stop"],
-                   capture_output=True, timeout=120, check=False)
+    stop_spark(target)
 
 
 @pytest.fixture
 def home(tmp_path, repo, monkeypatch) -> Path:
-    folder = tmp_path / "dagster_home"
-    folder.mkdir()
-    (folder / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
-    (tmp_path / "definitions.py").write_text(DEFINITIONS)
-    (tmp_path / "workspace.yaml").write_text(
-        "load_from:\n  - python_file:\n      relative_path: definitions.py\n      location_name: loop\n"
-    )
-    monkeypatch.setenv("DAGSTER_HOME", str(folder))
+    daemon_workspace(tmp_path, DEFINITIONS, "loop")
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster_home"))
     monkeypatch.setenv("SPARKMESH_LOOP_PROJECT", str(repo))
-    return folder
+    return tmp_path / "dagster_home"
 
 
-class Daemon:
-    """``dagster-daemon run`` on the test's workspace, stopped by its process group."""
-
-    def __init__(self, workspace: Path, approval: str) -> None:
-        env = {**os.environ, "SPARKMESH_LOOP_APPROVAL": approval, "SPARK_LOCAL_IP": "127.0.0.1",
-               "PYSPARK_PYTHON": sys.executable}
-        self.log = workspace.parent / f"daemon-{approval}.log"
-        with open(self.log, "wb") as log:
-            self.process = subprocess.Popen(
-                [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", str(workspace)],
-                cwd=workspace.parent, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-
-    def tail(self) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
-
-    def stop(self) -> None:
-        stop_process_group(self.process, timeout=30.0)
+def _daemon(workspace: Path, approval: str) -> Daemon:
+    return Daemon(workspace, {"SPARKMESH_LOOP_APPROVAL": approval}, f"daemon-{approval}.log")
 
 
 def _wait(what: str, done: Callable[[], bool], daemon: Daemon) -> None:
-    deadline = time.monotonic() + WAIT
-    while time.monotonic() < deadline:
-        if done():
-            return
-        assert daemon.process.poll() is None, f"dagster-daemon exited:\n{daemon.tail()}"
-        time.sleep(2)
-    raise AssertionError(f"timed out waiting for {what}:\n{daemon.tail()}")
+    daemon.wait(what, done, WAIT)
 
 
 def _runs(instance: dg.DagsterInstance, head: str) -> list[dg.DagsterRun]:
@@ -206,11 +160,11 @@ def fresh(tmp_path) -> Iterator[Callable[[Path, str], FreshBuild]]:
 
 def test_commits_are_planned_backfilled_and_promoted_by_the_daemon(repo, home, tmp_path, fresh):
     workspace = tmp_path / "workspace.yaml"
-    first = _git(repo, "rev-parse", "HEAD")
+    first = git(repo, "rev-parse", "HEAD")
     instance = dg.DagsterInstance.get()
 
     fresh_first = fresh(repo, "fresh_first")
-    daemon = Daemon(workspace, approval="none")
+    daemon = _daemon(workspace, "none")
     try:
         _wait("the first commit's runs and promotion", lambda: _settled(instance, first, promoted=True), daemon)
     finally:
@@ -222,10 +176,10 @@ def test_commits_are_planned_backfilled_and_promoted_by_the_daemon(repo, home, t
 
     daily = repo / "models" / "daily.sql"
     daily.write_text(daily.read_text().replace("COUNT(*) AS orders", "COUNT(*) * 2 AS orders"))
-    _git(repo, "commit", "-qam", "second")
-    second = _git(repo, "rev-parse", "HEAD")
+    git(repo, "commit", "-qam", "second")
+    second = git(repo, "rev-parse", "HEAD")
     fresh_second = fresh(repo, "fresh_second")
-    daemon = Daemon(workspace, approval="promotion")
+    daemon = _daemon(workspace, "promotion")
     try:
         _wait("the second commit's backfill", lambda: _settled(instance, second, promoted=False), daemon)
         _wait("the plan awaiting approval", lambda: _awaiting_approval(instance, second), daemon)

@@ -14,7 +14,6 @@ Timings (commit → plan visible, approval → prod changed) are printed for the
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -26,15 +25,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "ui"))
 
-from cdp import Browser, by_text, chromium_or_skip  # noqa: E402
+from cdp import Browser, headless_browser  # noqa: E402
 from dagster_dev import (  # noqa: E402
     DIALOG,
     LOCATION,
     choose_partitions,
     copy_example,
     free_port,
+    open_instance,
     start_dagster_dev,
     stop_dagster_dev,
+    wait_until,
 )
 
 from dagster_sparkmesh.dagster.sensor import Cursor  # noqa: E402
@@ -96,16 +97,11 @@ def dagster_dev(repo, tmp_path, ports):
 
 @pytest.fixture
 def browser(tmp_path):
-    shots = Path(os.environ.get("SPARKMESH_UI_SHOTS") or tmp_path / "shots")
-    browser = Browser(chromium_or_skip(), tmp_path / "chromium-profile", shots)
-    yield browser
-    browser.close()
+    with headless_browser(tmp_path) as opened:
+        yield opened
 
 
-def _instance(home: Path) -> dg.DagsterInstance:
-    from dagster._core.instance.ref import InstanceRef
-
-    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
+_instance = open_instance
 
 
 def _promotion_finished(instance: dg.DagsterInstance, after: float) -> float | None:
@@ -123,12 +119,7 @@ def _cursor(instance: dg.DagsterInstance) -> Cursor:
 
 
 def _wait(what: str, done, timeout: float = RUN_TIMEOUT) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if done():
-            return
-        time.sleep(1)
-    raise AssertionError(f"timed out waiting for {what}")
+    wait_until(what, done, timeout)
 
 
 def _open_until(browser: Browser, page: str, expression: str, what: str) -> None:

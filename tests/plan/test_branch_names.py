@@ -20,6 +20,8 @@ NAMES = {
     "ünïcode-ß": "unicode_a6089b",
     "1fix": "b_1fix_d48c6f",
     "..": "branch_5ec1f7",
+    # A name ending like a digest gets one of its own: it cannot meet another branch's (`feature/x`).
+    "feature_x_217d2b": "feature_x_217d2b_85bc6c",
     # Prod's name is never a branch's environment.
     "prod": "prod_6754af",
 }
@@ -32,7 +34,7 @@ def test_a_branch_name_becomes_a_plain_environment_name(branch, environment):
 
 
 def test_names_that_fold_alike_stay_apart():
-    branches = ["a-b", "a_b", "a/b", "A_B", "a.b", "a--b"]
+    branches = ["a-b", "a_b", "a/b", "A_B", "a.b", "a--b", "feature/x", environment_for_branch("feature/x")]
     assert len({environment_for_branch(branch) for branch in branches}) == len(branches)
 
 

@@ -16,8 +16,8 @@ import signal
 import subprocess
 import time
 import urllib.request
-from collections.abc import Callable
-from contextlib import ExitStack
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -207,3 +207,14 @@ def stop_process_group(process: subprocess.Popen, timeout: float = 20.0) -> None
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "-" for c in text.lower())[:60]
+
+
+@contextmanager
+def headless_browser(folder: Path) -> Iterator[Browser]:
+    """A browser with its profile in ``folder`` and its screenshots in ``$SPARKMESH_UI_SHOTS`` (else ``folder``)."""
+    shots = Path(os.environ.get("SPARKMESH_UI_SHOTS") or folder / "shots")
+    browser = Browser(chromium_or_skip(), folder / "chromium-profile", shots)
+    try:
+        yield browser
+    finally:
+        browser.close()

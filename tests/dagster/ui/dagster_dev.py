@@ -104,6 +104,23 @@ def start_dagster_dev(project: Path, home: Path, port: int, timeout: float = 120
     return dev
 
 
+def open_instance(home: Path):
+    """The Dagster instance of ``home`` (the test process reads runs and events where ``dagster dev`` writes them)."""
+    import dagster as dg
+    from dagster._core.instance.ref import InstanceRef
+
+    return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
+
+
+def wait_until(what: str, done, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if done():
+            return
+        time.sleep(1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def _default_sigint() -> None:
     """dagster dev stops its webserver and daemon with SIGINT; a background job (CI, pytest run from a script)
     inherits SIGINT ignored, and then they would never stop. Restore the default for the whole tree."""
