@@ -184,6 +184,12 @@ def test_two_branches_get_environments_of_their_own_and_a_merge_promotes_prod_wi
         assert f"shop__{FLAGS_ENV}" not in databases or not spark.sql(f"SHOW VIEWS IN shop__{FLAGS_ENV}").collect()
         assert _value(spark, "SELECT COUNT_IF(big) FROM shop.daily_flags") == 0  # prod serves the merge
 
+        # A branch re-created at the commit it had is built again (a new generation of its environment).
+        _git(repo, "branch", BIGGER, bigger)
+        again = _tick(defs, instance, after.cursor)
+        assert [(r.partition_key, r.tags["sparkmesh/commit"]) for r in again.run_requests] == [(BIGGER_ENV, bigger)]
+        assert again.run_requests[0].run_key != requests[BIGGER_ENV].run_key
+
 
 def _git_sensor_observation(repo: Path, instance: dg.DagsterInstance) -> dict:
     """Prod's git sensor (approval on, as prod has it by default) after the merge: its plan observation."""

@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).parent / "ui"))
 from shop_daemon import SHOP, Daemon, daemon_workspace, git, shop_repository, stop_spark  # noqa: E402
 
 from dagster_sparkmesh.plan.branch_names import environment_for_branch  # noqa: E402
+from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 
@@ -156,6 +157,8 @@ def test_branches_build_their_own_environments_and_a_merge_promotes_prod_without
         assert planned and planned[0]["intervals_to_compute"].value == 0
         daemon.wait("the merged branch's environment removed", lambda: _janitor_done(instance), WAIT)
         assert flags_env not in instance.get_dynamic_partitions("sparkmesh_prod_branches")
+        with open_state_store(None, repo) as state:
+            assert state.get_environment(flags_env) is None and state.get_environment(bigger_env) is not None
         assert bigger_env in instance.get_dynamic_partitions("sparkmesh_prod_branches")
     finally:
         daemon.stop()
