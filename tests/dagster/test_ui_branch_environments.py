@@ -116,7 +116,8 @@ def test_a_branch_environment_its_plan_and_its_table_diff_in_the_ui(browser, rep
         browser.screenshot("branch-1-partitions")
 
         browser.open(f"{dev.url}{ASSET_PAGE}?view=events")
-        browser.wait_for("document.body.innerText.includes('table_diff')", "the materialization's metadata")
+        # The Markdown entries render after the rest of the metadata: wait for the last one's words.
+        browser.wait_for("document.body.innerText.includes('Rows joined on ds')", "the materialization's table diff")
         text = browser.text()
         assert environment in text and BRANCH in text and commit in text, text[-3000:]
         assert "Directly modified shop.daily_revenue (breaking)" in text, text[-3000:]
