@@ -17,6 +17,7 @@ import dagster as dg
 from pydantic import BaseModel
 
 from dagster_sparkmesh.dagster.branch_environments import BRANCH_TAG, COMMIT_TAG, BranchEnvironments, branch_partitions
+from dagster_sparkmesh.dagster.sensor import UNFINISHED_RUNS
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.project.commit_trees import (
     BranchHead,
@@ -27,11 +28,6 @@ from dagster_sparkmesh.project.commit_trees import (
     resolve_commit,
 )
 from dagster_sparkmesh.state.store import open_state_store
-
-_UNFINISHED = [
-    dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
-    dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING,
-]
 
 
 class BranchCursor(BaseModel):
@@ -138,7 +134,7 @@ def _partition_changes(name: str, added: set[str], deleted: list[str]) -> list:
 
 def _commits_in_flight(context: dg.SensorEvaluationContext, job_name: str) -> list[str]:
     """Commits that queued or running branch runs read (their exports stay)."""
-    runs = context.instance.get_runs(filters=dg.RunsFilter(job_name=job_name, statuses=_UNFINISHED))
+    runs = context.instance.get_runs(filters=dg.RunsFilter(job_name=job_name, statuses=UNFINISHED_RUNS))
     return [run.tags[COMMIT_TAG] for run in runs if COMMIT_TAG in run.tags]
 
 

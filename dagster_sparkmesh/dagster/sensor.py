@@ -213,14 +213,14 @@ def _asset_keys(context: dg.SensorEvaluationContext) -> frozenset[dg.AssetKey] |
     return frozenset(repository.asset_graph.get_all_asset_keys()) if repository is not None else None
 
 
-_UNFINISHED = [
+UNFINISHED_RUNS = [  # a run that may still compute (the branch sensor keeps the exports these read)
     dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
     dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING,
 ]
 
 
 def _active_models(context: dg.SensorEvaluationContext, specs: SparkMeshSpecs, head: str) -> frozenset[str]:
-    runs = context.instance.get_runs(filters=dg.RunsFilter(tags={"sparkmesh/commit": head}, statuses=_UNFINISHED))
+    runs = context.instance.get_runs(filters=dg.RunsFilter(tags={"sparkmesh/commit": head}, statuses=UNFINISHED_RUNS))
     keys = {key for run in runs for key in (run.asset_selection or ())}
     return frozenset(specs.model_by_key[key] for key in keys if key in specs.model_by_key)
 
