@@ -29,7 +29,7 @@ from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.project.config import SparkConnection, state_dir
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.engine.idle_stop import mark_used, start_watcher, stop_watcher
-from dagster_sparkmesh.engine.processes import group_members, is_zombie
+from dagster_sparkmesh.engine.processes import group_listens_on, group_members, is_zombie
 from dagster_sparkmesh.engine.settings import require_java, session_settings
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -97,20 +97,49 @@ def _start_or_reuse(project_path: Path, connection: SparkConnection, probe_runni
     if status.pid is not None:
         _wait_until_healthy(status, probe=probe_running)
         return status.model_copy(update={"running": True})
-    port = connection.connect_port or free_port()
-    if port_open(port):
-        raise port_taken(port)
-    status = _launch(project_path, connection, port)
-    try:
-        _wait_until_healthy(status)
-    except EngineError:
-        stop_server(project_path)
-        raise
+    status = _launch_until_healthy(project_path, connection)
     if connection.idle_timeout > 0:
-        watcher = start_watcher(server_dir(project_path), project_path, status.pid or 0, port, connection.idle_timeout)
+        watcher = start_watcher(server_dir(project_path), project_path, status.pid or 0, status.port or 0, connection.idle_timeout)
         status = status.model_copy(update={"watcher_pid": watcher})
         _write_record(project_path, status)
     return status.model_copy(update={"running": True})
+
+
+def _launch_until_healthy(project_path: Path, connection: SparkConnection) -> ServerStatus:
+    """Launch the server and wait until it serves. A port chosen here is free when chosen, but another program may
+    bind it before the JVM does (seconds later); the server then exits, and is launched once more on another port."""
+    for attempt in (1, 2):
+        port = connection.connect_port or free_port()
+        if port_open(port):
+            raise port_taken(port)
+        log_start = _log_size(server_dir(project_path) / "connect-server.log")
+        status = _launch(project_path, connection, port)
+        try:
+            _wait_until_healthy(status)
+            return status
+        except EngineError:
+            stop_server(project_path)
+            lost_race = connection.connect_port is None and _bind_failed(status.log_path, log_start)
+            if attempt == 2 or not lost_race:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _log_size(log_path: Path) -> int:
+    try:
+        return log_path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _bind_failed(log_path: Path | None, start: int) -> bool:
+    """Whether this launch's part of the log (from byte ``start``) says the port was taken."""
+    try:
+        with open(log_path or "", "rb") as log:
+            log.seek(start)
+            return b"java.net.BindException" in log.read()
+    except OSError:
+        return False
 
 
 def stop_server(project_path: Path) -> None:
@@ -205,7 +234,7 @@ def _server_settings(project_path: Path, connection: SparkConnection, port: int)
 def _wait_until_healthy(status: ServerStatus, probe: bool = True) -> None:
     """Wait for the port, then (``probe``) run a trivial query through a client: listening is not serving."""
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while not port_open(status.port):
+    while not _serving_port(status):
         if status.pid is None or not _alive(status.pid):
             raise EngineError(
                 "the Spark Connect server exited while starting",
@@ -221,6 +250,11 @@ def _wait_until_healthy(status: ServerStatus, probe: bool = True) -> None:
         time.sleep(0.5)
     if probe:
         probe_query(status.url or "")
+
+
+def _serving_port(status: ServerStatus) -> bool:
+    """The port is open and held by the server's own process group (never another program's listener)."""
+    return port_open(status.port) and status.pid is not None and group_listens_on(status.pid, status.port or 0)
 
 
 def probe_query(url: str, session=None) -> None:

@@ -31,3 +31,49 @@ def is_zombie(pid: int) -> bool:
         return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except (OSError, IndexError):
         return False
+
+
+def group_listens_on(pgid: int, port: int) -> bool:
+    """Whether the socket listening on ``port`` belongs to a member of process group ``pgid``: an open port is not
+    proof that the server we launched holds it (another program may have bound it first). True without /proc."""
+    inodes = _listening_inodes(port)
+    if inodes is None:
+        return True
+    wanted = {f"socket:[{inode}]" for inode in inodes}
+    return any(_open_files(pid) & wanted for pid in group_members(pgid))
+
+
+def _open_files(pid: int) -> set[str]:
+    """What the process's descriptors point at (a descriptor closed while listed is left out)."""
+    targets = set()
+    try:
+        descriptors = list((PROC / str(pid) / "fd").iterdir())
+    except OSError:
+        return targets
+    for descriptor in descriptors:
+        try:
+            targets.add(str(descriptor.readlink()))
+        except OSError:
+            continue
+    return targets
+
+
+_LISTEN = "0A"
+
+
+def _listening_inodes(port: int) -> set[str] | None:
+    """Inodes of the sockets listening on ``port`` (IPv4 and IPv6); None when /proc has no socket tables."""
+    tables = [PROC / "net" / "tcp", PROC / "net" / "tcp6"]
+    if not any(table.exists() for table in tables):
+        return None
+    inodes = set()
+    for table in tables:
+        try:
+            rows = table.read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 9 and fields[3] == _LISTEN and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(fields[9])
+    return inodes

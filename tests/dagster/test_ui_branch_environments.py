@@ -50,15 +50,15 @@ def _sparkmesh(project: Path, *args: str) -> None:
 
 
 @pytest.fixture
-def ports() -> tuple[int, int]:
-    return free_port(), free_port()
+def webserver_port() -> int:
+    return free_port()
 
 
 @pytest.fixture
-def repo(tmp_path, ports):
+def repo(tmp_path):
     from dagster_sparkmesh.engine.connect_server import stop_server
 
-    project = copy_example(tmp_path / "shop", ports[1], end="2024-01-05")
+    project = copy_example(tmp_path / "shop", end="2024-01-05")
     defs_yaml = project / "shop_dagster" / "defs" / "shop" / "defs.yaml"
     defs_yaml.write_text(defs_yaml.read_text() + (
         "  branches:\n    prod_branch: main\n    default_status: running\n    minimum_interval_seconds: 5\n"
@@ -92,11 +92,11 @@ def _branch_run_done(instance: dg.DagsterInstance, commit: str) -> bool:
     return bool(runs) and all(r.status == dg.DagsterRunStatus.SUCCESS for r in runs)
 
 
-def _wait(what: str, done, timeout: float = RUN_TIMEOUT) -> None:
-    wait_until(what, done, timeout)
+def _wait(what: str, done, dev, timeout: float = RUN_TIMEOUT) -> None:
+    wait_until(what, done, timeout, dev)
 
 
-def test_a_branch_environment_its_plan_and_its_table_diff_in_the_ui(browser, repo, tmp_path, ports):
+def test_a_branch_environment_its_plan_and_its_table_diff_in_the_ui(browser, repo, tmp_path, webserver_port):
     worktree = tmp_path / "branch"
     _git(repo, "worktree", "add", "-q", "-b", BRANCH, str(worktree))
     model = worktree / "models" / "shop" / "daily_revenue.sql"
@@ -106,10 +106,10 @@ def test_a_branch_environment_its_plan_and_its_table_diff_in_the_ui(browser, rep
     commit = _git(worktree, "rev-parse", "HEAD")
     environment = environment_for_branch(BRANCH)
 
-    dev = start_dagster_dev(repo, tmp_path / "dagster_home", ports[0])
+    dev = start_dagster_dev(repo, tmp_path / "dagster_home", webserver_port)
     try:
         instance = _instance(tmp_path / "dagster_home")
-        _wait("the branch's run", lambda: _branch_run_done(instance, commit))
+        _wait("the branch's run", lambda: _branch_run_done(instance, commit), dev)
 
         browser.open(f"{dev.url}{ASSET_PAGE}?view=partitions")
         browser.wait_for(f"document.body.innerText.includes('{environment}')", "the branch's partition")

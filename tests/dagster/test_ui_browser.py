@@ -51,7 +51,7 @@ def example(tmp_path, request):
     the last day of its incremental models (``indirect`` parameter) to have a few partitions only."""
     from dagster_sparkmesh.engine.connect_server import stop_server
 
-    project = copy_example(tmp_path / "shop", free_port(), end=getattr(request, "param", None))
+    project = copy_example(tmp_path / "shop", end=getattr(request, "param", None))
     yield project
     stop_server(project)
 

@@ -65,20 +65,19 @@ def _revenue(project: Path) -> list[dict]:
 
 
 @pytest.fixture
-def ports() -> tuple[int, int]:
-    return free_port(), free_port()
+def webserver_port() -> int:
+    return free_port()
 
 
 @pytest.fixture
-def repo(tmp_path, ports):
+def repo(tmp_path, webserver_port):
     from dagster_sparkmesh.engine.connect_server import stop_server
 
-    webserver, connect = ports
-    project = copy_example(tmp_path / "shop", connect, end=END)
+    project = copy_example(tmp_path / "shop", end=END)
     defs_yaml = project / "shop_dagster" / "defs" / "shop" / "defs.yaml"
     defs_yaml.write_text(defs_yaml.read_text() + (
         "  sensor:\n    default_status: running\n    minimum_interval_seconds: 5\n"
-        f"    reload: {{location_name: {LOCATION}, port: {webserver}}}\n"
+        f"    reload: {{location_name: {LOCATION}, port: {webserver_port}}}\n"
     ))
     (project / ".gitignore").write_text(".sparkmesh/\n__pycache__/\n")
     _git(project, "init", "-q")
@@ -89,8 +88,8 @@ def repo(tmp_path, ports):
 
 
 @pytest.fixture
-def dagster_dev(repo, tmp_path, ports):
-    dev = start_dagster_dev(repo, tmp_path / "dagster_home", ports[0])
+def dagster_dev(repo, tmp_path, webserver_port):
+    dev = start_dagster_dev(repo, tmp_path / "dagster_home", webserver_port)
     yield dev
     stop_dagster_dev(dev)
 
@@ -118,8 +117,8 @@ def _cursor(instance: dg.DagsterInstance) -> Cursor:
     return Cursor.parse(states[0].instigator_data.cursor if states and states[0].instigator_data else None)
 
 
-def _wait(what: str, done, timeout: float = RUN_TIMEOUT) -> None:
-    wait_until(what, done, timeout)
+def _wait(what: str, done, dev, timeout: float = RUN_TIMEOUT) -> None:
+    wait_until(what, done, timeout, dev)
 
 
 def _open_until(browser: Browser, page: str, expression: str, what: str) -> None:
@@ -147,9 +146,9 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     instance = _instance(tmp_path / "dagster_home")
     first = _git(repo, "rev-parse", "HEAD")
 
-    _wait("the first commit backfilled, awaiting approval", lambda: _cursor(instance) .phase == "awaiting_promotion")
+    _wait("the first commit backfilled, awaiting approval", lambda: _cursor(instance).phase == "awaiting_promotion", dagster_dev)
     _approve(browser, url)
-    _wait("prod promoted", lambda: _cursor(instance).phase == "done")
+    _wait("prod promoted", lambda: _cursor(instance).phase == "done", dagster_dev)
     browser.screenshot("1-first-commit-approved")
     before = _revenue(repo)
 
@@ -172,11 +171,12 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     browser.screenshot("2-plan-on-the-promotion-asset")
     assert _revenue(repo) == before  # nothing reaches prod before the approval
 
-    _wait("the second commit backfilled", lambda: _cursor(instance) == Cursor(second, "awaiting_promotion", _cursor(instance).plan_id))
+    _wait("the second commit backfilled", lambda: _cursor(instance) == Cursor(second, "awaiting_promotion", _cursor(instance).plan_id),
+          dagster_dev)
     assert _revenue(repo) == before
     approved = time.time()
     _approve(browser, url)
-    _wait("the approval's promotion run", lambda: _promotion_finished(instance, approved) is not None)
+    _wait("the approval's promotion run", lambda: _promotion_finished(instance, approved) is not None, dagster_dev)
     prod_changed = _promotion_finished(instance, approved) - approved  # its end: the views point at the new tables
     assert _revenue(repo) != before
     browser.screenshot("4-second-commit-approved")
@@ -198,5 +198,5 @@ def test_commit_plan_approve_and_restate_late_data_from_the_ui(browser, dagster_
     browser.click(f"[...{DIALOG}.querySelectorAll('button')].filter(b => b.innerText.trim().startsWith('Launch')).pop()",
                   "the launch button")
     _wait("prod's 2024-01-03 funnel to count the late page views",
-          lambda: _fetch(repo, funnel)[0]["page_views"] == views_before + 2)
+          lambda: _fetch(repo, funnel)[0]["page_views"] == views_before + 2, dagster_dev)
     browser.screenshot("6-late-data-restated")

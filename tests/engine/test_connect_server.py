@@ -93,3 +93,53 @@ def _gone_within(pid: int, seconds: float) -> bool:
             return True
         time.sleep(0.2)
     return False
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("spark")
+def test_a_chosen_port_taken_before_the_server_binds_it_is_left_for_another(tmp_path, monkeypatch):
+    """The race the free-port choice has: another program listens on the port after it was chosen and before the
+    JVM binds it. The server must not take that listener for itself; it is launched again on another port."""
+    import dagster_sparkmesh.engine.connect_server as connect_server
+
+    real_launch = connect_server._launch
+    intruders: list[socket.socket] = []
+
+    def launch_then_lose_the_port(project_path, connection, port):
+        status = real_launch(project_path, connection, port)
+        if not intruders:  # the first launch only: another program binds the port now
+            intruder = socket.socket()
+            intruder.bind(("127.0.0.1", port))
+            intruder.listen()
+            intruders.append(intruder)
+        return status
+
+    monkeypatch.setattr(connect_server, "_launch", launch_then_lose_the_port)
+    try:
+        status = start_server(tmp_path, SparkConnection(mode="managed", master="local[1]"))
+        taken = intruders[0].getsockname()[1]
+        assert status.running and status.port != taken
+        assert b"java.net.BindException" in status.log_path.read_bytes()  # how the first launch ended
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+
+        client = ConnectSession.builder.remote(status.url).create()
+        try:
+            assert client.sql("SELECT 41 + 1 AS answer").collect()[0].answer == 42
+        finally:
+            client.stop()
+    finally:
+        stop_server(tmp_path)
+        for intruder in intruders:
+            intruder.close()
+
+
+def test_a_listener_is_told_from_its_own_process_group(tmp_path):
+    from dagster_sparkmesh.engine.processes import group_listens_on
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        assert group_listens_on(os.getpgid(0), port)
+        assert not group_listens_on(1, port)  # init's group holds no such socket
+    assert not group_listens_on(os.getpgid(0), port)  # closed: nobody listens

@@ -35,15 +35,11 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def copy_example(target: Path, connect_port: int, end: str | None = None) -> Path:
-    """The example project, with its managed Spark Connect server moved to ``connect_port``; ``end``: the last day
-    of every incremental model (a few partitions instead of every day since 2024)."""
+def copy_example(target: Path, end: str | None = None) -> Path:
+    """The example project; its managed Spark Connect server takes a free port of its own when it starts (a port
+    chosen here, long before, could be taken by then). ``end``: the last day of every incremental model (a few
+    partitions instead of every day since 2024)."""
     shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns(".sparkmesh", "__pycache__"))
-    config = target / "config.yaml"
-    anchor = "      type: spark\n"
-    text = config.read_text()
-    assert anchor in text, f"{config} changed shape: update copy_example"
-    config.write_text(text.replace(anchor, f"{anchor}      connect_port: {connect_port}\n", 1))
     if end:
         for model in (target / "models").rglob("*.sql"):
             text = model.read_text()
@@ -62,6 +58,14 @@ class DagsterDev:
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def daemon_story(self, lines: int = 60) -> str:
+        """The log's last lines without the noise (blank lines, step debug events, the code location name warning):
+        what the daemon's ticks and the runs said, for a test's timeout message."""
+        noise = ("code location name", " - DEBUG - ")
+        kept = [line for line in self.log_path.read_text(errors="replace").splitlines()
+                if line.strip() and not any(part in line for part in noise)]
+        return "\n".join(kept[-lines:])
 
 
 def start_dagster_dev(project: Path, home: Path, port: int, timeout: float = 120.0) -> DagsterDev:
@@ -112,13 +116,14 @@ def open_instance(home: Path):
     return dg.DagsterInstance.from_ref(InstanceRef.from_dir(str(home)))
 
 
-def wait_until(what: str, done, timeout: float) -> None:
+def wait_until(what: str, done, timeout: float, dev: DagsterDev | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if done():
             return
         time.sleep(1)
-    raise AssertionError(f"timed out waiting for {what}")
+    story = f":\n{dev.daemon_story()}" if dev else ""
+    raise AssertionError(f"timed out waiting for {what} ({timeout:.0f} s){story}")
 
 
 def _default_sigint() -> None:
