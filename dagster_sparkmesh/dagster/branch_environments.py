@@ -26,7 +26,7 @@ from dagster_sparkmesh.plan.branch_names import environment_for_branch
 from dagster_sparkmesh.project.commit_trees import BranchHead, branch_heads, repository_root, resolve_commit
 from dagster_sparkmesh.project.records import Project
 
-BRANCH_TAG, COMMIT_TAG = "sparkmesh/branch", "sparkmesh/commit"
+BRANCH_TAG, COMMIT_TAG, ENVIRONMENT_TAG = "sparkmesh/branch", "sparkmesh/commit", "sparkmesh/environment"
 
 
 @dataclass(frozen=True)

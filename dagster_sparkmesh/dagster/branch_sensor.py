@@ -6,6 +6,10 @@ snapshot TTL). The working tree the code location serves is never touched (heads
 Cursor (``BranchCursor``): environment → the branch and head commit last requested, and per environment a
 generation counted up each time it goes, so that a branch re-created at a commit it had before is built again (run
 keys are unique per generation and commit: a repeated request is a no-op, a lost cursor costs a tick).
+
+One run per environment at a time: while an environment's run is queued or running, a newer head of its branch,
+or the branch's deletion, waits for that run to end (the older commit's run would otherwise promote after the
+newer one's, or re-create an environment just removed); commits pushed meanwhile are skipped for the latest.
 """
 
 from __future__ import annotations
@@ -16,7 +20,13 @@ from pathlib import Path
 import dagster as dg
 from pydantic import BaseModel
 
-from dagster_sparkmesh.dagster.branch_environments import BRANCH_TAG, COMMIT_TAG, BranchEnvironments, branch_partitions
+from dagster_sparkmesh.dagster.branch_environments import (
+    BRANCH_TAG,
+    COMMIT_TAG,
+    ENVIRONMENT_TAG,
+    BranchEnvironments,
+    branch_partitions,
+)
 from dagster_sparkmesh.dagster.sensor import UNFINISHED_RUNS
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.project.commit_trees import (
@@ -39,6 +49,33 @@ class BranchCursor(BaseModel):
     @classmethod
     def parse(cls, text: str | None) -> BranchCursor:
         return cls.model_validate_json(text) if text else cls()
+
+
+class BranchStep(BaseModel):
+    """What one tick does: the environments to build at their new head, those to remove, those left as they are
+    while a run of theirs is queued or running, and the cursor after it."""
+
+    to_build: list[str]
+    gone: list[str]
+    waiting: list[str]
+    cursor: BranchCursor
+
+
+def _next_step(previous: BranchCursor, live: dict[str, BranchHead], known: set[str],
+               busy: dict[str, list[str]]) -> BranchStep:
+    """One run per environment at a time: a new head, or the branch's deletion, waits for the environment's run
+    in flight to end (it would otherwise promote an older commit after a newer one, or re-create an environment
+    just removed); the cursor keeps the head last requested, so the next tick sees the change again."""
+    changed = [env for env, head in live.items()
+               if env not in previous.built or previous.built[env].commit != head.commit or env not in known]
+    vanished = sorted((known | set(previous.built)) - set(live))
+    waiting = sorted(env for env in [*changed, *vanished] if env in busy)
+    gone = [env for env in vanished if env not in busy]
+    generations = {**previous.generations, **{env: previous.generations.get(env, 0) + 1 for env in gone}}
+    built = {env: head for env, head in live.items() if env not in waiting}
+    built.update({env: previous.built[env] for env in waiting if env in previous.built})
+    return BranchStep(to_build=[env for env in changed if env not in busy], gone=gone, waiting=waiting,
+                      cursor=BranchCursor(built=built, generations=generations))
 
 
 def sparkmesh_branch_sensor(
@@ -76,20 +113,18 @@ def sparkmesh_branch_sensor(
         except SparkMeshError as error:  # git failed: change nothing (an empty listing would remove every branch)
             return dg.SkipReason(f"branches not read, nothing changed: {error}")
         known = set(context.instance.get_dynamic_partitions(partitions.name))
-        gone = sorted((known | set(previous.built)) - set(live))
-        generations = {**previous.generations, **{env: previous.generations.get(env, 0) + 1 for env in gone}}
-        requests = [_request(branch_job.name, env, head, generations.get(env, 0)) for env, head in live.items()
-                    if env not in previous.built or previous.built[env].commit != head.commit or env not in known]
-        invalidated = _invalidate(project_dir, state_url, gone)
+        busy = _environments_in_flight(context, branch_job.name)
+        step = _next_step(previous, live, known, busy)
+        requests = [_request(branch_job.name, env, live[env], step.cursor.generations.get(env, 0)) for env in step.to_build]
+        invalidated = _invalidate(project_dir, state_url, step.gone)
         if invalidated:
-            requests.append(_janitor_request(janitor.name, invalidated, generations))
-        forget_exports(project_dir, keep=[*(h.commit for h in live.values()), *_commits_in_flight(context, branch_job.name)])
-        cursor = BranchCursor(built=live, generations=generations)
-        changes = _partition_changes(partitions.name, set(live) - known, [e for e in gone if e in known])
+            requests.append(_janitor_request(janitor.name, invalidated, step.cursor.generations))
+        forget_exports(project_dir, keep=[*(h.commit for h in live.values()), *(c for cs in busy.values() for c in cs)])
+        changes = _partition_changes(partitions.name, set(live) - known, [e for e in step.gone if e in known])
         for note in notes:
             context.log.warning(f"sparkmesh: {note}")
-        summary = _summary(live, gone, notes)
-        return dg.SensorResult(run_requests=requests, cursor=cursor.model_dump_json(),
+        summary = _summary(live, step, notes)
+        return dg.SensorResult(run_requests=requests, cursor=step.cursor.model_dump_json(),
                                dynamic_partitions_requests=changes, skip_reason=None if requests else summary)
 
     return _sensor
@@ -118,7 +153,7 @@ def _live_heads(root: Path, settings: BranchEnvironments, served: str) -> tuple[
 def _request(job_name: str, environment: str, head: BranchHead, generation: int) -> dg.RunRequest:
     return dg.RunRequest(
         run_key=f"{environment}:{generation}:{head.commit}", job_name=job_name, partition_key=environment,
-        tags={BRANCH_TAG: head.name, COMMIT_TAG: head.commit, "sparkmesh/environment": environment},
+        tags={BRANCH_TAG: head.name, COMMIT_TAG: head.commit, ENVIRONMENT_TAG: environment},
     )
 
 
@@ -132,10 +167,15 @@ def _partition_changes(name: str, added: set[str], deleted: list[str]) -> list:
     return changes + ([dg.DeleteDynamicPartitionsRequest(name, deleted)] if deleted else [])
 
 
-def _commits_in_flight(context: dg.SensorEvaluationContext, job_name: str) -> list[str]:
-    """Commits that queued or running branch runs read (their exports stay)."""
+def _environments_in_flight(context: dg.SensorEvaluationContext, job_name: str) -> dict[str, list[str]]:
+    """Environment → the commits its queued or running branch runs read (their exports stay; nothing else starts
+    or removes the environment until they end)."""
     runs = context.instance.get_runs(filters=dg.RunsFilter(job_name=job_name, statuses=UNFINISHED_RUNS))
-    return [run.tags[COMMIT_TAG] for run in runs if COMMIT_TAG in run.tags]
+    busy: dict[str, list[str]] = {}
+    for run in runs:
+        if ENVIRONMENT_TAG in run.tags:
+            busy.setdefault(run.tags[ENVIRONMENT_TAG], []).append(run.tags.get(COMMIT_TAG, ""))
+    return busy
 
 
 def _invalidate(project_dir: Path, state_url: str, environments: list[str]) -> list[str]:
@@ -146,8 +186,10 @@ def _invalidate(project_dir: Path, state_url: str, environments: list[str]) -> l
         return [name for name in environments if state.invalidate_environment(name)]
 
 
-def _summary(live: dict[str, BranchHead], gone: list[str], notes: list[str]) -> str:
+def _summary(live: dict[str, BranchHead], step: BranchStep, notes: list[str]) -> str:
     parts = [f"{len(live)} branch environment(s) up to date" if live else "no branch to plan"]
-    if gone:
-        parts.append(f"removed: {', '.join(gone)}")
+    if step.gone:
+        parts.append(f"removed: {', '.join(step.gone)}")
+    if step.waiting:
+        parts.append(f"waiting for a run to finish before changing: {', '.join(step.waiting)}")
     return "; ".join(parts + notes)

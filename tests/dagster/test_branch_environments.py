@@ -272,3 +272,42 @@ def test_a_preview_window_builds_and_compares_the_branch_over_that_window(spark,
         diff = metadata["table_diff"].value
         assert "| rows | 2 | 2 |" in diff and "| `big` | total | 2 | 0 |" in diff  # prod over the same two days
         assert _value(spark, f"SELECT COUNT(*) FROM shop__{FLAGS_ENV}.daily_flags") == 2
+
+
+def _queue(defs: dg.Definitions, instance: dg.DagsterInstance, request: dg.RunRequest) -> dg.DagsterRun:
+    """The requested run as the daemon leaves it before a worker picks it up: recorded, not started."""
+    job = defs.resolve_job_def(request.job_name)
+    return instance.create_run_for_job(job_def=job, tags={**request.tags, "dagster/partition": request.partition_key})
+
+
+def test_one_run_per_branch_environment_at_a_time(spark, repo, resource):
+    """A newer head, or the branch's deletion, waits while the environment's run is queued or running: an older
+    commit's run promoting after the newer one's, or re-creating an environment just removed, would leave the
+    environment at the wrong commit."""
+    first = _branch(repo, FLAGS, "models/daily_flags.sql", "total > 50 AS big", "total > 100 AS big")
+    worktree = repo.parent / f"wt_{FLAGS_ENV}"
+    defs = _defs(repo, resource)
+    with dg.instance_for_test() as instance:
+        start = _tick(defs, instance, None)
+        in_flight = _queue(defs, instance, start.run_requests[0])
+        path = worktree / "models" / "daily_flags.sql"
+        path.write_text(path.read_text().replace("total > 100 AS big", "total > 200 AS big"))
+        _git(worktree, "commit", "-qam", "higher")
+        second = _git(worktree, "rev-parse", "HEAD")
+
+        held = _tick(defs, instance, start.cursor)
+        assert not held.run_requests and f"waiting for a run to finish before changing: {FLAGS_ENV}" in held.skip_message
+        instance.report_run_canceled(in_flight)
+        moved = _tick(defs, instance, held.cursor)
+        assert [(r.partition_key, r.tags["sparkmesh/commit"]) for r in moved.run_requests] == [(FLAGS_ENV, second)]
+        assert first != second
+
+        in_flight = _queue(defs, instance, moved.run_requests[0])
+        _git(repo, "worktree", "remove", "--force", str(worktree))
+        _git(repo, "branch", "-D", FLAGS)
+        kept = _tick(defs, instance, moved.cursor)
+        assert not kept.run_requests and instance.get_dynamic_partitions("sparkmesh_prod_branches") == [FLAGS_ENV]
+        instance.report_run_canceled(in_flight)
+        removed = _tick(defs, instance, kept.cursor)
+        assert not removed.run_requests  # no run made the environment here: the janitor has nothing to drop
+        assert instance.get_dynamic_partitions("sparkmesh_prod_branches") == []
