@@ -15,6 +15,7 @@ newer one's, or re-create an environment just removed); commits pushed meanwhile
 from __future__ import annotations
 
 import hashlib
+from datetime import timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -28,6 +29,7 @@ from dagster_sparkmesh.dagster.branch_environments import (
     branch_partitions,
 )
 from dagster_sparkmesh.dagster.sensor import UNFINISHED_RUNS
+from dagster_sparkmesh.dates import parse_ttl
 from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.project.commit_trees import (
     BranchHead,
@@ -87,8 +89,10 @@ def sparkmesh_branch_sensor(
     branch_job: dg.UnresolvedAssetJobDefinition,
     janitor: dg.JobDefinition,
     state_url: str,
+    environment_ttl: str,
 ) -> dg.SensorDefinition:
-    """``served``: the environment of the code location (never a branch's); ``state_url``: the checkout's store."""
+    """``served``: the environment of the code location (never a branch's); ``state_url`` and ``environment_ttl``:
+    the checkout's store and TTL."""
     partitions = branch_partitions(label)
 
     @dg.sensor(
@@ -116,7 +120,7 @@ def sparkmesh_branch_sensor(
         busy = _environments_in_flight(context, branch_job.name)
         step = _next_step(previous, live, known, busy)
         requests = [_request(branch_job.name, env, live[env], step.cursor.generations.get(env, 0)) for env in step.to_build]
-        invalidated = _invalidate(project_dir, state_url, step.gone)
+        invalidated = _update_environments(project_dir, state_url, step.gone, [*live], parse_ttl(environment_ttl))
         if invalidated:
             requests.append(_janitor_request(janitor.name, invalidated, step.cursor.generations))
         forget_exports(project_dir, keep=[*(h.commit for h in live.values()), *(c for cs in busy.values() for c in cs)])
@@ -178,12 +182,15 @@ def _environments_in_flight(context: dg.SensorEvaluationContext, job_name: str) 
     return busy
 
 
-def _invalidate(project_dir: Path, state_url: str, environments: list[str]) -> list[str]:
-    """Mark the environments expired now; the ones that existed (the janitor has work)."""
-    if not environments:
-        return []
+def _update_environments(project_dir: Path, state_url: str, gone: list[str], live: list[str],
+                         ttl: timedelta) -> list[str]:
+    """Mark the gone environments expired now, and keep the live ones from expiring while their branch lives (an
+    idle branch's environment would otherwise go after ``environment_ttl``); the gone ones that existed (the
+    janitor has work)."""
     with open_state_store(state_url, project_dir) as state:
-        return [name for name in environments if state.invalidate_environment(name)]
+        for name in live:
+            state.extend_environment(name, ttl)
+        return [name for name in gone if state.invalidate_environment(name)]
 
 
 def _summary(live: dict[str, BranchHead], step: BranchStep, notes: list[str]) -> str:

@@ -203,6 +203,7 @@ def _branch_environments(
     sensor = sparkmesh_branch_sensor(
         project_dir=sm_project.path, settings=settings, served=specs.environment, label=specs.label,
         branch_job=branch_job, janitor=janitor, state_url=resource.state_url or sm_project.project.config.state.url,
+        environment_ttl=sm_project.project.config.environment_ttl,
     )
     return [asset], [branch_job, janitor], sensor
 

@@ -8,7 +8,7 @@ already holds the database's write lock), and the update repeats the check in it
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 
@@ -118,4 +118,17 @@ def invalidate(connection: sa.Connection, name: str, now: datetime) -> bool:
         return False
     expired = current.model_copy(update={"expires_at": now})
     connection.execute(sa.update(table).where(table.c.name == name).values(**_row(expired)))
+    return True
+
+
+
+def extend(connection: sa.Connection, name: str, ttl: timedelta, now: datetime) -> bool:
+    """Move a live environment's expiry to ``now + ttl`` once less than half of ``ttl`` is left (one write per half
+    TTL, not per call); an expired one is left to the janitor. True when it was moved."""
+    current = get(connection, name, lock=True)
+    expires = current.expires_at if current is not None else None
+    if expires is None or expires <= now or expires >= now + ttl / 2:
+        return False
+    extended = current.model_copy(update={"expires_at": now + ttl})
+    connection.execute(sa.update(table).where(table.c.name == name).values(**_row(extended)))
     return True

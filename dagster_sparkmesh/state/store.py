@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -224,6 +224,12 @@ class StateStore:
     def invalidate_environment(self, name: str) -> bool:
         with write_transaction(self._engine) as connection:
             return environments.invalidate(connection, name, self._clock())
+
+    def extend_environment(self, name: str, ttl: timedelta) -> bool:
+        """Keep a live environment from expiring (a branch environment lives while its branch does): see
+        ``environments.extend``."""
+        with write_transaction(self._engine) as connection:
+            return environments.extend(connection, name, ttl, self._clock())
 
     # table write locks
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -14,6 +15,7 @@ import pytest
 
 pytest.importorskip("dagster_sparkmesh.engine.adapter")
 
+from dagster_sparkmesh.clock import utc_now  # noqa: E402
 from dagster_sparkmesh.dagster import (  # noqa: E402
     BranchEnvironments,
     SparkMeshResource,
@@ -157,6 +159,12 @@ def test_two_branches_get_environments_of_their_own_and_a_merge_promotes_prod_wi
         assert _materialization(instance, TWIN_ENV).metadata["intervals_computed"].value == 0
         assert _value(spark, f"SELECT COUNT_IF(big) FROM shop__{TWIN_ENV}.daily_flags") == 0
 
+        # An idle branch's environment does not expire while the branch lives: each tick keeps it.
+        _expire_soon(repo, FLAGS_ENV)
+        _tick(defs, instance, twin.cursor)
+        with open_state_store(None, repo) as state:
+            assert state.get_environment(FLAGS_ENV).expires_at > utc_now() + timedelta(days=6)  # environment_ttl: a week
+
         # Merging fix-flags: prod's plan, awaiting approval, shows the branch's table diff; it finds the branch's
         # versions built and only swaps views.
         _git(repo, "merge", "-q", "--no-ff", "-m", "merge fix-flags", FLAGS)
@@ -189,6 +197,21 @@ def test_two_branches_get_environments_of_their_own_and_a_merge_promotes_prod_wi
         again = _tick(defs, instance, after.cursor)
         assert [(r.partition_key, r.tags["sparkmesh/commit"]) for r in again.run_requests] == [(BIGGER_ENV, bigger)]
         assert again.run_requests[0].run_key != requests[BIGGER_ENV].run_key
+
+
+def _expire_soon(repo: Path, environment: str) -> None:
+    """The environment as an idle branch leaves it: its expiry an hour away (as a week without commits would)."""
+    import sqlalchemy as sa
+
+    from dagster_sparkmesh.state import environments
+    from dagster_sparkmesh.state.connection import write_transaction
+
+    with open_state_store(None, repo) as state, write_transaction(state.engine) as connection:
+        idle = environments.get(connection, environment).model_copy(update={"expires_at": utc_now() + timedelta(hours=1)})
+        connection.execute(sa.update(environments.table).where(environments.table.c.name == environment)
+                           .values(**environments._row(idle)))
+    with open_state_store(None, repo) as state:
+        assert state.get_environment(environment).expires_at < utc_now() + timedelta(hours=2)
 
 
 def _git_sensor_observation(repo: Path, instance: dg.DagsterInstance) -> dict:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -81,6 +81,25 @@ def test_invalidate_sets_expiry_to_now(state_location):
         assert store.get_environment("dev").expires_at == NOW
         assert store.get_environment("dev").plan_id == "p1"
         assert store.invalidate_environment("nope") is False
+    finally:
+        store.close()
+
+
+def test_extend_moves_a_live_expiry_once_half_the_ttl_is_left(state_location):
+    week = timedelta(days=7)
+    store = state_location.open(clock=lambda: NOW)
+    try:
+        store.promote_environment(environment("p1").model_copy(update={"expires_at": NOW + timedelta(days=5)}), None)
+        assert store.extend_environment("dev", week) is False  # more than half the TTL left: no write
+        store.promote_environment(environment("p2").model_copy(update={"expires_at": NOW + timedelta(days=2)}), "p1")
+        assert store.extend_environment("dev", week) is True
+        assert store.get_environment("dev").expires_at == NOW + week
+        assert store.invalidate_environment("dev") is True
+        assert store.extend_environment("dev", week) is False  # expired: the janitor's
+        assert store.get_environment("dev").expires_at == NOW
+        assert store.extend_environment("nope", week) is False
+        store.promote_environment(environment("q1", name="prod"), None)
+        assert store.extend_environment("prod", week) is False  # never expires
     finally:
         store.close()
 
