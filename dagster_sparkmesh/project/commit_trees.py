@@ -35,12 +35,12 @@ class BranchHead(Record):
     commit: str
 
 
-def _git(repo: Path, *args: str, binary: bool = False) -> subprocess.CompletedProcess:
+def _git(repo: Path, *args: str, binary: bool = False, stdin: str | None = None) -> subprocess.CompletedProcess:
     """git without a terminal prompt (a fetch needing credentials fails instead of waiting for a person)."""
     environment = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
     try:
         return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=not binary, check=False,
-                              timeout=120, env=environment)
+                              timeout=120, env=environment, input=stdin)
     except subprocess.TimeoutExpired:
         raise ProjectError(f"git {args[0]} in {repo} did not finish within 120 s", hint="check the repository") from None
 
@@ -95,6 +95,13 @@ def commit_parents(repo: Path, commit: str) -> list[str]:
     """The commit's parents (a merge commit has two or more: the branch merged in follows the first)."""
     done = _git(repo, "rev-list", "--parents", "-n", "1", commit)
     return done.stdout.split()[1:] if done.returncode == 0 else []
+
+
+def commit_trees(repo: Path, commits: list[str]) -> dict[str, str]:
+    """Commit → the id of its tree (its files' content), for the commits the repository has, in one git call."""
+    done = _git(repo, "cat-file", "--batch-check", stdin="".join(f"{commit}^{{tree}}\n" for commit in commits))
+    answers = [line.split() for line in done.stdout.splitlines()] if done.returncode == 0 else []
+    return {commit: answer[0] for commit, answer in zip(commits, answers) if answer[1:2] == ["tree"]}  # or "missing"
 
 
 def resolve_commit(repo: Path, ref: str) -> str | None:

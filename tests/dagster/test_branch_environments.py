@@ -334,3 +334,19 @@ def test_one_run_per_branch_environment_at_a_time(spark, repo, resource):
         removed = _tick(defs, instance, kept.cursor)
         assert not removed.run_requests  # no run made the environment here: the janitor has nothing to drop
         assert instance.get_dynamic_partitions("sparkmesh_prod_branches") == []
+
+
+def test_a_squash_merge_shows_the_branch_table_diff_on_prods_plan(spark, repo, resource):
+    """A squash merge has one parent: the merged branch is the build whose commit has the merge's very files."""
+    _apply_prod(resource)
+    _branch(repo, FLAGS, "models/daily_flags.sql", "total > 50 AS big", "total > 100 AS big")
+    defs = _defs(repo, resource)
+    with dg.instance_for_test() as instance:
+        assert _run(defs, instance, _tick(defs, instance, None).run_requests[0]).success
+        _git(repo, "merge", "-q", "--squash", FLAGS)
+        _git(repo, "commit", "-qm", "fix flags (squashed)")
+        assert len(_git(repo, "rev-list", "--parents", "-n", "1", "HEAD").split()) == 2  # one parent
+        review = _git_sensor_observation(repo, instance)
+        assert review["merged_branch"].value == FLAGS and review["merged_branch_environment"].value == FLAGS_ENV
+        assert "| `big` | total | 5 | 0 |" in review["merged_branch_table_diff"].value
+        assert review["intervals_to_compute"].value == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 from dagster_sparkmesh.project.commit_trees import (
     branch_heads,
     commit_parents,
+    commit_trees,
     export_project,
     fetch_remote,
     is_ancestor,
@@ -87,3 +88,20 @@ def test_a_fetch_brings_the_remotes_new_branches_and_prunes_its_deleted_ones(tmp
     assert fetch_remote(clone, "origin") is None
     assert branch_heads(clone, ["*"], ["main"]) == []
     assert "nowhere" in (fetch_remote(clone, "nowhere") or "")  # git's own message, refs left as they are
+
+
+def test_a_squash_merge_has_the_same_tree_as_the_branch_it_squashes(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    first = _commit(repo, "a.sql", "SELECT 1")
+    _git(repo, "checkout", "-q", "-b", "feature")
+    _commit(repo, "a.sql", "SELECT 2")
+    tip = _commit(repo, "b.sql", "SELECT 3")
+    _git(repo, "checkout", "-q", "main")
+    _git(repo, "merge", "-q", "--squash", "feature")
+    _git(repo, "commit", "-qm", "squashed")
+    squashed = _git(repo, "rev-parse", "HEAD")
+    trees = commit_trees(repo, [squashed, tip, first, "0" * 40])
+    assert trees[squashed] == trees[tip] != trees[first]
+    assert "0" * 40 not in trees and commit_parents(repo, squashed) == [first]
