@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
@@ -25,7 +24,7 @@ from dagster_sparkmesh.macros.evaluator import MacroEvaluator
 from dagster_sparkmesh.macros.project_macros import user_macros_for
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project import macros
-from dagster_sparkmesh.project.sql.model import reference_name
+from dagster_sparkmesh.project.query_tables import qualified_reference, quoted_table, renamed, unqualify_columns
 from dagster_sparkmesh.snapshot.naming import physical_table
 
 TableFor = Callable[[str], "str | None"] | Mapping[str, str]
@@ -291,7 +290,7 @@ def _substitute_macros(expression: exp.Expression, model: Model, context: _Conte
         if name is None:
             return node
         if name == "this_model":
-            return _quoted_table(_this_model_table(model, context))
+            return quoted_table(_this_model_table(model, context))
         if name in context.macro_values:
             return context.macro_values[name].copy()
         if name in context.variables:
@@ -330,24 +329,15 @@ def _replace_tables(
 ) -> exp.Expression:
     replaced: set[tuple[str, str]] = set()
     for table in list(expression.find_all(exp.Table)):
-        name = _reference_name(table)
+        name = qualified_reference(table)
         if name is None:
             continue
         replacement = _replacement(table, name, model, context, stack)
         if replacement is not None:
             table.replace(replacement)
             replaced.add((table.db.lower(), table.name.lower()))
-    _unqualify_columns(expression, replaced)
+    unqualify_columns(expression, replaced)
     return expression
-
-
-def _reference_name(table: exp.Table) -> str | None:
-    """``[catalog.]schema.table`` of a qualified reference (``spark_catalog`` dropped); CTE names are never models.
-
-    A catalog-qualified name that is neither a model nor an external model is left as written."""
-    if not table.args.get("db") or not isinstance(table.this, exp.Identifier):
-        return None
-    return reference_name(table)
 
 
 def _replacement(
@@ -371,35 +361,7 @@ def _replacement(
                 hint=f"{name} is a {referenced.kind_name} model; its table must be known to render this query",
             )
         return None
-    return _renamed(table, target, alias)
-
-
-def _renamed(table: exp.Table, qualified_name: str, alias: exp.Expression | None) -> exp.Table:
-    """``table`` with its name parts replaced and every other arg kept: pivots, samples, time travel, hints and
-    the like are part of what the query means (rendering replaces names, nothing else)."""
-    renamed = table.copy()
-    physical = _quoted_table(qualified_name)
-    for part in ("this", "db", "catalog"):
-        renamed.set(part, physical.args.get(part))
-    renamed.set("alias", alias)
-    return renamed
-
-
-def _quoted_table(qualified_name: str) -> exp.Table:
-    table = exp.to_table(qualified_name, dialect="spark")
-    for identifier in table.find_all(exp.Identifier):
-        identifier.set("quoted", True)
-    return table
-
-
-def _unqualify_columns(expression: exp.Expression, replaced: set[tuple[str, str]]) -> None:
-    """``shop.orders.id`` must become ``orders.id``: the schema-qualified name no longer exists in the query."""
-    if not replaced:
-        return
-    for column in expression.find_all(exp.Column):
-        db = column.args.get("db")
-        if db is not None and not column.args.get("catalog") and (db.name.lower(), column.table.lower()) in replaced:
-            column.set("db", None)
+    return renamed(table, target, alias)
 
 
 def _generate(expression: exp.Expression, text: str, model: Model) -> str:

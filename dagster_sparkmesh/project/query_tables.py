@@ -1,0 +1,45 @@
+"""Table references in a parsed query, renamed: which model or table a reference names, the reference pointed at
+another table with everything else kept, and columns qualified by a schema that is gone after the renaming."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from dagster_sparkmesh.project.sql.model import reference_name
+
+
+def qualified_reference(table: exp.Table) -> str | None:
+    """``[catalog.]schema.table`` of a qualified reference (``spark_catalog`` dropped); CTE names are never models.
+
+    A catalog-qualified name that is neither a model nor an external model is left as written."""
+    if not table.args.get("db") or not isinstance(table.this, exp.Identifier):
+        return None
+    return reference_name(table)
+
+
+def renamed(table: exp.Table, qualified_name: str, alias: exp.Expression | None) -> exp.Table:
+    """``table`` with its name parts replaced and every other arg kept: pivots, samples, time travel, hints and
+    the like are part of what the query means (rendering replaces names, nothing else)."""
+    copy = table.copy()
+    physical = quoted_table(qualified_name)
+    for part in ("this", "db", "catalog"):
+        copy.set(part, physical.args.get(part))
+    copy.set("alias", alias)
+    return copy
+
+
+def quoted_table(qualified_name: str) -> exp.Table:
+    table = exp.to_table(qualified_name, dialect="spark")
+    for identifier in table.find_all(exp.Identifier):
+        identifier.set("quoted", True)
+    return table
+
+
+def unqualify_columns(expression: exp.Expression, replaced: set[tuple[str, str]]) -> None:
+    """``shop.orders.id`` must become ``orders.id``: the schema-qualified name no longer exists in the query."""
+    if not replaced:
+        return
+    for column in expression.find_all(exp.Column):
+        db = column.args.get("db")
+        if db is not None and not column.args.get("catalog") and (db.name.lower(), column.table.lower()) in replaced:
+            column.set("db", None)
