@@ -12,7 +12,7 @@ from pathlib import Path
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.model.table_formats import project_lakehouse_format
-from dagster_sparkmesh.project.sql.model import TableReference
+from dagster_sparkmesh.project.sql.references import TableReference
 from dagster_sparkmesh.snapshot.naming import folded_name
 
 References = Mapping[str, tuple[TableReference, ...]]

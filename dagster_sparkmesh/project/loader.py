@@ -54,7 +54,8 @@ from dagster_sparkmesh.project.sql_files import parsed_sql_files
 from dagster_sparkmesh.project.signals import check_signal_names
 from dagster_sparkmesh.project.checks.standalone_audits import resolve_standalone_audits
 from dagster_sparkmesh.project.checks.audit_only_models import audit_only_audits, split_audit_only
-from dagster_sparkmesh.project.sql.model import ParsedSqlFile, ParsedSqlModel, TableReference
+from dagster_sparkmesh.project.sql.model import ParsedSqlFile, ParsedSqlModel
+from dagster_sparkmesh.project.sql.references import TableReference
 from dagster_sparkmesh.project.checks.unit_tests import load_unit_tests, validate_unit_tests
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dagster_sparkmesh.project.sql.model import reference_name
+from dagster_sparkmesh.project.sql.references import reference_name
 
 
 def qualified_reference(table: exp.Table) -> str | None:

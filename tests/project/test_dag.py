@@ -9,7 +9,7 @@ import pytest
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model import Model
 from dagster_sparkmesh.project import dag
-from dagster_sparkmesh.project.sql.model import TableReference
+from dagster_sparkmesh.project.sql.references import TableReference
 
 
 def model(name: str, *parents: str, enabled: bool = True) -> Model:

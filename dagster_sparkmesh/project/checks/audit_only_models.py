@@ -18,7 +18,7 @@ from dagster_sparkmesh.model.kinds import AuditOnlyKind
 from dagster_sparkmesh.model.records import ExternalModel, Model
 from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
 from dagster_sparkmesh.project.checks.standalone_audits import with_fingerprint
-from dagster_sparkmesh.project.sql.model import TableReference
+from dagster_sparkmesh.project.sql.references import TableReference
 
 References = Mapping[str, Iterable[TableReference]]
 

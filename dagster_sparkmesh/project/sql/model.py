@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, SqlglotError
@@ -36,24 +35,15 @@ from dagster_sparkmesh.macros.header import expand_value
 from dagster_sparkmesh.macros.registry import UserMacros
 from dagster_sparkmesh.macros.syntax import Source
 from dagster_sparkmesh.project.sql.header_values import Value
+from dagster_sparkmesh.project.sql.references import TableReference, query_references, unique_references
 from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark, with_spark_equivalents
 from dagster_sparkmesh.project.sql.header import ModelFile, ModelHeader, read_header, split_model_file
 from dagster_sparkmesh.project.sql.virtual_update import split_virtual_update
 from dagster_sparkmesh.records import Record
-from dagster_sparkmesh.snapshot.naming import DEFAULT_CATALOG
 
 # Identifiers spelled like a keyword are always quoted, so `date` and date give one canonical text (and a
 # quoted `select` never comes out as a bare, broken select).
 _KEYWORDS = frozenset(word.lower() for word in Spark.tokenizer_class.KEYWORDS if word.replace("_", "").isalpha())
-
-
-class TableReference(Record):
-    """A table named in a model's query or ``depends_on``, before it is resolved against the project."""
-
-    name: str
-    """``schema.table`` (or a bare ``table``), lower case."""
-    line: int
-    snippet: str = ""
 
 
 class ParsedSqlModel(Record):
@@ -148,7 +138,7 @@ def _parse_model_file(
     for statement in [*statements, *on_virtual_update]:
         check_runs_on_spark(statement, dialect=dialect, path=path, body=model_file.body)
     pre, query, post = _split_statements(statements, kind, path, body, model_file.line)
-    references = _references(query, model_file.body) if query is not None else []
+    references = query_references(query, model_file.body) if query is not None else []
     references += [TableReference(name=name, line=line) for name, line in header.depends_on]
     model = Model(
         name=header.name,
@@ -182,7 +172,7 @@ def _parse_model_file(
         depends_on=frozenset(reference.name for reference in references),
     )
     audits = read_inline_audits(path, audits_text) if audits_text is not None else ()
-    return ParsedSqlModel(model=model, references=_unique(references), audits=audits)
+    return ParsedSqlModel(model=model, references=unique_references(references), audits=audits)
 
 
 _INLINE_AUDIT = re.compile(r"\s*AUDIT\s*\(", re.IGNORECASE)
@@ -335,58 +325,6 @@ def canonical_sql(expression: exp.Expression) -> str:
     return expression.sql(dialect="spark", comments=False, normalize=True, copy=False)
 
 
-def _references(query: exp.Expression, body: str) -> list[TableReference]:
-    """Tables the query reads: not CTE names, not ``@this_model``, qualified as written."""
-    cte_names = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
-    lines = body.splitlines()
-    references = []
-    for table in query.find_all(exp.Table):
-        # Hints name tables by their alias in the query (``/*+ BROADCAST(t) */``): not a read of its own.
-        if not isinstance(table.this, exp.Identifier) or table.find_ancestor(exp.Hint) is not None:
-            continue
-        name = table.name.lower()
-        if not table.db and name in cte_names:
-            continue
-        if _is_file_table(table):
-            continue
-        line = table.this.meta.get("line") or 0
-        snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-        references.append(TableReference(name=reference_name(table), line=line, snippet=snippet))
-    return references + _macro_relations(query, lines)
-
-
-_FILE_FORMATS = frozenset({"parquet", "delta", "csv", "json", "orc", "avro", "text", "binaryfile"})
-
-
-def _is_file_table(table: exp.Table) -> bool:
-    """Spark's ``parquet.`/path/file.parquet```: files read directly, no table of the project or its externals."""
-    return (
-        not table.catalog
-        and table.db.lower() in _FILE_FORMATS
-        and table.this.quoted
-        and ("/" in table.name or "." in table.name)
-    )
-
-
-_RELATION_MACROS = frozenset({"@STAR", "@UNION", "@DEDUPLICATE"})
-
-
-def _macro_relations(query: exp.Expression, lines: list[str]) -> list[TableReference]:
-    """Tables named as arguments of a relation macro that waits for schemas (``@UNION('all', db.a, db.b)``): the
-    query will read them once rendered, so they are dependencies now."""
-    references = []
-    for call in query.find_all(exp.Anonymous):
-        if not isinstance(call.this, str) or call.this.upper() not in _RELATION_MACROS:
-            continue
-        for arg in call.expressions:
-            if isinstance(arg, exp.Column) and arg.table:
-                line = arg.this.meta.get("line") or 0
-                snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-                table = exp.to_table(".".join(part.name for part in arg.parts))  # column ``c.db.t``: table ``c.db.t``
-                references.append(TableReference(name=reference_name(table), line=line, snippet=snippet))
-    return references
-
-
 def without_catalog(statement: exp.Expression, catalog: str | None) -> exp.Expression:
     """``catalog.schema.table`` as ``schema.table`` where ``catalog`` is the project's default catalog (SQLMesh's
     fully qualified names of its own models); other catalogs are kept."""
@@ -395,19 +333,3 @@ def without_catalog(statement: exp.Expression, catalog: str | None) -> exp.Expre
             if table.args.get("catalog") is not None and table.catalog.lower() == catalog and table.db:
                 table.set("catalog", None)
     return statement
-
-
-def reference_name(table: exp.Table) -> str:
-    """The lower-case name a table reference is resolved by: ``name``, ``schema.name`` or ``catalog.schema.name``;
-    ``spark_catalog`` is dropped, so ``spark_catalog.db.t`` and ``db.t`` name the same model or external table."""
-    parts = [part.name.lower() for part in table.parts]
-    if len(parts) == 3 and parts[0] == DEFAULT_CATALOG:
-        parts = parts[1:]
-    return ".".join(parts)
-
-
-def _unique(references: list[TableReference]) -> tuple[TableReference, ...]:
-    seen: dict[str, TableReference] = {}
-    for reference in references:
-        seen.setdefault(reference.name, reference)
-    return tuple(seen.values())
