@@ -67,7 +67,8 @@ def _next_step(previous: BranchCursor, live: dict[str, BranchHead], known: set[s
                busy: dict[str, list[str]]) -> BranchStep:
     """One run per environment at a time: a new head, or the branch's deletion, waits for the environment's run
     in flight to end (it would otherwise promote an older commit after a newer one, or re-create an environment
-    just removed); the cursor keeps the head last requested, so the next tick sees the change again."""
+    just removed); the cursor keeps the head last requested, so the next tick sees the change again (architecture
+    invariant 17)."""
     changed = [env for env, head in live.items()
                if env not in previous.built or previous.built[env].commit != head.commit or env not in known]
     vanished = sorted((known | set(previous.built)) - set(live))
