@@ -28,12 +28,15 @@ def merged_branch_review(
         dg.AssetRecordsFilter(asset_key=branch_asset_key(namespace)), limit=_RECENT).records]
     builds = [build for build in builds if build is not None and "commit" in build.metadata]
     commits = [str(build.metadata["commit"].value) for build in builds]
-    trees = commit_trees(root, [head, *commits])
-    for build, commit in zip(builds, commits):
-        if commit in merged or (head in trees and trees.get(commit) == trees[head]):
-            return {
-                "merged_branch": build.metadata["branch"].value,
-                "merged_branch_environment": build.partition or "",
-                "merged_branch_table_diff": build.metadata["table_diff"],
-            }
-    return {}
+    found = next((build for build, commit in zip(builds, commits) if commit in merged), None)
+    if found is None:  # no parent: a squash or rebase merge; the same files, of another branch too, are the same diff
+        trees = commit_trees(root, [head, *commits])
+        found = next((build for build, commit in zip(builds, commits)
+                      if head in trees and trees.get(commit) == trees[head]), None)
+    if found is None:
+        return {}
+    return {
+        "merged_branch": found.metadata["branch"].value,
+        "merged_branch_environment": found.partition or "",
+        "merged_branch_table_diff": found.metadata["table_diff"],
+    }
