@@ -41,6 +41,8 @@ from dagster_sparkmesh.project.commit_trees import (
 )
 from dagster_sparkmesh.state.store import open_state_store
 
+PARTITION_TAG = "dagster/partition"  # Dagster's tag of a partitioned run
+
 
 class BranchCursor(BaseModel):
     built: dict[str, BranchHead] = {}
@@ -174,12 +176,14 @@ def _partition_changes(name: str, added: set[str], deleted: list[str]) -> list:
 
 def _environments_in_flight(context: dg.SensorEvaluationContext, job_name: str) -> dict[str, list[str]]:
     """Environment → the commits its queued or running branch runs read (their exports stay; nothing else starts
-    or removes the environment until they end)."""
+    or removes the environment until they end). A person's run from the UI has no sensor tags: its partition is
+    the environment, and it reads the branch's head of its start (no commit tag)."""
     runs = context.instance.get_runs(filters=dg.RunsFilter(job_name=job_name, statuses=UNFINISHED_RUNS))
     busy: dict[str, list[str]] = {}
     for run in runs:
-        if ENVIRONMENT_TAG in run.tags:
-            busy.setdefault(run.tags[ENVIRONMENT_TAG], []).append(run.tags.get(COMMIT_TAG, ""))
+        environment = run.tags.get(ENVIRONMENT_TAG) or run.tags.get(PARTITION_TAG)
+        if environment:
+            busy.setdefault(environment, []).extend([run.tags[COMMIT_TAG]] if COMMIT_TAG in run.tags else [])
     return busy
 
 

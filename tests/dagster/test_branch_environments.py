@@ -325,7 +325,10 @@ def test_one_run_per_branch_environment_at_a_time(spark, repo, resource):
         assert [(r.partition_key, r.tags["sparkmesh/commit"]) for r in moved.run_requests] == [(FLAGS_ENV, second)]
         assert first != second
 
-        in_flight = _queue(defs, instance, moved.run_requests[0])
+        # A person's run of the partition from the UI (no sensor tags) holds the environment the same way.
+        by_hand = dg.RunRequest(partition_key=FLAGS_ENV, job_name=moved.run_requests[0].job_name)
+        in_flight = _queue(defs, instance, by_hand)
+        assert "sparkmesh/environment" not in in_flight.tags
         _git(repo, "worktree", "remove", "--force", str(worktree))
         _git(repo, "branch", "-D", FLAGS)
         kept = _tick(defs, instance, moved.cursor)
