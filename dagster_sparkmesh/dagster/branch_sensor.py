@@ -193,8 +193,7 @@ def _update_environments(project_dir: Path, state_url: str, gone: list[str], liv
     idle branch's environment would otherwise go after ``environment_ttl``); the gone ones that existed (the
     janitor has work)."""
     with open_state_store(state_url, project_dir) as state:
-        for name in live:
-            state.extend_environment(name, ttl)
+        state.extend_environments(live, ttl)
         return [name for name in gone if state.invalidate_environment(name)]
 
 

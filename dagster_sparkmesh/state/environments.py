@@ -116,10 +116,8 @@ def invalidate(connection: sa.Connection, name: str, now: datetime) -> bool:
     current = get(connection, name, lock=True)
     if current is None:
         return False
-    expired = current.model_copy(update={"expires_at": now})
-    connection.execute(sa.update(table).where(table.c.name == name).values(**_row(expired)))
+    _rewrite(connection, current.model_copy(update={"expires_at": now}))
     return True
-
 
 
 def extend(connection: sa.Connection, name: str, ttl: timedelta, now: datetime) -> bool:
@@ -129,6 +127,10 @@ def extend(connection: sa.Connection, name: str, ttl: timedelta, now: datetime) 
     expires = current.expires_at if current is not None else None
     if expires is None or expires <= now or expires >= now + ttl / 2:
         return False
-    extended = current.model_copy(update={"expires_at": now + ttl})
-    connection.execute(sa.update(table).where(table.c.name == name).values(**_row(extended)))
+    _rewrite(connection, current.model_copy(update={"expires_at": now + ttl}))
     return True
+
+
+def _rewrite(connection: sa.Connection, environment: Environment) -> None:
+    """The environment's row replaced in place (no history kept: its promotion did not change)."""
+    connection.execute(sa.update(table).where(table.c.name == environment.name).values(**_row(environment)))

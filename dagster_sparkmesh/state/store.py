@@ -225,11 +225,12 @@ class StateStore:
         with write_transaction(self._engine) as connection:
             return environments.invalidate(connection, name, self._clock())
 
-    def extend_environment(self, name: str, ttl: timedelta) -> bool:
-        """Keep a live environment from expiring (a branch environment lives while its branch does): see
-        ``environments.extend``."""
+    def extend_environments(self, names: Iterable[str], ttl: timedelta) -> list[str]:
+        """Keep live environments from expiring (a branch environment lives while its branch does), in one
+        transaction; the ones whose expiry moved (see ``environments.extend``)."""
         with write_transaction(self._engine) as connection:
-            return environments.extend(connection, name, ttl, self._clock())
+            now = self._clock()
+            return [name for name in names if environments.extend(connection, name, ttl, now)]
 
     # table write locks
 

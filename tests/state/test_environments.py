@@ -90,16 +90,15 @@ def test_extend_moves_a_live_expiry_once_half_the_ttl_is_left(state_location):
     store = state_location.open(clock=lambda: NOW)
     try:
         store.promote_environment(environment("p1").model_copy(update={"expires_at": NOW + timedelta(days=5)}), None)
-        assert store.extend_environment("dev", week) is False  # more than half the TTL left: no write
+        assert store.extend_environments(["dev"], week) == []  # more than half the TTL left: no write
         store.promote_environment(environment("p2").model_copy(update={"expires_at": NOW + timedelta(days=2)}), "p1")
-        assert store.extend_environment("dev", week) is True
+        assert store.extend_environments(["dev", "nope"], week) == ["dev"]
         assert store.get_environment("dev").expires_at == NOW + week
         assert store.invalidate_environment("dev") is True
-        assert store.extend_environment("dev", week) is False  # expired: the janitor's
+        assert store.extend_environments(["dev"], week) == []  # expired: the janitor's
         assert store.get_environment("dev").expires_at == NOW
-        assert store.extend_environment("nope", week) is False
         store.promote_environment(environment("q1", name="prod"), None)
-        assert store.extend_environment("prod", week) is False  # never expires
+        assert store.extend_environments(["prod"], week) == []  # never expires
     finally:
         store.close()
 
