@@ -141,7 +141,10 @@ def overwrite_where(spark: SparkSession, table: str, select_sql: str, condition:
     satisfy it), in one commit; an empty query deletes them. Returns the rows written (None: not reported)."""
     with spark_errors(f"INSERT INTO {quote(table)} REPLACE WHERE {condition} {select_sql}"):
         frame, observation = observed_rows(query_frame(spark, select_sql))
-        frame.writeTo(quote(table)).overwrite(expression(frame, condition))
+        # Static: Delta reads an overwrite whose condition is TRUE as the session's overwrite mode, and dynamic
+        # (the default layouts' setting) would keep every partition the new rows do not hold.
+        writer = frame.writeTo(quote(table)).option("partitionOverwriteMode", "static")
+        writer.overwrite(expression(frame, condition))
     return count_observed(observation)
 
 

@@ -4,24 +4,61 @@ Only what maps onto Spark tables as this project writes them; any other method i
 Every write keeps the engine's guarantees: ``replace_query`` stages the new rows before it overwrites the table
 (readers see the old rows or the new ones), ``insert_append`` appends in one statement. Rows written are counted
 for the run's report.
+
+A model whose table is a lakehouse table (``table_format iceberg`` or ``delta``, as SQLMesh writes ``USING
+<format>`` for a custom materialization's table too) gets tables of that format: created by their first rows in
+one commit, partitioned and with properties as the model (or the call, with SQLMesh's keywords) says; replaced
+whole or appended to in one commit of the format.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlglot import exp
 
+from dagster_sparkmesh.engine import lakehouse_tables
+from dagster_sparkmesh.engine.lakehouse_tables import EXISTED, Partitioning
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.model.table_formats import LAKEHOUSE_FORMATS
 from dagster_sparkmesh.snapshot.naming import quote_identifier
 
 QueryOrText = exp.Expression | str
 
 
+@dataclass(frozen=True)
+class TableSettings:
+    """How the tables a class creates are made, from the model: partition columns, and for a lakehouse model its
+    format and table properties."""
+
+    partitioned_by: tuple[str, ...] = ()
+    table_format: str | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
+
+    def overridden(self, settings: Mapping[str, Any]) -> TableSettings:
+        """These settings with what a call passed under SQLMesh's keywords (``partitioned_by``,
+        ``table_properties``, ``table_format`` / ``storage_format``) over them."""
+        asked = settings.get("table_format") or settings.get("storage_format")
+        if asked is not None and str(asked).lower() in LAKEHOUSE_FORMATS and str(asked).lower() != self.table_format:
+            raise ExecutionError(
+                f"a custom materialization asked for a {asked} table, but the model's table is "
+                f"{self.table_format or 'a default-layout (parquet) table'}",
+                hint=f"set table_format {str(asked).lower()} on the model (or in model_defaults)",
+            )
+        partitioned = settings.get("partitioned_by")
+        properties = settings.get("table_properties")
+        return TableSettings(
+            tuple(_column(column) for column in partitioned) if partitioned is not None else self.partitioned_by,
+            self.table_format,
+            {str(k): _text(v) for k, v in properties.items()} if properties is not None else self.properties,
+        )
+
+
 class SparkMaterializationAdapter:
-    """One write's adapter: the engine, the model's partition columns for tables it creates, and the rows written."""
+    """One write's adapter: the engine, how the tables it creates are made, and the rows written."""
 
     dialect = "spark"
     _PROVIDED = (
@@ -29,27 +66,57 @@ class SparkMaterializationAdapter:
         "drop_table", "create_table",
     )  # fmt: skip
 
-    def __init__(self, ctx: ExecutionContext, partitioned_by: Iterable[str] = ()) -> None:
+    def __init__(self, ctx: ExecutionContext, settings: TableSettings | Iterable[str] = ()) -> None:
         self._engine = ctx.engine
-        self._partitioned_by = list(partitioned_by)
+        self._settings = settings if isinstance(settings, TableSettings) else TableSettings(tuple(settings))
         self.rows = 0
 
-    def replace_query(self, table_name: str, query_or_df: QueryOrText, **_settings: Any) -> None:
+    def replace_query(self, table_name: str, query_or_df: QueryOrText, **settings: Any) -> None:
         """The table's rows become the query's (the table is created from it when missing)."""
-        table, query = _name(table_name), _sql(query_or_df)
+        table, query, made = _name(table_name), _sql(query_or_df), self._settings.overridden(settings)
+        if made.table_format:
+            self.rows += self._lakehouse_write(table, query, made, lakehouse_tables.overwrite_where, whole=True)
+            return
         created = None if self._engine.catalog.table_exists(table) else self._engine.creation.create_table_with_rows(
-            table, query, self._partitioned_by)
+            table, query, made.partitioned_by)
         self.rows += created if created is not None else self._engine.replace_with_query(table, query)
 
-    def insert_append(self, table_name: str, query_or_df: QueryOrText, **_settings: Any) -> None:
-        table, query = _name(table_name), _sql(query_or_df)
+    def insert_append(self, table_name: str, query_or_df: QueryOrText, **settings: Any) -> None:
+        table, query, made = _name(table_name), _sql(query_or_df), self._settings.overridden(settings)
+        if made.table_format:
+            self.rows += self._lakehouse_write(table, query, made, lakehouse_tables.append_rows, whole=False)
+            return
         created = None if self._engine.catalog.table_exists(table) else self._engine.creation.create_table_with_rows(
-            table, query, self._partitioned_by)
+            table, query, made.partitioned_by)
         self.rows += created if created is not None else self._engine.append_rows(table, query)
 
-    def create_table(self, table_name: str, target_columns_to_types: dict[str, Any], **_settings: Any) -> None:
+    def create_table(self, table_name: str, target_columns_to_types: dict[str, Any], **settings: Any) -> None:
+        made = self._settings.overridden(settings)
+        if made.table_format:
+            columns = [(name, _type(kind)) for name, kind in target_columns_to_types.items()]
+            lakehouse_tables.create_lakehouse_table(
+                self._engine.catalog.spark, _name(table_name), columns, made.table_format,
+                Partitioning(columns=made.partitioned_by), made.properties,
+            )
+            return
         columns = ", ".join(f"CAST(NULL AS {_type(kind)}) AS {quote_identifier(name)}" for name, kind in target_columns_to_types.items())
-        self._engine.creation.create_table_like_query(_name(table_name), f"SELECT {columns} WHERE 1 = 0", self._partitioned_by)
+        self._engine.creation.create_table_like_query(_name(table_name), f"SELECT {columns} WHERE 1 = 0", made.partitioned_by)
+
+    def _lakehouse_write(self, table: str, query: str, made: TableSettings, write, *, whole: bool) -> int:
+        """One commit of the format: the table created holding the query's rows when it is missing, else
+        ``write`` (a whole replacement, or an append) into it. Returns the rows written."""
+        spark, select = self._engine.catalog.spark, f"SELECT * FROM ({query}) AS source"
+        written = EXISTED
+        if not self._engine.catalog.table_exists(table):
+            written = lakehouse_tables.create_table_as(
+                spark, table, select, made.table_format, Partitioning(columns=made.partitioned_by), made.properties
+            )
+        if written is EXISTED:
+            written = write(spark, table, select, "TRUE") if whole else write(spark, table, select)
+        if written is not None:
+            return written
+        counted = table if whole else f"({select}) AS written"
+        return int(self._engine.catalog.query_rows(f"SELECT COUNT(*) FROM {counted}")[0][0])
 
     def table_exists(self, table_name: str) -> bool:
         return self._engine.catalog.table_exists(_name(table_name))
@@ -101,3 +168,17 @@ def _name(table: object) -> str:
 
 def _type(kind: object) -> str:
     return kind.sql(dialect="spark") if isinstance(kind, exp.Expression) else str(kind)
+
+
+def _column(column: object) -> str:
+    """A partition column's name, from SQLMesh's column expressions or text."""
+    return column.name if isinstance(column, (exp.Column, exp.Identifier)) else str(column)
+
+
+def _text(value: object) -> str:
+    """A table property's value as text (SQLMesh hands sqlglot literals)."""
+    if isinstance(value, exp.Literal):
+        return value.this
+    if isinstance(value, exp.Expression):
+        return value.sql(dialect="spark")
+    return "true" if value is True else "false" if value is False else str(value)

@@ -163,6 +163,7 @@ class CustomKind(KindBase):
     has_physical_layer = True
     incremental_by_interval = True
     may_be_forward_only = True
+    lakehouse_table = True
     materialization: str
     """The class's ``NAME`` (compared case-insensitively, as SQLMesh does)."""
     materialization_properties: tuple[tuple[str, str], ...] = ()

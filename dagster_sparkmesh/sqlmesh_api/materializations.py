@@ -37,7 +37,9 @@ class CustomMaterialization(Generic[KindT]):
     def _replace_query_for_model(
         self, model: Any, name: str, query_or_df: Any, render_kwargs: dict[str, Any], **kwargs: Any
     ) -> None:
-        self.adapter.replace_query(name, query_or_df)
+        # The adapter makes the model's tables as the model says; a call's physical_properties go over its own.
+        overrides = {"table_properties": kwargs["physical_properties"]} if "physical_properties" in kwargs else {}
+        self.adapter.replace_query(name, query_or_df, **overrides)
 
 
 class MaterializedModel:

@@ -16,12 +16,14 @@ from sqlglot.errors import SqlglotError
 from dagster_sparkmesh.errors import ExecutionError, SparkMeshError
 from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.custom_adapter import SparkMaterializationAdapter
+from dagster_sparkmesh.engine.lakehouse import require_format_served
+from dagster_sparkmesh.execution.custom_adapter import SparkMaterializationAdapter, TableSettings
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.writes.commit import commit
 from dagster_sparkmesh.execution.writes.queries import select_for
 from dagster_sparkmesh.execution.writes.records import WriteResult
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.model.table_formats import lakehouse_format
 from dagster_sparkmesh.plan.intervals import batches
 from dagster_sparkmesh.project.materializations import Materialization, load_materializations, materialization_of
 from dagster_sparkmesh.snapshot.records import Interval
@@ -53,7 +55,7 @@ def _insert(
     batch: Interval, first: bool,
 ) -> int:
     query = select_for(ctx, target, batch)
-    adapter = SparkMaterializationAdapter(ctx, target.model.partitioned_by)
+    adapter = SparkMaterializationAdapter(ctx, _table_settings(ctx, target.model))
     what = f"custom materialization {materialization.name!r} of model {target.model.name}"
     try:
         with exits_refused():
@@ -86,6 +88,15 @@ def _render_kwargs(ctx: ExecutionContext, batch: Interval) -> dict[str, Any]:
     return {"start": batch.start, "end": batch.end, "execution_time": ctx.clock()}
 
 
+def _table_settings(ctx: ExecutionContext, model: Model) -> TableSettings:
+    """How the class's tables are made: the model's partitions, and its lakehouse format (which the session must
+    serve: refused before the class runs) with its physical properties."""
+    table_format = lakehouse_format(model)
+    if table_format is not None:
+        require_format_served(ctx.engine.catalog.spark.conf.get("spark.sql.catalog.spark_catalog", None), table_format)
+    return TableSettings(tuple(model.partitioned_by), table_format, dict(model.physical_properties) if table_format else {})
+
+
 def _handed_model(model: Model, materialization: Materialization) -> MaterializedModel:
     kind = materialization.kind_type(
         materialization=model.kind.materialization, materialization_properties=model.kind.properties(),
@@ -96,7 +107,7 @@ def _handed_model(model: Model, materialization: Materialization) -> Materialize
         "physical_properties": dict(getattr(model, "physical_properties", ()) or {}),
         "description": model.description, "column_descriptions": dict(model.column_descriptions or {}),
         "owner": model.owner, "tags": list(model.tags), "cron": model.cron, "start": model.start,
-        "interval_unit": None,
+        "interval_unit": None, "table_format": model.table_format, "storage_format": model.storage_format,
     }
     return MaterializedModel(name=model.name, kind=kind, columns=tuple(model.columns), settings=settings)
 
