@@ -6,7 +6,7 @@
 
 One local Spark session in this process (own warehouse and metastore in a temporary folder, removed at the end
 unless --keep); with --table-format, the session serves that lakehouse format and the project's models ask for it
-(the same sequences on Iceberg or Delta tables). Prints one line per sequence, each failing sequence (minimized with --minimize) as a list of
+(the same sequences on Iceberg or Delta tables; SQLMesh's referee builds its copy on the same format). Prints one line per sequence, each failing sequence (minimized with --minimize) as a list of
 actions to paste into tests/lifecycle/test_fuzz.py, and the counts: sequences, actions, refusals, divergences.
 
 A second referee, SQLMesh (``bench/sqlmesh_spark/lifecycle_referee.py``): after each sequence, SQLMesh's fresh
@@ -47,6 +47,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.table_format:  # the lifecycle project (tests/lifecycle/project.py) asks for the format the tests serve
         os.environ["SPARKMESH_TEST_TABLE_FORMAT"] = args.table_format
+        _serve_format_to_sqlmesh(args.table_format)
 
     from dagster_sparkmesh.engine.adapter import SparkEngine
     from dagster_sparkmesh.engine.session import close_sessions, open_session
@@ -89,6 +90,17 @@ def main() -> int:
     for line in referee.tally.differences + referee.tally.errors:
         print(f"  {line}")
     return 1 if report.failures or referee.tally.differences else 0
+
+
+def _serve_format_to_sqlmesh(table_format: str) -> None:
+    """SQLMesh's session (and the child reading its catalog) gets the settings that serve the format, as sparkmesh's
+    does: the referee's copy of the project asks for the same tables."""
+    import json
+
+    from dagster_sparkmesh.engine.lakehouse import lakehouse_settings
+    from sqlmesh_spark.settings import EXTRA_CONFIG_VARIABLE
+
+    os.environ[EXTRA_CONFIG_VARIABLE] = json.dumps(lakehouse_settings(table_format))
 
 
 def _sqlmesh_referee(args, workdir: Path):

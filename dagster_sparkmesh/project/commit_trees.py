@@ -104,6 +104,30 @@ def commit_trees(repo: Path, commits: list[str]) -> dict[str, str]:
     return {commit: answer[0] for commit, answer in zip(commits, answers) if answer[1:2] == ["tree"]}  # or "missing"
 
 
+def squashed_branch(repo: Path, merge: str, branch_heads: Sequence[str]) -> str | None:
+    """The first of ``branch_heads`` whose changes ``merge`` brings onto its parent: the same patch (git's patch id
+    of the branch's diff since it left the parent's history, against the merge's own diff), whatever the parent
+    moved on to meanwhile (a squash merge of a branch behind prod). None when none matches."""
+    parents = commit_parents(repo, merge)
+    wanted = _patch_id(repo, parents[0], merge) if len(parents) == 1 else None
+    if wanted is None:
+        return None
+    for head in branch_heads:
+        base = _git(repo, "merge-base", head, parents[0]).stdout.strip()
+        if base and base != head and _patch_id(repo, base, head) == wanted:
+            return head
+    return None
+
+
+def _patch_id(repo: Path, old: str, new: str) -> str | None:
+    """git's stable patch id of the changes from ``old`` to ``new``: equal for equal changes, wherever applied."""
+    diff = _git(repo, "diff", "--binary", "--no-color", "--no-ext-diff", old, new)
+    if diff.returncode != 0 or not diff.stdout:
+        return None
+    done = _git(repo, "patch-id", "--stable", stdin=diff.stdout)
+    return done.stdout.split()[0] if done.returncode == 0 and done.stdout else None
+
+
 def resolve_commit(repo: Path, ref: str) -> str | None:
     done = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     return done.stdout.strip() if done.returncode == 0 else None

@@ -339,13 +339,19 @@ def test_one_run_per_branch_environment_at_a_time(spark, repo, resource):
         assert instance.get_dynamic_partitions("sparkmesh_prod_branches") == []
 
 
-def test_a_squash_merge_shows_the_branch_table_diff_on_prods_plan(spark, repo, resource):
-    """A squash merge has one parent: the merged branch is the build whose commit has the merge's very files."""
+@pytest.mark.parametrize("prod_moved_on", [False, True], ids=["branch up to date", "branch behind prod"])
+def test_a_squash_merge_shows_the_branch_table_diff_on_prods_plan(spark, repo, resource, prod_moved_on):
+    """A squash merge has one parent: the merged branch is the build whose commit has the merge's very files, or,
+    when prod moved on after the branch left it, the branch whose changes the squash brings."""
     _apply_prod(resource)
     _branch(repo, FLAGS, "models/daily_flags.sql", "total > 50 AS big", "total > 100 AS big")
     defs = _defs(repo, resource)
     with dg.instance_for_test() as instance:
         assert _run(defs, instance, _tick(defs, instance, None).run_requests[0]).success
+        if prod_moved_on:
+            (repo / "NOTES.md").write_text("a change on prod after the branch left it\n")
+            _git(repo, "add", "NOTES.md")
+            _git(repo, "commit", "-qm", "notes")
         _git(repo, "merge", "-q", "--squash", FLAGS)
         _git(repo, "commit", "-qm", "fix flags (squashed)")
         assert len(_git(repo, "rev-list", "--parents", "-n", "1", "HEAD").split()) == 2  # one parent

@@ -14,6 +14,7 @@ from dagster_sparkmesh.project.commit_trees import (
     export_project,
     fetch_remote,
     is_ancestor,
+    squashed_branch,
 )
 
 
@@ -105,3 +106,26 @@ def test_a_squash_merge_has_the_same_tree_as_the_branch_it_squashes(tmp_path):
     trees = commit_trees(repo, [squashed, tip, first, "0" * 40])
     assert trees[squashed] == trees[tip] != trees[first]
     assert "0" * 40 not in trees and commit_parents(repo, squashed) == [first]
+
+
+def test_a_squash_of_a_branch_behind_its_target_is_told_by_its_changes(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    _commit(repo, "a.sql", "SELECT 1")
+    _git(repo, "checkout", "-q", "-b", "feature")
+    _commit(repo, "a.sql", "SELECT 2")
+    feature = _commit(repo, "b.sql", "SELECT 3")
+    _git(repo, "checkout", "-q", "main")
+    _git(repo, "checkout", "-q", "-b", "other")
+    other = _commit(repo, "a.sql", "SELECT 4")
+    _git(repo, "checkout", "-q", "main")
+    _commit(repo, "c.sql", "SELECT 5")  # prod moved on after the branch left it
+    _git(repo, "merge", "-q", "--squash", "feature")
+    _git(repo, "commit", "-qm", "squashed")
+    squashed = _git(repo, "rev-parse", "HEAD")
+
+    assert commit_trees(repo, [squashed])[squashed] != commit_trees(repo, [feature])[feature]  # not the same files
+    assert squashed_branch(repo, squashed, [other, feature]) == feature
+    assert squashed_branch(repo, squashed, [other]) is None
+    assert squashed_branch(repo, _git(repo, "rev-parse", "HEAD~1"), [feature]) is None  # not the squash
