@@ -27,10 +27,14 @@ MODELS = ["shop.daily", "shop.daily_flags"]
 
 
 class Walk:
-    """Records each package function entered (file, name) while active, through ``sys.setprofile``."""
+    """Records each package function entered (file, name) while active, through ``sys.setprofile``; and those
+    handed the step's partition range (``window``): an argument that is one of its bounds, or holds one (an
+    interval, a time window, a collection of them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, window: tuple[datetime, datetime] | None = None) -> None:
         self.entered: Counter[tuple[str, str]] = Counter()
+        self.window = frozenset(window or ())
+        self.handed: set[tuple[str, str]] = set()
 
     def __enter__(self) -> Walk:
         sys.setprofile(self._on_event)
@@ -47,10 +51,14 @@ class Walk:
         path = frame.f_code.co_filename
         marker = f"/{PACKAGE}/"
         if marker in path:
-            self.entered[(path.split(marker, 1)[1], frame.f_code.co_qualname)] += 1
+            key = (path.split(marker, 1)[1], frame.f_code.co_qualname)
+            self.entered[key] += 1
+            if self.window and key not in self.handed and _carries(frame, self.window):
+                self.handed.add(key)
 
     def figures(self) -> dict:
         files = {file for file, _ in self.entered}
+        handed = sorted(f"{file}:{name}" for file, name in self.handed)
         by_package = Counter(file.split("/")[0] if "/" in file else "." for file, _ in self.entered)
         return {
             "functions": len(self.entered),
@@ -58,7 +66,30 @@ class Walk:
             "functions_by_package": dict(sorted(by_package.items())),
             "build_plan_calls": sum(n for (file, name), n in self.entered.items() if name == "build_plan"),
             "plan_functions": sorted(f"{file}:{name}" for file, name in self.entered if file.startswith("plan/")),
+            "range_functions": len(handed),
+            "range_files": len({name.split(":")[0] for name in handed}),
+            "range_walk": handed,
         }
+
+
+def _carries(frame, window: frozenset[datetime]) -> bool:
+    """Whether one of the frame's arguments is a bound of the window or holds one (an interval's start, in a list
+    or mapping of them, two levels down at most)."""
+    code = frame.f_code
+    names = code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    return any(_holds(frame.f_locals.get(name), window, depth=2) for name in names)
+
+
+def _holds(value, window: frozenset[datetime], depth: int) -> bool:
+    if isinstance(value, datetime):
+        return value in window
+    if value is None or isinstance(value, (str, bytes, int, float, bool)):
+        return False
+    if isinstance(value, (dict, list, tuple, set, frozenset)):
+        items = list(value.values() if isinstance(value, dict) else value)[:50]
+        return depth > 0 and any(_holds(item, window, depth - 1) for item in items)
+    return any(isinstance(getattr(value, bound, None), datetime) and getattr(value, bound) in window
+               for bound in ("start", "end"))
 
 
 def main() -> None:
@@ -94,7 +125,7 @@ def _tagged(ctx, start: datetime, end: datetime) -> dict:
     from dagster_sparkmesh.execution.plans import plan_for_run
 
     plan_id = StatePlanner("prod", None).plan(ctx.project).plan_id  # the sensor's tick, not the step
-    with Walk() as walk:
+    with Walk((start, end)) as walk:
         plan = plan_for_run(ctx, plan_id, "tagged-run")
         backfill_window(ctx, plan, MODELS, start, end)
     return walk.figures()
@@ -104,7 +135,7 @@ def _untagged(ctx, start: datetime, end: datetime) -> dict:
     from dagster_sparkmesh.execution.apply import backfill_window
     from dagster_sparkmesh.execution.plans import plan_for_run
 
-    with Walk() as walk:
+    with Walk((start, end)) as walk:
         plan = plan_for_run(ctx, None, uuid.uuid4().hex)
         backfill_window(ctx, plan, MODELS, start, end)
     return walk.figures()
