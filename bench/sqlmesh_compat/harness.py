@@ -40,7 +40,8 @@ def run_comparison(
             score = compare(project.name, theirs, ours)
             if spark_window is not None:
                 sources = [(project.source or referee.examples) / folder for folder in project.folders]
-                rows = spark_stage(referee, sources, spark_window, scratch / "spark_rows" / project.name)
+                rows = spark_stage(referee, sources, spark_window, scratch / "spark_rows" / project.name,
+                                   project.setup_sql)
                 score = with_spark_rows(score, rows)
             scores.append(_without_scratch(score, scratch))
     return scores

@@ -27,9 +27,17 @@ FILES = {
 }
 
 
+SETUP_SQL = (
+    "CREATE DATABASE IF NOT EXISTS raw",
+    "CREATE TABLE raw.events USING parquet AS SELECT * FROM VALUES (1, 'click', 1.5), (2, 'view', 2.5) "
+    "AS events(id, kind, amount)",
+)
+"""The declared external, with rows, in each tool's catalog for the ``--spark`` stage (``@STAR`` reads it)."""
+
+
 def write_macro_project(under: Path) -> ExampleProject:
     root = under / NAME
     for relative, text in FILES.items():
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_text(text)
-    return ExampleProject(NAME, (NAME,), source=under)
+    return ExampleProject(NAME, (NAME,), source=under, setup_sql=SETUP_SQL)

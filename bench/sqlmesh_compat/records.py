@@ -16,6 +16,8 @@ class ExampleProject:
     folders: tuple[str, ...]
     source: Path | None = None
     """The folder the ``folders`` are in; None: SQLMesh's ``examples/``."""
+    setup_sql: tuple[str, ...] = ()
+    """Spark SQL run in each tool's catalog before its ``--spark`` build: the tables it reads as externals."""
 
 
 @dataclass(frozen=True)

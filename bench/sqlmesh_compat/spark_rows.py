@@ -12,8 +12,11 @@ from sqlmesh_spark.records import DIFFERENT, EQUAL, EXCLUDED, UNREADABLE, SparkC
 from sqlmesh_spark.runner import compare_on_spark
 
 
-def spark_stage(referee: Referee, folders: list[Path], window: Window, scratch: Path) -> SparkComparison:
-    return compare_on_spark(referee.python, folders, window, scratch, requirements=referee.project_requirements)
+def spark_stage(
+    referee: Referee, folders: list[Path], window: Window, scratch: Path, setup_sql: tuple[str, ...] = ()
+) -> SparkComparison:
+    return compare_on_spark(referee.python, folders, window, scratch, requirements=referee.project_requirements,
+                            setup_sql=setup_sql)
 
 
 def with_spark_rows(score: ProjectScore, comparison: SparkComparison) -> ProjectScore:

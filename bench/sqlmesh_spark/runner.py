@@ -22,14 +22,17 @@ LEFTOVERS = (".cache", ".sparkmesh", ".sqlmesh_bench", "__pycache__", "logs", "*
 
 
 def compare_on_spark(referee_python: Path, sources: list[Path], window: Window, scratch: Path,
-                     env: dict[str, str] | None = None, requirements: Path | None = None) -> SparkComparison:
+                     env: dict[str, str] | None = None, requirements: Path | None = None,
+                     setup_sql: tuple[str, ...] = ()) -> SparkComparison:
     """``sources``: the project's folders (several for a multi-repo project), copied under ``scratch``;
-    ``requirements``: a folder of the project's own imports for sparkmesh's side (SQLMesh's has them installed)."""
+    ``requirements``: a folder of the project's own imports for sparkmesh's side (SQLMesh's has them installed);
+    ``setup_sql``: run in each tool's catalog before its build (the tables the project reads as externals)."""
     env = dict(os.environ if env is None else env)
     ensure_pyspark(referee_python)
     theirs = sqlmesh_build(referee_python, copy_folders(sources, scratch / "sqlmesh"), window,
-                           scratch / "sqlmesh_spark", env)
-    ours = sparkmesh_build(Path(sys.executable), copy_folders(sources, scratch / "sparkmesh"), window, env, requirements)
+                           scratch / "sqlmesh_spark", env, setup_sql)
+    ours = sparkmesh_build(Path(sys.executable), copy_folders(sources, scratch / "sparkmesh"), window, env, requirements,
+                           setup_sql)
     return compare_builds(theirs, ours, nondeterministic_models(theirs.sources))
 
 

@@ -3,7 +3,7 @@
 session and its catalog is the project's ``.sparkmesh/``), then every model's prod view read back. Each step is a
 child process of this environment (a JVM holds one SparkContext; the caller may hold another):
 
-    python sparkmesh_build.py prepare|plan|read FOLDER [MORE_FOLDERS...] [-- PLAN ARGUMENTS]
+    python sparkmesh_build.py prepare|setup|plan|read FOLDER [MORE_FOLDERS...] [-- PLAN ARGUMENTS]
 
 ``prepare`` removes from the copy the files of models sparkmesh's loader sets aside (a kind it does not run, e.g.
 MANAGED, and their readers), as Dagster's code location sets them aside: the CLI refuses a project with one, and
@@ -28,12 +28,15 @@ from sqlmesh_spark.settings import CONCURRENT_TASKS, SHUFFLE_PARTITIONS  # noqa:
 
 BUILD_TIMEOUT_SECONDS = 1800
 REQUIREMENTS_VARIABLE = "SQLMESH_SPARK_REQUIREMENTS"
+SETUP_VARIABLE = "SQLMESH_SPARK_SETUP_SQL"
+"""JSON list of the statements ``setup`` runs."""
 SPARK_CONF = {"spark.sql.shuffle.partitions": str(SHUFFLE_PARTITIONS), "spark.sql.session.timeZone": "UTC"}
 
 
 def sparkmesh_build(python: Path, folders: list[Path], window: Window, env: dict[str, str],
-                    requirements: Path | None = None) -> BuildOutcome:
-    """``python``: this environment's interpreter; ``requirements``: the projects' own imports (see above)."""
+                    requirements: Path | None = None, setup_sql: tuple[str, ...] = ()) -> BuildOutcome:
+    """``python``: this environment's interpreter; ``requirements``: the projects' own imports (see above);
+    ``setup_sql``: run first in the project's catalog (the tables it reads as externals)."""
     local = {**env, "SPARKMESH_SPARK_MODE": "local", "SPARKMESH_SPARK_MASTER": "local[2]",
              "SPARKMESH_SPARK_CONCURRENT_TASKS": str(CONCURRENT_TASKS),
              "SPARKMESH_SPARK_CONF": json.dumps(SPARK_CONF), "SPARK_LOCAL_IP": "127.0.0.1"}
@@ -44,6 +47,10 @@ def sparkmesh_build(python: Path, folders: list[Path], window: Window, env: dict
     if prepared.returncode != 0:
         return BuildOutcome(error=f"load: {_last_line(prepared.stderr)}", digests={})
     set_aside = json.loads(prepared.stdout.strip().splitlines()[-1])
+    if setup_sql:
+        setup = _child(python, ["setup", *folders_args], {**local, SETUP_VARIABLE: json.dumps(list(setup_sql))})
+        if setup.returncode != 0:
+            return BuildOutcome(error=f"setup: {_last_line(setup.stderr)}", digests={})
     plan = _child(python, ["plan", *folders_args, "--", "plan", "prod", "--auto-apply", "--no-prompts",
                            "--end", window.end, "--execution-time", window.execution_time], local)
     error = "" if plan.returncode == 0 else f"plan (exit {plan.returncode}): {_last_line(plan.stdout + plan.stderr)}"
@@ -111,6 +118,19 @@ def _plan(folders: list[Path], cli_arguments: list[str]) -> None:
     main(args=[*paths, *cli_arguments], prog_name="sparkmesh")
 
 
+def _setup(folders: list[Path], statements: list[str]) -> None:
+    """Run ``statements`` in the project's local catalog (its ``.sparkmesh/``), where its build then reads."""
+    from dagster_sparkmesh.engine.session import close_sessions, open_session
+    from dagster_sparkmesh.project.config import SparkConnection
+
+    try:
+        spark = open_session(SparkConnection(mode="local", master="local[2]", config=SPARK_CONF), folders[0], None)
+        for statement in statements:
+            spark.sql(statement)
+    finally:
+        close_sessions()
+
+
 def _read(folders: list[Path]) -> None:
     from dagster_sparkmesh.engine.session import close_sessions, open_session
     from dagster_sparkmesh.model.table_formats import project_lakehouse_format
@@ -142,6 +162,8 @@ if __name__ == "__main__":
     folders_given = [Path(a) for a in (rest[:rest.index("--")] if "--" in rest else rest)]
     if command == "prepare":
         _prepare(folders_given)
+    elif command == "setup":
+        _setup(folders_given, json.loads(os.environ[SETUP_VARIABLE]))
     elif command == "plan":
         _plan(folders_given, rest[rest.index("--") + 1:])
     elif command == "read":

@@ -215,3 +215,28 @@ def test_lifecycle_referee_copy_drops_sparkmesh_state_and_the_batch_size_default
     assert (copy / "models" / "a.sql").exists() and not (copy / ".sparkmesh").exists()
     row = (date(2024, 1, 2), 100, None, "o'k")
     assert lifecycle_referee._values(row) == "(DATE'2024-01-02', 100, NULL, 'o''k')"
+
+
+@pytest.mark.slow
+def test_sparkmesh_build_runs_the_setup_sql_in_the_projects_catalog_before_its_plan(mesh, tmp_path):
+    """The ``--spark`` stage's sparkmesh side: the external table a project reads is created first, in the catalog
+    its build then reads (a fresh build refuses a plan whose external table is missing)."""
+    from sqlmesh_spark.records import Window
+    from sqlmesh_spark.sparkmesh_build import sparkmesh_build
+
+    project = tmp_path / "probe"
+    (project / "models").mkdir(parents=True)
+    (project / "config.yaml").write_text("model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n")
+    (project / "external_models.yaml").write_text("- name: raw.events\n  columns: {id: int, kind: string}\n")
+    (project / "models" / "kinds.sql").write_text(
+        "MODEL (name m.kinds, kind FULL);\nSELECT kind, COUNT(*) AS events FROM raw.events GROUP BY kind\n"
+    )
+    setup = ("CREATE DATABASE IF NOT EXISTS raw",
+             "CREATE TABLE raw.events USING parquet AS SELECT * FROM VALUES (1, 'a'), (2, 'b'), (3, 'a') AS t(id, kind)")
+    window = Window(end="2024-01-02")
+    env = {**__import__("os").environ, "PYSPARK_PYTHON": sys.executable}
+
+    outcome = sparkmesh_build(Path(sys.executable), [project], window, env, setup_sql=setup)
+
+    assert outcome.error == ""
+    assert outcome.digests["m.kinds"].rows == 2
