@@ -30,7 +30,7 @@ from dagster_sparkmesh.project.config import SparkConnection, state_dir
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.engine.idle_stop import mark_used, start_watcher, stop_watcher
 from dagster_sparkmesh.engine.processes import group_listens_on, group_members, is_zombie
-from dagster_sparkmesh.engine.settings import require_java, session_settings
+from dagster_sparkmesh.engine.settings import forget_hive_sessions, require_java, session_settings
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 HOST = "127.0.0.1"
@@ -202,6 +202,7 @@ def _launch(project_path: Path, connection: SparkConnection, port: int) -> Serve
     require_java()
     folder = server_dir(project_path)
     folder.mkdir(parents=True, exist_ok=True)
+    forget_hive_sessions(project_path)
     log_path = folder / "connect-server.log"
     spark_home = Path(pyspark.__file__).parent
     command = [str(spark_home / "bin" / "spark-submit"), "--master", connection.master, "--class", SERVER_CLASS]

@@ -23,7 +23,9 @@ from pyspark.sql import DataFrame, SparkSession
 from dagster_sparkmesh.engine.connect_server import port_open, probe_query, server_dir, start_server
 from dagster_sparkmesh.engine.idle_stop import mark_used
 from dagster_sparkmesh.engine.lakehouse import with_lakehouse
-from dagster_sparkmesh.engine.settings import RUNTIME_SETTINGS, require_java, session_settings, warehouse_dir
+from dagster_sparkmesh.engine.settings import (
+    RUNTIME_SETTINGS, forget_hive_sessions, require_java, session_settings, warehouse_dir,
+)
 from dagster_sparkmesh.errors import ConfigError, EngineError
 from dagster_sparkmesh.project.config import SparkConnection, state_dir
 
@@ -98,6 +100,7 @@ def _open_local(connection: SparkConnection, project_path: Path) -> SparkSession
     settings = session_settings(connection, project_path)
     _refuse_foreign_context(settings["spark.sql.warehouse.dir"])
     state_dir(project_path).mkdir(parents=True, exist_ok=True)
+    forget_hive_sessions(project_path)
     builder = SparkSession.builder.master(connection.master).appName(f"sparkmesh ({project_path.name})")
     for key, value in settings.items():
         builder = builder.config(key, value)

@@ -49,3 +49,26 @@ def test_stale_server_record_is_cleaned(tmp_path: Path):
     record.write_text(f'{{"running": true, "pid": {dead_pid}, "port": 15002, "url": "sc://127.0.0.1:15002"}}')
     assert server_status(tmp_path).running is False
     assert not record.exists()
+
+
+def test_hive_keeps_its_session_folders_in_the_project_not_in_the_system_temp(spark, spark_project):
+    """Hive's per-session resource folder: a JVM that exits without closing its Hive session left one in /tmp per
+    command; now it is under the project's state folder, where starting a session forgets the old ones."""
+    spark.sql("SHOW DATABASES").collect()  # the metastore client is up
+    folders = list((spark_project / ".sparkmesh" / "hive").glob("*_resources"))
+    assert folders, "Hive made its session folder elsewhere"
+
+
+def test_starting_a_session_forgets_hive_folders_older_than_a_day(tmp_path):
+    import os
+    import time
+
+    from dagster_sparkmesh.engine.settings import forget_hive_sessions, hive_scratch_dir
+
+    old, young = hive_scratch_dir(tmp_path) / "old_resources", hive_scratch_dir(tmp_path) / "young_resources"
+    for folder in (old, young):
+        folder.mkdir(parents=True)
+    day_ago = time.time() - 86400 - 60
+    os.utime(old, (day_ago, day_ago))
+    forget_hive_sessions(tmp_path)
+    assert not old.exists() and young.is_dir()
