@@ -13,7 +13,7 @@ whole or appended to in one commit of the format.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,9 +66,9 @@ class SparkMaterializationAdapter:
         "drop_table", "create_table",
     )  # fmt: skip
 
-    def __init__(self, ctx: ExecutionContext, settings: TableSettings | Iterable[str] = ()) -> None:
+    def __init__(self, ctx: ExecutionContext, settings: TableSettings = TableSettings()) -> None:
         self._engine = ctx.engine
-        self._settings = settings if isinstance(settings, TableSettings) else TableSettings(tuple(settings))
+        self._settings = settings
         self.rows = 0
 
     def replace_query(self, table_name: str, query_or_df: QueryOrText, **settings: Any) -> None:
