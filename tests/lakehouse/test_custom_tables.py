@@ -68,7 +68,7 @@ def _run(make_context, project, end: datetime):
     return plan
 
 
-def _partition_columns(spark, table_format: str, table: str) -> list[str]:
+def _partition_columns(spark, table: str) -> list[str]:
     rows = spark.sql(f"DESCRIBE TABLE {table}").collect()
     marker = next(i for i, row in enumerate(rows) if row[0] == "# Partition Information")
     return [row[0] for row in rows[marker + 2:] if row[0] and not row[0].startswith("#")]
@@ -78,7 +78,7 @@ def test_a_custom_materialization_writes_tables_of_the_models_format(spark, cust
     first = _run(make_context, custom_project, DAY_2)
     tables = {name: physical_table(f"lhc.{name}", first.version_of(f"lhc.{name}")) for name in ("latest", "log")}
     assert {name: provider(spark, table) for name, table in tables.items()} == dict.fromkeys(tables, table_format)
-    assert _partition_columns(spark, table_format, tables["latest"]) == ["page"]
+    assert _partition_columns(spark, tables["latest"]) == ["page"]
     properties = dict(spark.sql(f"SHOW TBLPROPERTIES {tables['latest']}").collect())
     assert properties.get("owner_note") == "custom"
     assert spark_rows(spark, "lhc.latest") == [("cart", 1, DAY_2.date().replace(day=1)), ("home", 1, START.date())]
