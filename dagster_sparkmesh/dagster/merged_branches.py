@@ -27,7 +27,7 @@ def merged_branch_review(
     merged = {*commit_parents(root, head)[1:], head}
     builds = [record.asset_materialization for record in instance.fetch_materializations(
         dg.AssetRecordsFilter(asset_key=branch_asset_key(namespace)), limit=_RECENT).records]
-    builds = [build for build in builds if build is not None and "commit" in build.metadata]
+    builds = [build for build in builds if build is not None and {"commit", "branch"} <= build.metadata.keys()]
     commits = [str(build.metadata["commit"].value) for build in builds]
     found = next((build for build, commit in zip(builds, commits) if commit in merged), None)
     if found is None:  # no parent: a squash or rebase merge; the same files, of another branch too, are the same diff
