@@ -155,7 +155,7 @@ class IncrementalUnmanagedKind(KindBase):
 
 class CustomKind(KindBase):
     """SQLMesh's ``CUSTOM``: a custom materialization class (``project.materializations``) writes each batch of
-    missing intervals into the physical table through a Spark adapter (``execution.custom_adapter``).
+    missing intervals into the physical table through a Spark adapter (``execution.writes.custom_adapter``).
 
     Scheduled per cron interval, as in SQLMesh; a restatement hands the restated range to the class again."""
 

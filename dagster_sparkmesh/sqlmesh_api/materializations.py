@@ -2,7 +2,7 @@
 
 A class subclasses ``CustomMaterialization`` (optionally ``CustomMaterialization[MyKind]`` with ``MyKind`` a
 ``CustomKind`` subclass reading ``materialization_properties``), names itself with ``NAME`` and implements
-``insert``; ``self.adapter`` is the Spark adapter of ``execution.custom_adapter`` (SQLMesh's adapter method names,
+``insert``; ``self.adapter`` is the Spark adapter of ``execution.writes.custom_adapter`` (SQLMesh's adapter method names,
 the ones that map onto Spark). ``project.materializations`` finds the classes, ``execution.writes.custom`` runs them.
 """
 

@@ -5,7 +5,7 @@ import pytest
 from sqlglot import exp
 
 from dagster_sparkmesh.errors import ExecutionError
-from dagster_sparkmesh.execution.custom_adapter import TableSettings
+from dagster_sparkmesh.execution.writes.custom_adapter import TableSettings
 
 MODEL = TableSettings(partitioned_by=("region",), table_format="iceberg", properties={"owner": "sales"})
 

@@ -17,7 +17,7 @@ from dagster_sparkmesh.errors import ExecutionError, SparkMeshError
 from dagster_sparkmesh.execution.abort import StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.engine.lakehouse import require_format_served
-from dagster_sparkmesh.execution.custom_adapter import SparkMaterializationAdapter, TableSettings
+from dagster_sparkmesh.execution.writes.custom_adapter import SparkMaterializationAdapter, TableSettings
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.writes.commit import commit
 from dagster_sparkmesh.execution.writes.queries import select_for

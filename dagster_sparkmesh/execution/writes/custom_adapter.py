@@ -23,6 +23,7 @@ from dagster_sparkmesh.engine import lakehouse_tables
 from dagster_sparkmesh.engine.lakehouse_tables import EXISTED, Partitioning
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.execution.writes.lakehouse_table import EVERYTHING, LakehouseTable, rows_written
 from dagster_sparkmesh.model.table_formats import LAKEHOUSE_FORMATS
 from dagster_sparkmesh.snapshot.naming import quote_identifier
 
@@ -67,6 +68,7 @@ class SparkMaterializationAdapter:
     )  # fmt: skip
 
     def __init__(self, ctx: ExecutionContext, settings: TableSettings = TableSettings()) -> None:
+        self._ctx = ctx
         self._engine = ctx.engine
         self._settings = settings
         self.rows = 0
@@ -75,7 +77,7 @@ class SparkMaterializationAdapter:
         """The table's rows become the query's (the table is created from it when missing)."""
         table, query, made = _name(table_name), _sql(query_or_df), self._settings.overridden(settings)
         if made.table_format:
-            self.rows += self._lakehouse_write(table, query, made, lakehouse_tables.overwrite_where, whole=True)
+            self.rows += self._lakehouse_write(table, query, made, whole=True)
             return
         created = None if self._engine.catalog.table_exists(table) else self._engine.creation.create_table_with_rows(
             table, query, made.partitioned_by)
@@ -84,7 +86,7 @@ class SparkMaterializationAdapter:
     def insert_append(self, table_name: str, query_or_df: QueryOrText, **settings: Any) -> None:
         table, query, made = _name(table_name), _sql(query_or_df), self._settings.overridden(settings)
         if made.table_format:
-            self.rows += self._lakehouse_write(table, query, made, lakehouse_tables.append_rows, whole=False)
+            self.rows += self._lakehouse_write(table, query, made, whole=False)
             return
         created = None if self._engine.catalog.table_exists(table) else self._engine.creation.create_table_with_rows(
             table, query, made.partitioned_by)
@@ -102,21 +104,21 @@ class SparkMaterializationAdapter:
         columns = ", ".join(f"CAST(NULL AS {_type(kind)}) AS {quote_identifier(name)}" for name, kind in target_columns_to_types.items())
         self._engine.creation.create_table_like_query(_name(table_name), f"SELECT {columns} WHERE 1 = 0", made.partitioned_by)
 
-    def _lakehouse_write(self, table: str, query: str, made: TableSettings, write, *, whole: bool) -> int:
-        """One commit of the format: the table created holding the query's rows when it is missing, else
-        ``write`` (a whole replacement, or an append) into it. Returns the rows written."""
+    def _lakehouse_write(self, table: str, query: str, made: TableSettings, *, whole: bool) -> int:
+        """One commit of the format: the table created holding the query's rows when it is missing, else the
+        rows replacing the whole table (``whole``) or appended to it. Returns the rows written."""
         spark, select = self._engine.catalog.spark, f"SELECT * FROM ({query}) AS source"
         written = EXISTED
         if not self._engine.catalog.table_exists(table):
             written = lakehouse_tables.create_table_as(
                 spark, table, select, made.table_format, Partitioning(columns=made.partitioned_by), made.properties
             )
-        if written is EXISTED:
-            written = write(spark, table, select, "TRUE") if whole else write(spark, table, select)
-        if written is not None:
-            return written
-        counted = table if whole else f"({select}) AS written"
-        return int(self._engine.catalog.query_rows(f"SELECT COUNT(*) FROM {counted}")[0][0])
+        created = written is not EXISTED
+        if not created:
+            written = (lakehouse_tables.overwrite_where(spark, table, select, EVERYTHING) if whole
+                       else lakehouse_tables.append_rows(spark, table, select))
+        described = LakehouseTable(made.table_format, exists=True, created=created)
+        return rows_written(self._ctx, described, table, select, written, whole_table=whole or created)
 
     def table_exists(self, table_name: str) -> bool:
         return self._engine.catalog.table_exists(_name(table_name))
