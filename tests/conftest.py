@@ -56,9 +56,23 @@ def spark(spark_project: Path, served_table_format: str | None):
     if os.environ.get(CONNECT_ENV) == "connect":
         yield from _connect_session(spark_project)
         return
-    session = open_session(TEST_SPARK, spark_project, served_table_format)
+    session = open_session(_served_connection(served_table_format), spark_project, served_table_format)
     yield session
     close_sessions()
+
+
+SQLITE_JDBC_PACKAGE = "org.xerial:sqlite-jdbc:3.54.1.0"
+"""SQLite's JDBC driver, for the Iceberg JDBC catalogs of tests that declare a catalog of their own."""
+
+
+def _served_connection(served_table_format: str | None) -> SparkConnection:
+    """The shared session's settings; serving Iceberg, the session can also open an Iceberg catalog in SQLite."""
+    if served_table_format != "iceberg":
+        return TEST_SPARK
+    from dagster_sparkmesh.engine.lakehouse import ICEBERG_PACKAGE
+
+    packages = {"spark.jars.packages": f"{ICEBERG_PACKAGE},{SQLITE_JDBC_PACKAGE}"}
+    return TEST_SPARK.model_copy(update={"config": {**TEST_SPARK.config, **packages}})
 
 
 def _connect_session(spark_project: Path):

@@ -67,7 +67,10 @@ def table_diff(
 
 def _relation(ctx: ExecutionContext, model_name: str, environment: str) -> str:
     record = ctx.state.get_environment(environment)
-    return record.relation_of(model_name) if record is not None else view_name(model_name, environment)
+    if record is not None:
+        return record.relation_of(model_name)
+    model = ctx.project.models.get(model_name)
+    return view_name(model_name, environment, model.catalog if model is not None else None)
 
 
 def table_diff_view(diff: TableDiff, *, show_sample: bool) -> list:

@@ -25,7 +25,6 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import PREVIEWS_TITLE, preview_label, preview_lines
 from dagster_sparkmesh.snapshot.intervals import merge
-from dagster_sparkmesh.snapshot.naming import physical_table
 from dagster_sparkmesh.snapshot.records import Environment, Interval
 
 _DIFF_STYLES = {"+": "green", "-": "red", "@": "cyan"}
@@ -118,7 +117,7 @@ def explain_steps(plan: Plan, current: Environment | None) -> list[str]:
     for name, interval in plan.restatements.items():
         steps.append(f"forget the recorded intervals of {name} over {range_text(interval)}")
     for name, intervals in plan.missing_intervals.items():
-        table = physical_table(name, plan.version_of(name) or "")
+        table = plan.physical_table_of(name)
         ranges = ", ".join(range_text(r) for r in merge(intervals))
         steps.append(f"compute {preview_label(plan, name)} into {table}: {ranges}")
     for name in plan.standalone_audits:

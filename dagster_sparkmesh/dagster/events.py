@@ -8,7 +8,6 @@ from typing import Any
 import dagster as dg
 
 from dagster_sparkmesh.execution.results import AuditResult, ModelRunResult
-from dagster_sparkmesh.snapshot.naming import physical_table
 
 
 def materialize_result(
@@ -22,7 +21,7 @@ def materialize_result(
     (``StepReport``). ``row_count``: the rows of an unpartitioned table."""
     metadata: dict[str, Any] = {
         "sparkmesh/version": result.version,
-        "sparkmesh/physical_table": result.physical_table or physical_table(result.model, result.version),
+        "sparkmesh/physical_table": result.physical_table,
         "sparkmesh/duration_seconds": result.duration_seconds,
         "sparkmesh/intervals": len(result.intervals),
     }

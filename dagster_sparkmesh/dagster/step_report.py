@@ -29,7 +29,6 @@ from dagster_sparkmesh.execution.audits import run_audits
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.project.records import Project
-from dagster_sparkmesh.snapshot.naming import physical_table
 
 StepEvent = dg.MaterializeResult | dg.AssetCheckResult
 
@@ -104,7 +103,7 @@ class StepReport:
 
     def _up_to_date(self, result: ModelRunResult, selected: set[dg.AssetCheckKey]) -> Iterator[StepEvent]:
         key = self.specs.key_by_model[result.model]
-        table = result.physical_table or physical_table(result.model, result.version)
+        table = result.physical_table
         metadata = {
             "sparkmesh/up_to_date": True,
             "sparkmesh/recomputed": dg.MetadataValue.text(_NOT_RECOMPUTED_KEPT if result.kept else _NOT_RECOMPUTED),
@@ -140,7 +139,7 @@ class StepReport:
     def _add_row_counts(self, result: ModelRunResult, key: dg.AssetKey) -> int | None:
         """Per-partition counts go straight onto each partition's event; returns an unpartitioned table's count."""
         model = self.project.models[result.model]
-        table = result.physical_table or physical_table(result.model, result.version)
+        table = result.physical_table
         try:
             if not self.partitions:
                 return table_row_count(self.ctx.engine, model, table, result.rows_written)

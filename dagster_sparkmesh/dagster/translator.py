@@ -84,7 +84,7 @@ class SparkMeshTranslator:
 
     def get_group_name(self, model: Model | ExternalModel) -> str | None:
         """The schema of the model's views (a catalog folded in: ``ecommerce__silver``)."""
-        return split_model_name(model.name)[0]
+        return split_model_name(model.name, model.catalog)[0]
 
     def get_partitions_def(self, model: Model, default_start: str | None = None) -> dg.PartitionsDefinition | None:
         """Time partitions for incremental models (one partition per cron interval); None for the others.
@@ -151,13 +151,13 @@ class SparkMeshTranslator:
             if model.start:  # recorded from external_models.yaml: when the table's data begins
                 metadata["sparkmesh/start"] = model.start
         else:
-            metadata["dagster/table_name"] = view_name(model.name, environment)
+            metadata["dagster/table_name"] = view_name(model.name, environment, model.catalog)
             metadata["sparkmesh/kind"] = model.kind_name
             metadata["sparkmesh/cron"] = model.cron
             metadata["sparkmesh/fingerprint"] = model.fingerprint
             metadata["sparkmesh/path"] = dg.MetadataValue.path(str(model.path))
             # The table is named after the version, which the plan decides; the materialization reports it.
-            metadata["sparkmesh/physical_schema"] = physical_schema(model.name)
+            metadata["sparkmesh/physical_schema"] = physical_schema(model.name, model.catalog)
             references = self.get_code_references(model)
             if references is not None:
                 metadata["dagster/code_references"] = references

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
@@ -150,12 +151,15 @@ class SparkCatalog:
         with spark_errors(statement):
             try:
                 rows = self.spark.sql(statement).collect()
-            except PySparkException as error:
-                if error_class(error) == "SCHEMA_NOT_FOUND":
+                if "." in schema:  # a schema of another catalog, whose tables may leave out its views (Iceberg's)
+                    rows += self.spark.sql(f"SHOW VIEWS IN {quote(schema)}").collect()
+            except (PySparkException, Py4JError) as error:
+                # (Iceberg's catalogs say so with their own exception, which Spark passes on without a class.)
+                if error_class(error) == "SCHEMA_NOT_FOUND" or "NoSuchNamespaceException" in str(error):
                     return None
                 raise
         self._schemas.add(schema)  # it exists: a write into it need not create it
-        return {row["tableName"] for row in rows if not row["isTemporary"]}
+        return {row[1] for row in rows if not row["isTemporary"]}  # (the table's or the view's name)
 
     def columns(self, qualified: str) -> list[tuple[str, str]]:
         """(name, Spark type) in table order (partition columns last)."""
@@ -176,9 +180,17 @@ class SparkCatalog:
             return self.spark.catalog.getTable(quote(qualified)).tableType
         except PySparkException as error:
             if error_class(error) in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND") or "not found" in str(error):
-                return None
+                return self._view_of_another_catalog(qualified)
             message = f"cannot look up {qualified} in the catalog: {error}"
             raise EngineError(message, transient=is_transient(error)) from error
+
+    def _view_of_another_catalog(self, qualified: str) -> str | None:
+        """``VIEW`` for a view of a catalog other than the session's, which Spark's look-up does not find
+        (Iceberg's views): the schema's listing has it. None for anything else not found."""
+        if qualified.count(".") != 2:
+            return None
+        schema, name = qualified.rsplit(".", 1)
+        return "VIEW" if name in (self.list_schema(schema) or ()) else None
 
     def create_temp_view(self, view: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[object]]) -> None:
         """A session temp view of typed rows (unit-test inputs)."""
@@ -223,11 +235,12 @@ class SparkCatalog:
 
         Spark's own catalog does it with ``ALTER VIEW``. Iceberg's session catalog (``engine.lakehouse``) keeps
         views as its own, which refuse ``ALTER VIEW ... AS``: there a view is replaced in one commit of its
-        metadata, with the schema mode the view was created with."""
+        metadata, with the schema mode the view was created with; so are the views of the catalogs a project
+        declares for its models (``project.catalogs``), which are Iceberg's or others Spark knows less of."""
         if self._views_replaced is None:
             served = self.spark.conf.get("spark.sql.catalog.spark_catalog", None)
             self._views_replaced = served == SESSION_CATALOGS[ICEBERG]
-        if self._views_replaced:
+        if self._views_replaced or view.count(".") == 2:  # (a view of a model's own catalog: see above)
             self.execute(f"CREATE OR REPLACE VIEW {quote(view)} WITH SCHEMA EVOLUTION AS {select_sql}")
         else:
             self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")

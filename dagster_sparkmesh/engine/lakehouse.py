@@ -31,6 +31,7 @@ SESSION_CATALOGS = {
     ICEBERG: "org.apache.iceberg.spark.SparkSessionCatalog",
     DELTA: "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }
+ICEBERG_CATALOGS = (SESSION_CATALOGS[ICEBERG], "org.apache.iceberg.spark.SparkCatalog")
 _EXTENSIONS = {
     ICEBERG: "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
     DELTA: "io.delta.sql.DeltaSparkSessionExtension",
@@ -103,9 +104,22 @@ def with_lakehouse(config: dict[str, str], table_format: str | None) -> dict[str
     return {**lakehouse_settings(table_format), **config}
 
 
-def require_format_served(session_catalog: str | None, table_format: str) -> None:
+def require_format_served(spark_conf, table_format: str, catalog: str | None = None) -> None:
     """Refuse to write a lakehouse table through a session whose catalog cannot hold it: Spark would otherwise
-    fail deep in a write, or (Iceberg without its catalog) create a table that no other engine reads as Iceberg."""
+    fail deep in a write, or (Iceberg without its catalog) create a table that no other engine reads as Iceberg.
+    ``catalog``: the model's own catalog (``project.catalogs``), which the session must know; an Iceberg table
+    there needs one of Iceberg's catalogs (Delta's catalogs, like Unity Catalog, have classes of their own)."""
+    if catalog is not None:
+        implementation = spark_conf.get(f"spark.sql.catalog.{catalog}", None)
+        if implementation is not None and (table_format != ICEBERG or implementation in ICEBERG_CATALOGS):
+            return
+        raise EngineError(
+            f"this Spark session does not serve {table_format} tables in catalog {catalog}: "
+            f"spark.sql.catalog.{catalog} is {implementation or 'not set'}",
+            hint=f"declare the catalog in the connection's config (spark.sql.catalog.{catalog} and its options); "
+            "a running server keeps the settings it started with: `sparkmesh spark stop`",
+        )
+    session_catalog = spark_conf.get("spark.sql.catalog.spark_catalog", None)
     wanted = SESSION_CATALOGS[table_format]
     if session_catalog == wanted:
         return

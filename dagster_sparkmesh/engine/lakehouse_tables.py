@@ -201,8 +201,10 @@ class AuditBranch:
     def __init__(self, spark: SparkSession, table: str) -> None:
         self.spark, self.table = spark, table
         self.name = f"{_AUDIT_BRANCH_PREFIX}{uuid.uuid4().hex[:12]}"
-        # Iceberg finds a branch of a session-catalog table by the catalog-qualified name and ``branch_<name>``.
-        self.relation = f"spark_catalog.{table}.branch_{self.name}"
+        # A table of the model's own catalog is named with it; the others live in the session's catalog.
+        self.catalog, self.in_catalog = table.split(".", 1) if table.count(".") == 2 else ("spark_catalog", table)
+        # Iceberg finds a branch of a table by the catalog-qualified name and ``branch_<name>``.
+        self.relation = f"{self.catalog}.{self.in_catalog}.branch_{self.name}"
 
     def open(self) -> None:
         self._drop_leftovers()
@@ -212,7 +214,7 @@ class AuditBranch:
         """Branches of earlier writes that a crash stopped before ``close``: under the table's write lock no other
         write owns one, and left there each would keep its snapshots' files alive."""
         statement = (
-            f"SELECT name FROM spark_catalog.{self.table}.refs "
+            f"SELECT name FROM {self.catalog}.{self.in_catalog}.refs "
             f"WHERE type = 'BRANCH' AND startswith(name, {string_literal(_AUDIT_BRANCH_PREFIX)})"
         )
         with spark_errors(statement):
@@ -222,7 +224,7 @@ class AuditBranch:
 
     def publish(self) -> None:
         self._run(
-            f"CALL spark_catalog.system.fast_forward(table => '{self.table}', branch => 'main', to => '{self.name}')"
+            f"CALL {self.catalog}.system.fast_forward(table => '{self.in_catalog}', branch => 'main', to => '{self.name}')"
         )
 
     def close(self) -> None:

@@ -57,8 +57,7 @@ def table_diff(
 ) -> TableDiff:
     """``source``, ``target``: what each environment reads for the model (``Environment.relation_of``)."""
     for view in (source, target):
-        schema, table = view.split(".")
-        if table not in engine.catalog.list_tables(schema):
+        if not engine.catalog.physical_exists(view):
             raise ExecutionError(f"{view} does not exist", hint="plan and apply that environment first")
     source_columns, target_columns = dict(engine.catalog.columns(source)), dict(engine.catalog.columns(target))
     keys = _keys(model, on)

@@ -55,9 +55,10 @@ def _drop_views(ctx: ExecutionContext, environments: list) -> tuple[list[str], s
     schemas: set[str] = set()
     for env in environments:
         for snapshot in env.view_snapshots:
-            ctx.engine.catalog.drop_view(view_name(snapshot.name, env.name))
-            views.append(view_name(snapshot.name, env.name))
-            schemas.add(view_schema(snapshot.name, env.name))
+            view = view_name(snapshot.name, env.name, snapshot.catalog)
+            ctx.engine.catalog.drop_view(view)
+            views.append(view)
+            schemas.add(view_schema(snapshot.name, env.name, snapshot.catalog))
     return views, schemas
 
 
@@ -67,12 +68,12 @@ def _drop_tables(ctx: ExecutionContext) -> tuple[list[str], set[str]]:
     for snapshot in ctx.state.all_snapshots():
         if not snapshot.kind_type.has_physical_layer:
             continue
-        table = physical_table(snapshot.name, snapshot.version)
+        table = physical_table(snapshot.name, snapshot.version, snapshot.catalog)
         if table in tables:
             continue  # snapshots sharing a version share the table
         ctx.engine.drop_physical(table, is_view=snapshot.kind_type.physical_is_view)
         tables.append(table)
-        schemas.add(physical_schema(snapshot.name))
+        schemas.add(physical_schema(snapshot.name, snapshot.catalog))
     return tables, schemas
 
 
@@ -80,15 +81,15 @@ def _drop_preview_tables(ctx: ExecutionContext, environments: list) -> list[str]
     """Preview tables of the environments and of any stored snapshot, those the catalog lists (one listing per
     schema: most snapshots were never previewed)."""
     in_use = [s for env in environments for s in env.snapshots]
-    candidates = {(s.name, s.version, s.kind_name) for s in in_use if is_preview_version(s.version)}
+    candidates = {(s.name, s.version, s.kind_name, s.catalog) for s in in_use if is_preview_version(s.version)}
     stored = [s for s in ctx.state.all_snapshots() if s.kind_type.has_physical_layer]
-    candidates |= {(s.name, preview_version(s), s.kind_name) for s in stored}
-    schemas = {physical_schema(name) for name, _, _ in candidates}
+    candidates |= {(s.name, preview_version(s), s.kind_name, s.catalog) for s in stored}
+    schemas = {physical_schema(name, catalog) for name, _, _, catalog in candidates}
     listing = {schema: ctx.engine.catalog.list_schema(schema) or set() for schema in schemas}
     dropped = []
-    for name, version, kind in sorted(candidates):
-        table = physical_table(name, version)
-        schema, short_name = table.split(".")
+    for name, version, kind, catalog in sorted(candidates, key=str):
+        table = physical_table(name, version, catalog)
+        schema, short_name = table.rsplit(".", 1)
         if short_name not in listing[schema] and period_data_table(short_name) not in listing[schema]:
             continue
         ctx.engine.drop_physical(table, is_view=kind_type(kind).physical_is_view)
@@ -97,10 +98,12 @@ def _drop_preview_tables(ctx: ExecutionContext, environments: list) -> list[str]
 
 
 def _drop_empty_schemas(ctx: ExecutionContext, schemas: set[str]) -> tuple[list[str], list[str]]:
-    existing = {row[0].lower() for row in ctx.engine.catalog.query_rows("SHOW DATABASES")}
     dropped, kept = [], []
-    for schema in sorted(schemas & existing):
-        if ctx.engine.catalog.list_tables(schema):
+    for schema in sorted(schemas):  # (of the session's catalog or of a model's own: listed where it lives)
+        listing = ctx.engine.catalog.list_schema(schema)
+        if listing is None:
+            continue
+        if listing:
             kept.append(schema)
         else:
             ctx.engine.catalog.drop_schema(schema, cascade=False)

@@ -15,7 +15,7 @@ from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.macros import MacroEvaluator, load_user_macros
 from dagster_sparkmesh.macros import expansion, syntax
 from dagster_sparkmesh.plan.definition import Plan
-from dagster_sparkmesh.snapshot.naming import view_name
+from dagster_sparkmesh.snapshot.naming import schema_of, view_name
 
 
 def run_before_all(ctx: ExecutionContext, plan: Plan | None) -> None:
@@ -33,7 +33,7 @@ def _run(ctx: ExecutionContext, plan: Plan | None, statements: Sequence[str], wh
     evaluator = MacroEvaluator(
         dialect="spark",
         variables=ctx.project.config.variables,
-        locals={"this_env": ctx.environment, "views": views, "schemas": sorted({v.split(".")[0] for v in views})},
+        locals={"this_env": ctx.environment, "views": views, "schemas": sorted({schema_of(v) for v in views})},
         macros=load_user_macros(ctx.project.path).functions,
     )
     for text in statements:
@@ -60,4 +60,4 @@ def _views(ctx: ExecutionContext, plan: Plan | None) -> list[str]:
     environment = plan.environment_after if plan is not None else ctx.state.get_environment(ctx.environment)
     if environment is None:
         return []
-    return sorted(view_name(s.name, ctx.environment) for s in environment.view_snapshots)
+    return sorted(view_name(s.name, ctx.environment, s.catalog) for s in environment.view_snapshots)

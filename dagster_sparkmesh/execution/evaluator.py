@@ -21,8 +21,8 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
     began = time.monotonic()
     write = strategy_for(target.model)
     if write is None or not target.intervals:
-        return ModelRunResult(model=target.model.name, version=target.version, physical_table=None, skipped=True)
-    ctx.engine.catalog.create_schema(physical_schema(target.model.name))
+        return ModelRunResult(model=target.model.name, version=target.version, physical_table=target.table, skipped=True)
+    ctx.engine.catalog.create_schema(physical_schema(target.model.name, target.model.catalog))
     # Strategies are idempotent per interval and record intervals after the data, so a transient failure can
     # simply run the write again (intervals it already recorded are rewritten identically).
     with ctx.engine.catalog.session_settings(target.model.session_properties):

@@ -70,7 +70,7 @@ def _refresh_views(ctx: ExecutionContext, target: ModelTarget) -> None:
         snapshot = environment.snapshot_for(target.model.name)
         if snapshot is None or not snapshot.promoted or snapshot.version != target.version:
             continue
-        view = view_name(target.model.name, environment.name)
+        view = view_name(target.model.name, environment.name, target.model.catalog)
         if ctx.engine.catalog.view_exists(view):
             ctx.engine.catalog.alter_view(view, f"SELECT * FROM {quote(target.table)}")
 

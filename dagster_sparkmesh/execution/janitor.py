@@ -32,7 +32,7 @@ from dagster_sparkmesh.snapshot.naming import (
 from dagster_sparkmesh.snapshot.records import Interval, Snapshot
 
 # (model name, version, kind name) of a preview table that may have lost its last reference.
-_PreviewTable = tuple[str, str, str]
+_PreviewTable = tuple[str, str, str, str | None]  # name, version, kind, catalog
 
 _ALL_TIME = Interval(start=datetime(1, 1, 1), end=datetime(9999, 12, 31))
 
@@ -72,12 +72,13 @@ def _drop_expired_environments(
             continue  # the promotion under way extends the expiry; its lease lapses within minutes if it died
         schemas = set()
         for snapshot in environment.view_snapshots:
-            ctx.engine.catalog.drop_view(view_name(snapshot.name, environment.name))
-            views.append(view_name(snapshot.name, environment.name))
-            schemas.add(view_schema(snapshot.name, environment.name))
+            view = view_name(snapshot.name, environment.name, snapshot.catalog)
+            ctx.engine.catalog.drop_view(view)
+            views.append(view)
+            schemas.add(view_schema(snapshot.name, environment.name, snapshot.catalog))
         for snapshot in environment.snapshots:
             if snapshot.kind_type.has_physical_layer and is_preview_version(snapshot.version):
-                previews.add((snapshot.name, snapshot.version, snapshot.kind_name))
+                previews.add((snapshot.name, snapshot.version, snapshot.kind_name, snapshot.catalog))
         for schema in schemas:
             if not ctx.engine.catalog.list_tables(schema):
                 ctx.engine.catalog.drop_schema(schema, cascade=False)
@@ -108,7 +109,7 @@ def _drop_unreferenced_snapshots(
     # expired, or whose change prod now holds): its preview table goes once nothing points at it. Younger ones
     # are left alone, as a plan being applied may be writing their preview before promoting it.
     previews = {
-        (s.name, preview_version(s), s.kind_name)
+        (s.name, preview_version(s), s.kind_name, s.catalog)
         for s in stored
         if s.kind_type.has_physical_layer and s.created_at < older_than
     }
@@ -116,7 +117,7 @@ def _drop_unreferenced_snapshots(
         key = (snapshot.name, snapshot.version)
         if key in referenced_versions or not snapshot.kind_type.has_physical_layer:
             continue
-        table = physical_table(snapshot.name, snapshot.version)
+        table = physical_table(snapshot.name, snapshot.version, snapshot.catalog)
         if table not in tables:
             _drop_physical(ctx, table, snapshot.kind_name)
             ctx.state.remove_intervals(snapshot.name, snapshot.version, _ALL_TIME)
@@ -149,17 +150,17 @@ def _drop_unreferenced_previews(
     intervals. Most snapshots were never previewed: for those nothing is in the catalog, nothing to do."""
     referenced = {(s.name, s.version) for env in ctx.state.list_environments() for s in env.snapshots}
     unreferenced = sorted(c for c in of_environments | of_snapshots if (c[0], c[1]) not in referenced)
-    schemas = sorted({physical_schema(name) for name, _, _ in unreferenced})
+    schemas = sorted({physical_schema(name, catalog) for name, _, _, catalog in unreferenced})
     listing = {schema: ctx.engine.catalog.list_schema(schema) or set() for schema in schemas}
     dropped = []
-    for name, version, kind in unreferenced:
-        table = physical_table(name, version)
-        schema, short_name = table.split(".")
+    for name, version, kind, catalog in unreferenced:
+        table = physical_table(name, version, catalog)
+        schema, short_name = table.rsplit(".", 1)
         present = short_name in listing[schema] or period_data_table(short_name) in listing[schema]
         if present:
             _drop_physical(ctx, table, kind)
             dropped.append(table)
-        if present or (name, version, kind) in of_environments:
+        if present or (name, version, kind, catalog) in of_environments:
             ctx.state.delete_intervals(name, version)
     return dropped
 

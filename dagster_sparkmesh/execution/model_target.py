@@ -40,7 +40,7 @@ class ModelTarget:
 
     @property
     def table(self) -> str:
-        return physical_table(self.model.name, self.version)
+        return physical_table(self.model.name, self.version, self.model.catalog)
 
     @property
     def span(self) -> Interval:

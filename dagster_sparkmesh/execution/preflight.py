@@ -148,12 +148,12 @@ def _check_externals(ctx: ExecutionContext, models: list[Model]) -> dict[str, li
                 readers.setdefault(name, []).append(model)
     by_schema: dict[str, list[str]] = {}
     for name in sorted(readers):
-        by_schema.setdefault(name.split(".", 1)[0].lower(), []).append(name)
+        by_schema.setdefault(name.rsplit(".", 1)[0].lower(), []).append(name)
     problems = []
     for schema, names in by_schema.items():
         listing = ctx.engine.catalog.list_schema(schema)  # one catalog round trip per schema
         for name in names:
-            if listing is None or name.split(".", 1)[1].lower() not in listing:
+            if listing is None or name.rsplit(".", 1)[1].lower() not in listing:
                 missing = _missing_external(externals[name], readers[name], ctx.project.path, listing is not None)
                 problems.append(missing)
     raise_all(problems)
@@ -163,7 +163,7 @@ def _check_externals(ctx: ExecutionContext, models: list[Model]) -> dict[str, li
 def _missing_external(
     external: ExternalModel, readers: list[Model], root: Path, schema_exists: bool
 ) -> MissingExternalTable:
-    schema, table = external.name.split(".", 1)
+    schema, table = external.name.rsplit(".", 1)
     what = f"schema {schema} has no table {table}" if schema_exists else f"schema {schema} does not exist"
     reading = ", ".join(f"{m.name} ({_relative(m.path, root)})" for m in readers)
     return MissingExternalTable(

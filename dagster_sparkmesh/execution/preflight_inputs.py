@@ -78,7 +78,7 @@ class PreflightInputs:
         models_read = {name for model in models for name in model_reads(model, self.ctx.project.models)}
         models_read |= {model.name for model in written}
         tables = [self.tables[name] for name in models_read if name in self.ctx.project.models and name in self.tables]
-        schemas = sorted({table.split(".", 1)[0] for table in tables} - self._listings.keys())
+        schemas = sorted({table.rsplit(".", 1)[0] for table in tables} - self._listings.keys())
         self._listings.update(zip(schemas, pool.map(self.ctx.engine.catalog.list_schema, schemas)))
 
     def absent(self, models: Sequence[Model]) -> frozenset[str]:
@@ -163,7 +163,7 @@ class PreflightInputs:
         return view
 
     def _exists(self, qualified: str) -> bool:
-        schema, table = qualified.split(".", 1)
+        schema, table = qualified.rsplit(".", 1)  # (the schema with its catalog, if any)
         if schema not in self._listings:
             self._listings[schema] = self.ctx.engine.catalog.list_schema(schema)
         listing = self._listings[schema]

@@ -30,7 +30,7 @@ from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.explain import format_plan
 from dagster_sparkmesh.plan.stored import decode
 from dagster_sparkmesh.project.rendering import render_statements
-from dagster_sparkmesh.snapshot.naming import physical_table, quote, view_name
+from dagster_sparkmesh.snapshot.naming import physical_table, quote, schema_of, view_name
 from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot
 from dagster_sparkmesh.state.leases import LEASE_DURATION, abandoned
 
@@ -206,8 +206,8 @@ def _catalog_listing(ctx: ExecutionContext, plan: Plan, interrupted: tuple[Snaps
     """Every physical and view schema the promotion touches (an interrupted promotion's views too), listed from
     the catalog now: one round trip each, ``max_workers`` at a time."""
     env = ctx.environment
-    schemas = {physical_table(s.name, s.version).split(".")[0] for s in plan.environment_after.view_snapshots}
-    schemas |= {view_name(s.name, env).split(".")[0] for s in (*plan.environment_after.view_snapshots, *interrupted)}
+    schemas = {schema_of(physical_table(s.name, s.version, s.catalog)) for s in plan.environment_after.view_snapshots}
+    schemas |= {schema_of(view_name(s.name, env, s.catalog)) for s in (*plan.environment_after.view_snapshots, *interrupted)}
     ordered = sorted(schemas)
     with _workers(ctx) as pool:
         return dict(zip(ordered, pool.map(ctx.engine.catalog.list_schema, ordered)))
@@ -218,12 +218,12 @@ def _workers(ctx: ExecutionContext) -> ThreadPoolExecutor:
 
 
 def _in_catalog(listing: CatalogListing, qualified: str) -> bool:
-    schema, name = qualified.split(".")
+    schema, name = qualified.rsplit(".", 1)
     return name in (listing.get(schema) or ())
 
 
 def _verify_physical_tables_exist(ctx: ExecutionContext, plan: Plan, listing: CatalogListing) -> None:
-    tables = [physical_table(s.name, s.version) for s in plan.environment_after.view_snapshots]
+    tables = [physical_table(s.name, s.version, s.catalog) for s in plan.environment_after.view_snapshots]
     # A catalog may list only part of what it holds: Iceberg's session catalog over another catalog (a team's
     # JDBC or REST catalog) lists the metastore's tables, not its own. What the listing lacks is looked up.
     absent = [table for table in tables if not _in_catalog(listing, table) and not ctx.engine.catalog.physical_exists(table)]
@@ -251,22 +251,23 @@ def view_changes(
     swapped views, whose views of models this plan does not have may exist though no record names them."""
     changes = []
     for snapshot in plan.environment_after.view_snapshots:
-        view = view_name(snapshot.name, environment)
+        view = view_name(snapshot.name, environment, snapshot.catalog)
         before = current.snapshot_for(snapshot.name) if current else None
         had_view = before is not None and before.promoted
         exists = in_catalog(view) if in_catalog is not None else had_view
         if exists and not repoint_all and had_view and before.version == snapshot.version:
             continue
-        target = physical_table(snapshot.name, snapshot.version)
+        target = physical_table(snapshot.name, snapshot.version, snapshot.catalog)
         changes.append(ViewChange(model=snapshot.name, view=view, target=target, action="alter" if exists else "create"))
     kept = {s.name for s in plan.environment_after.view_snapshots}
     recorded = {s.name for s in current.view_snapshots} if current else set()
     for snapshot in current.view_snapshots if current else ():
         if snapshot.name not in kept:
-            view = view_name(snapshot.name, environment)
+            view = view_name(snapshot.name, environment, snapshot.catalog)
             changes.append(ViewChange(model=snapshot.name, view=view, target="", action="drop"))
-    for name in sorted({s.name for s in interrupted} - kept - recorded):
-        view = view_name(name, environment)
+    catalog_of = {s.name: s.catalog for s in interrupted}
+    for name in sorted(catalog_of.keys() - kept - recorded):
+        view = view_name(name, environment, catalog_of[name])
         if in_catalog is not None and in_catalog(view):
             changes.append(ViewChange(model=name, view=view, target="", action="drop"))
     return changes
@@ -279,7 +280,7 @@ def _interrupted_views(ctx: ExecutionContext, plan_id: str | None) -> tuple[Snap
 
 
 def _create_missing_schemas(ctx: ExecutionContext, changes: list[ViewChange], listing: CatalogListing) -> None:
-    for schema in sorted({c.view.split(".")[0] for c in changes if c.action != "drop"}):
+    for schema in sorted({schema_of(c.view) for c in changes if c.action != "drop"}):
         if listing.get(schema) is None:
             ctx.engine.catalog.create_schema(schema)
             listing[schema] = set()

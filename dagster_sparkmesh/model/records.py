@@ -94,6 +94,9 @@ class Model(Record):
     tags: tuple[str, ...] = ()
     grains: tuple[str, ...] = ()
     partitioned_by: tuple[str, ...] = ()
+    catalog: str | None = None
+    """The Spark catalog the model's table and views live in, when its name's catalog is one the project's
+    connection declares (``snapshot.naming``); None: the session's catalog."""
     table_format: str | None = None
     """SQLMesh's ``table_format`` (lower case): ``iceberg`` or ``delta`` make the physical table a lakehouse table
     (``model.table_formats``); other values, like Hive's, leave the default layouts."""

@@ -368,6 +368,7 @@ def _environment_after(
             fingerprint=s.fingerprint,
             version=versions.get(s.name, s.version),
             kind_name=s.kind_name,
+            catalog=s.catalog,
             metadata_hash=s.metadata_hash,
             promoted=promoted is None or s.name in promoted,
         )

@@ -99,8 +99,15 @@ class Plan(Record):
         tables = {name: name for name in external_models}
         for snapshot in self.environment_after.snapshots:
             if snapshot.kind_type.has_physical_layer:
-                tables[snapshot.name] = physical_table(snapshot.name, snapshot.version)
+                tables[snapshot.name] = physical_table(snapshot.name, snapshot.version, snapshot.catalog)
         return tables
+
+    def physical_table_of(self, model_name: str) -> str:
+        """The physical table the plan writes ``model_name`` into."""
+        snapshot = self.environment_after.snapshot_for(model_name)
+        if snapshot is None:
+            raise KeyError(model_name)
+        return physical_table(snapshot.name, snapshot.version, snapshot.catalog)
 
     def version_of(self, model_name: str) -> str | None:
         snapshot = self.environment_after.snapshot_for(model_name)

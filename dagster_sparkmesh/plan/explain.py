@@ -6,7 +6,7 @@ from datetime import datetime
 
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.snapshot.intervals import merge
-from dagster_sparkmesh.snapshot.naming import PROD, physical_table
+from dagster_sparkmesh.snapshot.naming import PROD
 from dagster_sparkmesh.snapshot.records import Interval
 
 _INDENT = "    "
@@ -65,7 +65,7 @@ def preview_label(plan: Plan, name: str) -> str:
 def preview_lines(plan: Plan) -> list[str]:
     """One line per previewed model: its preview range and table."""
     return [
-        f"{name} (preview): {_range(interval)} on {physical_table(name, plan.version_of(name) or '')}"
+        f"{name} (preview): {_range(interval)} on {plan.physical_table_of(name)}"
         for name, interval in plan.previews.items()
     ]
 

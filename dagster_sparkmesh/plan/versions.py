@@ -111,6 +111,13 @@ def _direct(
         category = categorize_model_change(previous, model)
         version = new_version(model.name, model.fingerprint)
         return Decision(model, "direct", _snapshot(model, version, category, base, decided, ctx), True, previous)
+    if previous.catalog != model.catalog:
+        raise PlanError(
+            f"{model.name}: a forward-only change cannot move the model's table to another catalog "
+            f"({previous.catalog or 'the session catalog'} to {model.catalog or 'the session catalog'})",
+            hint="plan the change without --forward-only (a new table is built in the new catalog), or keep the "
+            "catalog's declaration as it was",
+        )
     destructive = tuple(model_destructive_changes(previous, model))
     warnings = [_check_destructive(model, destructive), _check_additive(model, added_columns(previous, model))]
     warning = "; ".join(w for w in warnings if w) or None
@@ -226,6 +233,7 @@ def _snapshot(
         metadata_hash=model.metadata_hash,
         version=version,
         kind_name=model.kind.name,
+        catalog=model.catalog,
         change_category=category,
         parents=parents,
         previous_fingerprint=base.fingerprint if base else None,

@@ -43,6 +43,7 @@ from dagster_sparkmesh.project.sql import virtual_update
 from dagster_sparkmesh.project.checks import audits as audit_files
 from dagster_sparkmesh.project.cache import RecordCache, cache_dir, cache_salt
 from dagster_sparkmesh.project.column_schema import ModelColumns
+from dagster_sparkmesh.project.catalogs import placed_in_catalogs
 from dagster_sparkmesh.project.config import ProjectConfig
 from dagster_sparkmesh.project.config.loader import load_config
 from dagster_sparkmesh.project.checks.audits import load_audits
@@ -97,6 +98,7 @@ def _load(
     parsed = [item for repo in repos for item in repo.parsed]
     models, references = _collect(parsed)
     models = dag.drop_disabled(models, references)
+    models = placed_in_catalogs(models, first.config.connection)
     for repo in repos:
         models = bind_materializations(repo.path, models, repo.names, broken)
     not_loaded = {item.name for item in broken or () if item.name}

@@ -97,7 +97,7 @@ def physical_tables(
     def table_for(name: str) -> str | None:
         model = models.get(name)
         if model is not None and model.kind.has_physical_layer:
-            return physical_table(name, version_for(model))
+            return physical_table(name, version_for(model), model.catalog)
         if name in externals or (model is not None and model.kind.external):
             return name
         return None

@@ -3,8 +3,13 @@
 Physical table: ``sparkmesh__<schema>.<schema>__<name>__<version>``; view: ``<schema>.<name>`` in prod and
 ``<schema>__<env>.<name>`` elsewhere. All lower case (the Hive metastore lower-cases names anyway).
 
-Catalogs. Every object lives in the session's Hive metastore (``spark_catalog``), as with SQLMesh on Spark, which
-uses a single catalog. A model name may still be written ``catalog.schema.table`` (SQLMesh's own examples are):
+Catalogs. A model named ``catalog.schema.table`` lives in that Spark catalog when the project's connection
+declares it (``spark.sql.catalog.<catalog>`` in its ``config``: an Iceberg catalog, Unity Catalog...), as with
+SQLMesh on Spark: its table is ``<catalog>.sparkmesh__<schema>.<schema>__<name>__<version>`` and its views
+``<catalog>.<schema>.<name>`` and ``<catalog>.<schema>__<env>.<name>``. The model, its snapshots and its environment
+entries carry that catalog (``catalog``, None elsewhere), so that the objects of a version stay where they were
+written whatever the configuration says later. Otherwise every object lives in the session's catalog
+(``spark_catalog``), and a catalog in a name means (SQLMesh's own examples, written for DuckDB, use such names):
 
 - ``spark_catalog.schema.table`` is ``schema.table``: the catalog is dropped when the name is read.
 - any other catalog is kept in the model's name and folded into its schema here: ``ecommerce.silver.orders``
@@ -68,11 +73,16 @@ def qualified_name(parts: list[str] | tuple[str, ...], what: str = "model name")
     return ".".join(lowered)
 
 
-def split_model_name(model_name: str) -> tuple[str, str]:
-    """``(schema, table)`` of the objects a model owns; a catalog is folded into the schema (see above)."""
+def split_model_name(model_name: str, catalog: str | None = None) -> tuple[str, str]:
+    """``(schema, table)`` of the objects a model owns; a catalog other than the model's own Spark catalog
+    (``catalog``) is folded into the schema (see above)."""
     parts = model_name.split(".")
     if len(parts) not in (2, 3) or not all(parts):
         raise SparkMeshError(f"model name {model_name!r} must be qualified as schema.name or catalog.schema.name")
+    if catalog is not None:
+        if len(parts) != 3 or parts[0].lower() != catalog:
+            raise SparkMeshError(f"model name {model_name!r} does not name the catalog {catalog!r} it lives in")
+        return validate_identifier(parts[1], "schema name"), validate_identifier(parts[2], "model name")
     if len(parts) == 3 and parts[0].lower() != DEFAULT_CATALOG:
         catalog, schema = validate_identifier(parts[0], "catalog name"), validate_identifier(parts[1], "schema name")
         return f"{catalog}{CATALOG_SEPARATOR}{schema}", validate_identifier(parts[2], "model name")
@@ -84,15 +94,20 @@ def folded_name(model_name: str) -> str:
     return ".".join(split_model_name(model_name))
 
 
-def physical_schema(model_name: str) -> str:
-    schema, _ = split_model_name(model_name)
-    return f"{PHYSICAL_SCHEMA_PREFIX}{schema}"
+def _in_catalog(catalog: str | None) -> str:
+    """The prefix that places a schema in the model's own Spark catalog (none: the session's)."""
+    return f"{validate_identifier(catalog, 'catalog name')}." if catalog is not None else ""
 
 
-def physical_table(model_name: str, version: str) -> str:
-    schema, table = split_model_name(model_name)
+def physical_schema(model_name: str, catalog: str | None = None) -> str:
+    schema, _ = split_model_name(model_name, catalog)
+    return f"{_in_catalog(catalog)}{PHYSICAL_SCHEMA_PREFIX}{schema}"
+
+
+def physical_table(model_name: str, version: str, catalog: str | None = None) -> str:
+    schema, table = split_model_name(model_name, catalog)
     version = validate_identifier(version, "version")
-    return f"{PHYSICAL_SCHEMA_PREFIX}{schema}.{schema}__{table}__{version}"
+    return f"{_in_catalog(catalog)}{PHYSICAL_SCHEMA_PREFIX}{schema}.{schema}__{table}__{version}"
 
 
 def period_data_table(physical: str) -> str:
@@ -101,15 +116,20 @@ def period_data_table(physical: str) -> str:
     return f"{physical}{PERIOD_DATA_SUFFIX}"
 
 
-def view_schema(model_name: str, environment: str) -> str:
-    schema, _ = split_model_name(model_name)
+def view_schema(model_name: str, environment: str, catalog: str | None = None) -> str:
+    schema, _ = split_model_name(model_name, catalog)
     environment = validate_identifier(environment, "environment name")
-    return schema if environment == PROD else f"{schema}__{environment}"
+    return _in_catalog(catalog) + (schema if environment == PROD else f"{schema}__{environment}")
 
 
-def view_name(model_name: str, environment: str) -> str:
-    _, table = split_model_name(model_name)
-    return f"{view_schema(model_name, environment)}.{table}"
+def view_name(model_name: str, environment: str, catalog: str | None = None) -> str:
+    _, table = split_model_name(model_name, catalog)
+    return f"{view_schema(model_name, environment, catalog)}.{table}"
+
+
+def schema_of(qualified: str) -> str:
+    """The schema part of a qualified table or view name, with its catalog if it has one."""
+    return qualified.rsplit(".", 1)[0]
 
 
 def quote(qualified_name: str) -> str:

@@ -60,6 +60,8 @@ class Snapshot(Record):
     change_category: ChangeCategory | None = None
     parents: tuple[SnapshotId, ...] = ()
     previous_fingerprint: str | None = None
+    catalog: str | None = None
+    """The Spark catalog its objects live in (``Model.catalog``); None: the session's."""
     model_json: str
     """The Model record serialized with ``Model.model_dump_json()``: enough to render and run it later."""
     created_at: datetime
@@ -80,6 +82,8 @@ class EnvironmentSnapshot(Record):
     fingerprint: str
     version: str
     kind_name: str
+    catalog: str | None = None
+    """The Spark catalog of the model's objects (``Model.catalog``); None: the session's."""
     metadata_hash: str | None = None
     """The metadata this environment was promoted with (None: recorded before environments kept it). The snapshot
     record holds the latest metadata of its fingerprint, which another environment's plan may have changed."""
@@ -120,5 +124,5 @@ class Environment(Record):
         view of (a development environment's unchanged model) the physical table of its snapshot."""
         snapshot = self.snapshot_for(model_name)
         if snapshot is not None and not snapshot.promoted:
-            return physical_table(snapshot.name, snapshot.version)
-        return view_name(model_name, self.name)
+            return physical_table(snapshot.name, snapshot.version, snapshot.catalog)
+        return view_name(model_name, self.name, snapshot.catalog if snapshot is not None else None)

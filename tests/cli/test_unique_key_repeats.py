@@ -43,7 +43,7 @@ def test_a_repeated_unique_key_is_refused_whatever_the_batching(tmp_path, spark,
     assert "db.latest" in refused.output and "unique key customer_id = " in refused.output
     assert "latest.sql" in refused.output and "QUALIFY ROW_NUMBER()" in refused.output
     assert not spark.catalog.tableExists("db.latest")  # never promoted: no view with duplicates
-    tables = [t.name for t in spark.catalog.listTables("sparkmesh__db")] if spark.catalog.databaseExists(
+    tables = [t.name for t in spark.catalog.listTables("sparkmesh__db") if not t.isTemporary] if spark.catalog.databaseExists(
         "sparkmesh__db") else []
     assert tables == []  # nothing written
 

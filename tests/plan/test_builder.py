@@ -309,3 +309,18 @@ def test_plan_round_trips_through_json(world, shop):
     world.apply(*shop())
     plan = world.plan(*shop(orders="SELECT id, ds, 1 AS one FROM s.raw"), restate_models=["s.raw"])
     assert Plan.model_validate_json(plan.model_dump_json()) == plan
+
+
+@pytest.mark.slow
+def test_a_forward_only_change_cannot_move_a_models_table_to_another_catalog(world, model):
+    """The catalog is where a version's table is: a forward-only change keeps the version, so it cannot move it."""
+    forward = {"kind": {**TIME_RANGE, "forward_only": True}}
+    world.apply(model("lake.s.raw", "SELECT id, ds FROM src.events", ["src.events"], **forward))
+
+    with pytest.raises(PlanError, match="cannot move the model's table to another catalog") as error:
+        world.plan(model("lake.s.raw", "SELECT id, ds FROM src.events", ["src.events"], catalog="lake", **forward))
+    assert "without --forward-only" in (error.value.hint or "")
+    moved = world.plan(model("lake.s.raw", "SELECT id, ds FROM src.events", ["src.events"], catalog="lake",
+                             kind={**TIME_RANGE}))
+    assert moved.physical_table_of("lake.s.raw").startswith("lake.sparkmesh__s.s__raw__")
+    assert moved.missing_intervals["lake.s.raw"]  # a new table, built in the catalog

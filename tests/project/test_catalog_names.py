@@ -84,3 +84,37 @@ def test_other_shapes_are_still_invalid_model_names(tmp_path, name):
         load_project(target)
     assert "invalid model name" in error.value.message
     assert error.value.path.name == "bad.sql"
+
+
+def _declaring_shopcat(tmp_path: Path) -> Path:
+    target = tmp_path / "declared"
+    shutil.copytree(PROJECT, target)
+    config = (target / "config.yaml").read_text()
+    (target / "config.yaml").write_text(
+        "gateways:\n  local:\n    connection:\n      type: spark\n      config:\n"
+        "        spark.sql.catalog.shopcat: org.apache.iceberg.spark.SparkCatalog\n"
+        "        spark.sql.catalog.shopcat.type: hadoop\n"
+        "        spark.sql.catalog.spark_catalog.type: hive\n" + config
+    )
+    return target
+
+
+def test_models_of_a_declared_catalog_live_there_and_are_read_there(tmp_path, project):
+    declared = load_project(_declaring_shopcat(tmp_path), use_cache=False)
+
+    orders = declared.models["shopcat.silver.orders"]
+    assert (orders.catalog, orders.table_format) == ("shopcat", "iceberg")  # an Iceberg catalog: Iceberg tables
+    assert declared.models["gold.revenue"].catalog is None  # spark_catalog's options declare no catalog
+    assert orders.fingerprint != project.models["shopcat.silver.orders"].fingerprint  # another place, another table
+    table_for = physical_tables(declared.models, declared.external_models, lambda _: "v1")
+    rendered = {
+        name: render_query(declared.models[name], start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
+                           execution_time=datetime(2024, 1, 3), table_for=table_for, models=declared.models)
+        for name in ("shopcat.silver.orders", "gold.revenue")
+    }
+    assert "FROM `shopcat`.`sparkmesh__bronze`.`bronze__raw_orders__v1` AS o" in rendered["shopcat.silver.orders"]
+    assert "FROM `shopcat`.`sparkmesh__silver`.`silver__orders__v1` AS orders" in rendered["gold.revenue"]
+
+    from dagster_sparkmesh.dagster.translator import SparkMeshTranslator
+
+    assert SparkMeshTranslator().get_group_name(orders) == "silver"

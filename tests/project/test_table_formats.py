@@ -118,10 +118,21 @@ def test_a_session_serves_the_format_with_its_jars_and_the_users_settings_win():
 
 
 def test_a_session_that_does_not_serve_the_format_is_refused_with_what_to_do():
-    require_format_served(SESSION_CATALOGS["delta"], "delta")
+    require_format_served({"spark.sql.catalog.spark_catalog": SESSION_CATALOGS["delta"]}, "delta")
     with pytest.raises(EngineError, match="does not serve iceberg tables") as raised:
-        require_format_served(None, "iceberg")
+        require_format_served({}, "iceberg")
     assert "sparkmesh spark stop" in (raised.value.hint or "")
+
+
+def test_a_models_own_catalog_must_be_declared_and_an_iceberg_one_for_iceberg_tables():
+    iceberg_lake = {"spark.sql.catalog.lake": "org.apache.iceberg.spark.SparkCatalog"}
+    require_format_served(iceberg_lake, "iceberg", "lake")
+    require_format_served({"spark.sql.catalog.uc": "io.unitycatalog.spark.UCSingleCatalog"}, "delta", "uc")
+    with pytest.raises(EngineError, match="in catalog lake: spark.sql.catalog.lake is not set") as raised:
+        require_format_served({"spark.sql.catalog.spark_catalog": SESSION_CATALOGS["iceberg"]}, "iceberg", "lake")
+    assert "spark.sql.catalog.lake" in (raised.value.hint or "")
+    with pytest.raises(EngineError, match="in catalog uc"):
+        require_format_served({"spark.sql.catalog.uc": "io.unitycatalog.spark.UCSingleCatalog"}, "iceberg", "uc")
 
 
 @pytest.mark.parametrize(

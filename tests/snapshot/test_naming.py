@@ -10,6 +10,7 @@ from dagster_sparkmesh.snapshot.naming import (
     physical_schema,
     physical_table,
     qualified_name,
+    schema_of,
     view_name,
     view_schema,
 )
@@ -48,3 +49,20 @@ def test_two_part_names_are_unchanged():
     assert physical_table("shop.orders", "abc123") == "sparkmesh__shop.shop__orders__abc123"
     assert view_name("shop.orders", "dev") == "shop__dev.orders"
     assert folded_name("shop.orders") == "shop.orders"
+
+
+def test_a_declared_catalog_holds_the_tables_and_views_of_its_models():
+    name = "lake.sales.orders"
+    assert physical_schema(name, "lake") == "lake.sparkmesh__sales"
+    assert physical_table(name, "abc123", "lake") == "lake.sparkmesh__sales.sales__orders__abc123"
+    assert view_schema(name, "prod", "lake") == "lake.sales"
+    assert view_name(name, "prod", "lake") == "lake.sales.orders"
+    assert view_name(name, "dev", "lake") == "lake.sales__dev.orders"
+    assert schema_of(view_name(name, "dev", "lake")) == "lake.sales__dev"
+    assert schema_of(view_name(name, "dev")) == "lake__sales__dev"  # undeclared: folded
+
+
+@pytest.mark.parametrize("name", ["sales.orders", "other.sales.orders"])
+def test_a_model_must_be_named_with_the_catalog_it_lives_in(name):
+    with pytest.raises(SparkMeshError, match="does not name the catalog 'lake'"):
+        physical_table(name, "abc123", "lake")

@@ -93,7 +93,7 @@ def _table_settings(ctx: ExecutionContext, model: Model) -> TableSettings:
     serve: refused before the class runs) with its physical properties."""
     table_format = lakehouse_format(model)
     if table_format is not None:
-        require_format_served(ctx.engine.catalog.spark.conf.get("spark.sql.catalog.spark_catalog", None), table_format)
+        require_format_served(ctx.engine.catalog.spark.conf, table_format, model.catalog)
     return TableSettings(tuple(model.partitioned_by), table_format, dict(model.physical_properties) if table_format else {})
 
 

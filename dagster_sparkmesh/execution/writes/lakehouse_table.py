@@ -54,7 +54,7 @@ def open_table(ctx: ExecutionContext, target: ModelTarget) -> LakehouseTable:
     """The target's table, in the format the session must serve (refused otherwise, before anything is written);
     created empty first when the model reads its own table."""
     table_format = lakehouse_format(target.model) or ""  # (chosen by ``strategy_for`` for its format)
-    require_format_served(ctx.engine.catalog.spark.conf.get("spark.sql.catalog.spark_catalog", None), table_format)
+    require_format_served(ctx.engine.catalog.spark.conf, table_format, target.model.catalog)
     table = LakehouseTable(table_format, exists=not target.listed_absent)
     if target.model.depends_on_self and not table.exists:
         create_empty(ctx, target, table, empty_select(target.model))
