@@ -83,8 +83,9 @@ class SparkMeshTranslator:
         return dg.AssetKey(model.name.split("."))
 
     def get_group_name(self, model: Model | ExternalModel) -> str | None:
-        """The schema of the model's views (a catalog folded in: ``ecommerce__silver``)."""
-        return split_model_name(model.name, model.catalog)[0]
+        """The schema of the model's views (a catalog folded in: ``ecommerce__silver``; not a catalog the model
+        lives in); an external model's, as written."""
+        return split_model_name(model.name, model.catalog if isinstance(model, Model) else None)[0]
 
     def get_partitions_def(self, model: Model, default_start: str | None = None) -> dg.PartitionsDefinition | None:
         """Time partitions for incremental models (one partition per cron interval); None for the others.

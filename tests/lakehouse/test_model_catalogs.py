@@ -170,6 +170,51 @@ def test_a_kind_without_a_lakehouse_table_in_a_declared_catalog_is_refused_at_lo
     assert raised.value.path is not None and raised.value.path.name == "recent.sql"
 
 
+def test_dagster_materializes_a_declared_catalogs_model_by_partitions_and_promotes_its_view_there(
+    spark, lake, tmp_path, clean_catalog
+):
+    import dagster as dg
+
+    from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_specs, promotion_key, sparkmesh_assets
+    from dagster_sparkmesh.dagster.promotion import promotion_asset
+
+    project = _project(spark, tmp_path / "project", lake)
+    orders_file = project / "models" / "orders.sql"
+    orders_file.write_text(orders_file.read_text().replace("(time_column ds),", "(time_column ds), end '2024-01-05',"))
+    loaded = load_project(project, use_cache=False)
+    specs = build_sparkmesh_specs(loaded)
+    assets = [*sparkmesh_assets(project=loaded, specs=specs), promotion_asset(loaded, specs)]
+    warehouse = spark.sparkContext.getConf().get("spark.sql.warehouse.dir")
+    resource = SparkMeshResource(project_dir=str(project), spark_config={"spark.sql.warehouse.dir": warehouse})
+    orders, summary = dg.AssetKey(["lake", "sales", "orders"]), dg.AssetKey(["shop", "summary"])
+    spec = next(spec for spec in specs.model_specs if spec.key == orders)
+    assert (spec.metadata["dagster/table_name"], spec.group_name) == ("lake.sales.orders", "sales")
+
+    def materialize(selection, tags=None):
+        return dg.materialize(assets, selection=selection, resources={"sparkmesh": resource}, instance=instance,
+                              tags=tags or {}, raise_on_error=False)
+
+    with dg.instance_for_test() as instance:
+        ranged = materialize([orders], {"dagster/asset_partition_range_start": "2024-01-01",
+                                        "dagster/asset_partition_range_end": "2024-01-05"})
+        assert ranged.success
+        written = [e.materialization for e in ranged.get_asset_materialization_events()]
+        assert sorted(m.partition for m in written) == [f"2024-01-0{day}" for day in range(1, 6)]
+        table = written[0].metadata["sparkmesh/physical_table"].value
+        assert table.startswith("lake.sparkmesh__sales.sales__orders__")
+        assert not _namespace(spark, "sales")  # no view before the promotion
+        assert materialize([summary]).success
+        assert materialize([promotion_key("prod")]).success
+
+    assert "orders" in _names(spark, "SHOW VIEWS IN lake.sales")  # promoted: the view, in the model's catalog
+    assert spark_rows(spark, ORDERS, "SUM(orders)") == [(40,)]
+    assert spark_rows(spark, "shop.summary") == [(5, 7800)]
+
+
+def _namespace(spark, name: str) -> bool:
+    return name in {row[0] for row in spark.sql("SHOW NAMESPACES IN lake").collect()}
+
+
 def test_a_catalog_declared_in_config_yaml_holds_the_models_tables_for_every_command_and_pyiceberg(tmp_path):
     """As a user types it: each command its own process and JVM, the catalog declared in the connection's config
     (Iceberg's JDBC catalog in a SQLite file), PyIceberg reading the physical table from the same catalog."""
