@@ -67,9 +67,9 @@ def table_diff(
 
 def _relation(ctx: ExecutionContext, model_name: str, environment: str) -> str:
     record = ctx.state.get_environment(environment)
-    if record is not None:
+    if record is not None and record.snapshot_for(model_name) is not None:
         return record.relation_of(model_name)
-    model = ctx.project.models.get(model_name)
+    model = ctx.project.models.get(model_name)  # (the environment has no such model: named as the project has it)
     return view_name(model_name, environment, model.catalog if model is not None else None)
 
 

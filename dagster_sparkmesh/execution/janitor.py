@@ -149,7 +149,7 @@ def _drop_unreferenced_previews(
     """Drop the preview tables no environment points at any more (as listed in the catalog now), and their
     intervals. Most snapshots were never previewed: for those nothing is in the catalog, nothing to do."""
     referenced = {(s.name, s.version) for env in ctx.state.list_environments() for s in env.snapshots}
-    unreferenced = sorted(c for c in of_environments | of_snapshots if (c[0], c[1]) not in referenced)
+    unreferenced = sorted((c for c in of_environments | of_snapshots if (c[0], c[1]) not in referenced), key=str)
     schemas = sorted({physical_schema(name, catalog) for name, _, _, catalog in unreferenced})
     listing = {schema: ctx.engine.catalog.list_schema(schema) or set() for schema in schemas}
     dropped = []

@@ -19,6 +19,7 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.intervals import batches
 from dagster_sparkmesh.project.rendering import render_query
+from dagster_sparkmesh.snapshot.naming import DEFAULT_CATALOG
 from dagster_sparkmesh.snapshot.records import Interval, IntervalsToCompute
 
 if TYPE_CHECKING:
@@ -222,7 +223,8 @@ def created_by_pre_statements(models: Iterable[Model]) -> frozenset[str]:
             target = parsed.this if isinstance(parsed, exp.Create) else None
             target = target.this if isinstance(target, exp.Schema) else target
             if isinstance(target, exp.Table) and target.db:
-                created.add(f"{target.db}.{target.name}".lower())
+                parts = [part.name.lower() for part in target.parts]  # (with its catalog, as externals are named)
+                created.add(".".join(parts[1:] if parts[0] == DEFAULT_CATALOG and len(parts) == 3 else parts))
     return frozenset(created)
 
 

@@ -254,6 +254,10 @@ def view_changes(
         view = view_name(snapshot.name, environment, snapshot.catalog)
         before = current.snapshot_for(snapshot.name) if current else None
         had_view = before is not None and before.promoted
+        if had_view and before.catalog != snapshot.catalog:  # its catalog was declared (or no longer is)
+            old_view = view_name(snapshot.name, environment, before.catalog)
+            changes.append(ViewChange(model=snapshot.name, view=old_view, target="", action="drop"))
+            had_view = False
         exists = in_catalog(view) if in_catalog is not None else had_view
         if exists and not repoint_all and had_view and before.version == snapshot.version:
             continue

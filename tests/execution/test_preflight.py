@@ -367,3 +367,16 @@ def test_a_table_created_after_the_preflight_listed_it_absent_is_written_into(
     rows = spark.sql(f"SELECT ds, id FROM {schema}_raw.events ORDER BY ds").collect()
     assert [(str(r.ds), r.id) for r in rows] == [("2024-01-01", 1), ("2024-01-02", 1)]
     assert spark.sql(f"SELECT n FROM {schema}_shop.totals").collect()[0][0] == 2
+
+
+def test_tables_created_by_pre_statements_are_named_as_externals_are_with_their_catalog():
+    from dagster_sparkmesh.execution.preflight_inputs import created_by_pre_statements
+    from tests.plan.conftest import make_model
+
+    model = make_model("s.reader", "SELECT 1 AS a", pre_statements=(
+        "CREATE TABLE IF NOT EXISTS lake.raw.events AS SELECT 1 AS id",
+        "CREATE TABLE spark_catalog.raw.orders (id INT)",
+        "CREATE TABLE raw.customers AS SELECT 1 AS id",
+        "INSERT INTO raw.other SELECT 1",
+    ))
+    assert created_by_pre_statements([model]) == {"lake.raw.events", "raw.orders", "raw.customers"}

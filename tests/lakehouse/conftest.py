@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -96,3 +99,16 @@ def make_context(engine):
     yield make
     for store in stores:
         store.close()
+
+
+SPARKMESH = Path(sys.executable).parent / "sparkmesh"
+
+
+def run_sparkmesh(project: Path, *args: str) -> subprocess.CompletedProcess:
+    """A ``sparkmesh`` command as a user types it: its own process and JVM, the project's own session settings (not
+    the suite's format)."""
+    environment = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
+    environment.pop("SPARKMESH_TEST_TABLE_FORMAT", None)
+    return subprocess.run([str(SPARKMESH), "-p", str(project), *args], capture_output=True, text=True,
+                          env=environment, timeout=900)
+

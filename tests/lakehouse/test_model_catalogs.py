@@ -6,9 +6,6 @@ model of Spark's own catalog reads across."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -22,14 +19,13 @@ from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.snapshot.records import Interval
 from tests.conftest import SQLITE_JDBC_PACKAGE
-from tests.lakehouse.conftest import EXECUTION_TIME, SOURCE
+from tests.lakehouse.conftest import EXECUTION_TIME, SOURCE, run_sparkmesh
 from tests.lakehouse.outside_spark import provider, rows_outside_spark, spark_rows, table_location
 
 pytestmark = [pytest.mark.lakehouse, pytest.mark.iceberg_only, pytest.mark.slow]
 
 START, END = datetime(2024, 1, 1), datetime(2024, 1, 6)
 ORDERS = "lake.sales.orders"
-SPARKMESH = Path(sys.executable).parent / "sparkmesh"
 
 
 @pytest.fixture(scope="session")
@@ -60,17 +56,15 @@ def lake(spark, lake_files: Path):
         spark.sql(f"DROP NAMESPACE lake.{namespace}")
 
 
-def _project(spark, folder: Path, lake: dict[str, str], orders_filter: str = "TRUE") -> Path:
+def _project(spark, folder: Path, lake: dict[str, str], orders_filter: str = "TRUE", declared: bool = True) -> Path:
     spark.sql("CREATE DATABASE IF NOT EXISTS lh_src")
     if not spark.catalog.tableExists(SOURCE):
         spark.sql(f"CREATE TABLE {SOURCE} USING parquet AS SELECT id, DATE '2024-01-01' + CAST(id % 5 AS INT) AS ds, "
                   "id * 10 AS amount FROM range(40)")
     (folder / "models").mkdir(parents=True, exist_ok=True)
-    declared = "".join(f"        {key}: {value}\n" for key, value in lake.items())
-    (folder / "config.yaml").write_text(
-        "gateways:\n  local:\n    connection:\n      type: spark\n      config:\n" + declared
-        + "model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n"
-    )
+    settings = "".join(f"        {key}: {value}\n" for key, value in lake.items()) if declared else ""
+    connection = "gateways:\n  local:\n    connection:\n      type: spark\n      config:\n" + settings if declared else ""
+    (folder / "config.yaml").write_text(connection + "model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n")
     (folder / "external_models.yaml").write_text(f"- name: {SOURCE}\n  columns: {{id: bigint, ds: date, amount: bigint}}\n")
     (folder / "models" / "orders.sql").write_text(
         f"MODEL (name {ORDERS}, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), "
@@ -139,6 +133,22 @@ def test_a_development_environment_and_the_janitor_work_in_the_models_catalog(
     assert "sales__dev" not in {row[0] for row in spark.sql("SHOW NAMESPACES IN lake").collect()}  # emptied: gone
     assert dev_table.rsplit(".", 1)[1] not in _names(spark, "SHOW TABLES IN lake.sparkmesh__sales")
     assert spark_rows(spark, ORDERS, "SUM(orders)") == [(40,)]
+
+
+def test_a_catalog_declared_later_moves_the_model_there_and_its_old_view_goes(
+    spark, lake, tmp_path, make_context, clean_catalog
+):
+    project = _project(spark, tmp_path / "project", lake, declared=False)
+    _applied(make_context, project)
+    assert spark_rows(spark, "lake__sales.orders", "SUM(orders)") == [(40,)]  # undeclared: folded, Spark's catalog
+
+    _project(spark, project, lake)  # the connection now declares the catalog
+    _, plan = _applied(make_context, project)
+
+    assert plan.physical_table_of(ORDERS).startswith("lake.sparkmesh__sales.")
+    assert spark_rows(spark, ORDERS, "SUM(orders)") == [(40,)]
+    assert not spark.catalog.tableExists("lake__sales.orders")  # the folded view went with the move
+    assert spark_rows(spark, "shop.summary") == [(5, 7800)]
 
 
 def test_a_failing_blocking_audit_leaves_the_models_catalog_table_as_readers_saw_it(
@@ -244,17 +254,17 @@ model_defaults:
         "MODEL (name shop.summary, kind FULL);\nSELECT SUM(orders) AS orders FROM lake.sales.orders"
     )
 
-    built = _sparkmesh(project, "plan", "--auto-apply", "--no-prompts")
+    built = run_sparkmesh(project, "plan", "--auto-apply", "--no-prompts")
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
     (project / "models" / "orders.sql").write_text(orders.format(where="id >= 3"))
-    dev = _sparkmesh(project, "plan", "dev", "--auto-apply", "--no-prompts")
+    dev = run_sparkmesh(project, "plan", "dev", "--auto-apply", "--no-prompts")
     assert dev.returncode == 0, dev.stdout[-3000:] + dev.stderr[-3000:]
-    read = _sparkmesh(project, "fetchdf", "--json", "SELECT (SELECT orders FROM shop.summary) AS prod, "
+    read = run_sparkmesh(project, "fetchdf", "--json", "SELECT (SELECT orders FROM shop.summary) AS prod, "
                       "(SELECT SUM(orders) FROM lake.sales__dev.orders) AS dev, "
                       "(SELECT orders FROM shop__dev.summary) AS dev_summary")
     assert read.returncode == 0, read.stderr[-3000:]
     assert json.loads(read.stdout) == [{"prod": 30, "dev": 27, "dev_summary": 27}]
-    diff = _sparkmesh(project, "table-diff", "prod:dev", "lake.sales.orders", "--on", "ds")
+    diff = run_sparkmesh(project, "table-diff", "prod:dev", "lake.sales.orders", "--on", "ds")
     assert diff.returncode == 0, diff.stderr[-3000:]
     assert "lake.sales.orders" in diff.stdout and "lake.sales__dev.orders" in diff.stdout
 
@@ -267,13 +277,6 @@ model_defaults:
               for name in tables}
     assert totals == {30, 27}
 
-    destroyed = _sparkmesh(project, "destroy", "--yes")
+    destroyed = run_sparkmesh(project, "destroy", "--yes")
     assert destroyed.returncode == 0, destroyed.stderr[-3000:]
     assert catalog.list_namespaces() == []  # tables, views and schemas of the lake: all gone
-
-
-def _sparkmesh(project: Path, *args: str) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    environment.pop("SPARKMESH_TEST_TABLE_FORMAT", None)
-    return subprocess.run([str(SPARKMESH), "-p", str(project), *args], capture_output=True, text=True,
-                          env=environment, timeout=900)

@@ -6,19 +6,17 @@ without Spark."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import psycopg2
 import pytest
 
+from tests.lakehouse.conftest import run_sparkmesh
+
 pytestmark = [pytest.mark.lakehouse, pytest.mark.iceberg_only, pytest.mark.slow]
 
 POSTGRES = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
-SPARKMESH = Path(sys.executable).parent / "sparkmesh"
 
 
 @pytest.fixture
@@ -60,19 +58,13 @@ model_defaults:
     return root
 
 
-def _sparkmesh(project: Path, *args: str) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}
-    environment.pop("SPARKMESH_TEST_TABLE_FORMAT", None)
-    return subprocess.run([str(SPARKMESH), "-p", str(project), *args], capture_output=True, text=True,
-                          env=environment, timeout=900)
-
 
 def test_the_catalog_in_postgres_is_shared_by_processes_and_read_by_pyiceberg(tmp_path, catalog_database):
     project = _project(tmp_path / "team", catalog_database)
 
-    built = _sparkmesh(project, "plan", "--auto-apply")
+    built = run_sparkmesh(project, "plan", "--auto-apply")
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
-    read = _sparkmesh(project, "fetchdf", "--json", "SELECT ds, orders, total FROM team.daily ORDER BY ds")
+    read = run_sparkmesh(project, "fetchdf", "--json", "SELECT ds, orders, total FROM team.daily ORDER BY ds")
     assert read.returncode == 0, read.stderr[-3000:]
     expected = [
         {"ds": "2024-01-01", "orders": 10, "total": 135},
