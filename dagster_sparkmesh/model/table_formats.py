@@ -76,6 +76,22 @@ def property_text(value: object) -> str:
     return str(value)
 
 
+FILE_FORMAT_PROPERTY = "write.format.default"
+
+
+def with_file_format(
+    table_format: str | None, storage_format: str | None, properties: tuple[tuple[str, str], ...]
+) -> tuple[tuple[str, str], ...]:
+    """A lakehouse table's properties with its files' format: SQLMesh's Spark engine writes a ``storage_format``
+    given beside a ``table_format`` as the table property ``write.format.default`` (``orc`` files in an Iceberg
+    table); a property the model sets itself wins."""
+    if table_format not in LAKEHOUSE_FORMATS or not storage_format or storage_format in LAKEHOUSE_FORMATS:
+        return properties
+    if FILE_FORMAT_PROPERTY in dict(properties):
+        return properties
+    return (*properties, (FILE_FORMAT_PROPERTY, storage_format))
+
+
 def merged_properties(
     defaults: tuple[tuple[str, str], ...], own: tuple[tuple[str, str], ...]
 ) -> tuple[tuple[str, str], ...]:

@@ -198,3 +198,31 @@ def test_a_property_without_a_value_is_refused_at_its_line_and_column(tmp_path):
     with pytest.raises(ProjectError, match="expected key = value, got 'sm_team'") as raised:
         load_project(root, use_cache=False)
     assert (raised.value.line, raised.value.col) == (2, 24)
+
+
+def test_a_storage_format_beside_a_table_format_is_the_files_format_as_on_sqlmesh_spark(tmp_path):
+    root = _project(tmp_path, "  table_format: iceberg\n", **{
+        "full.sql": FULL.format(extra=", storage_format ORC"),
+        "timed.sql": TIMED.format(extra=", storage_format orc, physical_properties ('write.format.default' = 'avro')"),
+        "keyed.sql": KEYED.format(extra=""),
+    })
+    (root / "models" / "py.py").write_text(
+        "import typing as t\nfrom sqlmesh import ExecutionContext, model\n\n"
+        "@model('s.py', kind='FULL', columns={'x': 'int'}, storage_format='orc')\n"
+        "def execute(context: ExecutionContext, **kwargs: t.Any):\n    return context.spark.sql('SELECT 1 AS x')\n"
+    )
+    models = load_project(root, use_cache=False).models
+
+    assert dict(models["s.full"].physical_properties) == {"write.format.default": "orc"}
+    assert dict(models["s.py"].physical_properties) == {"write.format.default": "orc"}
+    assert dict(models["s.timed"].physical_properties) == {"write.format.default": "avro"}  # the model's own wins
+    assert models["s.keyed"].physical_properties == ()  # no storage format: Iceberg's own default
+
+
+def test_sqlmeshs_clustering_and_tool_settings_load_and_change_nothing(tmp_path):
+    plain = load_project(_project(tmp_path / "plain", **{"full.sql": FULL.format(extra="")}), use_cache=False)
+    tuned = load_project(_project(tmp_path / "tuned", **{"full.sql": FULL.format(
+        extra=", clustered_by (x), optimize_query false, formatting false, ignored_rules (noselectstar)"
+    )}), use_cache=False)
+
+    assert tuned.models["s.full"].fingerprint == plain.models["s.full"].fingerprint

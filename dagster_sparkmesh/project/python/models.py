@@ -28,7 +28,7 @@ from typing import Any
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.model.table_formats import merged_properties
+from dagster_sparkmesh.model.table_formats import merged_properties, with_file_format
 from dagster_sparkmesh.project.column_schema import ModelColumns
 from dagster_sparkmesh.project.python import options as python_model_options
 from dagster_sparkmesh.project.config import ModelDefaults
@@ -361,6 +361,14 @@ def _only_model_function(
 
 
 def _scalar_options(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> dict[str, Any]:
+    scalars = _scalar_values(options, where, defaults)
+    scalars["physical_properties"] = with_file_format(
+        scalars["table_format"], scalars["storage_format"], scalars["physical_properties"]
+    )
+    return scalars
+
+
+def _scalar_values(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> dict[str, Any]:
     text = python_model_options.optional_text
     names = python_model_options.names
     grains = options.get("grains", options.get("grain"))

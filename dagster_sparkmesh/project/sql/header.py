@@ -334,5 +334,11 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     # SQLMesh's join keys to other models, for its semantic layer: nothing that runs reads them (Python models
     # accept them the same way). SQLMesh's ecommerce example writes them on every model.
     "references": lambda header, value, dialect: None,
+    # SQLMesh's Spark engine makes no clustering of ``clustered_by`` (its Hive table properties leave it out),
+    # and these tune SQLMesh's own tools (its optimizer's rewriting, its formatter, its linter), not the data.
+    "clustered_by": lambda header, value, dialect: None,
+    "optimize_query": lambda header, value, dialect: None,
+    "formatting": lambda header, value, dialect: None,
+    "ignored_rules": lambda header, value, dialect: None,
 }
 _ALIASES = {"grain": "grains"}

@@ -23,7 +23,7 @@ from sqlglot.errors import ParseError, SqlglotError
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import ModelKind, ViewKind
 from dagster_sparkmesh.model.records import AuditDefinition, Model
-from dagster_sparkmesh.model.table_formats import merged_properties
+from dagster_sparkmesh.model.table_formats import merged_properties, with_file_format
 from dagster_sparkmesh.project.checks.audits import read_inline_audits
 from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.project.config import ModelDefaults
@@ -163,7 +163,11 @@ def _parse_model_file(
         partitioned_by=header.partitioned_by,
         table_format=header.table_format or defaults.table_format,
         storage_format=header.storage_format or defaults.storage_format,
-        physical_properties=merged_properties(defaults.physical_properties, header.physical_properties),
+        physical_properties=with_file_format(
+            header.table_format or defaults.table_format,
+            header.storage_format or defaults.storage_format,
+            merged_properties(defaults.physical_properties, header.physical_properties),
+        ),
         columns=header.columns,
         column_descriptions=header.column_descriptions,
         audits=header.audits,
