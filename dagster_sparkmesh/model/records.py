@@ -82,6 +82,9 @@ class Model(Record):
     """Python models made from a blueprint: (variable, value as JSON text), for ``context.blueprint_var``."""
     seed_content_hash: str | None = None
     """Seeds: sha256 of the CSV bytes."""
+    stamp: str | None = None
+    """SQLMesh's ``stamp``: any text, part of the model's data, so that changing it makes a new version (a rebuild
+    asked for without another change)."""
     macro_code: str | None = None
     """Digest of the code of the project's Python macros the model's file calls (``macros.code_digest``)."""
 

@@ -73,6 +73,8 @@ def _later_data(model: Model) -> list[object]:
     """Data fields added after the hash format was fixed, hashed only when set (unchanged hashes otherwise). The
     lakehouse format is what the table is written in (``model.table_formats``): another format, another table."""
     later: list[object] = [["macro_code", model.macro_code]] if model.macro_code else []
+    if model.stamp is not None:
+        later.append(["stamp", model.stamp])
     if model.catalog is not None:  # (its table lives in that catalog: another catalog, another table)
         later.append(["catalog", model.catalog])
     written_format = lakehouse_format(model)

@@ -226,3 +226,20 @@ def test_sqlmeshs_clustering_and_tool_settings_load_and_change_nothing(tmp_path)
     )}), use_cache=False)
 
     assert tuned.models["s.full"].fingerprint == plain.models["s.full"].fingerprint
+
+
+def test_a_stamp_makes_a_new_version_as_in_sqlmesh(tmp_path):
+    python_model = ("import typing as t\nfrom sqlmesh import ExecutionContext, model\n\n"
+                    "@model('s.py', kind='FULL', columns={{'x': 'int'}}{stamp})\n"
+                    "def execute(context: ExecutionContext, **kwargs: t.Any):\n    return context.spark.sql('SELECT 1 AS x')\n")
+
+    def fingerprints(folder: str, stamp: str | None) -> dict[str, str]:
+        root = _project(tmp_path / folder, **{"full.sql": FULL.format(extra=f", stamp '{stamp}'" if stamp else "")})
+        (root / "models" / "py.py").write_text(python_model.format(stamp=f", stamp='{stamp}'" if stamp else ""))
+        return {name: model.fingerprint for name, model in load_project(root, use_cache=False).models.items()}
+
+    plain, first, again, second = (fingerprints(folder, stamp) for folder, stamp in
+                                   (("plain", None), ("first", "v1"), ("again", "v1"), ("second", "v2")))
+    for name in ("s.full", "s.py"):
+        assert len({plain[name], first[name], second[name]}) == 3, name
+        assert first[name] == again[name]

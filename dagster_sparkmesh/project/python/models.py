@@ -383,6 +383,7 @@ def _scalar_values(options: dict[str, Any], where: Where, defaults: ModelDefault
         "partitioned_by": tuple(c.lower() for c in names("partitioned_by", options.get("partitioned_by"), where)),
         "table_format": _lower(text("table_format", options.get("table_format"), where)) or defaults.table_format,
         "storage_format": _lower(text("storage_format", options.get("storage_format"), where)) or defaults.storage_format,
+        "stamp": text("stamp", options.get("stamp"), where),
         "physical_properties": merged_properties(
             defaults.physical_properties,
             python_model_options.properties("physical_properties", options.get("physical_properties"), where),

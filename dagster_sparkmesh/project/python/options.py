@@ -30,10 +30,10 @@ from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
 SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
     column_descriptions dialect pre_statements post_statements references is_sql blueprints signals
-    session_properties on_virtual_update table_format storage_format physical_properties""".split()
+    session_properties on_virtual_update table_format storage_format physical_properties stamp""".split()
 )
 IGNORED_ARGUMENTS = frozenset(
-    """stamp interval_unit virtual_properties clustered_by
+    """interval_unit virtual_properties clustered_by
     allow_partials optimize_query validate_query formatting gateway cron_tz ignored_rules
     retention lookback physical_version""".split()
 )

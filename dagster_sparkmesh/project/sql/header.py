@@ -71,6 +71,7 @@ class ModelHeader:
     partitioned_by: tuple[str, ...] = ()
     table_format: str | None = None
     storage_format: str | None = None
+    stamp: str | None = None
     physical_properties: tuple[tuple[str, str], ...] = ()
     columns: tuple[tuple[str, str], ...] = ()
     column_descriptions: tuple[tuple[str, str], ...] = ()
@@ -324,6 +325,7 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "partitioned_by": _setter("partitioned_by", _lower_words),
     "table_format": _setter("table_format", lambda value: value.word().lower()),
     "storage_format": _setter("storage_format", lambda value: value.word().lower()),
+    "stamp": _setter("stamp", lambda value: value.scalar()),
     "physical_properties": _read_properties,
     "columns": _read_columns,
     "column_descriptions": _read_column_descriptions,

@@ -163,6 +163,7 @@ def _parse_model_file(
         partitioned_by=header.partitioned_by,
         table_format=header.table_format or defaults.table_format,
         storage_format=header.storage_format or defaults.storage_format,
+        stamp=header.stamp,
         physical_properties=with_file_format(
             header.table_format or defaults.table_format,
             header.storage_format or defaults.storage_format,
