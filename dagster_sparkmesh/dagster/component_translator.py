@@ -18,7 +18,7 @@ from dagster_sparkmesh.snapshot.naming import split_model_name
 
 def template_data(model: Model) -> dict[str, Any]:
     """What a ``translation`` template sees of a model as ``node``."""
-    schema, table = split_model_name(model.name, getattr(model, "catalog", None))  # (an external model has none)
+    schema, table = split_model_name(model.name, model.catalog)
     return {
         "name": model.name,
         "schema": schema,

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 
 from dagster_sparkmesh.errors import EngineError
-from dagster_sparkmesh.model.table_formats import DELTA, ICEBERG
+from dagster_sparkmesh.model.table_formats import DELTA, ICEBERG, ICEBERG_CATALOG_CLASS
 
 ICEBERG_PACKAGE = "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0"
 DELTA_PACKAGE = "io.delta:delta-spark_4.1_2.13:4.4.0"
@@ -31,7 +31,7 @@ SESSION_CATALOGS = {
     ICEBERG: "org.apache.iceberg.spark.SparkSessionCatalog",
     DELTA: "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }
-ICEBERG_CATALOGS = (SESSION_CATALOGS[ICEBERG], "org.apache.iceberg.spark.SparkCatalog")
+ICEBERG_CATALOGS = (SESSION_CATALOGS[ICEBERG], ICEBERG_CATALOG_CLASS)
 _EXTENSIONS = {
     ICEBERG: "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
     DELTA: "io.delta.sql.DeltaSparkSessionExtension",

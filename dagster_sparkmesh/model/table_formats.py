@@ -19,6 +19,9 @@ from dagster_sparkmesh.model.records import Model
 
 ICEBERG = "iceberg"
 DELTA = "delta"
+ICEBERG_CATALOG_CLASS = "org.apache.iceberg.spark.SparkCatalog"
+"""Iceberg's Spark catalog (a catalog of its own, beside the session's): the loader places models there
+(``project.catalogs``) and the engine checks a session's catalog is one (``engine.lakehouse``)."""
 LAKEHOUSE_FORMATS = (ICEBERG, DELTA)
 
 

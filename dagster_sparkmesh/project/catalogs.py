@@ -17,12 +17,11 @@ from collections.abc import Mapping
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.model.table_formats import ICEBERG, lakehouse_format, requested_format
+from dagster_sparkmesh.model.table_formats import ICEBERG, ICEBERG_CATALOG_CLASS, lakehouse_format, requested_format
 from dagster_sparkmesh.project.config import SparkConnection
 from dagster_sparkmesh.snapshot.naming import DEFAULT_CATALOG
 
 _CATALOG_KEY = "spark.sql.catalog."
-ICEBERG_CATALOG = "org.apache.iceberg.spark.SparkCatalog"
 
 
 def declared_catalogs(connection: SparkConnection) -> dict[str, str]:
@@ -49,7 +48,7 @@ def _placed(model: Model, declared: Mapping[str, str]) -> Model:
     if len(parts) != 3 or parts[0] not in declared:
         return model
     catalog = parts[0]
-    implied = ICEBERG if declared[catalog] == ICEBERG_CATALOG and requested_format(model) is None else None
+    implied = ICEBERG if declared[catalog] == ICEBERG_CATALOG_CLASS and requested_format(model) is None else None
     placed = model.model_copy(update={"catalog": catalog, **({"table_format": implied} if implied else {})})
     if placed.kind.has_physical_layer and lakehouse_format(placed) is None:
         raise ProjectError(
