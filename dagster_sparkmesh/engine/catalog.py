@@ -41,6 +41,7 @@ class SparkCatalog:
         self._schemas: set[str] = set()
         self._schema_creation = threading.Lock()
         self._system_functions: frozenset[str] | None = None
+        self._system_functions_listing = threading.Lock()  # two models' threads ask at once: list once
         self._views_replaced: bool | None = None
 
     # -- statements and queries -------------------------------------------------------------------------------
@@ -65,8 +66,10 @@ class SparkCatalog:
 
     def system_functions(self) -> frozenset[str]:
         """The names (lower case) of the functions Spark ships, asked once per engine."""
-        if self._system_functions is None:
-            self._system_functions = frozenset(str(row[0]).lower() for row in self.query_rows("SHOW SYSTEM FUNCTIONS"))
+        with self._system_functions_listing:
+            if self._system_functions is None:
+                rows = self.query_rows("SHOW SYSTEM FUNCTIONS")
+                self._system_functions = frozenset(str(row[0]).lower() for row in rows)
         return self._system_functions
 
     @contextmanager

@@ -109,7 +109,20 @@ SPARK_FUNCTIONS = frozenset({"pmod", "hash", "concat", "explode", "sequence", "s
     ],
 )
 def test_repeatable_queries(sql, repeatable):
-    assert _repeatable(sqlglot.parse_one(sql, read="spark"), SPARK_FUNCTIONS) is repeatable
+    assert _repeatable(sqlglot.parse_one(sql, read="spark"), lambda: SPARK_FUNCTIONS) is repeatable
+
+
+def test_spark_is_asked_for_its_functions_only_for_a_function_sqlglot_does_not_know():
+    asked = []
+
+    def listing() -> frozenset[str]:
+        asked.append(1)
+        return SPARK_FUNCTIONS
+
+    assert _repeatable(sqlglot.parse_one("SELECT SUM(a), COALESCE(b, 0) FROM t", read="spark"), listing)
+    assert asked == []
+    assert not _repeatable(sqlglot.parse_one("SELECT my_udf(a) FROM t", read="spark"), listing)
+    assert asked == [1]
 
 
 def test_a_full_model_reading_a_view_model_follows_it_to_what_it_reads(spark, mini_project, make_context):
