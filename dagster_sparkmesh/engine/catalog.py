@@ -23,6 +23,7 @@ from dagster_sparkmesh.engine.failure_kinds import is_transient
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.lakehouse import SESSION_CATALOGS
 from dagster_sparkmesh.engine.session import query_frame
+from dagster_sparkmesh.engine.settings_turns import turns_of
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.model.table_formats import ICEBERG
@@ -75,19 +76,26 @@ class SparkCatalog:
     @contextmanager
     def session_settings(self, settings: Sequence[tuple[str, str]]) -> Iterator[None]:
         """Spark session settings for the work inside, then each back to what it was (a model's
-        ``session_properties``)."""
-        before = [(key, self.spark.conf.get(key, None)) for key, _ in settings]
-        with spark_errors(", ".join(f"SET {key} = {value}" for key, value in settings)):
-            for key, value in settings:
-                self.spark.conf.set(key, value)
-        try:
-            yield
-        finally:
-            for key, value in before:
-                if value is None:
-                    self.spark.conf.unset(key)
-                else:
-                    self.spark.conf.set(key, value)
+        ``session_properties``). Work with settings runs alone on the session, work without them beside each other
+        (``engine.settings_turns``): the settings are the whole session's."""
+        turns = turns_of(self.spark)
+        if not settings:
+            with turns.shared():
+                yield
+            return
+        with turns.alone():
+            before = [(key, self.spark.conf.get(key, None)) for key, _ in settings]
+            try:
+                with spark_errors(", ".join(f"SET {key} = {value}" for key, value in settings)):
+                    for key, value in settings:
+                        self.spark.conf.set(key, value)
+                yield
+            finally:
+                for key, value in before:
+                    if value is None:
+                        self.spark.conf.unset(key)
+                    else:
+                        self.spark.conf.set(key, value)
 
     def create_query_view(self, view: str, sql: str) -> None:
         """A session temp view of a query (analyzed, not run): what a preflight reads in place of a new table."""

@@ -35,3 +35,66 @@ def test_session_properties_and_on_virtual_update(spark, mini_project, make_cont
     assert spark.sql("SELECT partitions FROM shop.settings_seen").collect()[0][0] == "7"
     assert spark.conf.get("spark.sql.shuffle.partitions") == before  # set back after the model's job
     assert [r[0] for r in spark.sql("SELECT n FROM vu_log.calls").collect()] == [1]  # the view, once promoted
+
+
+SQL_SESSION_MODEL = """MODEL (
+  name shop.lenient_cast,
+  kind FULL,
+  session_properties (
+    'spark.sql.ansi.enabled' = false,
+    "spark.sql.shuffle.partitions" = 3
+  ),
+  grants ('select' = ['group:analysts']),
+  grants_target_layer 'virtual'
+);
+
+SELECT CAST('not a number' AS INT) AS n, '${spark.sql.shuffle.partitions}' AS partitions
+"""
+
+
+def test_a_sql_models_session_properties_are_set_around_its_statements(spark, mini_project, make_context):
+    """As SQLMesh writes them in a SQL model's header; its grants load and change nothing (SQLMesh's Spark engine
+    applies none)."""
+    (mini_project / "models" / "lenient_cast.sql").write_text(SQL_SESSION_MODEL)
+    before = spark.conf.get("spark.sql.ansi.enabled"), spark.conf.get("spark.sql.shuffle.partitions")
+    ctx = make_context(mini_project)
+    assert ctx.project.models["shop.lenient_cast"].session_properties == (
+        ("spark.sql.ansi.enabled", "false"), ("spark.sql.shuffle.partitions", "3"),
+    )
+    apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
+    # Under ANSI mode (Spark's default) the cast fails the write; the model's setting makes it NULL.
+    assert [tuple(r) for r in spark.sql("SELECT n, partitions FROM shop.lenient_cast").collect()] == [(None, "3")]
+    assert (spark.conf.get("spark.sql.ansi.enabled"), spark.conf.get("spark.sql.shuffle.partitions")) == before
+
+
+SLOW_SETTINGS_MODEL = '''
+import time
+
+import pandas as pd
+from dagster_sparkmesh import model
+
+
+@model("shop.a_settings", kind="FULL", columns={"n": "int"}, session_properties={"spark.sql.shuffle.partitions": 7})
+def execute(context, start, end, execution_time, **kwargs):
+    time.sleep(4)  # holds its settings while the other model would run
+    return pd.DataFrame({"n": [1]})
+'''
+
+
+def test_a_model_with_session_settings_runs_alone_so_no_other_model_sees_them(spark, mini_project, make_context):
+    """Spark's settings are the whole session's: the model beside it, started meanwhile on the other worker, must
+    still run under the session's own settings, not the first one's (with ``spark.sql.ansi.enabled = false`` its
+    casts would return NULL where they must fail)."""
+    for other in (mini_project / "models").iterdir():  # the two models alone: each has a worker from the start
+        other.unlink()
+    (mini_project / "models" / "a_settings.py").write_text(SLOW_SETTINGS_MODEL)
+    (mini_project / "models" / "b_reader.sql").write_text(
+        "MODEL (name shop.b_reader, kind FULL);\n\nSELECT '${spark.sql.shuffle.partitions}' AS partitions\n"
+    )
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    assert before != "7"
+    ctx = make_context(mini_project)
+    assert ctx.max_workers == 2
+    apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
+    assert [r[0] for r in spark.sql("SELECT partitions FROM shop.b_reader").collect()] == [before]
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before

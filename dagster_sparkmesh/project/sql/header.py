@@ -73,6 +73,7 @@ class ModelHeader:
     storage_format: str | None = None
     stamp: str | None = None
     physical_properties: tuple[tuple[str, str], ...] = ()
+    session_properties: tuple[tuple[str, str], ...] = ()
     columns: tuple[tuple[str, str], ...] = ()
     column_descriptions: tuple[tuple[str, str], ...] = ()
     audits: tuple[AuditCall, ...] = ()
@@ -282,18 +283,35 @@ def _read_signals(header: ModelHeader, value: Value, dialect: str) -> None:
     header.signals = tuple(calls)
 
 
-def _read_properties(header: ModelHeader, value: Value, dialect: str) -> None:
-    """``physical_properties (key = 'value', "dotted.key" = 2)``, as SQLMesh writes them: each value as text."""
+def _properties_reader(field_name: str) -> Callable[[ModelHeader, Value, str], None]:
+    """``field_name (key = 'value', "dotted.key" = 2)``, as SQLMesh writes them: each value as text."""
+
+    def read(header: ModelHeader, value: Value, dialect: str) -> None:
+        setattr(header, field_name, _key_values(value, field_name))
+
+    return read
+
+
+def _key_values(value: Value, property_name: str) -> tuple[tuple[str, str], ...]:
     pairs = []
     for item in value.items():
         key_text, equals, _ = item.text.partition("=")
         if not equals or not key_text.strip() or not item.text[len(key_text) + 1:].strip():
             raise item.error(
-                f"expected key = value, got {item.text!r}", "write physical_properties (key = 'value', \"dotted.key\" = 'value')"
+                f"expected key = value, got {item.text!r}", f"write {property_name} (key = 'value', \"dotted.key\" = 'value')"
             )
         key = item.sub(0, len(key_text)).text.strip("`\"'")
         pairs.append((key, item.sub(len(key_text) + 1, len(item.text)).scalar()))
-    header.physical_properties = tuple(pairs)
+    return tuple(pairs)
+
+
+def _read_grants(header: ModelHeader, value: Value, dialect: str) -> None:
+    """SQLMesh's access grants (``grants ('select' = ['group:analysts'])``): checked for their shape only. SQLMesh's
+    Spark engine applies none (it skips them with a warning), and neither does sparkmesh."""
+    for item in value.items():
+        permission, equals, grantees = item.text.partition("=")
+        if not equals or not permission.strip() or not grantees.strip():
+            raise item.error(f"expected permission = [grantees], got {item.text!r}", "write grants ('select' = ['user'])")
 
 
 def _setter(field_name: str, read: Callable[[Value], object]) -> Callable[[ModelHeader, Value, str], None]:
@@ -326,7 +344,11 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "table_format": _setter("table_format", lambda value: value.word().lower()),
     "storage_format": _setter("storage_format", lambda value: value.word().lower()),
     "stamp": _setter("stamp", lambda value: value.scalar()),
-    "physical_properties": _read_properties,
+    "physical_properties": _properties_reader("physical_properties"),
+    # Spark settings set around the model's statements, then restored (as for Python models).
+    "session_properties": _properties_reader("session_properties"),
+    "grants": _read_grants,
+    "grants_target_layer": lambda header, value, dialect: None,
     "columns": _read_columns,
     "column_descriptions": _read_column_descriptions,
     "audits": _read_audits,
