@@ -74,28 +74,41 @@ class SparkCatalog:
         return self._system_functions
 
     @contextmanager
-    def session_settings(self, settings: Sequence[tuple[str, str]]) -> Iterator[None]:
+    def session_settings(
+        self, settings: Sequence[tuple[str, str]], *, also_restored: Sequence[str] = (), namespace: bool = False,
+        alone: bool = False,
+    ) -> Iterator[None]:
         """Spark session settings for the work inside, then each back to what it was (a model's
-        ``session_properties``). Work with settings runs alone on the session, work without them beside each other
-        (``engine.settings_turns``): the settings are the whole session's."""
+        ``session_properties``), with the settings in ``also_restored`` and, with ``namespace``, the current catalog
+        and database (what the work's own statements change). Work that changes the session (``alone``, or any of
+        these) runs alone on it, other work beside each other (``engine.settings_turns``): the settings are the
+        whole session's."""
         turns = turns_of(self.spark)
-        if not settings:
+        if not (settings or also_restored or namespace or alone):
             with turns.shared():
                 yield
             return
         with turns.alone():
-            before = [(key, self.spark.conf.get(key, None)) for key, _ in settings]
+            keys = list(dict.fromkeys([*(key for key, _ in settings), *also_restored]))
+            before = [(key, self.spark.conf.get(key, None)) for key in keys]
+            where = (self.spark.catalog.currentCatalog(), self.spark.catalog.currentDatabase()) if namespace else None
             try:
                 with spark_errors(", ".join(f"SET {key} = {value}" for key, value in settings)):
                     for key, value in settings:
                         self.spark.conf.set(key, value)
                 yield
             finally:
-                for key, value in before:
-                    if value is None:
-                        self.spark.conf.unset(key)
-                    else:
-                        self.spark.conf.set(key, value)
+                self._put_back(before, where)
+
+    def _put_back(self, settings: Sequence[tuple[str, str | None]], namespace: tuple[str, str] | None) -> None:
+        for key, value in settings:
+            if value is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, value)
+        if namespace is not None:
+            self.spark.catalog.setCurrentCatalog(namespace[0])
+            self.spark.catalog.setCurrentDatabase(namespace[1])
 
     def create_query_view(self, view: str, sql: str) -> None:
         """A session temp view of a query (analyzed, not run): what a preflight reads in place of a new table."""

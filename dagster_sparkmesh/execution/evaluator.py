@@ -13,6 +13,7 @@ from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
+from dagster_sparkmesh.execution.session_changes import session_changes
 from dagster_sparkmesh.execution.writes import strategy_for
 from dagster_sparkmesh.snapshot.naming import physical_schema
 
@@ -25,7 +26,10 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
     ctx.engine.catalog.create_schema(physical_schema(target.model.name, target.model.catalog))
     # Strategies are idempotent per interval and record intervals after the data, so a transient failure can
     # simply run the write again (intervals it already recorded are rewritten identically).
-    with ctx.engine.catalog.session_settings(target.model.session_properties):
+    changes = session_changes(target.model)  # its statements' SET, RESET, USE: put back after it, as its settings
+    with ctx.engine.catalog.session_settings(
+        target.model.session_properties, also_restored=changes.keys, namespace=changes.namespace, alone=changes.alone
+    ):
         result = with_retries(lambda: write(ctx, target), ctx.retry_policy)
     return ModelRunResult(
         model=target.model.name,

@@ -98,3 +98,33 @@ def test_a_model_with_session_settings_runs_alone_so_no_other_model_sees_them(sp
     apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
     assert [r[0] for r in spark.sql("SELECT partitions FROM shop.b_reader").collect()] == [before]
     assert spark.conf.get("spark.sql.shuffle.partitions") == before
+
+
+def test_a_model_whose_statements_change_the_session_runs_alone_and_its_changes_are_put_back(
+    spark, mini_project, make_context
+):
+    """A pre-statement ``SET`` or ``USE`` changes the session every model shares: no model beside it runs under
+    it, and no model after it."""
+    for other in (mini_project / "models").iterdir():
+        other.unlink()
+    spark.sql("CREATE SCHEMA IF NOT EXISTS session_scratch")
+    (mini_project / "models" / "a_sets.sql").write_text(
+        "MODEL (name shop.a_sets, kind FULL);\n\n"
+        "SET spark.sql.shuffle.partitions = 7;\nUSE session_scratch;\n\n"
+        "SELECT reflect('java.lang.Thread', 'sleep', CAST(4000 AS BIGINT)) AS slept, "
+        "'${spark.sql.shuffle.partitions}' AS partitions\n"
+    )
+    (mini_project / "models" / "b_wait.sql").write_text(  # b_reader starts a second after a_sets, meanwhile
+        "MODEL (name shop.b_wait, kind FULL);\n\nSELECT reflect('java.lang.Thread', 'sleep', CAST(1000 AS BIGINT)) AS slept\n"
+    )
+    (mini_project / "models" / "b_reader.sql").write_text(
+        "MODEL (name shop.b_reader, kind FULL);\n\n"
+        "SELECT '${spark.sql.shuffle.partitions}' AS partitions FROM shop.b_wait\n"
+    )
+    before = spark.conf.get("spark.sql.shuffle.partitions"), spark.catalog.currentDatabase()
+    assert before[0] != "7"
+    ctx = make_context(mini_project)
+    apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
+    assert [r[0] for r in spark.sql("SELECT partitions FROM shop.a_sets").collect()] == ["7"]
+    assert [r[0] for r in spark.sql("SELECT partitions FROM shop.b_reader").collect()] == [before[0]]
+    assert (spark.conf.get("spark.sql.shuffle.partitions"), spark.catalog.currentDatabase()) == before
