@@ -74,41 +74,33 @@ class SparkCatalog:
         return self._system_functions
 
     @contextmanager
-    def session_settings(
-        self, settings: Sequence[tuple[str, str]], *, also_restored: Sequence[str] = (), namespace: bool = False,
-        alone: bool = False,
-    ) -> Iterator[None]:
-        """Spark session settings for the work inside, then each back to what it was (a model's
-        ``session_properties``), with the settings in ``also_restored`` and, with ``namespace``, the current catalog
-        and database (what the work's own statements change). Work that changes the session (``alone``, or any of
-        these) runs alone on it, other work beside each other (``engine.settings_turns``): the settings are the
-        whole session's."""
+    def session_settings(self, settings: Sequence[tuple[str, str]], *, alone: bool = False) -> Iterator[None]:
+        """Spark session settings for the work inside (a model's ``session_properties``), then the session as it
+        was: every setting and the current catalog and database. Work with settings, or that may change the session
+        itself (``alone``: its statements ``SET``, ``USE``...), runs alone on it, other work beside each other
+        (``engine.settings_turns``): the settings are the whole session's."""
         turns = turns_of(self.spark)
-        if not (settings or also_restored or namespace or alone):
+        if not (settings or alone):
             with turns.shared():
                 yield
             return
         with turns.alone():
-            keys = list(dict.fromkeys([*(key for key, _ in settings), *also_restored]))
-            before = [(key, self.spark.conf.get(key, None)) for key in keys]
-            where = (self.spark.catalog.currentCatalog(), self.spark.catalog.currentDatabase()) if namespace else None
+            before = _SessionState.of(self.spark)
             try:
                 with spark_errors(", ".join(f"SET {key} = {value}" for key, value in settings)):
                     for key, value in settings:
                         self.spark.conf.set(key, value)
                 yield
-            finally:
-                self._put_back(before, where)
-
-    def _put_back(self, settings: Sequence[tuple[str, str | None]], namespace: tuple[str, str] | None) -> None:
-        for key, value in settings:
-            if value is None:
-                self.spark.conf.unset(key)
-            else:
-                self.spark.conf.set(key, value)
-        if namespace is not None:
-            self.spark.catalog.setCurrentCatalog(namespace[0])
-            self.spark.catalog.setCurrentDatabase(namespace[1])
+            except BaseException as error:
+                for failure in before.put_back(self.spark):
+                    error.add_note(f"sparkmesh: could not put back the session's setting: {failure}")
+                raise
+            failures = before.put_back(self.spark)
+            if failures:
+                raise EngineError(
+                    "could not put back the Spark session's settings after a model changed them: " + "; ".join(failures),
+                    hint="a model's session_properties or SET statements may only name settings Spark lets a session change",
+                )
 
     def create_query_view(self, view: str, sql: str) -> None:
         """A session temp view of a query (analyzed, not run): what a preflight reads in place of a new table."""
@@ -268,3 +260,34 @@ class SparkCatalog:
             self.execute(f"CREATE OR REPLACE VIEW {quote(view)} WITH SCHEMA EVOLUTION AS {select_sql}")
         else:
             self.execute(f"ALTER VIEW {quote(view)} AS {select_sql}")
+
+
+class _SessionState:
+    """A session's settings and current namespace, to put back after a model that changed them."""
+
+    def __init__(self, settings: dict[str, str], namespace: tuple[str, str]) -> None:
+        self.settings = settings
+        self.namespace = namespace
+
+    @classmethod
+    def of(cls, spark: SparkSession) -> _SessionState:
+        return cls(dict(spark.conf.getAll), (spark.catalog.currentCatalog(), spark.catalog.currentDatabase()))
+
+    def put_back(self, spark: SparkSession) -> list[str]:
+        """Each setting that differs now set back (or unset), then the namespace; what could not be, as text."""
+        now = dict(spark.conf.getAll)
+        failures = []
+        for key in sorted(set(now) | set(self.settings)):
+            if now.get(key) == self.settings.get(key):
+                continue
+            try:
+                if key in self.settings:
+                    spark.conf.set(key, self.settings[key])
+                else:
+                    spark.conf.unset(key)
+            except (PySparkException, Py4JError) as error:
+                failures.append(f"{key}: {error_class(error) or error}")
+        if (spark.catalog.currentCatalog(), spark.catalog.currentDatabase()) != self.namespace:
+            spark.catalog.setCurrentCatalog(self.namespace[0])
+            spark.catalog.setCurrentDatabase(self.namespace[1])
+        return failures

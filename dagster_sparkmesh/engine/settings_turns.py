@@ -44,8 +44,11 @@ class SettingsTurns:
     def alone(self) -> Iterator[None]:
         with self._changed:
             self._waiting_alone += 1
-            self._changed.wait_for(lambda: not self._alone and self._sharing == 0)
-            self._waiting_alone -= 1
+            try:
+                self._changed.wait_for(lambda: not self._alone and self._sharing == 0)
+            finally:
+                self._waiting_alone -= 1
+                self._changed.notify_all()
             self._alone = True
         try:
             yield

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.abort import ApplyAborted, StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.evaluator import evaluate_model
+from dagster_sparkmesh.execution.evaluator import evaluate_model, model_session
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.forward_only_columns import models_on_a_shared_table, widen_for_forward_only_change
 from dagster_sparkmesh.execution.preflight import PreflightReport, run_preflight
@@ -67,7 +67,8 @@ def run_models(
             keep_unchanged=name not in plan.restatements,
         )
         if name in widened:
-            widen_for_forward_only_change(ctx, target, window)
+            with model_session(ctx, target.model):  # its query's types as its own write will see them
+                widen_for_forward_only_change(ctx, target, window)
         result = evaluate_model(ctx, target)
         if name in ready and ready[name].not_ready:
             result = result.model_copy(update={"not_ready": ready[name].not_ready})

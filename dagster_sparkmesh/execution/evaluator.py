@@ -8,13 +8,15 @@ store. A crash anywhere leaves the intervals missing, so a re-run recomputes exa
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager
 
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.retry import with_retries
-from dagster_sparkmesh.execution.session_changes import session_changes
+from dagster_sparkmesh.execution.session_changes import changes_session
 from dagster_sparkmesh.execution.writes import strategy_for
+from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.naming import physical_schema
 
 
@@ -23,13 +25,10 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
     write = strategy_for(target.model)
     if write is None or not target.intervals:
         return ModelRunResult(model=target.model.name, version=target.version, physical_table=target.table, skipped=True)
-    ctx.engine.catalog.create_schema(physical_schema(target.model.name, target.model.catalog))
     # Strategies are idempotent per interval and record intervals after the data, so a transient failure can
     # simply run the write again (intervals it already recorded are rewritten identically).
-    changes = session_changes(target.model)  # its statements' SET, RESET, USE: put back after it, as its settings
-    with ctx.engine.catalog.session_settings(
-        target.model.session_properties, also_restored=changes.keys, namespace=changes.namespace, alone=changes.alone
-    ):
+    with model_session(ctx, target.model):
+        ctx.engine.catalog.create_schema(physical_schema(target.model.name, target.model.catalog))
         result = with_retries(lambda: write(ctx, target), ctx.retry_policy)
     return ModelRunResult(
         model=target.model.name,
@@ -42,3 +41,9 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
         incomplete=tuple(sorted(set(result.incomplete))),
         kept=result.kept,
     )
+
+
+def model_session(ctx: ExecutionContext, model: Model) -> AbstractContextManager[None]:
+    """The Spark session as ``model``'s work needs it: its settings, alone on the session if it changes the session
+    (``execution.session_changes``), shared otherwise."""
+    return ctx.engine.catalog.session_settings(model.session_properties, alone=changes_session(model))

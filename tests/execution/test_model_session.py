@@ -128,3 +128,22 @@ def test_a_model_whose_statements_change_the_session_runs_alone_and_its_changes_
     assert [r[0] for r in spark.sql("SELECT partitions FROM shop.a_sets").collect()] == ["7"]
     assert [r[0] for r in spark.sql("SELECT partitions FROM shop.b_reader").collect()] == [before[0]]
     assert (spark.conf.get("spark.sql.shuffle.partitions"), spark.catalog.currentDatabase()) == before
+
+
+def test_a_set_statement_sets_the_key_as_written(spark, mini_project, make_context):
+    """Spark's keys are case-sensitive and hold keywords (``join``): a SET runs with its key as the file writes it
+    (lower-cased, Spark set another key; quoted, it refused the statement), and the session is as before after it."""
+    (mini_project / "models" / "joins.sql").write_text(
+        "MODEL (name shop.joins, kind FULL);\n\n"
+        "SET spark.sql.autoBroadcastJoinThreshold = -1;\nset spark.sql.join.preferSortMergeJoin = false;\n\n"
+        "SELECT '${spark.sql.autoBroadcastJoinThreshold}' AS threshold, '${spark.sql.join.preferSortMergeJoin}' AS sort\n"
+    )
+    keys = ("spark.sql.autoBroadcastJoinThreshold", "spark.sql.join.preferSortMergeJoin")
+    before = [spark.conf.get(key, None) for key in keys]
+    ctx = make_context(mini_project)
+    assert ctx.project.models["shop.joins"].pre_statements == (
+        "SET spark.sql.autoBroadcastJoinThreshold = -1", "SET spark.sql.join.preferSortMergeJoin = FALSE",
+    )
+    apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
+    assert [tuple(r) for r in spark.sql("SELECT threshold, sort FROM shop.joins").collect()] == [("-1", "FALSE")]
+    assert [spark.conf.get(key, None) for key in keys] == before

@@ -322,6 +322,10 @@ def _statement_error(statement: exp.Expression, body: str, path: Path, message: 
 
 def canonical_sql(expression: exp.Expression) -> str:
     """Spark SQL that is identical for every formatting, comment, keyword-case and identifier-case variant."""
+    if isinstance(expression, exp.Set):
+        # A setting's key is case-sensitive and may hold keywords (spark.sql.join.preferSortMergeJoin): lower-cased
+        # or quoted, Spark sets another key, or refuses the statement.
+        return expression.sql(dialect="spark", comments=False)
     for identifier in expression.find_all(exp.Identifier):
         lowered = identifier.name.lower()
         identifier.set("this", lowered)
