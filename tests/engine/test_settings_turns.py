@@ -40,7 +40,7 @@ def test_a_turn_alone_waits_for_the_shared_ones_and_holds_off_later_ones():
 
 def test_one_session_has_one_set_of_turns():
     class Session:
-        pass
+        """Any object a weak reference can hold, as a Spark session."""
 
     first, second = Session(), Session()
     assert turns_of(first) is turns_of(first)
