@@ -19,6 +19,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from dagster_sparkmesh.engine.described_columns import CatalogColumn, columns_from_describe
+from dagster_sparkmesh.engine.direct_catalog import DirectCatalog
 from dagster_sparkmesh.engine.failure_kinds import is_transient
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.lakehouse import SESSION_CATALOGS
@@ -44,6 +45,14 @@ class SparkCatalog:
         self._system_functions: frozenset[str] | None = None
         self._system_functions_listing = threading.Lock()  # two models' threads ask at once: list once
         self._views_replaced: bool | None = None
+        self._direct_catalog: DirectCatalog | None | bool = False  # (False: not asked yet)
+
+    @property
+    def _direct(self) -> DirectCatalog | None:
+        """Look-ups without a statement where the session allows them (``engine.direct_catalog``)."""
+        if self._direct_catalog is False:
+            self._direct_catalog = DirectCatalog.of(self.spark)
+        return self._direct_catalog
 
     # -- statements and queries -------------------------------------------------------------------------------
 
@@ -68,6 +77,8 @@ class SparkCatalog:
     def system_functions(self) -> frozenset[str]:
         """The names (lower case) of the functions Spark ships, asked once per engine."""
         with self._system_functions_listing:
+            if self._system_functions is None and self._direct is not None:
+                self._system_functions = self._direct.system_functions()
             if self._system_functions is None:
                 rows = self.query_rows("SHOW SYSTEM FUNCTIONS")
                 self._system_functions = frozenset(str(row[0]).lower() for row in rows)
@@ -139,6 +150,10 @@ class SparkCatalog:
     def view_text(self, qualified: str) -> str | None:
         """The SQL a view was created or last altered with, as the catalog keeps it (trailing comments trimmed);
         None for a table or nothing. One metastore look-up, no Spark job."""
+        direct = self._direct
+        if direct is not None and direct.serves(qualified):
+            entry = direct.entry(qualified)
+            return entry.view_text if entry is not None else None
         statement = f"DESCRIBE TABLE EXTENDED {quote(qualified)}"
         try:
             rows = self.query_rows(statement)
@@ -163,6 +178,12 @@ class SparkCatalog:
     def list_schema(self, schema: str) -> set[str] | None:
         """The tables and views in ``schema`` now, or None when the schema does not exist: one catalog round trip
         (asking whether the schema exists first would be a second one, and could be stale by the listing)."""
+        direct = self._direct
+        if direct is not None and direct.serves_schema(schema):
+            listing = direct.table_names(schema)
+            if listing is not None:
+                self._schemas.add(schema)
+            return listing
         statement = f"SHOW TABLES IN {quote(schema)}"
         with spark_errors(statement):
             try:
@@ -186,12 +207,38 @@ class SparkCatalog:
 
     def catalog_columns(self, qualified: str) -> list[CatalogColumn]:
         """Every column as DESCRIBE lists it (type, partition or not, comment): one catalog round trip."""
+        columns = self.catalog_columns_if_exists(qualified)
+        if columns is not None:
+            return columns
+        return self._described_columns(qualified)  # (raises: the table is not there)
+
+    def catalog_columns_if_exists(self, qualified: str) -> list[CatalogColumn] | None:
+        """``catalog_columns``, or None when neither the table nor its schema exists."""
+        direct = self._direct
+        if direct is not None and direct.serves(qualified):
+            entry = direct.entry(qualified)
+            if entry is None:
+                return None
+            if entry.table_type != "VIEW" and entry.columns is not None:  # (a view's: as DESCRIBE resolves them)
+                return list(entry.columns)
+        try:
+            return self._described_columns(qualified)
+        except EngineError as error:
+            if error_class(error.__cause__) in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"):
+                return None
+            raise
+
+    def _described_columns(self, qualified: str) -> list[CatalogColumn]:
         statement = f"DESCRIBE TABLE {quote(qualified)}"
         with spark_errors(statement):
             return columns_from_describe(tuple(row) for row in self.spark.sql(statement).collect())
 
     def object_type(self, qualified: str) -> str | None:
         """The catalog's type of a table or view now (``VIEW``, ``MANAGED``, ``EXTERNAL``), None when it does not exist."""
+        direct = self._direct
+        if direct is not None and direct.serves(qualified):
+            entry = direct.entry(qualified)
+            return entry.table_type if entry is not None else None
         try:
             return self.spark.catalog.getTable(quote(qualified)).tableType
         except PySparkException as error:

@@ -46,14 +46,20 @@ class RowChecks:
 def insert_counting(
     spark: SparkSession, table: str, select_sql: str, *,
     counted: str | None = None, overwrite: bool = False, checks: RowChecks | None = None,
+    kept_types: Mapping[str, str] | None = None,
 ) -> int | None:
     """``INSERT INTO`` (or, with ``overwrite``, a dynamic ``INSERT OVERWRITE``) ``table`` the rows of
     ``select_sql``, whose columns are in the table's order. Returns the rows written, or those for which the SQL
     predicate ``counted`` holds; None when the session did not report the count. ``checks`` are counted among
-    those same rows."""
+    those same rows; with ``kept_types`` (column → the table's type) only when the select's columns have those
+    types, so that the table keeps the values as they were counted (else none is counted: ``checks.holding`` stays
+    empty, and the caller audits the table)."""
     verb = "INSERT OVERWRITE" if overwrite else "INSERT INTO"
     with spark_errors(f"{verb} TABLE {quote(table)} {select_sql}"):
-        frame, observation = _observed(query_frame(spark, select_sql), counted, checks)
+        frame = query_frame(spark, select_sql)
+        if checks is not None and kept_types is not None and not _has_types(frame, kept_types):
+            checks = None
+        frame, observation = _observed(frame, counted, checks)
         frame.write.insertInto(quote(table), overwrite=overwrite)
     return _delivered(observation, checks)
 
@@ -115,6 +121,13 @@ def _observed(
         observation.__init__()
     columns = [expression(frame, sql).alias(name) for name, sql in metrics.items()]
     return frame.observe(observation, *columns), observation
+
+
+def _has_types(frame: DataFrame, kept_types: Mapping[str, str]) -> bool:
+    """The frame's columns named in ``kept_types`` have those types (names and types compared in lower case)."""
+    wanted = {name.lower(): data_type.lower() for name, data_type in kept_types.items()}
+    found = {f.name.lower(): f.dataType.simpleString().lower() for f in frame.schema.fields if f.name.lower() in wanted}
+    return found == wanted
 
 
 def _delivered(observation: Observation, checks: RowChecks | None) -> int | None:

@@ -37,9 +37,14 @@ def columns_from_describe(rows: Iterable[tuple[str, str, str | None]]) -> list[C
         elif section == "partitions":
             partitions.add(name)
     return [
-        CatalogColumn(name, _FIXED_LENGTH_STRING.sub("string", data_type), name in partitions, comment or None)
+        CatalogColumn(name, plain_string_type(data_type), name in partitions, comment or None)
         for name, data_type, comment in columns
     ]
+
+
+def plain_string_type(data_type: str) -> str:
+    """A type with ``varchar(n)`` and ``char(n)`` as ``string``, as the catalog API reports them."""
+    return _FIXED_LENGTH_STRING.sub("string", data_type)
 
 
 def _is_header(name: str, data_type: str) -> bool:

@@ -104,15 +104,17 @@ def full_table_layout(engine: SparkEngine, table: str) -> str | None:
     return GENERATIONS if kind == "VIEW" else "table"
 
 
-def replace_generation(engine: SparkEngine, table: str, query_sql: str) -> int:
+def replace_generation(engine: SparkEngine, table: str, query_sql: str, checks: RowChecks | None = None) -> int:
     """The table's whole content becomes the query's rows; returns the rows written. The caller holds the table's
-    write lock."""
+    write lock. ``checks`` are counted by the write when the query's columns have the table's types (the table then
+    keeps the values counted); else ``checks.holding`` stays empty."""
     data = period_data_table(table)
-    columns, previous, has_view = _described(engine, table)
+    typed, previous, has_view = _described(engine, table)
+    columns = [name for name, _ in typed]
     listed = [row[0] for row in engine.catalog.query_rows(f"SHOW PARTITIONS {quote(data)}")]  # no writer adds any meanwhile
     generation = new_version()
     select = f"SELECT {_in_table_order(engine, data, columns, listed, generation)} FROM ({query_sql}) AS source"
-    written = insert_counting(engine.spark, data, select)
+    written = insert_counting(engine.spark, data, select, checks=checks, kept_types=dict(typed))
     if written is None:  # the session did not say: count the new generation's footers
         count = f"SELECT COUNT(*) FROM {quote(data)} WHERE {_generation_is(generation)}"
         written = int(engine.catalog.query_rows(count)[0][0])
@@ -149,22 +151,22 @@ def _view_sql(data: str, columns: Sequence[str], generation: str) -> str:
     return f"SELECT {column_list(columns)} FROM {quote(data)} WHERE {_generation_is(generation)}"
 
 
-def _described(engine: SparkEngine, table: str) -> tuple[list[str], str | None, bool]:
-    """The view's columns, the generation it names, and whether it exists (a crash may have left only the data
-    table: then its columns, and no generation)."""
+def _described(engine: SparkEngine, table: str) -> tuple[list[tuple[str, str]], str | None, bool]:
+    """The view's (column, type) pairs, the generation it names, and whether it exists (a crash may have left only
+    the data table: then its columns, and no generation)."""
     statement = f"DESCRIBE TABLE EXTENDED {quote(table)}"
     try:
         rows = engine.catalog.query_rows(statement)
     except EngineError as error:
         if error_class(error.__cause__) != "TABLE_OR_VIEW_NOT_FOUND":
             raise
-        data_columns = [name for name, _ in engine.catalog.columns(period_data_table(table))]
-        return [name for name in data_columns if name != GENERATION_COLUMN], None, False
+        data_columns = engine.catalog.columns(period_data_table(table))
+        return [(name, data_type) for name, data_type in data_columns if name != GENERATION_COLUMN], None, False
     columns = []
-    for name, *_ in rows:
+    for name, data_type, *_ in rows:
         if not name or name.startswith("#"):
             break
-        columns.append(name)
+        columns.append((name, data_type))
     text = next((row[1] for row in rows if row[0] == "View Text"), "")
     match = _GENERATION_IN_VIEW.search(text)
     return columns, match.group("generation") if match else None, True

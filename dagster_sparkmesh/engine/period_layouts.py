@@ -9,9 +9,7 @@ empties it (a table dropped, or its columns changed): the table creation (``engi
 from __future__ import annotations
 
 from dagster_sparkmesh.engine.catalog import SparkCatalog
-from dagster_sparkmesh.engine.failures import error_class
 from dagster_sparkmesh.engine.period_tables import PeriodLayout, layout_from_catalog
-from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.snapshot.naming import period_data_table
 
 
@@ -26,11 +24,8 @@ class PeriodLayouts:
     def layout_of(self, table: str) -> PeriodLayout | None:
         """The layout of ``table`` if it is a period table (its data table is in the catalog), else None."""
         if table not in self._layouts:
-            try:
-                listed = self._catalog.catalog_columns(period_data_table(table))
-            except EngineError as error:
-                if error_class(error.__cause__) not in ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND"):
-                    raise
+            listed = self._catalog.catalog_columns_if_exists(period_data_table(table))
+            if listed is None:
                 return None
             layout = layout_from_catalog([(c.name, c.data_type, c.is_partition, c.comment) for c in listed])
             if layout is None:

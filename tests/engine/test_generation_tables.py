@@ -104,3 +104,16 @@ def test_a_query_column_named_like_the_hidden_column_is_refused(engine, schema):
     with pytest.raises(EngineError, match="hidden column"):
         create_generation_table(engine, f"{schema}.bad__v1", "SELECT 1 AS sparkmesh_generation")
     assert not engine.catalog.physical_exists(f"{schema}.bad__v1__data")
+
+
+def test_a_new_generation_counts_row_checks_only_when_the_table_keeps_the_querys_values(engine, full):
+    """``id`` is an INT in the table: a query's BIGINT ids are cast by the insert, so what was counted is not
+    what the table keeps, and the checks are left to the audits."""
+    from dagster_sparkmesh.engine.counted_writes import RowChecks
+
+    same = RowChecks({0: "id IS NULL", 1: "id > 3"})
+    replace_generation(engine, full, "SELECT * FROM VALUES (3, 'c'), (4, 'd') AS t(id, name)", same)
+    assert same.holding == {0: 0, 1: 1}
+    wider = RowChecks({0: "id IS NULL"})
+    replace_generation(engine, full, "SELECT * FROM VALUES (CAST(5 AS BIGINT), 'e') AS t(id, name)", wider)
+    assert wider.holding == {} and _ids(engine, full) == [5]

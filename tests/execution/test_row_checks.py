@@ -86,6 +86,19 @@ def test_a_write_into_an_existing_table_of_the_querys_types_counts_its_audits(mi
     assert not [sql for sql in ran if sql.startswith("SELECT COUNT(*) FROM") and "AS offending" in sql]
 
 
+def test_a_full_tables_new_generation_counts_its_audits_when_its_types_are_the_querys(
+    mini_project, make_context, monkeypatch
+):
+    _edit(mini_project, "summary.sql", "kind FULL\n", "kind FULL,\n  audits (not_null(columns := (days)))\n")
+    ctx = make_context(mini_project)
+    apply_plan(ctx, plan_for(ctx, START, END.replace(day=4)))
+    ran = _offending_queries(monkeypatch)
+    result = apply_plan(ctx, plan_for(ctx, START, END))  # a new generation of shop.summary, over days 1-5
+    [summary] = [m for m in result.models if m.model == "shop.summary"]
+    assert [a.failing_rows for a in summary.audits] == [0]  # (audited: not kept, its input changed)
+    assert not [sql for sql in ran if "AS offending" in sql]
+
+
 def test_a_table_whose_types_are_not_the_querys_is_audited_by_reading_it(mini_project, make_context):
     ctx = make_context(mini_project)
     plan = plan_for(ctx, START, END)

@@ -54,7 +54,8 @@ def _write_generation(ctx: ExecutionContext, target: ModelTarget, *, exists: boo
         rows = None if exists else create_generation_table(ctx.engine, target.table, query, partitioned_by, checks)
         if rows is None:  # the table was there, or another writer created it first
             ctx.state.record_write_inputs(target.table, None)
-            checks, rows = None, replace_generation(ctx.engine, target.table, query)
+            checks = None if target.model.depends_on_self else row_checks(ctx, target.model)
+            rows = replace_generation(ctx.engine, target.table, query, checks)  # (counted if the types are kept)
     committed = commit(ctx, target, target.intervals, checks=checks)
     if digest is not None:
         ctx.state.record_write_inputs(target.table, digest)
