@@ -207,10 +207,12 @@ class SparkCatalog:
 
     def catalog_columns(self, qualified: str) -> list[CatalogColumn]:
         """Every column as DESCRIBE lists it (type, partition or not, comment): one catalog round trip."""
-        columns = self.catalog_columns_if_exists(qualified)
-        if columns is not None:
-            return columns
-        return self._described_columns(qualified)  # (raises: the table is not there)
+        direct = self._direct
+        if direct is not None and direct.serves(qualified):
+            entry = direct.entry(qualified)
+            if entry is not None and entry.table_type != "VIEW" and entry.columns:
+                return list(entry.columns)
+        return self._described_columns(qualified)  # (also what raises when the table is not there)
 
     def catalog_columns_if_exists(self, qualified: str) -> list[CatalogColumn] | None:
         """``catalog_columns``, or None when neither the table nor its schema exists."""
@@ -219,7 +221,7 @@ class SparkCatalog:
             entry = direct.entry(qualified)
             if entry is None:
                 return None
-            if entry.table_type != "VIEW" and entry.columns is not None:  # (a view's: as DESCRIBE resolves them)
+            if entry.table_type != "VIEW" and entry.columns:  # (else as DESCRIBE resolves them: below)
                 return list(entry.columns)
         try:
             return self._described_columns(qualified)

@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
-from pyspark.sql.types import StructType
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
 from dagster_sparkmesh.engine.described_columns import CatalogColumn, plain_string_type
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 
 SESSION_CATALOG = "spark_catalog"
+_MAX_FIELDS_KEY = "spark.sql.debug.maxToStringFields"
 _NOT_FOUND = ("TABLE_OR_VIEW_NOT_FOUND", "SCHEMA_NOT_FOUND")
 _NOT_FOUND_CLASSES = ("NoSuchTableException", "NoSuchDatabaseException", "NoSuchNamespaceException")
 
@@ -52,14 +53,18 @@ class DirectCatalog:
     def __init__(self, spark: SparkSession) -> None:
         self._session = spark._jsparkSession
         self._jvm = spark._jvm
-        self._catalog = self._session.sessionState().catalog()
+        with spark_errors("the session catalog"):
+            self._catalog = self._session.sessionState().catalog()
+            # Spark's DESCRIBE prints a struct of more fields than this cut short: such a type is asked by statement.
+            self._max_struct_fields = int(spark.conf.get(_MAX_FIELDS_KEY, "25") or 25)
 
     @classmethod
     def of(cls, spark: SparkSession) -> DirectCatalog | None:
         if getattr(spark, "_jsparkSession", None) is None:  # a Spark Connect session
             return None
-        if spark.conf.get(f"spark.sql.catalog.{SESSION_CATALOG}", None):  # Iceberg's or Delta's session catalog
-            return None
+        with spark_errors("the session's settings"):
+            if spark.conf.get(f"spark.sql.catalog.{SESSION_CATALOG}", None):  # Iceberg's or Delta's session catalog
+                return None
         return cls(spark)
 
     def serves(self, qualified: str) -> bool:
@@ -73,8 +78,8 @@ class DirectCatalog:
     def entry(self, qualified: str) -> CatalogEntry | None:
         """The table or view (None when neither it nor its schema exists); only for a name it ``serves``."""
         schema, name = _parts(qualified)
-        identifier = self._jvm.org.apache.spark.sql.catalyst.TableIdentifier(name, self._jvm.scala.Some(schema))
         with spark_errors(f"catalog look-up of {qualified}"):
+            identifier = self._jvm.org.apache.spark.sql.catalyst.TableIdentifier(name, self._jvm.scala.Some(schema))
             try:
                 metadata = self._catalog.getTableMetadata(identifier)
             except (PySparkException, Py4JJavaError) as error:
@@ -83,7 +88,9 @@ class DirectCatalog:
                 raise
             view_text = metadata.viewText()
             return CatalogEntry(
-                metadata.tableType().name(), view_text.get() if view_text.isDefined() else None, _columns(metadata)
+                metadata.tableType().name(),
+                view_text.get() if view_text.isDefined() else None,
+                _columns(metadata, self._max_struct_fields),
             )
 
     def table_names(self, schema: str) -> set[str] | None:
@@ -108,14 +115,19 @@ class DirectCatalog:
         return frozenset(names - {""} | _LISTED_OPERATORS)
 
     def _current_catalog(self) -> str:
-        return self._session.sessionState().catalogManager().currentCatalog().name()
+        with spark_errors("the session's current catalog"):
+            return self._session.sessionState().catalogManager().currentCatalog().name()
 
 
-def _columns(metadata) -> tuple[CatalogColumn, ...] | None:
+def _columns(metadata, max_struct_fields: int) -> tuple[CatalogColumn, ...] | None:
+    """None: the statement's answer would differ (an empty schema, which DESCRIBE infers from the files; a struct
+    DESCRIBE prints cut short) or cannot be read here (a type newer than this PySpark knows)."""
     partitions = set(metadata.partitionColumnNames().mkString("\n").split("\n")) - {""}
     try:
         fields = StructType.fromJson(json.loads(metadata.schema().json())).fields
-    except (ValueError, KeyError, TypeError, PySparkException):  # a type newer than this PySpark knows
+    except (ValueError, KeyError, TypeError, PySparkException):
+        return None
+    if not fields or any(_widest_struct(field.dataType) > max_struct_fields for field in fields):
         return None
     return tuple(
         CatalogColumn(
@@ -126,6 +138,17 @@ def _columns(metadata) -> tuple[CatalogColumn, ...] | None:
         )
         for field in fields
     )
+
+
+def _widest_struct(data_type: DataType) -> int:
+    """The most fields of a struct within ``data_type`` (0 for none)."""
+    if isinstance(data_type, StructType):
+        return max([len(data_type.fields), *(_widest_struct(f.dataType) for f in data_type.fields)])
+    if isinstance(data_type, ArrayType):
+        return _widest_struct(data_type.elementType)
+    if isinstance(data_type, MapType):
+        return max(_widest_struct(data_type.keyType), _widest_struct(data_type.valueType))
+    return 0
 
 
 def _parts(qualified: str) -> tuple[str, str] | None:

@@ -48,8 +48,9 @@ def write_row_checks(
 ) -> RowChecks | None:
     """The row checks of a time-range write whose rows are the rows its table keeps, value for value: into a table
     created from the query, or a period table whose column types the query has (``analyzed``: as the preflight
-    saw it). Not for a model reading its own table (its table's types are the declared ones)."""
-    if model.depends_on_self or not (created or _types_match(ctx, table, analyzed)):
+    saw it). Not for a model reading its own table (its table's types are the declared ones), nor for one with
+    partition columns of its own (a string partition column stores '' as NULL)."""
+    if model.depends_on_self or model.partitioned_by or not (created or _types_match(ctx, table, analyzed)):
         return None
     return row_checks(ctx, model)
 

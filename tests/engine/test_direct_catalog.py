@@ -4,17 +4,23 @@ which are the referee here, and no statement issued for them."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.direct_catalog import DirectCatalog
+from dagster_sparkmesh.errors import EngineError
+from tests.conftest import CONNECT_ENV
 
 
 @pytest.fixture
-def direct(spark) -> DirectCatalog:
+def direct(spark, served_table_format) -> DirectCatalog:
     found = DirectCatalog.of(spark)
-    if found is None:
+    if os.environ.get(CONNECT_ENV) == "connect" or served_table_format is not None:
+        assert found is None  # no JVM in a Connect client; a lakehouse format's catalog holds its own objects
         pytest.skip("the shared session is a Spark Connect client or serves a lakehouse catalog: no direct look-ups")
+    assert found is not None
     return found
 
 
@@ -34,12 +40,16 @@ def objects(spark, schema) -> list[str]:
         "sparkmesh_month STRING) USING parquet PARTITIONED BY (sparkmesh_month)"
     )
     spark.sql(f"CREATE TABLE {schema}.plain USING parquet AS SELECT 1 AS id, 'x' AS name")
+    wide = ", ".join(f"'f{i}', {i}" for i in range(30))  # a struct DESCRIBE prints cut short ("... more fields")
+    spark.sql(f"CREATE TABLE {schema}.wide USING parquet AS SELECT named_struct({wide}) AS s, 1 AS id")
     spark.sql(
         f"CREATE VIEW {schema}.events WITH SCHEMA EVOLUTION AS SELECT a, ds FROM {schema}.events__data "
         "WHERE sparkmesh_month IN ('20240101T000000_20240201T000000_1732670000123a1b2c3d')"
     )
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW plain AS SELECT 2 AS other")  # a temp view is no catalog object
-    yield [f"{schema}.events__data", f"{schema}.plain", f"{schema}.events", f"spark_catalog.{schema}.plain"]
+    yield [
+        f"{schema}.events__data", f"{schema}.plain", f"{schema}.events", f"spark_catalog.{schema}.plain", f"{schema}.wide"
+    ]
     spark.catalog.dropTempView("plain")
 
 
@@ -52,7 +62,8 @@ def test_look_ups_answer_what_the_statements_answer(spark, schema, objects, dire
         assert catalog.catalog_columns_if_exists(name) == by_statement.catalog_columns_if_exists(name), name
     for listed in (schema, f"no_such_schema_{schema}"):
         assert catalog.list_schema(listed) == by_statement.list_schema(listed)
-    assert catalog.list_schema(schema) == {"events__data", "plain", "events"}
+    assert catalog.list_schema(schema) == {"events__data", "plain", "events", "wide"}
+    assert "more fields" in catalog.columns(f"{schema}.wide")[0][1]  # (as DESCRIBE prints it)
     assert catalog.view_text(f"{schema}.events").endswith("IN ('20240101T000000_20240201T000000_1732670000123a1b2c3d')")
     data = catalog.catalog_columns(f"{schema}.events__data")
     assert [(c.name, c.is_partition) for c in data][-1] == ("sparkmesh_month", True)
@@ -100,3 +111,20 @@ def test_a_session_whose_current_catalog_is_another_is_asked_by_statement(spark,
         spark.conf.unset("spark.sql.catalog.elsewhere")
         spark.conf.unset("spark.sql.catalog.elsewhere.url")
     assert direct.serves(f"{schema}.events")
+
+
+def test_a_failing_look_up_is_an_engine_error(spark, direct, monkeypatch):
+    """A failure other than "not found" (here py4j's, as when the driver's JVM is gone) is an EngineError, as the
+    statement's was."""
+    from py4j.protocol import Py4JError
+
+    class GoneSession:
+        """Stands for the JVM session of a driver that died."""
+
+        def sessionState(self):
+            raise Py4JError("An error occurred while calling o1.sessionState")
+
+    catalog = SparkCatalog(spark)
+    monkeypatch.setattr(catalog._direct, "_session", GoneSession())
+    with pytest.raises(EngineError, match="current catalog"):
+        catalog.view_text("some_schema.some_view")

@@ -99,6 +99,20 @@ def test_a_full_tables_new_generation_counts_its_audits_when_its_types_are_the_q
     assert not [sql for sql in ran if "AS offending" in sql]
 
 
+def test_an_empty_string_partition_value_is_audited_as_the_null_the_table_keeps(mini_project, make_context):
+    """Spark stores '' in a string partition column as NULL: counted on the written rows, ``not_null`` would see
+    ''; the table's readers see NULL, and so must the audit."""
+    path = mini_project / "models" / "summary.sql"
+    path.write_text(
+        "MODEL (\n  name shop.summary,\n  kind FULL,\n  partitioned_by (region),\n"
+        "  audits (not_null(columns := (region)))\n);\n\n"
+        "SELECT SUM(total) AS grand_total, '' AS region FROM shop.daily\n"
+    )
+    ctx = make_context(mini_project)
+    with pytest.raises(ExecutionError, match="found 1 offending row"):
+        apply_plan(ctx, plan_for(ctx, START, END))
+
+
 def test_a_table_whose_types_are_not_the_querys_is_audited_by_reading_it(mini_project, make_context):
     ctx = make_context(mini_project)
     plan = plan_for(ctx, START, END)

@@ -50,11 +50,13 @@ def _write_generation(ctx: ExecutionContext, target: ModelTarget, *, exists: boo
             if digest == ctx.state.write_inputs_digest(target.table):
                 # The same query over the same rows: the table already holds its result.
                 return WriteResult.of(0, commit(ctx, target, target.intervals, audit=False), kept=True)
-        checks = None if exists else row_checks(ctx, target.model)  # a new table has the query's own types
+        # A new table has the query's own types. Not with partition columns: a string one stores '' as NULL.
+        counts = not (target.model.partitioned_by or target.model.depends_on_self)
+        checks = row_checks(ctx, target.model) if counts and not exists else None
         rows = None if exists else create_generation_table(ctx.engine, target.table, query, partitioned_by, checks)
         if rows is None:  # the table was there, or another writer created it first
             ctx.state.record_write_inputs(target.table, None)
-            checks = None if target.model.depends_on_self else row_checks(ctx, target.model)
+            checks = row_checks(ctx, target.model) if counts else None
             rows = replace_generation(ctx.engine, target.table, query, checks)  # (counted if the types are kept)
     committed = commit(ctx, target, target.intervals, checks=checks)
     if digest is not None:
