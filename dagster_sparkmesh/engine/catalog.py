@@ -19,7 +19,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import DataFrame, SparkSession
 
 from dagster_sparkmesh.engine.described_columns import CatalogColumn, columns_from_describe
-from dagster_sparkmesh.engine.direct_catalog import DirectCatalog
+from dagster_sparkmesh.engine.direct_catalog import CatalogEntry, DirectCatalog
 from dagster_sparkmesh.engine.failure_kinds import is_transient
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.lakehouse import SESSION_CATALOGS
@@ -53,6 +53,13 @@ class SparkCatalog:
         if self._direct_catalog is False:
             self._direct_catalog = DirectCatalog.of(self.spark)
         return self._direct_catalog
+
+    def _direct_entry(self, qualified: str) -> tuple[bool, CatalogEntry | None]:
+        """(whether the session catalog answers for ``qualified`` without a statement, its entry if it exists)."""
+        direct = self._direct
+        if direct is None or not direct.serves(qualified):
+            return False, None
+        return True, direct.entry(qualified)
 
     # -- statements and queries -------------------------------------------------------------------------------
 
@@ -150,9 +157,8 @@ class SparkCatalog:
     def view_text(self, qualified: str) -> str | None:
         """The SQL a view was created or last altered with, as the catalog keeps it (trailing comments trimmed);
         None for a table or nothing. One metastore look-up, no Spark job."""
-        direct = self._direct
-        if direct is not None and direct.serves(qualified):
-            entry = direct.entry(qualified)
+        served, entry = self._direct_entry(qualified)
+        if served:
             return entry.view_text if entry is not None else None
         statement = f"DESCRIBE TABLE EXTENDED {quote(qualified)}"
         try:
@@ -207,22 +213,18 @@ class SparkCatalog:
 
     def catalog_columns(self, qualified: str) -> list[CatalogColumn]:
         """Every column as DESCRIBE lists it (type, partition or not, comment): one catalog round trip."""
-        direct = self._direct
-        if direct is not None and direct.serves(qualified):
-            entry = direct.entry(qualified)
-            if entry is not None and entry.table_type != "VIEW" and entry.columns:
-                return list(entry.columns)
+        _, entry = self._direct_entry(qualified)
+        if entry is not None and entry.table_type != "VIEW" and entry.columns:
+            return list(entry.columns)
         return self._described_columns(qualified)  # (also what raises when the table is not there)
 
     def catalog_columns_if_exists(self, qualified: str) -> list[CatalogColumn] | None:
         """``catalog_columns``, or None when neither the table nor its schema exists."""
-        direct = self._direct
-        if direct is not None and direct.serves(qualified):
-            entry = direct.entry(qualified)
-            if entry is None:
-                return None
-            if entry.table_type != "VIEW" and entry.columns:  # (else as DESCRIBE resolves them: below)
-                return list(entry.columns)
+        served, entry = self._direct_entry(qualified)
+        if served and entry is None:
+            return None
+        if entry is not None and entry.table_type != "VIEW" and entry.columns:  # (else as DESCRIBE resolves them)
+            return list(entry.columns)
         try:
             return self._described_columns(qualified)
         except EngineError as error:
@@ -237,9 +239,8 @@ class SparkCatalog:
 
     def object_type(self, qualified: str) -> str | None:
         """The catalog's type of a table or view now (``VIEW``, ``MANAGED``, ``EXTERNAL``), None when it does not exist."""
-        direct = self._direct
-        if direct is not None and direct.serves(qualified):
-            entry = direct.entry(qualified)
+        served, entry = self._direct_entry(qualified)
+        if served:
             return entry.table_type if entry is not None else None
         try:
             return self.spark.catalog.getTable(quote(qualified)).tableType
