@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 _PARTITION_SECTION = "# Partition Information"
 _FIXED_LENGTH_STRING = re.compile(r"\b(?:var)?char\(\d+\)", re.IGNORECASE)
+_PADDED_STRING = re.compile(r"\bchar\(\d+\)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,8 @@ class CatalogColumn:
     """Spark's type, as the catalog API reports it (``varchar(n)`` and ``char(n)`` are ``string`` there too)."""
     is_partition: bool
     comment: str | None
+    padded: bool = False
+    """A ``char(n)`` (also inside a struct or array): the table pads the strings written into it to n characters."""
 
 
 def columns_from_describe(rows: Iterable[tuple[str, str, str | None]]) -> list[CatalogColumn]:
@@ -37,7 +40,7 @@ def columns_from_describe(rows: Iterable[tuple[str, str, str | None]]) -> list[C
         elif section == "partitions":
             partitions.add(name)
     return [
-        CatalogColumn(name, plain_string_type(data_type), name in partitions, comment or None)
+        CatalogColumn(name, plain_string_type(data_type), name in partitions, comment or None, pads_strings(data_type))
         for name, data_type, comment in columns
     ]
 
@@ -45,6 +48,11 @@ def columns_from_describe(rows: Iterable[tuple[str, str, str | None]]) -> list[C
 def plain_string_type(data_type: str) -> str:
     """A type with ``varchar(n)`` and ``char(n)`` as ``string``, as the catalog API reports them."""
     return _FIXED_LENGTH_STRING.sub("string", data_type)
+
+
+def pads_strings(data_type: str) -> bool:
+    """The type holds a ``char(n)``, which pads what is written into it (a ``varchar(n)`` keeps it as it is)."""
+    return _PADDED_STRING.search(data_type) is not None
 
 
 def _is_header(name: str, data_type: str) -> bool:

@@ -23,7 +23,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
-from dagster_sparkmesh.engine.described_columns import CatalogColumn, plain_string_type
+from dagster_sparkmesh.engine.described_columns import CatalogColumn, pads_strings, plain_string_type
 from dagster_sparkmesh.engine.failures import error_class, spark_errors
 
 SESSION_CATALOG = "spark_catalog"
@@ -119,6 +119,10 @@ class DirectCatalog:
             return self._session.sessionState().catalogManager().currentCatalog().name()
 
 
+# Where Spark keeps a column's declared char(n)/varchar(n) type, the schema's type being string.
+_DECLARED_STRING_TYPE = "__CHAR_VARCHAR_TYPE_STRING"
+
+
 def _columns(metadata, max_struct_fields: int) -> tuple[CatalogColumn, ...] | None:
     """None: the statement's answer would differ (an empty schema, which DESCRIBE infers from the files; a struct
     DESCRIBE prints cut short) or cannot be read here (a type newer than this PySpark knows)."""
@@ -135,6 +139,7 @@ def _columns(metadata, max_struct_fields: int) -> tuple[CatalogColumn, ...] | No
             plain_string_type(field.dataType.simpleString()),
             field.name in partitions,
             field.metadata.get("comment") or None,
+            pads_strings(field.metadata.get(_DECLARED_STRING_TYPE) or ""),
         )
         for field in fields
     )

@@ -8,6 +8,8 @@ empties it (a table dropped, or its columns changed): the table creation (``engi
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.period_tables import PeriodLayout, layout_from_catalog
 from dagster_sparkmesh.snapshot.naming import period_data_table
@@ -30,6 +32,7 @@ class PeriodLayouts:
             layout = layout_from_catalog([(c.name, c.data_type, c.is_partition, c.comment) for c in listed])
             if layout is None:
                 return None
+            layout = replace(layout, pads_strings=any(c.padded for c in listed))
             self._layouts[table] = layout  # a version's table never changes its layout
         return self._layouts[table]
 

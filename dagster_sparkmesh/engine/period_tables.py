@@ -59,6 +59,8 @@ class PeriodLayout:
     hidden: tuple[str, ...] = ()
     data_order: tuple[tuple[str, str], ...] = ()
     """Every column of the data table (shown and hidden) in its order; empty: the shown columns are all."""
+    pads_strings: bool = False
+    """A ``char(n)`` column (which the catalog reports as ``string``) pads the strings written into it."""
 
     @property
     def period_column(self) -> str:
@@ -199,7 +201,12 @@ def _write_segments(
     """Append the new segments (no reader sees them before the switch); returns the query's rows in the window."""
     in_window = window.predicate(layout.type_of(window.column))
     select = _segment_rows(data, query_sql, window, layout, plan)
-    written = insert_counting(tables.spark, data, select, counted=in_window, checks=checks)  # kept rows: outside
+    # Checks are counted only when the query's types are the table's: the table then keeps the values counted
+    # (not with a char(n) column, which pads them: its type reads as string on both sides).
+    counted = None if layout.pads_strings else checks
+    written = insert_counting(
+        tables.spark, data, select, counted=in_window, checks=counted, kept_types=dict(layout.columns)
+    )
     if written is not None:
         return written
     hidden = quote_identifier(layout.period_column)

@@ -11,7 +11,9 @@ the models that have intervals to compute, and changes nothing: no state row, no
    bounds (``time_column_problem``). Its parents must be readable now: an external, an existing physical table, or
    a parent new in this plan whose output is known without running it: a SQL model (a session temp view of its
    rendered query, itself analyzed the same way) or a seed (a temp view of its columns). Temp views live in the
-   session only and are dropped before returning.
+   session only and are dropped before returning. Not a model whose query already wrote intervals into its own
+   table (``PreflightInputs.ran_before``: a daily run's models): it was checked before that first write, and its
+   fingerprint chains its inputs' versions; an external table altered outside the project fails at its write.
 
 What is left for run time: a model reading a new Python model, a new SCD type 2 model (its table adds history
 columns to its query's) or its own new table (``@this_model``), and Python INCREMENTAL_BY_TIME_RANGE models (their
@@ -57,7 +59,8 @@ _DIGITS_ONLY_FORMAT = re.compile(r"^(?:yyyy|MM|dd|HH|mm|ss)+$")
 @dataclass(frozen=True)
 class PreflightReport:
     time_columns_checked: frozenset[str] = frozenset()
-    """Models whose time column was verified now; the others are verified before their first write."""
+    """Models whose time column was verified now, or before the first write of their query (``ran_before``); the
+    others are verified before their first write."""
     externals_checked: frozenset[str] = frozenset()
     external_audits: tuple[tuple[str, AuditResult], ...] = ()
     """(external model, result) of the audits of the externals read (``external_models.yaml``): all passed or
@@ -184,8 +187,11 @@ def _relative(path: Path, root: Path) -> Path:
 def _check_time_columns(ctx: ExecutionContext, inputs: PreflightInputs, models: list[Model]) -> list[str]:
     checked, problems = [], []
     timed = [model for model in models if model.kind.has_time_column and model.source == "sql"]
-    inputs.analyze(timed, written=models)
+    ran_before = {model.name for model in inputs.analyze(timed, written=models)}
+    checked.extend(sorted(ran_before))
     for model in timed:
+        if model.name in ran_before:
+            continue
         columns = inputs.columns(model)
         if columns is None:
             continue  # a parent's output is known only once it ran: checked before this model's first write

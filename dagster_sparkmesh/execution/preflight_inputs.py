@@ -16,8 +16,10 @@ from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.preflight_errors import UnanalyzableQuery
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.model.table_formats import lakehouse_format
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.intervals import batches
+from dagster_sparkmesh.plan.versions import new_version
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.snapshot.naming import DEFAULT_CATALOG
 from dagster_sparkmesh.snapshot.records import Interval, IntervalsToCompute
@@ -52,6 +54,7 @@ class PreflightInputs:
         self._columns: dict[str, dict[str, str] | None] = {}
         self._views: list[str] = []
         self.first_queries: dict[str, tuple[Interval, str]] = {}
+        self._changed = frozenset((*plan.added, *plan.directly_modified, *plan.indirectly_modified))
 
     def columns(self, model: Model) -> dict[str, str] | None:
         """The model's output columns (name → Spark type), or None when they are known only at run time."""
@@ -60,18 +63,38 @@ class PreflightInputs:
             self._columns[model.name] = None if query is None else analyze_query(self.ctx.engine, model, query)
         return self._columns[model.name]
 
-    def analyze(self, models: list[Model], written: Sequence[Model] = ()) -> None:
+    def analyze(self, models: list[Model], written: Sequence[Model] = ()) -> list[Model]:
         """Analyze the models' queries, ``max_workers`` at a time: each is a round trip to Spark, and none waits
         for another once the temp views of the new parents exist (created while rendering, in order). The schemas
-        of the ``written`` models' own tables are listed with those the queries read (``absent``)."""
+        of the ``written`` models' own tables are listed with those the queries read (``absent``). Returns the
+        models left out because their query ran before (``ran_before``)."""
         with ThreadPoolExecutor(max(1, self.ctx.max_workers), thread_name_prefix="sparkmesh-preflight") as pool:
             self._list_schemas(models, written, pool)
+            ran = [model for model in models if self.ran_before(model)]
+            models = [model for model in models if model.name not in {r.name for r in ran}]
             rendered = [(model, self._render(model)) for model in models if model.name not in self._columns]
             todo = [(model, query) for model, query in rendered if query is not None]
             # The first refusal in the models' order is raised.
             analyzed = list(pool.map(lambda item: analyze_query(self.ctx.engine, *item), todo))
         self._columns.update({model.name: None for model, query in rendered if query is None})
         self._columns.update({model.name: columns for (model, _), columns in zip(todo, analyzed)})
+        return ran
+
+    def ran_before(self, model: Model) -> bool:
+        """The model is unchanged against the environment it was promoted in, and its query wrote intervals into a
+        table of its version, which is its fingerprint's own: its output and time column were checked before that
+        first write, against inputs of the versions the fingerprint chains. Analyzing it again would check nothing
+        new (a daily run's models); what it cannot see, an external table altered outside the project, fails at the
+        model's write. Not for a lakehouse table, whose write takes the time column's type from the analysis."""
+        snapshot = self.plan.environment_after.snapshot_for(model.name)
+        table = self.tables.get(model.name)
+        if snapshot is None or table is None or snapshot.fingerprint != model.fingerprint:
+            return False
+        if model.name in self._changed or lakehouse_format(model) is not None:
+            return False
+        if snapshot.version != new_version(model.name, snapshot.fingerprint) or not self._exists(table):
+            return False  # a forward-only or non-breaking change shares the table of another query
+        return bool(self.ctx.state.get_intervals(model.name, snapshot.version))
 
     def _list_schemas(self, models: list[Model], written: Sequence[Model], pool: ThreadPoolExecutor) -> None:
         """The schemas of the physical tables the models (and their new parents) may read, and of the ``written``

@@ -7,13 +7,11 @@ aggregate the write's own tasks can compute while they write (``engine.counted_w
 answer is the same as reading the table: the rendered audit selects every column of the audited rows with a
 condition that reads nothing else (no subquery, aggregate, window or other table) and is repeatable (no
 ``rand``, ``uuid``...), and the write's rows are the rows the table keeps, value for value (a table the write
-just created from the query, or a period table whose column types the query has). Any other audit reads the
+just created from the query, or a period table whose column types the query has, decided by its write). Any other audit reads the
 table after the write, as before; and so does one whose count the write did not deliver.
 """
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import sqlglot
 from sqlglot import exp
@@ -43,25 +41,18 @@ def row_checks(ctx: ExecutionContext, model: Model) -> RowChecks | None:
     return RowChecks(conditions) if conditions else None
 
 
-def write_row_checks(
-    ctx: ExecutionContext, model: Model, table: str, created: bool, analyzed: Sequence[tuple[str, str]] | None
-) -> RowChecks | None:
+def write_row_checks(ctx: ExecutionContext, model: Model, table: str, created: bool) -> RowChecks | None:
     """The row checks of a time-range write whose rows are the rows its table keeps, value for value: into a table
-    created from the query, or a period table whose column types the query has (``analyzed``: as the preflight
-    saw it). Not for a model reading its own table (its table's types are the declared ones), nor for one with
-    partition columns of its own (a string partition column stores '' as NULL)."""
-    if model.depends_on_self or model.partitioned_by or not (created or _types_match(ctx, table, analyzed)):
+    created from the query, or a period table, whose write counts them only when the query has the table's column
+    types (``engine.period_tables``; else they stay uncounted and the audits read the table). Not for a model
+    reading its own table (its table's types are the declared ones), nor for one with partition columns of its own
+    (a string partition column stores '' as NULL)."""
+    if model.depends_on_self or model.partitioned_by:
         return None
-    return row_checks(ctx, model)
-
-
-def _types_match(ctx: ExecutionContext, table: str, analyzed: Sequence[tuple[str, str]] | None) -> bool:
-    layout = ctx.engine.period_layout(table) if analyzed else None  # the write looks it up anyway
-    return layout is not None and _lowered(analyzed) == _lowered(layout.columns)
-
-
-def _lowered(columns: Sequence[tuple[str, str]]) -> dict[str, str]:
-    return {name.lower(): data_type.lower() for name, data_type in columns}
+    checks = row_checks(ctx, model)
+    if checks is None or not created and ctx.engine.period_layout(table) is None:  # (the write asks it anyway)
+        return None
+    return checks
 
 
 def offending_condition(audit_sql: str) -> str | None:

@@ -26,7 +26,8 @@ def test_a_column_whose_name_starts_with_a_hash_is_a_column():
 def test_fixed_length_strings_are_strings_as_the_catalog_api_says_and_a_view_has_no_partitions():
     rows = [("code", "char(3)", ""), ("note", "struct<text:varchar(10)>", None)]
     assert columns_from_describe(rows) == [
-        CatalogColumn("code", "string", False, None), CatalogColumn("note", "struct<text:string>", False, None),
+        CatalogColumn("code", "string", False, None, padded=True),
+        CatalogColumn("note", "struct<text:string>", False, None),
     ]
 
 

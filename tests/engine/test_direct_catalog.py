@@ -68,6 +68,7 @@ def test_look_ups_answer_what_the_statements_answer(spark, schema, objects, dire
     data = catalog.catalog_columns(f"{schema}.events__data")
     assert [(c.name, c.is_partition) for c in data][-1] == ("sparkmesh_month", True)
     assert data[6].comment == "sparkmesh: dropped by a forward-only change"
+    assert [c.name for c in data if c.padded] == ["f"]  # char(3) pads what is written; varchar(10) does not
     assert catalog.catalog_columns_if_exists(f"{schema}.nothing") is None
 
 

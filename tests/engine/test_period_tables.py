@@ -258,3 +258,34 @@ def test_a_window_without_rows_writes_nothing_and_keeps_the_view(engine, monthly
     assert engine.overwrite_interval(monthly, one_day, _window("2024-02-03", "2024-02-04")) == 2
     assert engine.catalog.view_text(monthly) != before
     assert _rows(engine, monthly)[-2:] == [(5, date(2024, 2, 3)), (6, date(2024, 2, 3))]
+
+
+def test_a_write_counts_row_checks_only_when_the_table_keeps_the_querys_values(engine, monthly):
+    """``id`` is an INT in the table: a query's BIGINT ids are cast by the insert, so what was counted is not
+    what the table keeps, and the checks are left to the audits."""
+    from dagster_sparkmesh.engine.counted_writes import RowChecks
+
+    window = _window("2024-02-05", "2024-02-06")
+    same = RowChecks({0: "id IS NULL", 1: "id > 3"})
+    assert engine.overwrite_interval(monthly, _daily({"2024-02-05": [5, 6]}), window, checks=same) == 2
+    assert same.holding == {0: 0, 1: 2}
+    wider = RowChecks({0: "id IS NULL"})
+    bigint = "SELECT CAST(7 AS BIGINT) AS id, DATE'2024-02-05' AS ds"
+    assert engine.overwrite_interval(monthly, bigint, window, checks=wider) == 1
+    assert wider.holding == {} and _rows(engine, monthly)[-1] == (7, date(2024, 2, 5))
+
+
+def test_a_char_column_leaves_the_row_checks_to_the_audits(engine, schema):
+    """A char(n) column pads what is written into it, and its type reads as string on both sides: 'ab' counted
+    would not be the 'ab   ' the table keeps."""
+    from dagster_sparkmesh.engine.counted_writes import RowChecks
+    from dagster_sparkmesh.engine.period_tables import PeriodLayout, create_period_table
+
+    table = f"{schema}.codes__v1"
+    assert create_period_table(engine.creation, table, PeriodLayout((("code", "char(5)"), ("ds", "date")), "month"))
+    assert engine.period_layout(table).pads_strings
+    checks = RowChecks({0: "length(code) <> 5"})
+    query = "SELECT trim('ab') AS code, DATE'2024-01-02' AS ds"
+    assert engine.overwrite_interval(table, query, _window("2024-01-02", "2024-01-03"), checks=checks) == 1
+    assert checks.holding == {}
+    assert engine.catalog.query_rows(f"SELECT length(code) FROM {table}") == [(5,)]

@@ -247,21 +247,22 @@ def test_the_first_batch_the_preflight_rendered_from_existing_tables_is_not_rend
 
     project = _write(tmp_path / "p", {
         "models/events.sql": f"MODEL (name {schema}_raw.events, kind FULL);\n\nSELECT DATE'2024-01-02' AS ds, 1 AS id\n",
-        "models/daily.sql": f"""
-            MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 2));
-
-            SELECT ds, COUNT(*) AS n FROM {schema}_raw.events WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds
-            """,
     })  # fmt: skip
     ctx = make_context(project)
     apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 2)))  # events' table exists from now on
+    (project / "models" / "daily.sql").write_text(textwrap.dedent(f"""
+        MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 3));
+
+        SELECT ds, COUNT(*) AS n FROM {schema}_raw.events WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds
+        """))
+    ctx = make_context(project)
     plan = plan_for(ctx, START, END)
     report = run_preflight(ctx, plan, {f"{schema}_shop.daily": plan.missing_intervals[f"{schema}_shop.daily"]})
     first = report.first_queries[f"{schema}_shop.daily"]
     first_batch, first_query = first.interval, first.sql
     # Analyzed once: the table is created from these.
     assert report.output_columns[f"{schema}_shop.daily"] == (("ds", "date"), ("n", "bigint"))
-    assert (first_batch.start, first_batch.end) == (datetime(2024, 1, 2), END)  # days 2-3: one batch of 2
+    assert (first_batch.start, first_batch.end) == (START, END)  # days 1-3: one batch of 3
     assert physical_table(f"{schema}_raw.events", plan.version_of(f"{schema}_raw.events")).split(".")[1] in first_query
     rendered, render = [], queries.render_query
     monkeypatch.setattr(queries, "render_query", lambda model, **k: rendered.append(model.name) or render(model, **k))
@@ -380,3 +381,94 @@ def test_tables_created_by_pre_statements_are_named_as_externals_are_with_their_
         "INSERT INTO raw.other SELECT 1",
     ))
     assert created_by_pre_statements([model]) == {"lake.raw.events", "raw.orders", "raw.customers"}
+
+
+def _daily_project(tmp_path, schema, time_column_sql: str = "ds") -> Path:
+    return _write(tmp_path / "p", {
+        "models/events.sql": f"""
+            MODEL (name {schema}_raw.events, kind FULL);
+
+            SELECT ds, 1 AS id FROM VALUES (DATE'2024-01-01'), (DATE'2024-01-02'), (DATE'2024-01-03') AS t(ds)
+            """,
+        "models/daily.sql": _daily_sql(schema, time_column_sql),
+    })  # fmt: skip
+
+
+def _daily_sql(schema: str, time_column_sql: str) -> str:
+    return textwrap.dedent(f"""
+        MODEL (name {schema}_shop.daily, kind INCREMENTAL_BY_TIME_RANGE (time_column ds));
+
+        SELECT {time_column_sql} AS ds, COUNT(*) AS n FROM {schema}_raw.events
+        WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY 1
+        """)
+
+
+def test_a_query_that_wrote_its_table_before_is_not_analyzed_again(
+    tmp_path, spark, schema, make_context, clean_catalog, monkeypatch
+):
+    """A daily run's models: their version is their fingerprint's own and wrote intervals, so their time column
+    was checked before their first write; the preflight asks Spark nothing about them."""
+    from dagster_sparkmesh.engine.catalog import SparkCatalog
+
+    project = _daily_project(tmp_path, schema)
+    ctx = make_context(project)
+    apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 3)))  # days 1 and 2
+    analyzed, analyze = [], SparkCatalog.query_schema
+    monkeypatch.setattr(SparkCatalog, "query_schema", lambda self, sql: analyzed.append(sql) or analyze(self, sql))
+    plan = plan_for(ctx, START, END)
+
+    report = run_preflight(ctx, plan, plan.missing_intervals)
+
+    assert analyzed == [] and report.time_columns_checked == {f"{schema}_shop.daily"}
+    assert f"{schema}_shop.daily" not in report.output_columns
+    apply_plan(ctx, plan)
+    rows = spark.sql(f"SELECT ds, n FROM {schema}_shop.daily ORDER BY ds").collect()
+    assert [(str(r.ds), r.n) for r in rows] == [("2024-01-01", 1), ("2024-01-02", 1), ("2024-01-03", 1)]
+
+
+def test_a_forward_only_change_sharing_a_written_table_is_analyzed_and_its_bad_time_column_refused(
+    tmp_path, spark, schema, make_context, clean_catalog
+):
+    """Its version is the table's, which another query wrote: the new query's time column is checked up front."""
+    project = _daily_project(tmp_path, schema)
+    ctx = make_context(project)
+    apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 3)))
+    (project / "models" / "daily.sql").write_text(_daily_sql(schema, "CAST(dayofmonth(ds) AS DOUBLE)"))
+    ctx = make_context(project)
+    plan = plan_for(ctx, START, END, forward_only=True)
+    daily = f"{schema}_shop.daily"
+    assert plan.missing_intervals[daily] and ctx.state.get_intervals(daily, plan.version_of(daily))
+
+    with pytest.raises(BadTimeColumn, match=f"model {daily}: its time column ds is a double"):
+        apply_plan(ctx, plan)
+
+    assert [(str(r.ds), r.n) for r in spark.sql(f"SELECT ds, n FROM {daily} ORDER BY ds").collect()] == [
+        ("2024-01-01", 1), ("2024-01-02", 1)
+    ]
+
+
+def test_a_model_changed_back_to_a_version_that_wrote_before_is_analyzed_again(
+    tmp_path, spark, schema, make_context, clean_catalog, monkeypatch
+):
+    """Reverted to a query whose version holds intervals: changed against the environment, so it is checked."""
+    from dagster_sparkmesh.engine.catalog import SparkCatalog
+
+    project = _daily_project(tmp_path, schema)
+    ctx = make_context(project)
+    apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 3)))
+    first = (project / "models" / "daily.sql").read_text()
+    (project / "models" / "daily.sql").write_text(first.replace("COUNT(*) AS n", "COUNT(*) + 1 AS n"))
+    ctx = make_context(project)
+    apply_plan(ctx, plan_for(ctx, START, datetime(2024, 1, 3)))  # a breaking change: a table of its own
+    (project / "models" / "daily.sql").write_text(first)
+    ctx = make_context(project)
+    plan = plan_for(ctx, START, END)
+    daily = f"{schema}_shop.daily"
+    assert daily in plan.directly_modified and ctx.state.get_intervals(daily, plan.version_of(daily))
+    analyzed, analyze = [], SparkCatalog.query_schema
+    monkeypatch.setattr(SparkCatalog, "query_schema", lambda self, sql: analyzed.append(sql) or analyze(self, sql))
+
+    report = run_preflight(ctx, plan, plan.missing_intervals)
+
+    assert len(analyzed) == 1 and "COUNT(*) AS n" in analyzed[0]
+    assert report.output_columns[daily] == (("ds", "date"), ("n", "bigint"))

@@ -72,7 +72,7 @@ def _write_batch(
     another new table is created empty first (not by this step when a concurrent run created it first). Created
     under the lock, it is known to hold nothing yet: its first write reads no view."""
     if not table.exists:
-        checks = write_row_checks(ctx, target.model, target.table, True, None) if covered else None
+        checks = write_row_checks(ctx, target.model, target.table, True) if covered else None
         first = ctx.engine.creation.write_first_interval(
             target.table, query, window, columns=target.output_columns, checks=checks
         )
@@ -83,6 +83,6 @@ def _write_batch(
     new = not table.exists and ctx.engine.creation.create_interval_table(target.table, query, window, columns=columns)
     table.exists = True
     table.created = table.created or new
-    checks = write_row_checks(ctx, target.model, target.table, table.created, columns) if covered else None
+    checks = write_row_checks(ctx, target.model, target.table, table.created) if covered else None
     written = ctx.engine.overwrite_interval(target.table, query, window, fresh=table.created, new=new, checks=checks)
     return _BatchWrite(written, checks)
