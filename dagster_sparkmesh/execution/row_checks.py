@@ -7,8 +7,8 @@ aggregate the write's own tasks can compute while they write (``engine.counted_w
 answer is the same as reading the table: the rendered audit selects every column of the audited rows with a
 condition that reads nothing else (no subquery, aggregate, window or other table) and is repeatable (no
 ``rand``, ``uuid``...), and the write's rows are the rows the table keeps, value for value (a table the write
-just created from the query, or a period table whose column types the query has, decided by its write). Any other audit reads the
-table after the write, as before; and so does one whose count the write did not deliver.
+just created from the query, or a period table whose column types the query has, which its write finds out). Any
+other audit reads the table after the write, as before; and so does one whose count the write did not deliver.
 """
 
 from __future__ import annotations
