@@ -71,7 +71,8 @@ class PreflightInputs:
         with ThreadPoolExecutor(max(1, self.ctx.max_workers), thread_name_prefix="sparkmesh-preflight") as pool:
             self._list_schemas(models, written, pool)
             ran = [model for model in models if self.ran_before(model)]
-            models = [model for model in models if model.name not in {r.name for r in ran}]
+            ran_names = {model.name for model in ran}
+            models = [model for model in models if model.name not in ran_names]
             rendered = [(model, self._render(model)) for model in models if model.name not in self._columns]
             todo = [(model, query) for model, query in rendered if query is not None]
             # The first refusal in the models' order is raised.
