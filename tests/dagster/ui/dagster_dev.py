@@ -55,17 +55,51 @@ class DagsterDev:
     process: subprocess.Popen
     url: str
     log_path: Path
+    home: Path
 
     def log_tail(self, lines: int = 40) -> str:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
 
-    def daemon_story(self, lines: int = 60) -> str:
-        """The log's last lines without the noise (blank lines, step debug events, the code location name warning):
-        what the daemon's ticks and the runs said, for a test's timeout message."""
+    def daemon_story(self, lines: int = 30) -> str:
+        """What a test's timeout message needs: every run the instance holds (status, job, partitions, and a
+        failed run's error), the runs' own log lines (their steps and errors), then the daemon's last lines
+        without the noise (blank lines, step debug events, the code location name warning)."""
         noise = ("code location name", " - DEBUG - ")
         kept = [line for line in self.log_path.read_text(errors="replace").splitlines()
                 if line.strip() and not any(part in line for part in noise)]
-        return "\n".join(kept[-lines:])
+        daemon = [line for line in kept if "dagster.daemon" in line]
+        runs = [line for line in kept if line not in daemon][-3 * lines:]
+        return "\n".join(["runs:", *run_summary(self.home), "their log:", *runs, "the daemon:", *daemon[-lines:]])
+
+
+def run_summary(home: Path) -> list[str]:
+    """A line per run of the instance at ``home``, oldest first; a failed run's error messages under it."""
+    import dagster as dg
+
+    instance = open_instance(home)
+    lines = []
+    for record in reversed(instance.get_run_records()):
+        run = record.dagster_run
+        span = run.tags.get("dagster/asset_partition_range_start", run.tags.get("dagster/partition", ""))
+        lines.append(f"  {run.run_id[:8]} {run.status.value} {run.job_name} {span} {run.tags.get('dagster/run_key', '')}")
+        if run.status == dg.DagsterRunStatus.FAILURE:
+            lines.extend(f"    {message}" for message in _failure_messages(instance, run.run_id))
+    return lines
+
+
+def _failure_messages(instance, run_id: str) -> list[str]:
+    import dagster as dg
+
+    failures = [dg.DagsterEventType.STEP_FAILURE, dg.DagsterEventType.RUN_FAILURE, dg.DagsterEventType.ENGINE_EVENT]
+    messages = []
+    for entry in instance.all_logs(run_id):
+        event = entry.dagster_event
+        if event is None or event.event_type not in failures:
+            continue
+        error = getattr(event.event_specific_data, "error", None)
+        if error is not None or event.event_type != dg.DagsterEventType.ENGINE_EVENT:
+            messages.append(f"{event.event_type.value}: {entry.message} {error.to_string() if error else ''}"[-3000:])
+    return messages
 
 
 def start_dagster_dev(project: Path, home: Path, port: int, timeout: float = 120.0) -> DagsterDev:
@@ -99,7 +133,7 @@ def start_dagster_dev(project: Path, home: Path, port: int, timeout: float = 120
             cwd=project.parent, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True, preexec_fn=_default_sigint,  # noqa: PLW1509 (only resets one signal)
         )
-    dev = DagsterDev(process, f"http://127.0.0.1:{port}", log_path)
+    dev = DagsterDev(process, f"http://127.0.0.1:{port}", log_path, home)
     try:
         _wait_for_webserver(dev, timeout)
     except BaseException:
