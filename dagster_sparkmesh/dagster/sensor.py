@@ -13,7 +13,8 @@ Phases, kept in the cursor with the commit they belong to:
   the promotion asset with the same plan id, or with approval waits (``awaiting_promotion``) until the
   environment serves the plan: a person materializing the promotion asset is the approval. Model runs are never
   requested again in this phase (a half-done range would otherwise be requested twice), except ranges that signals
-  reported ready since.
+  reported ready since. A requested run that failed or was canceled is named in the tick (Dagster launches a
+  run key once): a person re-executes it, which computes what is still missing, or commits a fix.
 
 Every run the sensor requests carries the plan's id (``sparkmesh/plan_id``), so the steps execute that plan's
 backfill and the promotion promotes it. A newer commit supersedes a plan still waiting for approval.
@@ -36,6 +37,8 @@ from dagster_sparkmesh.dagster.sensor_planner import SensorPlanner, StatePlanner
 from dagster_sparkmesh.dagster.sensor_requests import (
     absent_models,
     backfill_requests,
+    failed_runs,
+    failed_runs_message,
     plan_observation,
     promotion_request,
     ready_only,
@@ -275,9 +278,13 @@ def _backfill_or_promote(tick: _Tick, plan: Plan, approval: Approval) -> dg.Sens
                 cursor=Cursor(tick.head, BACKFILLING, plan.plan_id).dump(),
             )
         requests = tick.requests(plan)
+        failed = failed_runs(tick.instance, requests)
+        requests = [request for request in requests if request.run_key not in failed]
         backfilling = Cursor(tick.head, BACKFILLING, plan.plan_id).dump()
         if requests:
             return dg.SensorResult(run_requests=requests, cursor=backfilling)
+        if failed:
+            return dg.SensorResult(skip_reason=failed_runs_message(failed), cursor=backfilling)
         missing = ", ".join(sorted(plan.missing_intervals)[:5])
         return dg.SensorResult(skip_reason=f"waiting for backfill runs: {missing}", cursor=backfilling)
     reconciled = tick.reconciled(plan)

@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Collection, Mapping, Sequence
 
 import dagster as dg
+from dagster._core.storage.tags import RUN_KEY_TAG
 
 from dagster_sparkmesh.dagster.markdown import plan_markdown
 from dagster_sparkmesh.dagster.partitions import key_range_for
@@ -85,6 +86,31 @@ def backfill_requests(
             names = sorted(name for name, intervals in missing.items() if any(_overlaps(i, span) for i in intervals))
             requests.append(_request(head, run_tags, group, [members[name] for name in names], span))
     return requests
+
+
+ENDED_UNSUCCESSFULLY = (dg.DagsterRunStatus.FAILURE, dg.DagsterRunStatus.CANCELED)
+
+
+def failed_runs(instance: dg.DagsterInstance, requests: Sequence[dg.RunRequest]) -> dict[str, dg.DagsterRun]:
+    """Run key → the latest run of that key, for the requests whose latest run failed or was canceled. Dagster's
+    daemon launches a run key once and skips it as completed after that, so the sensor names such a run (for a
+    person to re-execute) instead of requesting it in vain."""
+    failed = {}
+    for request in requests:
+        latest = instance.get_runs(filters=dg.RunsFilter(tags={RUN_KEY_TAG: request.run_key}), limit=1)
+        if latest and latest[0].status in ENDED_UNSUCCESSFULLY:
+            failed[request.run_key] = latest[0]
+    return failed
+
+
+def failed_runs_message(failed: Mapping[str, dg.DagsterRun]) -> str:
+    runs = "; ".join(
+        f"run {run.run_id[:8]} ({', '.join(sorted(k.to_user_string() for k in run.asset_selection or ()))}) "
+        f"{'failed' if run.status == dg.DagsterRunStatus.FAILURE else 'was canceled'}"
+        for run in failed.values()
+    )
+    return (f"{runs}: open it on the Runs page and Re-execute it (it computes what is still missing), "
+            "or commit a fix (a new commit plans again)")
 
 
 def absent_models(plan: Plan, specs: SparkMeshSpecs, known: Collection[dg.AssetKey] | None) -> list[str]:

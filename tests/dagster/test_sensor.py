@@ -259,3 +259,25 @@ def test_models_a_running_run_of_the_commit_computes_are_not_requested_again(rep
         instance.add_run(running)
         meanwhile = _tick(sensor, first.cursor, instance)
         assert not meanwhile.run_requests and "waiting for backfill runs: raw.events" in meanwhile.skip_message
+
+
+def test_a_failed_backfill_run_is_named_for_a_person_to_re_execute(repo):
+    sensor = _sensor(repo)
+    head = _git(repo, "rev-parse", "HEAD")
+    with dg.instance_for_test() as instance:
+        first = _tick(sensor, None, instance)
+        request = _requests(first)[("raw/events",)]
+        failed = dg.DagsterRun(
+            job_name="__ASSET_JOB", run_id="f" * 36, status=dg.DagsterRunStatus.FAILURE,
+            tags={**request.tags, "dagster/run_key": request.run_key},
+            asset_selection=frozenset({dg.AssetKey(["raw", "events"])}),
+        )
+        instance.add_run(failed)
+        after = _tick(sensor, first.cursor, instance)
+        assert not after.run_requests
+        assert after.skip_message.startswith("run ffffffff (raw/events) failed: open it on the Runs page and Re-execute")
+        assert Cursor.parse(after.cursor) == Cursor.parse(first.cursor)  # still backfilling the same plan
+
+        _complete_backfill(repo, only={"raw.events"})  # what the re-execution computes
+        resumed = _tick(sensor, after.cursor, instance)
+        assert list(_requests(resumed)) == [("shop/daily", "shop/daily_flags")]
