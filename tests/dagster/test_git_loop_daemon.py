@@ -7,7 +7,8 @@ ranged runs as processes of their own, and they share the project's managed Spar
 1. a first commit with ``approval="none"``: plan → daemon-launched runs → promotion → prod equals a fresh build;
 2. the daemon again with ``approval="promotion"`` (prod's default) and a second commit: the backfill runs, prod
    keeps the first commit's data while the plan waits; materializing the promotion asset (``dagster asset
-   materialize``, a person's run) approves it, and prod then equals a fresh build of the second commit.
+   materialize``, a person's run) approves it, and prod then equals a fresh build of the second commit;
+3. a third commit whose query fails on the data: the tick names the failed run; its revert has nothing to do.
 """
 
 from __future__ import annotations
@@ -196,6 +197,22 @@ def test_commits_are_planned_backfilled_and_promoted_by_the_daemon(repo, home, t
         assert second_prod == fresh_second.rows()
         _wait("the sensor to see the approval", lambda: _cursor(instance).phase == "done", daemon)
         assert _cursor(instance).commit == second
+
+        # A commit whose query fails on the data: its run fails once, and the tick names it for a person (Dagster
+        # would skip its run key as completed forever). Reverting it brings back the served version: nothing to do.
+        daily.write_text(daily.read_text().replace(
+            "COUNT(*) * 2 AS orders", "COUNT(*) * 2 AS orders, CAST(assert_true(SUM(amount) < 0, 'a broken commit') AS INT) AS verified"))
+        git(repo, "commit", "-qam", "broken")
+        broken = git(repo, "rev-parse", "HEAD")
+        named = "failed: open it on the Runs page and Re-execute it"
+        _wait("the tick to name the failed run", lambda: named in daemon.log.read_text(errors="replace"), daemon)
+        [failed] = [r for r in _runs(instance, broken) if r.status == dg.DagsterRunStatus.FAILURE]
+        assert f"run {failed.run_id[:8]} (shop/daily" in daemon.log.read_text(errors="replace")
+        assert _rows(repo) == second_prod
+        git(repo, "revert", "--no-edit", "HEAD")
+        fixed = git(repo, "rev-parse", "HEAD")
+        _wait("the revert planned", lambda: _cursor(instance) == Cursor(fixed, "done", _cursor(instance).plan_id), daemon)
+        assert len(_runs(instance, broken)) == 1 and not _runs(instance, fixed)
     finally:
         daemon.stop()
 
