@@ -4,11 +4,12 @@ that runs a model when it is due (SQLMesh's ``run``)."""
 from __future__ import annotations
 
 import warnings
-from datetime import datetime, timedelta
+from datetime import timedelta
 from functools import lru_cache
 
 import dagster as dg
 
+from dagster_sparkmesh.model.interval_units import tick_gaps
 from dagster_sparkmesh.plan.intervals import IntervalUnit, Schedule
 
 _FIELDS = {
@@ -23,7 +24,6 @@ _VARYING = {
     IntervalUnit.MONTH: (timedelta(days=28), timedelta(days=31)),
     IntervalUnit.YEAR: (timedelta(days=365), timedelta(days=366)),
 }
-_SAMPLED_TICKS = 400  # enough for a yearly pattern of any 5-field cron finer than monthly
 
 
 def dagster_cron(cron: str) -> str:
@@ -44,12 +44,7 @@ def periods(cron: str) -> tuple[timedelta, timedelta]:
         return _FIXED[schedule.unit], _FIXED[schedule.unit]
     if schedule.unit in _VARYING:
         return _VARYING[schedule.unit]
-    tick, gaps = schedule.floor(datetime(2024, 1, 1)), []
-    for _ in range(_SAMPLED_TICKS):
-        following = schedule.next(tick)
-        gaps.append(following - tick)
-        tick = following
-    return min(gaps), max(gaps)
+    return tick_gaps(cron)
 
 
 @lru_cache(maxsize=256)
@@ -64,14 +59,27 @@ def cron_freshness(cron: str) -> dg.FreshnessPolicy:
     return dg.FreshnessPolicy.time_window(fail_window=2 * longest, warn_window=longest)
 
 
-def cron_condition(cron: str) -> dg.AutomationCondition:
+def cron_condition(cron: str, every_interval: bool = True) -> dg.AutomationCondition:
     """``on_cron`` whose parents may be external assets: those are never materialized in Dagster, and the step
-    itself leaves an interval missing when an input is not there yet."""
+    itself leaves an interval missing when an input is not there yet. A cron that ticks less often than its
+    intervals (``every_interval`` false; ``@weekly``: daily partitions) requests the partitions of its whole period
+    at each tick."""
     with warnings.catch_warnings():  # ``include_sources`` is marked beta; it is how external assets are selected
         warnings.simplefilter("ignore", dg.BetaWarning)
         external = dg.AssetSelection.all(include_sources=True) - dg.AssetSelection.all()
+    tick = dg.AutomationCondition.cron_tick_passed(cron).since_last_handled()
+    if every_interval:
+        return (
+            dg.AutomationCondition.in_latest_time_window()
+            & tick
+            & dg.AutomationCondition.all_deps_updated_since_cron(cron).ignore(external)
+        ).with_label(f"on_cron({cron})")
+    # The period's partitions still missing, whose parents' partitions are there (updated before the tick, most of
+    # them: a daily parent's Monday): a @weekly model's seven days at each Sunday tick.
     return (
-        dg.AutomationCondition.in_latest_time_window()
-        & dg.AutomationCondition.cron_tick_passed(cron).since_last_handled()
-        & dg.AutomationCondition.all_deps_updated_since_cron(cron).ignore(external)
-    ).with_label(f"on_cron({cron})")
+        dg.AutomationCondition.in_latest_time_window(longest_period(cron))
+        & dg.AutomationCondition.missing()
+        & tick
+        & ~dg.AutomationCondition.any_deps_missing().ignore(external)
+        & ~dg.AutomationCondition.any_deps_in_progress()
+    ).with_label(f"on_cron({cron}), every missing interval of its period")

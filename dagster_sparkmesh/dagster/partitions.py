@@ -2,7 +2,7 @@
 
 Partitions must tick exactly where the planner's unit intervals do (``plan.intervals``): a partition key range
 is turned into the ``[start, end)`` the executor computes, and the sensor turns missing intervals into ranges.
-Both sides read the cron through ``interval_unit`` so that they agree on what ``@weekly`` means (Sunday).
+Both sides take the intervals from ``plan.intervals.interval_cron`` (SQLMesh's interval unit: a ``@weekly`` model has days).
 """
 
 from __future__ import annotations

@@ -19,9 +19,10 @@ import dagster as dg
 from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.dagster.cron import cron_condition, cron_freshness, dagster_cron
 from dagster_sparkmesh.dagster.partitions import time_window_partitions
-from dagster_sparkmesh.errors import ProjectError, SparkMeshError
+from dagster_sparkmesh.errors import PlanError, ProjectError, SparkMeshError
 from dagster_sparkmesh.model.records import ExternalModel, Model
 from dagster_sparkmesh.dates import parse_datetime
+from dagster_sparkmesh.plan.intervals import due_on_every_interval, interval_cron
 from dagster_sparkmesh.plan.windows import model_end
 from dagster_sparkmesh.project.sql.header import split_model_file
 from dagster_sparkmesh.snapshot.naming import physical_schema, split_model_name, view_name
@@ -105,7 +106,12 @@ class SparkMeshTranslator:
             )
         # Relative dates ('1 year ago') are read once, at definition load: partitions need a fixed first key.
         now = self.get_load_time()
-        return time_window_partitions(model.cron, parse_datetime(start, now=now), model_end(model, now))
+        try:
+            cron = interval_cron(model)
+        except PlanError as error:  # a cron ticking more often than every 5 minutes: located in the model's file
+            raise ProjectError(f"{model.name}: {error.message}", path=model.path, line=model.line,
+                               snippet=f"cron {model.cron}", hint=error.hint) from None
+        return time_window_partitions(cron, parse_datetime(start, now=now), model_end(model, now))
 
     def get_load_time(self) -> datetime:
         """The clock of definition load (naive UTC), which relative start and end dates are read against."""
@@ -117,7 +123,7 @@ class SparkMeshTranslator:
         (external assets are never materialized here, so they do not hold a model back)."""
         if not self.settings.automate_on_cron:
             return None
-        return cron_condition(dagster_cron(model.cron))
+        return cron_condition(dagster_cron(model.cron), due_on_every_interval(model))
 
     def get_freshness_policy(self, model: Model) -> dg.FreshnessPolicy | None:
         """Fresh while the latest materialization is at most one cron period older than the last cron tick."""

@@ -89,6 +89,9 @@ class Model(Record):
     """Digest of the code of the project's Python macros the model's file calls (``macros.code_digest``)."""
 
     cron: str = "@daily"
+    interval_unit: str | None = None
+    """SQLMesh's ``interval_unit`` as written (``year`` ... ``five_minute``); None: inferred from the cron
+    (``plan.intervals.interval_cron``)."""
     start: str | None = None
     """ISO date or timestamp; None means the project default."""
     end: str | None = None

@@ -30,6 +30,7 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.dates import DateLike, parse_datetime, parse_ttl
 from dagster_sparkmesh.plan.definition import DirectChange, Plan
 from dagster_sparkmesh.plan.diffs import definition_diff
+from dagster_sparkmesh.plan.intervals import interval_cron
 from dagster_sparkmesh.plan.missing import Window, missing_intervals
 from dagster_sparkmesh.plan.windows import model_windows
 from dagster_sparkmesh.plan.previews import preview_from, preview_range, preview_version, previewed_models
@@ -118,7 +119,11 @@ def build_plan(
     versions = {name: previews.versions.get(name, d.snapshot.version) for name, d in decisions.items()}
     recorded = _recorded(state, decisions, versions)
     spans = {name: Interval(start=w.start, end=w.end) for name, w in windows.items()}
-    seeds = restated_by_user(models, spans, restate_models, restate_within)
+    # What a person restates is cleared up to the plan's end, also past a cron's last tick (a @weekly model's days
+    # since Sunday, which a Dagster step of those partitions computes: ``plan.ranged``).
+    uncut, _, _ = model_windows(project, models, start, end, execution_time, ignore_cron=True)
+    seeds = restated_by_user(models, {name: Interval(start=w.start, end=w.end) for name, w in uncut.items()},
+                             restate_models, restate_within)
     if effective_from is not None:
         start_at = parse_datetime(effective_from, now=execution_time)
         seeds = union(seeds, effective_from_ranges(decisions, spans, start_at, environment, effective_from))
@@ -188,7 +193,7 @@ def _previews(
     if not names:
         return _NO_PREVIEWS, windows
     ranges = {
-        name: preview_range(decisions[name].model.cron, windows[name].start, windows[name].end, begin)
+        name: preview_range(interval_cron(decisions[name].model), windows[name].start, windows[name].end, begin)
         for name in names
     }
     # A preview table holds the preview range only, for rebuilt kinds too: they read previews of their parents.

@@ -23,7 +23,7 @@ from typing import Protocol
 
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.dates import parse_datetime
-from dagster_sparkmesh.plan.intervals import Schedule
+from dagster_sparkmesh.plan.intervals import Schedule, interval_cron
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.snapshot.intervals import merge, remove_range
 from dagster_sparkmesh.snapshot.records import Interval
@@ -125,7 +125,7 @@ def _with_lookback(interval: Interval, lookback: tuple[str, int]) -> Interval:
 
 def lookback_of(model: Model) -> tuple[str, int] | None:
     count = getattr(model.kind, "lookback", 0) or 0
-    return (model.cron, count) if count else None
+    return (interval_cron(model), count) if count else None
 
 
 def lacking_inputs(

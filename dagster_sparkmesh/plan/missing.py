@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.intervals import Schedule, expected_intervals, with_lookback
+from dagster_sparkmesh.plan.intervals import Schedule, expected_intervals, interval_cron, with_lookback
 from dagster_sparkmesh.snapshot.intervals import merge, remove_range, uncovered
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -69,7 +69,7 @@ def _reading_new_parent_time(
     lookback = getattr(model.kind, "lookback", 0)
     if not lookback or not done:
         return []
-    schedule = Schedule.of(model.cron)
+    schedule = Schedule.of(interval_cron(model))
     stale: set[Interval] = set()
     for parent in model.depends_on:
         held = recorded.get(parent)
@@ -79,20 +79,21 @@ def _reading_new_parent_time(
             end = schedule.floor(span.end) if schedule.floor(span.end) == span.end else schedule.next(span.end)
             for _ in range(lookback):
                 end = schedule.next(end)
-            reads = expected_intervals(model.cron, max(span.start, window.start), min(end, window.end))
+            reads = expected_intervals(interval_cron(model), max(span.start, window.start), min(end, window.end))
             stale.update(i for i in reads if any(d.start <= i.start and i.end <= d.end for d in done))
     return sorted(stale)
 
 
 def _missing_for(model: Model, window: Window, done: list[Interval]) -> list[Interval]:
-    expected = expected_intervals(model.cron, window.start, window.end)
+    cron = interval_cron(model)
+    expected = expected_intervals(cron, window.start, window.end)
     todo = uncovered(done, expected)
     if model.kind.rebuilt_each_run:
         # Before the window nothing is asked: what its parents lacked there, the plan does not compute either.
-        return expected_intervals(model.cron, window.model_start, window.end) if todo else []
+        return expected_intervals(cron, window.model_start, window.end) if todo else []
     if todo and model.depends_on_self:
         return [interval for interval in expected if interval.start >= todo[0].start]
     lookback = getattr(model.kind, "lookback", 0)
     if todo and lookback:
-        return with_lookback(todo, model.cron, lookback, expected[0].start)
+        return with_lookback(todo, cron, lookback, expected[0].start)
     return todo

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.intervals import Schedule, expected_intervals
+from dagster_sparkmesh.plan.intervals import Schedule, expected_intervals, interval_cron
 from dagster_sparkmesh.snapshot.intervals import merge
 from dagster_sparkmesh.snapshot.naming import PROD
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Interval
@@ -57,7 +57,7 @@ def restated_by_user(
                 snippet=name,
                 hint=f"restate one of the project's models ({', '.join(sorted(models)[:10])}...)",
             )
-        intervals = expected_intervals(models[name].cron, windows[name].start, windows[name].end)
+        intervals = expected_intervals(interval_cron(models[name]), windows[name].start, windows[name].end)
         if within is not None:
             intervals = [i for i in intervals if within.start <= i.start and i.end <= within.end]
         span = merge(intervals)
@@ -106,7 +106,7 @@ def filled_behind(inputs: RestatementInputs) -> dict[str, Interval]:
         if not model.kind.upserts or not recorded:
             continue
         window = inputs.windows[name]
-        expected = expected_intervals(model.cron, window.start, window.end)
+        expected = expected_intervals(interval_cron(model), window.start, window.end)
         done = merge(recorded)
         todo = [i for i in expected if not any(d.start <= i.start and i.end <= d.end for d in done)]
         if todo and todo[0].start < done[-1].end:
@@ -151,7 +151,7 @@ def _read_range(parent_range: Interval, child: Model) -> Interval:
     end = parent_range.end
     lookback = getattr(child.kind, "lookback", 0) or 0
     if lookback:
-        schedule = Schedule.of(child.cron)
+        schedule = Schedule.of(interval_cron(child))
         end = schedule.floor(end) if schedule.floor(end) == end else schedule.next(end)
         for _ in range(lookback):
             end = schedule.next(end)
@@ -160,7 +160,7 @@ def _read_range(parent_range: Interval, child: Model) -> Interval:
 
 def _restated_span(model: Model, wanted: Interval, window: Interval, recorded: list[Interval]) -> Interval | None:
     if model.kind.restates_whole_table:
-        span = merge(expected_intervals(model.cron, window.start, window.end) + recorded)
+        span = merge(expected_intervals(interval_cron(model), window.start, window.end) + recorded)
         return Interval(start=span[0].start, end=span[-1].end) if span else None
     last = max([window.end] + [i.end for i in recorded])
     # A model reading itself carries every restated interval into all the later ones.

@@ -12,15 +12,19 @@ from datetime import datetime, timedelta
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.dates import DateLike, parse_datetime
-from dagster_sparkmesh.plan.intervals import Schedule, interval_unit
+from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, tick_gaps
+from dagster_sparkmesh.plan.intervals import Schedule, due_on_every_interval, interval_cron, interval_unit, unit_cron
 from dagster_sparkmesh.plan.missing import Window
 from dagster_sparkmesh.project.records import Project
 
 
 def model_windows(
-    project: Project, models: dict[str, Model], start: DateLike | None, end: DateLike | None, now: datetime
+    project: Project, models: dict[str, Model], start: DateLike | None, end: DateLike | None, now: datetime,
+    *, ignore_cron: bool = False,
 ) -> tuple[dict[str, Window], datetime, datetime]:
-    """Each model's window in a plan from ``start`` to ``end``, and the plan's own bounds."""
+    """Each model's window in a plan from ``start`` to ``end``, and the plan's own bounds. ``ignore_cron``: a
+    model whose cron ticks less often than its intervals computes them up to ``end`` too (a Dagster step of the
+    partitions a person chose), not only up to its cron's last tick."""
     yesterday = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
     starts = {name: _model_date(m, m.start or project.config.model_defaults.start, now) for name, m in models.items()}
     default_start = min((s for s in starts.values() if s is not None), default=yesterday)
@@ -41,6 +45,7 @@ def model_windows(
         end_bound = model_end(model, now)
         own_start = starts[name] or default_start
         due = min([plan_end, *(reach[parent] for parent in model.depends_on if parent in reach)])
+        due = due if ignore_cron else _due_by_cron(model, due, now)
         model_plan_end = min(due, end_bound) if end_bound else due
         windows[name] = Window(max(own_start, plan_start), max(model_plan_end, max(own_start, plan_start)), own_start)
         reached = _reach(model, due)
@@ -58,7 +63,15 @@ def _reach(model: Model, due: datetime) -> datetime | None:
         return None
     if model.kind.inlined:
         return due
-    return Schedule.of(model.cron).floor(due)
+    return Schedule.of(interval_cron(model)).floor(due)
+
+
+def _due_by_cron(model: Model, due: datetime, now: datetime) -> datetime:
+    """A model whose cron ticks less often than its intervals (``@weekly``: daily intervals) computes them up to
+    its cron's last tick at the execution time, as SQLMesh does: each Sunday, the seven days before it."""
+    if model.kind.from_seed_file or model.kind.inlined or due_on_every_interval(model):
+        return due
+    return min(due, Schedule.of(interval_cron(model)).floor(Schedule.of(model.cron).floor(now)))
 
 
 def _model_date(model: Model, text: str | None, now: datetime) -> datetime | None:
@@ -73,8 +86,19 @@ def _model_date(model: Model, text: str | None, now: datetime) -> datetime | Non
 def _check_cron(model: Model) -> None:
     try:
         interval_unit(model.cron)
+        implied = unit_cron(model.cron)
     except PlanError as error:
         raise _at_model(model, error, model.cron) from None
+    if model.interval_unit and tick_gaps(INTERVAL_UNIT_CRONS[model.interval_unit])[0] > tick_gaps(implied)[0]:
+        # SQLMesh's rule: each tick would find no complete interval to compute (unless allow_partials, not here).
+        raise _at_model(model, PlanError(
+            f"the cron {model.cron!r} ticks more often than the interval unit {model.interval_unit!r}",
+            hint=f"use an interval unit no longer than the cron's own ({_unit_name(implied)}), or a cron as slow",
+        ), model.cron)
+
+
+def _unit_name(cron: str) -> str:
+    return next(name for name, unit_cron_text in INTERVAL_UNIT_CRONS.items() if unit_cron_text == cron)
 
 
 def _at_model(model: Model, error: PlanError, text: str) -> PlanError:

@@ -75,6 +75,8 @@ def _later_data(model: Model) -> list[object]:
     later: list[object] = [["macro_code", model.macro_code]] if model.macro_code else []
     if model.stamp is not None:
         later.append(["stamp", model.stamp])
+    if model.interval_unit is not None:
+        later.append(["interval_unit", model.interval_unit])
     if model.catalog is not None:  # (its table lives in that catalog: another catalog, another table)
         later.append(["catalog", model.catalog])
     written_format = lakehouse_format(model)

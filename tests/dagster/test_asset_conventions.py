@@ -98,6 +98,35 @@ def test_models_run_when_their_cron_is_due_only_when_asked():
         assert evaluate(datetime(2024, 1, 10, 0, 30), ready.cursor).total_requested == 0  # once per tick
 
 
+
+def test_a_weekly_model_requests_the_seven_days_of_its_week_when_its_cron_is_due():
+    """Its partitions are days (SQLMesh's interval unit of @weekly); its daily parent updated them before the tick."""
+    days = specs_tests._model("shop.days", "SELECT id, ts AS ds FROM raw.events", ("raw.events",),
+                              kind=specs_tests.INCREMENTAL)
+    weekly = specs_tests._model("shop.weekly", "SELECT id, ds FROM shop.days", ("shop.days",),
+                                kind=specs_tests.INCREMENTAL, cron="@weekly")
+    translator = SparkMeshTranslator(SparkMeshTranslatorSettings(automate_on_cron=True))
+    defs = build_sparkmesh_definitions(SparkMeshProject.from_loaded(specs_tests._project(days, weekly)),
+                                       translator=translator)
+    parent, key = dg.AssetKey(["shop", "days"]), dg.AssetKey(["shop", "weekly"])
+    with dg.instance_for_test() as instance:
+
+        def evaluate(at: datetime, cursor=None):
+            return dg.evaluate_automation_conditions(defs, instance, dg.AssetSelection.assets(parent, key),
+                                                     evaluation_time=at, cursor=cursor)
+
+        cursor = None
+        for day in range(7, 14):  # the week's daily runs of the parent, one a day
+            cursor = evaluate(datetime(2024, 1, day, 0, 10), cursor).cursor
+            instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=parent, partition=f"2024-01-{day - 1:02d}"))
+        saturday = evaluate(datetime(2024, 1, 13, 23, 50), cursor)
+        assert not [r for r in saturday.results if r.key == key and r.true_subset.size]  # not due
+        sunday = evaluate(datetime(2024, 1, 14, 0, 10), saturday.cursor)
+        [result] = [r for r in sunday.results if r.key == key]
+        assert result.true_subset.expensively_compute_partition_keys() == {f"2024-01-{d:02d}" for d in range(7, 14)}
+        later = evaluate(datetime(2024, 1, 14, 1, 10), sunday.cursor)
+        assert not [r for r in later.results if r.key == key and r.true_subset.size]  # once per tick
+
 def test_sparkmesh_selectors_as_a_dagster_asset_selection():
     project = specs_tests._project()
     defs = build_sparkmesh_definitions(SparkMeshProject.from_loaded(project))

@@ -125,13 +125,16 @@ def test_code_version_is_the_fingerprint_and_moves_only_with_data_changes():
     [
         ("@daily", dg.DailyPartitionsDefinition, "2024-01-01"),
         ("@hourly", dg.HourlyPartitionsDefinition, "2024-01-01-00:00"),
-        ("@weekly", dg.WeeklyPartitionsDefinition, "2024-01-07"),
+        ("@weekly", dg.DailyPartitionsDefinition, "2024-01-01"),  # SQLMesh's intervals of @weekly: days
         ("@monthly", dg.MonthlyPartitionsDefinition, "2024-01-01"),
-        ("0 6 * * *", dg.TimeWindowPartitionsDefinition, "2024-01-01-06:00"),
-        ("0 0 * * 1-5", dg.TimeWindowPartitionsDefinition, "2024-01-01"),
+        ("0 6 * * *", dg.DailyPartitionsDefinition, "2024-01-01"),
+        ("0 0 * * 1-5", dg.DailyPartitionsDefinition, "2024-01-01"),
+        ("0 */6 * * *", dg.HourlyPartitionsDefinition, "2024-01-01-00:00"),
+        ("*/15 * * * *", dg.TimeWindowPartitionsDefinition, "2024-01-01-00:00"),
     ],
 )
 def test_partitions_follow_cron_and_start(cron, expected_type, first_key):
+    """A partition per interval of the cron's interval unit (the longest that fits between two ticks)."""
     model = _model("shop.timed", "SELECT 1 AS ds", kind=INCREMENTAL, cron=cron)
     partitions = SparkMeshTranslator().get_partitions_def(model, "2024-01-01")
     assert type(partitions) is expected_type
@@ -227,7 +230,8 @@ def test_op_names_say_what_the_step_runs_and_tell_equal_cadences_apart_by_their_
     models = (
         _model("shop.late", "SELECT 1 AS ds", kind=INCREMENTAL, start="2024-03-01"),
         _model("shop.batched", "SELECT 1 AS ds", kind={**INCREMENTAL, "batch_size": 7}),
-        _model("shop.six", "SELECT 1 AS ds", kind=INCREMENTAL, cron="0 6 * * *"),
+        _model("shop.six", "SELECT 1 AS ds", kind=INCREMENTAL, cron="0 6 * * *"),  # daily intervals, due at 06:00
+        _model("shop.quarter", "SELECT 1 AS ds", kind=INCREMENTAL, cron="*/15 * * * *"),
     )
     names = {group.name for group in build_sparkmesh_specs(_project(*models), environment="Dev_1").groups}
     assert names == {
@@ -235,7 +239,7 @@ def test_op_names_say_what_the_step_runs_and_tell_equal_cadences_apart_by_their_
         "sparkmesh_dev_1_daily_from_20240101",
         "sparkmesh_dev_1_daily_from_20240301",
         "sparkmesh_dev_1_daily_batch7",
-        "sparkmesh_dev_1_cron_0_6_x_x_x",
+        "sparkmesh_dev_1_cron_x_15_x_x_x_x",
     }
     assert names == {group.name for group in build_sparkmesh_specs(_project(*models), environment="Dev_1").groups}
 

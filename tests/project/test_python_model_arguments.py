@@ -44,8 +44,9 @@ def test_sqlmesh_arguments(tmp_path: Path) -> None:
         tmp_path,
         "grain='id AS order_id', tags=['a'], references=['x'], column_descriptions={'id': 'the id'}, enabled='true', "
         "start='2024-02-03', end='2024-03-01 05:00:00', pre_statements=['SET x = 1'], session_properties={'a': 1}, "
-        "dialect='duckdb', columns={'id': 'text'}",
+        "dialect='duckdb', columns={'id': 'text'}, interval_unit='HOUR'",
     )
+    assert loaded.interval_unit == "hour"
     assert (loaded.grains, loaded.tags, loaded.enabled) == (("order_id",), ("a",), True)
     assert loaded.column_descriptions == (("id", "the id"),)
     assert (loaded.start, loaded.end) == ("2024-02-03", "2024-03-01 05:00:00")
@@ -102,6 +103,7 @@ def test_description_shows_the_users_source(tmp_path: Path) -> None:
         ("depends_on='db.a'", "return None", "depends_on must be a list of table names"),
         ("start='next blue moon'", "return None", "@model start of db.m"),
         ("owner=1", "return None", "@model owner of db.m: expected a string"),
+        ("interval_unit='fortnight'", "return None", "unknown interval_unit 'fortnight'"),
         ("kind='FULL'", "for name in ['db.a']:\n        context.table(name)", "cannot tell which table"),
     ],
 )

@@ -177,6 +177,8 @@ def error_of(text: str, **kwargs) -> ProjectError:
         ("MODEL (name db.m,\n  kind INCREMENTAL_BY_TIME_RANGE); SELECT 1", "needs time_column", 2, "time_column"),
         ("MODEL (name db.m,\n  kind INCREMENTAL_BY_TIME_RANGE (time_colum ds)); SELECT 1", "unknown property", 2, "did you mean time_column"),
         ("MODEL (name db.m,\n  cron 'every day'); SELECT 1", "invalid cron 'every day'", 2, "@daily"),
+        ("MODEL (name db.m,\n  cron '*/2 * * * *'); SELECT 1", "ticks more often than every 5 minutes", 2, "*/5 * * * *"),
+        ("MODEL (name db.m,\n  interval_unit fortnight); SELECT 1", "unknown interval_unit 'fortnight'", 2, "half_hour"),
         ("MODEL (name db.m,\n  start '2024-13-01'); SELECT 1", "invalid start date", 2, "ISO date"),
         ("MODEL (name db.m,\n  end 'yesterday'); SELECT 1", "invalid end date", 2, "ISO date"),
         ("MODEL (name orders); SELECT 1", "invalid model name", 1, "schema.table"),
@@ -292,3 +294,12 @@ def test_references_are_accepted_and_change_nothing_that_runs():
     with_references = model(",\n  references [bronze.raw_orders, customer_id]")
     assert with_references == model("")
     assert with_references.depends_on == frozenset()
+
+
+@pytest.mark.parametrize(("written", "unit"), [("'hour'", "hour"), ("HALF_HOUR", "half_hour"), (None, None)])
+def test_interval_unit_is_read_as_sqlmesh_writes_it(written, unit):
+    prop = f",\n  interval_unit {written}" if written else ""
+    parsed = parse(f"MODEL (name db.m, kind INCREMENTAL_BY_TIME_RANGE (time_column ds){prop}); SELECT 1 AS ds")
+    assert parsed.model.interval_unit == unit
+    defaulted = parse("MODEL (name db.m); SELECT 1 AS ds", defaults=ModelDefaults(interval_unit="day"))
+    assert defaulted.model.interval_unit == "day"

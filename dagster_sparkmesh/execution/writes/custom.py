@@ -107,7 +107,7 @@ def _handed_model(model: Model, materialization: Materialization) -> Materialize
         "physical_properties": dict(getattr(model, "physical_properties", ()) or {}),
         "description": model.description, "column_descriptions": dict(model.column_descriptions or {}),
         "owner": model.owner, "tags": list(model.tags), "cron": model.cron, "start": model.start,
-        "interval_unit": None, "table_format": model.table_format, "storage_format": model.storage_format,
+        "interval_unit": model.interval_unit, "table_format": model.table_format, "storage_format": model.storage_format,
     }
     return MaterializedModel(name=model.name, kind=kind, columns=tuple(model.columns), settings=settings)
 

@@ -43,6 +43,7 @@ class ModelDefaults(Record):
     dialect: str = "spark"
     start: str | None = None
     cron: str = "@daily"
+    interval_unit: str | None = None
     owner: str | None = None
     batch_size: int | None = None
     table_format: str | None = None

@@ -35,6 +35,7 @@ from dagster_sparkmesh.project.config.values import postgres_url as _postgres_ur
 from dagster_sparkmesh.project.config.values import spark_conf_text as _spark_conf_text
 from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
 from dagster_sparkmesh.model.dialects import is_known_dialect
+from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, too_frequent
 from dagster_sparkmesh.model.table_formats import property_text
 from dagster_sparkmesh.records import Record
 
@@ -169,7 +170,8 @@ class ConfigReader:
     # -- sections -------------------------------------------------------------------------------------------
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
-        known = ("dialect", "start", "cron", "owner", "batch_size", "table_format", "storage_format", "physical_properties")
+        known = ("dialect", "start", "cron", "interval_unit", "owner", "batch_size", "table_format", "storage_format",
+                 "physical_properties")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
             if key == "physical_properties":
@@ -178,7 +180,7 @@ class ConfigReader:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
                 fields[key] = self._value(value_node) if key == "batch_size" else self._text(value_node, key)
-                if key.endswith("_format"):
+                if key.endswith("_format") or key == "interval_unit":
                     fields[key] = str(fields[key]).lower()
             else:
                 raise self._unknown(key, key_node, list(known), "model_defaults")
@@ -195,8 +197,13 @@ class ConfigReader:
     def _check_default(self, key: str, value: object, node: yaml.Node) -> None:
         if key == "dialect" and not is_known_dialect(str(value).lower()):
             raise self._error(node, f"unknown dialect {value!r}", "use a sqlglot dialect name such as spark or duckdb")
+        if key == "interval_unit" and value not in INTERVAL_UNIT_CRONS:
+            raise self._error(node, f"unknown interval_unit {value!r}", f"use one of {', '.join(INTERVAL_UNIT_CRONS)}")
         if key == "cron" and str(value).lower() not in CRON_ALIASES and not croniter.is_valid(str(value)):
             raise self._error(node, f"invalid cron {value!r}", "use @daily, @hourly, ... or a 5-field cron expression")
+        if key == "cron" and too_frequent(str(value)):
+            raise self._error(node, f"the cron {value!r} ticks more often than every 5 minutes",
+                              "SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower")
         if key == "start":
             try:
                 date.fromisoformat(str(value)[:10])

@@ -374,6 +374,7 @@ def _scalar_values(options: dict[str, Any], where: Where, defaults: ModelDefault
     grains = options.get("grains", options.get("grain"))
     return {
         "cron": text("cron", options.get("cron"), where) or defaults.cron,
+        "interval_unit": python_model_options.interval_unit(options.get("interval_unit"), where) or defaults.interval_unit,
         "start": python_model_options.time_text("start", options.get("start"), where) or defaults.start,
         "end": python_model_options.time_text("end", options.get("end"), where),
         "owner": text("owner", options.get("owner"), where) or defaults.owner,

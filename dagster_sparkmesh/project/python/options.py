@@ -24,16 +24,17 @@ from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
 from dagster_sparkmesh.model.table_formats import property_text
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.externals import spark_type
+from dagster_sparkmesh.project.sql.header import read_interval_unit
 from dagster_sparkmesh.project.sql.header_kind import spark_time_format
 from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
 
 SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
     column_descriptions dialect pre_statements post_statements references is_sql blueprints signals
-    session_properties on_virtual_update table_format storage_format physical_properties stamp""".split()
+    session_properties on_virtual_update table_format storage_format physical_properties stamp interval_unit""".split()
 )
 IGNORED_ARGUMENTS = frozenset(
-    """interval_unit virtual_properties clustered_by
+    """virtual_properties clustered_by
     allow_partials optimize_query validate_query formatting gateway cron_tz ignored_rules
     retention lookback physical_version""".split()
 )
@@ -309,3 +310,13 @@ def _refuse_odd_column_names(where: Where, columns: list[object]) -> None:
                 snippet=repr(name),
                 hint="use letters, digits and underscores only, starting with a letter or underscore",
             )
+
+
+def interval_unit(value: object, where: Where) -> str | None:
+    """A unit name or SQLMesh's ``IntervalUnit`` member (its value is the name)."""
+    if value is None:
+        return None
+    text = getattr(value, "value", value)
+    if not isinstance(text, str):
+        raise where.error("interval_unit", f"expected a unit name, not {type(value).__name__}", value, "write interval_unit='hour'")
+    return read_interval_unit(text, lambda message, hint: where.error("interval_unit", message, value, hint))

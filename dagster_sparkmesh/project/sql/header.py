@@ -21,6 +21,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, too_frequent
 from dagster_sparkmesh.model.records import AuditCall, SignalCall
 from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.project.sql.header_kind import read_kind
@@ -62,6 +63,7 @@ class ModelHeader:
     kind: object | None = None
     dialect: str | None = None
     cron: str | None = None
+    interval_unit: str | None = None
     start: str | None = None
     end: str | None = None
     owner: str | None = None
@@ -189,7 +191,18 @@ def _read_cron(header: ModelHeader, value: Value, dialect: str) -> None:
             f"invalid cron {cron!r}",
             "use @hourly, @daily, @weekly, @monthly, @yearly or a 5-field cron expression like '0 6 * * *'",
         )
+    if too_frequent(cron):
+        raise value.error(f"the cron {cron!r} ticks more often than every 5 minutes",
+                          "SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower")
     header.cron = cron.lower() if cron.startswith("@") else cron
+
+
+def read_interval_unit(text: str, error: Callable[[str, str], Exception]) -> str:
+    """SQLMesh's ``interval_unit``: one of its unit names (any case)."""
+    unit = text.strip().lower()
+    if unit not in INTERVAL_UNIT_CRONS:
+        raise error(f"unknown interval_unit {text!r}", f"use one of {', '.join(INTERVAL_UNIT_CRONS)}")
+    return unit
 
 
 def _read_date(value: Value, prop: str) -> str:
@@ -334,6 +347,7 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "kind": _read_kind,
     "dialect": lambda header, value, dialect: None,
     "cron": _read_cron,
+    "interval_unit": _setter("interval_unit", lambda value: read_interval_unit(value.scalar(), value.error)),
     "start": _setter("start", lambda value: _read_date(value, "start")),
     "end": _setter("end", lambda value: _read_date(value, "end")),
     "owner": _setter("owner", lambda value: value.scalar()),

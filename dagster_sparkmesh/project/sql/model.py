@@ -154,6 +154,7 @@ def _parse_model_file(
         post_statements=tuple(canonical_sql(statement) for statement in post),
         on_virtual_update=tuple(canonical_sql(statement) for statement in on_virtual_update),
         cron=header.cron or defaults.cron,
+        interval_unit=header.interval_unit or defaults.interval_unit,
         start=header.start or defaults.start,
         end=header.end,
         owner=header.owner or defaults.owner,

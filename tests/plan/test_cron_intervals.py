@@ -1,0 +1,128 @@
+"""A model's intervals are SQLMesh's interval unit (the longest of year, month, day, hour, 30, 15 and 5 minutes that
+fits between two ticks of its cron); the cron only says when they are due. SQLMesh 0.236.4 is the referee: on a
+project of these crons (``bench/sqlmesh_spark``, README of bench, "Crons that tick less often than their
+intervals"), its rows and these plans' agree."""
+
+from __future__ import annotations
+
+from datetime import datetime as dt
+
+import pytest
+
+from dagster_sparkmesh.errors import PlanError
+from dagster_sparkmesh.plan.intervals import ticks_on_its_unit, unit_cron
+from dagster_sparkmesh.plan.ranged import backfill_in_window
+from dagster_sparkmesh.snapshot.fingerprint import data_hash
+from dagster_sparkmesh.snapshot.records import Interval
+
+WEEKLY_FROM_WEDNESDAY = {"cron": "@weekly", "start": "2024-01-03"}
+
+
+def _days(first: int, last: int) -> tuple[Interval, ...]:
+    return tuple(Interval(start=dt(2024, 1, d), end=dt(2024, 1, d + 1)) for d in range(first, last + 1))
+
+
+@pytest.mark.parametrize(
+    ("cron", "unit", "on_its_unit"),
+    [
+        ("@daily", "@daily", True),
+        ("0 0 * * *", "@daily", True),
+        ("@weekly", "@daily", False),
+        ("30 2 * * *", "@daily", False),
+        ("0 0 * * 1-5", "@daily", False),
+        ("0 0 1,15 * *", "@daily", False),
+        ("@hourly", "@hourly", True),
+        ("0 */6 * * *", "@hourly", False),
+        ("*/15 * * * *", "*/15 * * * *", True),
+        ("*/20 * * * *", "*/15 * * * *", False),
+        ("@monthly", "@monthly", True),
+        ("0 0 1 1,7 *", "@monthly", False),
+        ("@yearly", "@yearly", True),
+    ],
+)
+def test_the_interval_unit_is_the_longest_that_fits_between_two_ticks(cron, unit, on_its_unit):
+    assert (unit_cron(cron), ticks_on_its_unit(cron)) == (unit, on_its_unit)
+
+
+def test_a_cron_ticking_more_often_than_every_five_minutes_is_refused_as_in_sqlmesh():
+    with pytest.raises(PlanError, match="more often than every 5 minutes") as error:
+        unit_cron("*/2 * * * *")
+    assert "*/5 * * * *" in error.value.hint
+
+
+def test_a_weekly_model_computes_its_days_from_its_start_up_to_the_last_sunday(world, model):
+    # Execution time: Wednesday 2024-01-10 06:30. The week starting Sunday 2023-12-31 is not computed from
+    # that Sunday (before the start), and Monday to Tuesday of this week are not due until next Sunday.
+    weekly = model("s.weekly", "SELECT id, ds FROM src.events", ["src.events"], **WEEKLY_FROM_WEDNESDAY)
+    plan = world.apply(weekly)
+    assert plan.missing_intervals == {"s.weekly": _days(3, 6)}
+    assert world.spark_rows("SELECT MIN(ds), MAX(ds), COUNT(*) FROM s.weekly") == [
+        (dt(2024, 1, 3).date(), dt(2024, 1, 6).date(), 4)
+    ]
+
+    later = world.plan(weekly, execution_time=dt(2024, 1, 14, 0, 5))  # the next Sunday: its seven days
+    assert later.missing_intervals == {"s.weekly": _days(7, 13)}
+
+
+def test_an_explicit_end_stops_before_the_last_tick_or_at_it(world, model):
+    weekly = model("s.weekly", "SELECT id, ds FROM src.events", ["src.events"], **WEEKLY_FROM_WEDNESDAY)
+    before_sunday = world.plan(weekly, end="2024-01-05", execution_time=dt(2024, 1, 10, 6, 30))
+    assert before_sunday.missing_intervals == {"s.weekly": _days(3, 4)}
+    past_sunday = world.plan(weekly, end="2024-01-09", execution_time=dt(2024, 1, 10, 6, 30))
+    assert past_sunday.missing_intervals == {"s.weekly": _days(3, 6)}  # as SQLMesh: not past the execution's tick
+
+
+def test_other_crons_compute_whole_units_up_to_their_last_tick(world, model):
+    six_hourly = model("s.six_hourly", "SELECT id, ds FROM src.events", ["src.events"], cron="0 */6 * * *",
+                       start="2024-01-09")
+    at_half_past_two = model("s.at_half_past_two", "SELECT id, ds FROM src.events", ["src.events"],
+                             cron="30 2 * * *", start="2024-01-07")
+    plan = world.plan(six_hourly, at_half_past_two, execution_time=dt(2024, 1, 9, 13, 10))
+    assert plan.missing_intervals["s.six_hourly"] == tuple(
+        Interval(start=dt(2024, 1, 9, h), end=dt(2024, 1, 9, h + 1)) for h in range(12)
+    )  # hourly intervals up to the 12:00 tick
+    assert plan.missing_intervals["s.at_half_past_two"] == _days(7, 8)  # due at 02:30: midnight-aligned days
+    before_the_tick = world.plan(six_hourly, at_half_past_two, execution_time=dt(2024, 1, 9, 2, 0))
+    assert before_the_tick.missing_intervals["s.at_half_past_two"] == _days(7, 7)
+
+
+def test_a_step_of_partitions_a_person_chose_computes_them_before_the_cron_is_due(world, model):
+    weekly = model("s.weekly", "SELECT id, ds FROM src.events", ["src.events"], **WEEKLY_FROM_WEDNESDAY)
+    plan = world.plan(weekly)
+    chosen = backfill_in_window(plan, world.project(weekly), world.state, models=None, start=dt(2024, 1, 8),
+                                end=dt(2024, 1, 10), now=dt(2024, 1, 10, 6, 30), prepared=True)
+    assert chosen.intervals == {"s.weekly": _days(8, 9)}  # Monday and Tuesday: complete, not due by the cron
+
+
+def test_an_interval_unit_shorter_than_the_cron_computes_its_units_when_the_cron_is_due(world, model):
+    hours = model("s.hours", "SELECT id, ds FROM src.events", ["src.events"], cron="@daily", interval_unit="hour",
+                  start="2024-01-09")
+    plan = world.plan(hours)  # Wednesday 06:30: due at midnight, so the 24 hours of Tuesday
+    assert plan.missing_intervals == {"s.hours": tuple(
+        Interval(start=dt(2024, 1, 9, h), end=dt(2024, 1, 9, h + 1) if h < 23 else dt(2024, 1, 10)) for h in range(24)
+    )}
+
+
+def test_an_interval_unit_longer_than_the_cron_is_refused_as_in_sqlmesh(world, model):
+    days = model("s.days", "SELECT id, ds FROM src.events", ["src.events"], cron="@hourly", interval_unit="day")
+    with pytest.raises(PlanError, match="ticks more often than the interval unit 'day'") as error:
+        world.plan(days)
+    assert "hour" in error.value.hint and error.value.path == days.path
+
+
+def test_a_written_interval_unit_is_part_of_the_data_hash_and_an_unwritten_one_leaves_it_as_it_was(model):
+    plain = model("s.m", "SELECT id, ds FROM src.events", ["src.events"])
+    assert data_hash(plain) != data_hash(plain.model_copy(update={"interval_unit": "hour"}))
+    assert data_hash(plain) == data_hash(model("s.m", "SELECT id, ds FROM src.events", ["src.events"], cron="@hourly"))
+
+
+def test_a_restatement_clears_the_days_since_the_last_tick_too(world, model):
+    # What a Dagster step of a person's partitions computed after Sunday is restated with the rest (SQLMesh clears
+    # every interval in the restated range), and computed again with it.
+    weekly = model("s.weekly", "SELECT id, ds FROM src.events", ["src.events"], **WEEKLY_FROM_WEDNESDAY)
+    applied = world.apply(weekly)
+    monday_tuesday = Interval(start=dt(2024, 1, 7), end=dt(2024, 1, 10))  # what a Dagster step of them recorded
+    world.state.add_intervals("s.weekly", applied.version_of("s.weekly"), [monday_tuesday])
+    plan = world.plan(weekly, restate_models=["s.weekly"])
+    assert plan.restatements["s.weekly"] == Interval(start=dt(2024, 1, 3), end=dt(2024, 1, 10))
+    assert plan.missing_intervals == {"s.weekly": _days(3, 9)}  # what was recorded is computed again
