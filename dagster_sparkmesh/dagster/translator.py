@@ -111,6 +111,9 @@ class SparkMeshTranslator:
         except PlanError as error:  # a cron ticking more often than every 5 minutes: located in the model's file
             raise ProjectError(f"{model.name}: {error.message}", path=model.path, line=model.line,
                                snippet=f"cron {model.cron}", hint=error.hint) from None
+        except ValueError as error:  # croniter's: a cron that is no 5-field expression, or never ticks
+            raise ProjectError(f"{model.name}: invalid cron {model.cron!r} ({error})", path=model.path,
+                               line=model.line, snippet=f"cron {model.cron}", hint="use @daily, @hourly... or a 5-field cron") from None
         return time_window_partitions(cron, parse_datetime(start, now=now), model_end(model, now))
 
     def get_load_time(self) -> datetime:
@@ -123,7 +126,9 @@ class SparkMeshTranslator:
         (external assets are never materialized here, so they do not hold a model back)."""
         if not self.settings.automate_on_cron:
             return None
-        return cron_condition(dagster_cron(model.cron), due_on_every_interval(model))
+        # An unpartitioned model is rebuilt whole at each tick; a partitioned one asks for what its period misses.
+        every_interval = not model.kind.incremental_by_interval or due_on_every_interval(model)
+        return cron_condition(dagster_cron(model.cron), every_interval)
 
     def get_freshness_policy(self, model: Model) -> dg.FreshnessPolicy | None:
         """Fresh while the latest materialization is at most one cron period older than the last cron tick."""

@@ -7,6 +7,8 @@ from functools import lru_cache
 
 from croniter import croniter
 
+from dagster_sparkmesh.errors import PlanError
+
 INTERVAL_UNIT_CRONS = {
     "year": "@yearly", "month": "@monthly", "day": "@daily", "hour": "@hourly",
     "half_hour": "*/30 * * * *", "quarter_hour": "*/15 * * * *", "five_minute": "*/5 * * * *",
@@ -29,5 +31,44 @@ def tick_gaps(cron: str) -> tuple[timedelta, timedelta]:
 
 
 def too_frequent(cron: str) -> bool:
-    """Whether a valid cron ticks more often than SQLMesh's shortest interval unit (5 minutes) allows."""
+    """Whether a valid cron ticks more often than SQLMesh's shortest interval unit (5 minutes) allows. A cron
+    that never ticks (``0 0 30 2 *``) raises ValueError (croniter's error)."""
     return tick_gaps(cron)[0] < SHORTEST_INTERVAL
+
+
+_UNIT_CRONS = (  # SQLMesh's interval units, longest first: (shortest gap between ticks, the unit's own cron)
+    (timedelta(days=365), "@yearly"),
+    (timedelta(days=28), "@monthly"),
+    (timedelta(days=1), "@daily"),
+    (timedelta(hours=1), "@hourly"),
+    (timedelta(minutes=30), "*/30 * * * *"),
+    (timedelta(minutes=15), "*/15 * * * *"),
+    (timedelta(minutes=5), "*/5 * * * *"),
+)
+
+
+@lru_cache(maxsize=1024)
+def unit_cron(cron: str) -> str:
+    """The cron of the intervals a model with this ``cron`` computes: SQLMesh's interval unit, the longest unit
+    (year, month, day, hour, 30, 15 or 5 minutes) that fits between two of its ticks. A ``@weekly`` model computes
+    daily intervals, seven of them each Sunday; ``0 */6 * * *`` six hourly ones. The cron says only when they are
+    due (``plan.windows``)."""
+    normalized = " ".join(cron.split()).lower()
+    if normalized in _UNIT_CRON_OF_ALIAS:
+        return _UNIT_CRON_OF_ALIAS[normalized]
+    shortest = tick_gaps(normalized)[0]
+    for gap, unit in _UNIT_CRONS:
+        if shortest >= gap:
+            return unit
+    raise PlanError(f"the cron {cron!r} ticks more often than every 5 minutes", snippet=cron,
+                    hint="SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower")
+
+
+_UNIT_CRON_OF_ALIAS = {
+    **{alias: "@hourly" for alias in ("@hourly", "0 * * * *")},
+    **{alias: "@daily" for alias in ("@daily", "@midnight", "0 0 * * *", "@weekly", "0 0 * * 0")},
+    **{alias: "@monthly" for alias in ("@monthly", "0 0 1 * *")},
+    **{alias: "@yearly" for alias in ("@yearly", "@annually", "0 0 1 1 *")},
+}
+TICKS_ON_UNIT = frozenset(alias for alias in _UNIT_CRON_OF_ALIAS if alias not in ("@weekly", "0 0 * * 0"))
+"""The aliases whose ticks are their own unit's."""

@@ -120,10 +120,11 @@ def build_plan(
     recorded = _recorded(state, decisions, versions)
     spans = {name: Interval(start=w.start, end=w.end) for name, w in windows.items()}
     # What a person restates is cleared up to the plan's end, also past a cron's last tick (a @weekly model's days
-    # since Sunday, which a Dagster step of those partitions computes: ``plan.ranged``).
+    # since Sunday, which a Dagster step of those partitions computes: ``plan.ranged``); from the window's start
+    # (a preview's, in development).
     uncut, _, _ = model_windows(project, models, start, end, execution_time, ignore_cron=True)
-    seeds = restated_by_user(models, {name: Interval(start=w.start, end=w.end) for name, w in uncut.items()},
-                             restate_models, restate_within)
+    restatable = {name: Interval(start=w.start, end=max(w.end, uncut[name].end)) for name, w in windows.items()}
+    seeds = restated_by_user(models, restatable, restate_models, restate_within)
     if effective_from is not None:
         start_at = parse_datetime(effective_from, now=execution_time)
         seeds = union(seeds, effective_from_ranges(decisions, spans, start_at, environment, effective_from))

@@ -11,12 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
-from functools import lru_cache
 
 from croniter import croniter
 
 from dagster_sparkmesh.errors import PlanError
-from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, tick_gaps
+from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, TICKS_ON_UNIT, unit_cron
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -115,40 +114,6 @@ class Schedule:
         return self.floor(tick - timedelta(microseconds=1))
 
 
-_UNIT_CRONS = (  # SQLMesh's interval units, longest first: (shortest gap between ticks, the unit's own cron)
-    (timedelta(days=365), "@yearly"),
-    (timedelta(days=28), "@monthly"),
-    (timedelta(days=1), "@daily"),
-    (timedelta(hours=1), "@hourly"),
-    (timedelta(minutes=30), "*/30 * * * *"),
-    (timedelta(minutes=15), "*/15 * * * *"),
-    (timedelta(minutes=5), "*/5 * * * *"),
-)
-@lru_cache(maxsize=1024)
-def unit_cron(cron: str) -> str:
-    """The cron of the intervals a model with this ``cron`` computes: SQLMesh's interval unit, the longest unit
-    (year, month, day, hour, 30, 15 or 5 minutes) that fits between two of its ticks. A ``@weekly`` model computes
-    daily intervals, seven of them each Sunday; ``0 */6 * * *`` six hourly ones. The cron says only when they are
-    due (``plan.windows``)."""
-    normalized = " ".join(cron.split()).lower()
-    if normalized in _UNIT_CRON_OF_ALIAS:
-        return _UNIT_CRON_OF_ALIAS[normalized]
-    shortest = tick_gaps(normalized)[0]
-    for gap, unit in _UNIT_CRONS:
-        if shortest >= gap:
-            return unit
-    raise PlanError(f"the cron {cron!r} ticks more often than every 5 minutes", snippet=cron,
-                    hint="SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower")
-
-
-_UNIT_CRON_OF_ALIAS = {
-    **{alias: "@hourly" for alias in ("@hourly", "0 * * * *")},
-    **{alias: "@daily" for alias in ("@daily", "@midnight", "0 0 * * *", "@weekly", "0 0 * * 0")},
-    **{alias: "@monthly" for alias in ("@monthly", "0 0 1 * *")},
-    **{alias: "@yearly" for alias in ("@yearly", "@annually", "0 0 1 1 *")},
-}
-
-
 def interval_cron(model: Model) -> str:
     """The cron of a model's intervals: its ``interval_unit``'s, else the one its cron implies (``unit_cron``)."""
     return INTERVAL_UNIT_CRONS[model.interval_unit] if model.interval_unit else unit_cron(model.cron)
@@ -162,10 +127,7 @@ def due_on_every_interval(model: Model) -> bool:
 def ticks_on_its_unit(cron: str) -> bool:
     """Whether the cron ticks exactly where its intervals end (``@daily``, ``@hourly``, ``*/15 * * * *``...)."""
     normalized = " ".join(cron.split()).lower()
-    return normalized in _TICKS_ON_UNIT or normalized == unit_cron(normalized)
-
-
-_TICKS_ON_UNIT = frozenset(alias for alias, unit in _UNIT_CRON_OF_ALIAS.items() if alias not in ("@weekly", "0 0 * * 0"))
+    return normalized in TICKS_ON_UNIT or normalized == unit_cron(normalized)
 
 
 def expected_intervals(cron: str, start: datetime, end: datetime) -> list[Interval]:

@@ -109,7 +109,7 @@ def filled_behind(inputs: RestatementInputs) -> dict[str, Interval]:
         expected = expected_intervals(interval_cron(model), window.start, window.end)
         done = merge(recorded)
         todo = [i for i in expected if not any(d.start <= i.start and i.end <= d.end for d in done)]
-        if todo and todo[0].start < done[-1].end:
+        if todo and todo[0].end <= done[-1].end:
             seeds[name] = Interval(start=todo[0].start, end=done[-1].end)
     return seeds
 

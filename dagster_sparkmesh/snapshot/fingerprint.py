@@ -15,6 +15,8 @@ import hashlib
 import json
 from collections.abc import Mapping
 
+from dagster_sparkmesh.errors import PlanError
+from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, unit_cron
 from dagster_sparkmesh.model.kinds import METADATA_KIND_FIELDS
 from dagster_sparkmesh.model.records import ExternalModel, Model
 from dagster_sparkmesh.model.table_formats import lakehouse_format
@@ -75,8 +77,8 @@ def _later_data(model: Model) -> list[object]:
     later: list[object] = [["macro_code", model.macro_code]] if model.macro_code else []
     if model.stamp is not None:
         later.append(["stamp", model.stamp])
-    if model.interval_unit is not None:
-        later.append(["interval_unit", model.interval_unit])
+    if model.interval_unit is not None and INTERVAL_UNIT_CRONS[model.interval_unit] != _implied_unit(model.cron):
+        later.append(["interval_unit", model.interval_unit])  # (written, and not the one the cron implies)
     if model.catalog is not None:  # (its table lives in that catalog: another catalog, another table)
         later.append(["catalog", model.catalog])
     written_format = lakehouse_format(model)
@@ -153,3 +155,10 @@ def standalone_audit_fingerprint(audit: StandaloneAudit, parent_fingerprints: Ma
     return _sha256(
         [HASH_FORMAT_VERSION, "standalone_audit", audit.name, audit.query, sorted(parent_fingerprints.items())]
     )
+
+
+def _implied_unit(cron: str) -> str | None:
+    try:
+        return unit_cron(cron)
+    except (PlanError, ValueError):  # a cron the plan refuses: the written unit is hashed
+        return None

@@ -127,6 +127,24 @@ def test_a_weekly_model_requests_the_seven_days_of_its_week_when_its_cron_is_due
         later = evaluate(datetime(2024, 1, 14, 1, 10), sunday.cursor)
         assert not [r for r in later.results if r.key == key and r.true_subset.size]  # once per tick
 
+
+def test_an_unpartitioned_weekly_model_is_rebuilt_at_each_tick():
+    summary = specs_tests._model("shop.weekly_summary", "SELECT COUNT(*) AS n FROM raw.events", ("raw.events",),
+                                 kind={"name": "FULL"}, cron="@weekly")
+    translator = SparkMeshTranslator(SparkMeshTranslatorSettings(automate_on_cron=True))
+    defs = build_sparkmesh_definitions(SparkMeshProject.from_loaded(specs_tests._project(summary)), translator=translator)
+    key = dg.AssetKey(["shop", "weekly_summary"])
+    with dg.instance_for_test() as instance:
+        cursor, requested = None, []
+        for at in (datetime(2024, 1, 6, 23), datetime(2024, 1, 7, 0, 10), datetime(2024, 1, 13, 23), datetime(2024, 1, 14, 0, 10)):
+            result = dg.evaluate_automation_conditions(defs, instance, dg.AssetSelection.assets(key), evaluation_time=at,
+                                                       cursor=cursor)
+            cursor = result.cursor
+            requested.append(result.total_requested)
+            if result.total_requested:
+                instance.report_runless_asset_event(dg.AssetMaterialization(asset_key=key))
+        assert requested == [0, 1, 0, 1]  # each Sunday, also after its first run
+
 def test_sparkmesh_selectors_as_a_dagster_asset_selection():
     project = specs_tests._project()
     defs = build_sparkmesh_definitions(SparkMeshProject.from_loaded(project))

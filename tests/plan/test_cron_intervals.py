@@ -110,10 +110,28 @@ def test_an_interval_unit_longer_than_the_cron_is_refused_as_in_sqlmesh(world, m
     assert "hour" in error.value.hint and error.value.path == days.path
 
 
-def test_a_written_interval_unit_is_part_of_the_data_hash_and_an_unwritten_one_leaves_it_as_it_was(model):
+def test_an_interval_unit_is_part_of_the_data_hash_only_when_it_is_not_the_one_the_cron_implies(model):
     plain = model("s.m", "SELECT id, ds FROM src.events", ["src.events"])
     assert data_hash(plain) != data_hash(plain.model_copy(update={"interval_unit": "hour"}))
+    # A migrated project's `interval_unit 'day'` on its daily models makes no new versions.
+    assert data_hash(plain) == data_hash(plain.model_copy(update={"interval_unit": "day"}))
     assert data_hash(plain) == data_hash(model("s.m", "SELECT id, ds FROM src.events", ["src.events"], cron="@hourly"))
+
+
+def test_a_unique_key_model_recorded_on_its_old_tick_aligned_intervals_is_not_rebuilt_whole():
+    # Before interval units, `30 2 * * *` recorded days from 02:30 to 02:30; the next whole day overlaps the last.
+    from dagster_sparkmesh.plan.restatements import RestatementInputs, filled_behind
+    from tests.plan.conftest import make_model
+
+    keyed = make_model("s.u", "SELECT id, ds FROM src.events", ["src.events"], cron="30 2 * * *",
+                       kind={"name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ["id"]})
+    recorded = [Interval(start=dt(2023, 12, 31, 2, 30), end=dt(2024, 1, 10, 2, 30))]  # from the tick before its start
+    window = Interval(start=dt(2024, 1, 1), end=dt(2024, 1, 11))
+    assert filled_behind(RestatementInputs({"s.u": keyed}, {"s.u": window}, {"s.u": recorded})) == {}
+    behind = [Interval(start=dt(2024, 1, 5), end=dt(2024, 1, 10))]  # asked for days before what it holds: rebuilt
+    assert filled_behind(RestatementInputs({"s.u": keyed}, {"s.u": window}, {"s.u": behind})) == {
+        "s.u": Interval(start=dt(2024, 1, 1), end=dt(2024, 1, 10))
+    }
 
 
 def test_a_restatement_clears_the_days_since_the_last_tick_too(world, model):

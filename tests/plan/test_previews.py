@@ -165,3 +165,11 @@ def test_models_held_back_by_a_selection_are_not_previewed(world, shop, model):
     plan = world.plan(*edited, environment="dev", forward_only=True, selected=["s.raw"])
     assert set(plan.previews) == {"s.raw"}
     assert plan.version_of("s.orders") == prod.version_of("s.orders")
+
+
+def test_a_restatement_in_dev_stays_within_the_preview_range(world, shop):
+    world.apply(*shop())
+    world.apply(*shop(orders=CHANGED), environment="dev")
+    plan = world.plan(*shop(orders=CHANGED), environment="dev", restate_models=["s.orders"])
+    assert plan.restatements["s.orders"] == Interval(start=dt(2024, 1, 9), end=dt(2024, 1, 10))  # not since the 1st
+    assert plan.missing_intervals["s.orders"] == days(9, 9)

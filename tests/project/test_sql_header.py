@@ -178,6 +178,7 @@ def error_of(text: str, **kwargs) -> ProjectError:
         ("MODEL (name db.m,\n  kind INCREMENTAL_BY_TIME_RANGE (time_colum ds)); SELECT 1", "unknown property", 2, "did you mean time_column"),
         ("MODEL (name db.m,\n  cron 'every day'); SELECT 1", "invalid cron 'every day'", 2, "@daily"),
         ("MODEL (name db.m,\n  cron '*/2 * * * *'); SELECT 1", "ticks more often than every 5 minutes", 2, "*/5 * * * *"),
+        ("MODEL (name db.m,\n  cron '0 0 30 2 *'); SELECT 1", "the cron '0 0 30 2 *' never ticks", 2, "dates that exist"),
         ("MODEL (name db.m,\n  interval_unit fortnight); SELECT 1", "unknown interval_unit 'fortnight'", 2, "half_hour"),
         ("MODEL (name db.m,\n  start '2024-13-01'); SELECT 1", "invalid start date", 2, "ISO date"),
         ("MODEL (name db.m,\n  end 'yesterday'); SELECT 1", "invalid end date", 2, "ISO date"),

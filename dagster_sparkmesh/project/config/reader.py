@@ -201,8 +201,8 @@ class ConfigReader:
             raise self._error(node, f"unknown interval_unit {value!r}", f"use one of {', '.join(INTERVAL_UNIT_CRONS)}")
         if key == "cron" and str(value).lower() not in CRON_ALIASES and not croniter.is_valid(str(value)):
             raise self._error(node, f"invalid cron {value!r}", "use @daily, @hourly, ... or a 5-field cron expression")
-        if key == "cron" and too_frequent(str(value)):
-            raise self._error(node, f"the cron {value!r} ticks more often than every 5 minutes",
+        if key == "cron" and _too_frequent_or_never(str(value)):
+            raise self._error(node, f"the cron {value!r} ticks more often than every 5 minutes (or never)",
                               "SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower")
         if key == "start":
             try:
@@ -354,3 +354,11 @@ _SECTIONS: dict[str, Callable[[ConfigReader, yaml.Node], object]] = {
     "plan": _plan,
     "variables": ConfigReader.variables,
 }
+
+
+def _too_frequent_or_never(cron: str) -> bool:
+    """A cron no model can have: ticking more often than every 5 minutes, or never."""
+    try:
+        return too_frequent(cron)
+    except ValueError:
+        return True

@@ -191,7 +191,11 @@ def _read_cron(header: ModelHeader, value: Value, dialect: str) -> None:
             f"invalid cron {cron!r}",
             "use @hourly, @daily, @weekly, @monthly, @yearly or a 5-field cron expression like '0 6 * * *'",
         )
-    if too_frequent(cron):
+    try:
+        frequent = too_frequent(cron)
+    except ValueError:
+        raise value.error(f"the cron {cron!r} never ticks", "use a cron with dates that exist, e.g. '0 0 28 2 *'") from None
+    if frequent:
         raise value.error(f"the cron {cron!r} ticks more often than every 5 minutes",
                           "SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower")
     header.cron = cron.lower() if cron.startswith("@") else cron
