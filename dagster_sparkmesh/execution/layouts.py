@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.plan.intervals import IntervalUnit, interval_cron, interval_unit
+from dagster_sparkmesh.plan.intervals import daily_or_longer
 
 PERIOD_TABLES_VARIABLE = "SPARKMESH_PERIOD_TABLES"
 GENERATION_TABLES_VARIABLE = "SPARKMESH_GENERATION_TABLES"
@@ -29,5 +29,4 @@ def partition_period(model: Model) -> str | None:
     tables off for new tables (None: one partition per time column value, the layout before them)."""
     if os.environ.get(PERIOD_TABLES_VARIABLE, "").lower() in _OFF:
         return None
-    coarse = (IntervalUnit.DAY, IntervalUnit.WEEK, IntervalUnit.MONTH, IntervalUnit.YEAR)
-    return "month" if interval_unit(interval_cron(model) if model.interval_unit else model.cron) in coarse else "day"
+    return "month" if daily_or_longer(model) else "day"

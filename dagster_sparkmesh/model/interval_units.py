@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import lru_cache
 
@@ -28,6 +29,21 @@ def tick_gaps(cron: str) -> tuple[timedelta, timedelta]:
         gaps.append(following - previous)
         previous = following
     return min(gaps), max(gaps)
+
+
+TOO_FREQUENT_HINT = "SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower"
+
+
+def too_frequent_message(cron: str) -> str:
+    return f"the cron {cron!r} ticks more often than every 5 minutes"
+
+
+def read_interval_unit(text: str, error: Callable[[str, str], Exception]) -> str:
+    """SQLMesh's ``interval_unit`` as written (any case): one of its unit names, else ``error(message, hint)``."""
+    unit = text.strip().lower()
+    if unit not in INTERVAL_UNIT_CRONS:
+        raise error(f"unknown interval_unit {text!r}", f"use one of {', '.join(INTERVAL_UNIT_CRONS)}")
+    return unit
 
 
 def too_frequent(cron: str) -> bool:
@@ -60,8 +76,7 @@ def unit_cron(cron: str) -> str:
     for gap, unit in _UNIT_CRONS:
         if shortest >= gap:
             return unit
-    raise PlanError(f"the cron {cron!r} ticks more often than every 5 minutes", snippet=cron,
-                    hint="SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower")
+    raise PlanError(too_frequent_message(cron), snippet=cron, hint=TOO_FREQUENT_HINT)
 
 
 _UNIT_CRON_OF_ALIAS = {

@@ -124,6 +124,14 @@ def due_on_every_interval(model: Model) -> bool:
     return ticks_on_its_unit(model.cron) and interval_cron(model) == unit_cron(model.cron)
 
 
+def daily_or_longer(model: Model) -> bool:
+    """Whether a new table of the model is laid out by month rather than by day (period tables, Iceberg's time
+    transform): its written ``interval_unit``'s length, else its cron's own (the layout tables had before interval
+    units, kept for new tables of the same models)."""
+    unit = interval_unit(interval_cron(model) if model.interval_unit else model.cron)
+    return unit in (IntervalUnit.DAY, IntervalUnit.WEEK, IntervalUnit.MONTH, IntervalUnit.YEAR)
+
+
 def ticks_on_its_unit(cron: str) -> bool:
     """Whether the cron ticks exactly where its intervals end (``@daily``, ``@hourly``, ``*/15 * * * *``...)."""
     normalized = " ".join(cron.split()).lower()

@@ -25,7 +25,7 @@ from dagster_sparkmesh.execution.writes.queries import empty_select
 from dagster_sparkmesh.execution.writes.records import Committed
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.model.table_formats import DELTA, ICEBERG, lakehouse_format
-from dagster_sparkmesh.plan.intervals import IntervalUnit, interval_cron, interval_unit
+from dagster_sparkmesh.plan.intervals import daily_or_longer
 from dagster_sparkmesh.snapshot.records import Interval
 
 EVERYTHING = "TRUE"
@@ -135,9 +135,7 @@ def table_partitioning(model: Model, types: dict[str, str], table_format: str) -
         return Partitioning(columns=(time_column, *others))
     if table_format != ICEBERG:
         return Partitioning(columns=others)
-    unit = interval_unit(interval_cron(model) if model.interval_unit else model.cron)
-    coarse = unit in (IntervalUnit.DAY, IntervalUnit.WEEK, IntervalUnit.MONTH, IntervalUnit.YEAR)
-    return Partitioning(columns=others, time_transform=("days" if coarse else "hours", time_column))
+    return Partitioning(columns=others, time_transform=("days" if daily_or_longer(model) else "hours", time_column))
 
 
 def _create_with_rows(ctx: ExecutionContext, target: ModelTarget, table: LakehouseTable, select: str) -> int | None:

@@ -35,7 +35,7 @@ from dagster_sparkmesh.project.config.values import postgres_url as _postgres_ur
 from dagster_sparkmesh.project.config.values import spark_conf_text as _spark_conf_text
 from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
 from dagster_sparkmesh.model.dialects import is_known_dialect
-from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, too_frequent
+from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
 from dagster_sparkmesh.model.table_formats import property_text
 from dagster_sparkmesh.records import Record
 
@@ -197,13 +197,12 @@ class ConfigReader:
     def _check_default(self, key: str, value: object, node: yaml.Node) -> None:
         if key == "dialect" and not is_known_dialect(str(value).lower()):
             raise self._error(node, f"unknown dialect {value!r}", "use a sqlglot dialect name such as spark or duckdb")
-        if key == "interval_unit" and value not in INTERVAL_UNIT_CRONS:
-            raise self._error(node, f"unknown interval_unit {value!r}", f"use one of {', '.join(INTERVAL_UNIT_CRONS)}")
+        if key == "interval_unit":
+            read_interval_unit(str(value), lambda message, hint: self._error(node, message, hint))
         if key == "cron" and str(value).lower() not in CRON_ALIASES and not croniter.is_valid(str(value)):
             raise self._error(node, f"invalid cron {value!r}", "use @daily, @hourly, ... or a 5-field cron expression")
         if key == "cron" and _too_frequent_or_never(str(value)):
-            raise self._error(node, f"the cron {value!r} ticks more often than every 5 minutes (or never)",
-                              "SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower")
+            raise self._error(node, f"{too_frequent_message(str(value))} (or never)", TOO_FREQUENT_HINT)
         if key == "start":
             try:
                 date.fromisoformat(str(value)[:10])

@@ -20,11 +20,11 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.interval_units import read_interval_unit
 from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
 from dagster_sparkmesh.model.table_formats import property_text
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.externals import spark_type
-from dagster_sparkmesh.project.sql.header import read_interval_unit
 from dagster_sparkmesh.project.sql.header_kind import spark_time_format
 from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
 

@@ -21,7 +21,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, too_frequent
+from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
 from dagster_sparkmesh.model.records import AuditCall, SignalCall
 from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.project.sql.header_kind import read_kind
@@ -196,17 +196,8 @@ def _read_cron(header: ModelHeader, value: Value, dialect: str) -> None:
     except ValueError:
         raise value.error(f"the cron {cron!r} never ticks", "use a cron with dates that exist, e.g. '0 0 28 2 *'") from None
     if frequent:
-        raise value.error(f"the cron {cron!r} ticks more often than every 5 minutes",
-                          "SQLMesh's shortest interval is 5 minutes: use a cron such as '*/5 * * * *' or slower")
+        raise value.error(too_frequent_message(cron), TOO_FREQUENT_HINT)
     header.cron = cron.lower() if cron.startswith("@") else cron
-
-
-def read_interval_unit(text: str, error: Callable[[str, str], Exception]) -> str:
-    """SQLMesh's ``interval_unit``: one of its unit names (any case)."""
-    unit = text.strip().lower()
-    if unit not in INTERVAL_UNIT_CRONS:
-        raise error(f"unknown interval_unit {text!r}", f"use one of {', '.join(INTERVAL_UNIT_CRONS)}")
-    return unit
 
 
 def _read_date(value: Value, prop: str) -> str:
