@@ -15,12 +15,20 @@ class Window:
 
     end: str
     """YYYY-MM-DD, inclusive."""
+    at: str | None = None
+    """Another clock for both plans (``YYYY-MM-DD HH:MM``, after ``end``'s day), where partial intervals are due;
+    both tools then plan up to it (no ``--end``: SQLMesh's production plan takes none either)."""
 
     @property
     def execution_time(self) -> str:
         from datetime import date, timedelta
 
-        return (date.fromisoformat(self.end) + timedelta(days=1)).isoformat()
+        return self.at or (date.fromisoformat(self.end) + timedelta(days=1)).isoformat()
+
+    @property
+    def sparkmesh_arguments(self) -> list[str]:
+        end = [] if self.at else ["--end", self.end]
+        return [*end, "--execution-time", self.execution_time]
 
 
 @dataclass(frozen=True)

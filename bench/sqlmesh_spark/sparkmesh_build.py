@@ -52,7 +52,7 @@ def sparkmesh_build(python: Path, folders: list[Path], window: Window, env: dict
         if setup.returncode != 0:
             return BuildOutcome(error=f"setup: {_last_line(setup.stderr)}", digests={})
     plan = _child(python, ["plan", *folders_args, "--", "plan", "prod", "--auto-apply", "--no-prompts",
-                           "--end", window.end, "--execution-time", window.execution_time], local)
+                           *window.sparkmesh_arguments], local)
     error = "" if plan.returncode == 0 else f"plan (exit {plan.returncode}): {_last_line(plan.stdout + plan.stderr)}"
     read = _child(python, ["read", *folders_args], local)
     if read.returncode != 0:

@@ -84,6 +84,18 @@ def plan_window(start: str | None, end: str | None) -> tuple[datetime | None, da
     return start_at, end_at
 
 
+def _refuse_end_after(end: str | None, now: datetime) -> None:
+    """SQLMesh's rule: a plan may not end after its execution time (an end given as a date: that day's midnight).
+    Its last intervals would not be complete, and an interval once recorded is not computed again."""
+    if end and parse_time(end, "--end", now=now) > now:
+        raise click.BadParameter(
+            f"{end} is after the execution time ({now:%Y-%m-%d %H:%M:%S} UTC): a plan computes only complete "
+            "intervals. Give an end at or before it, leave --end out (the default is the execution time), or set "
+            "--execution-time",
+            param_hint="--end",
+        )
+
+
 EXECUTION_TIME = click.option(
     "--execution-time",
     help="Act as if it were this time (date or timestamp, UTC): which intervals are complete and due. Default: now.",
@@ -151,6 +163,7 @@ def plan(
     start_at, end_at = plan_window(start, end)
     console = make_console()
     with open_context(context, environment, _execution_time(execution_time)) as ctx:
+        _refuse_end_after(end, ctx.clock())
         restated = select_models(ctx.project.models, restate_models) if restate_models else ()
         options = {
             "forward_only": forward_only,

@@ -83,6 +83,7 @@ class SparkMeshResource(dg.ConfigurableResource):
             project=project,
             max_workers=self.max_workers,
             on_engine_open=self._csv_sources_of(project) if self.csv_sources else None,
+            partial_intervals=False,  # a Dagster partition is a whole interval
         )
 
     def _csv_sources_of(self, project: Project) -> Callable[[SparkEngine], None]:

@@ -58,7 +58,8 @@ class StatePlanner:
         select, exclude = self.selection
         chosen = selected_models(project, select, exclude) if select or exclude else None
         with self._state(project) as state:
-            plan = build_plan(project, state, self.environment, execution_time=self.clock(), selected=chosen)
+            plan = build_plan(project, state, self.environment, execution_time=self.clock(), selected=chosen,
+                              partial_intervals=False)  # Dagster's partitions are whole intervals
             return store_plan(state, plan)
 
     def remaining(self, project: Project, plan_id: str) -> Plan | None:
@@ -75,7 +76,7 @@ class StatePlanner:
         """A plan (not stored) whose missing intervals are those of ``spans`` that the environment's own versions
         miss now: what restatements took from readers. Models the project changes are the git sensor's business."""
         with self._state(project) as state:
-            plan = build_plan(project, state, self.environment, execution_time=self.clock())
+            plan = build_plan(project, state, self.environment, execution_time=self.clock(), partial_intervals=False)
         changed = {*plan.added, *plan.directly_modified, *plan.indirectly_modified}
         missing = {
             name: kept for name, intervals in plan.missing_intervals.items()

@@ -97,7 +97,7 @@ def plan_branch(ctx: ExecutionContext, head: BranchHead, *, preview_start: datet
         )
     plan_id = f"{BRANCH_PLAN_PREFIX}{head.commit[:12]}-{uuid.uuid4().hex[:12]}"
     plan = build_plan(ctx.project, ctx.state, ctx.environment, start=preview_start, execution_time=ctx.clock(),
-                      plan_id=plan_id)
+                      plan_id=plan_id, partial_intervals=ctx.partial_intervals)
     changed = {*plan.added, *plan.directly_modified, *plan.indirectly_modified}
     own = {name: intervals for name, intervals in plan.missing_intervals.items() if name in changed}
     return store_plan(ctx.state, plan.model_copy(update={"missing_intervals": own}))

@@ -32,6 +32,9 @@ class ExecutionContext:
     max_workers: int = 2
     retry_policy: RetryPolicy = DEFAULT_POLICY
     """How often a model's write is retried after a transient failure (lost Connect session, metastore lock)."""
+    partial_intervals: bool = True
+    """Whether plans compute the interval so far of ``allow_partials`` models; Dagster's partitions are whole
+    intervals, so its steps and promotions plan whole ones only."""
     _engine: SparkEngine | None = field(default=None, repr=False)
 
     @property
@@ -72,13 +75,14 @@ class ExecutionContext:
         on_engine_open: Callable[[SparkEngine], None] | None = None,
         clock: Callable[[], datetime] | None = None,
         max_workers: int | None = None,
+        partial_intervals: bool = True,
     ) -> ExecutionContext:
         """The one way the CLI, Dagster's resource and the Python API build a context.
 
         ``engine_factory``: how the engine is opened (default: a session of ``connection``, else the project's);
         ``on_engine_open``: run once on the engine when it first opens (Dagster's CSV sources), still lazily;
         ``clock``: the command's "now" (SQLMesh's ``--execution-time``); ``max_workers``: models written at once
-        (default: the connection's)."""
+        (default: the connection's); ``partial_intervals``: False in Dagster (``ExecutionContext.partial_intervals``)."""
         from dagster_sparkmesh.project.loader import load_project
         from dagster_sparkmesh.snapshot.naming import validate_identifier
         from dagster_sparkmesh.state.store import open_state_store
@@ -98,6 +102,7 @@ class ExecutionContext:
         return cls(
             project=project, state=state, environment=environment, engine_factory=engine,
             clock=clock or utc_now, max_workers=max_workers or spark_connection.workers,
+            partial_intervals=partial_intervals,
         )
 
 

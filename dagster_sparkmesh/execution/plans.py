@@ -28,6 +28,7 @@ PLAN_ID_TAG = "sparkmesh/plan_id"
 
 
 def plan_for(ctx: ExecutionContext, start: datetime | None = None, end: datetime | None = None, **options) -> Plan:
+    options.setdefault("partial_intervals", ctx.partial_intervals)
     return build_plan(
         ctx.project, ctx.state, ctx.environment, start=start, end=end, execution_time=ctx.clock(), **options
     )

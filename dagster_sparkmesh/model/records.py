@@ -92,6 +92,9 @@ class Model(Record):
     interval_unit: str | None = None
     """SQLMesh's ``interval_unit`` as written (``year`` ... ``five_minute``); None: inferred from the cron
     (``plan.intervals.interval_cron``)."""
+    allow_partials: bool = False
+    """SQLMesh's ``allow_partials``: a plan may compute the last interval before it is complete (up to the cron's
+    last tick, or the plan's end), and computes it again whole once it is (``plan.intervals``)."""
     start: str | None = None
     """ISO date or timestamp; None means the project default."""
     end: str | None = None

@@ -87,6 +87,7 @@ def build_plan(
     preview_start: DateLike | None = None,
     include_unmodified: bool | None = None,
     restate_within: Interval | None = None,
+    partial_intervals: bool = True,
 ) -> Plan:
     """``selected``: plan only these models' changes; the others keep the environment's current snapshots.
     ``effective_from``: forward-only models recompute their intervals from that date once applied to prod.
@@ -95,7 +96,9 @@ def build_plan(
     the last ``preview_days`` days before the end); re-planning an environment as it is passes its own.
     ``include_unmodified``: a development environment gets a view of every model (default: the project's
     ``plan.include_unmodified``, false as in SQLMesh: views of the models changed in it only).
-    ``restate_within``: restate ``restate_models`` over this part of their window only (a Dagster run's range)."""
+    ``restate_within``: restate ``restate_models`` over this part of their window only (a Dagster run's range).
+    ``partial_intervals``: ``allow_partials`` models compute their interval so far (False in Dagster, whose
+    partitions are whole intervals)."""
     environment = _identifier(environment, "environment name")
     current = state.get_environment(environment)
     base_env = current or (state.get_environment(create_from) if create_from != environment else None)
@@ -108,7 +111,7 @@ def build_plan(
         decisions, kept, held_back = _keep_unselected(decisions, base, set(selected))
         models = {name: model for name, model in models.items() if name in decisions}
 
-    windows, plan_start, plan_end = model_windows(project, models, start, end, execution_time)
+    windows, plan_start, plan_end = model_windows(project, models, start, end, execution_time, partials=partial_intervals)
     begin = preview_from(
         _optional_datetime(preview_start, execution_time),
         _optional_datetime(start, execution_time),

@@ -1,8 +1,9 @@
 """Time intervals of a model's data: cron-aligned units, what is missing, and how work is batched.
 
 Every datetime here is naive UTC. Intervals are half-open ``[start, end)``; a model's unit intervals run from
-one cron tick to the next. Only complete intervals are ever expected: an interval that ends after the plan's end
-is not computed yet (its data may still arrive).
+one cron tick to the next. Only complete intervals are expected: an interval that ends after the plan's end
+is not computed yet (its data may still arrive), unless the model has ``allow_partials``; its partial interval is
+recorded as what it is, and computed again whole once complete.
 """
 
 from __future__ import annotations
@@ -138,8 +139,9 @@ def ticks_on_its_unit(cron: str) -> bool:
     return normalized in TICKS_ON_UNIT or normalized == unit_cron(normalized)
 
 
-def expected_intervals(cron: str, start: datetime, end: datetime) -> list[Interval]:
-    """The complete unit intervals from the tick at or before ``start`` to ``end`` (exclusive).
+def expected_intervals(cron: str, start: datetime, end: datetime, *, partial: bool = False) -> list[Interval]:
+    """The complete unit intervals from the tick at or before ``start`` to ``end`` (exclusive); ``partial``
+    (SQLMesh's ``allow_partials``): then the part of the next one before ``end``, if any.
 
     ``start`` is floored so that ``--start 2024-01-01 12:00`` on a daily model still includes that day.
     """
@@ -149,6 +151,8 @@ def expected_intervals(cron: str, start: datetime, end: datetime) -> list[Interv
     while True:
         following = schedule.next(tick)
         if following > end:
+            if partial and tick < end:
+                result.append(Interval(start=tick, end=end))
             return result
         result.append(Interval(start=tick, end=following))
         tick = following

@@ -86,11 +86,11 @@ def _reading_new_parent_time(
 
 def _missing_for(model: Model, window: Window, done: list[Interval]) -> list[Interval]:
     cron = interval_cron(model)
-    expected = expected_intervals(cron, window.start, window.end)
+    expected = expected_intervals(cron, window.start, window.end, partial=model.allow_partials)
     todo = uncovered(done, expected)
     if model.kind.rebuilt_each_run:
         # Before the window nothing is asked: what its parents lacked there, the plan does not compute either.
-        return expected_intervals(cron, window.model_start, window.end) if todo else []
+        return expected_intervals(cron, window.model_start, window.end, partial=model.allow_partials) if todo else []
     if todo and model.depends_on_self:
         return [interval for interval in expected if interval.start >= todo[0].start]
     lookback = getattr(model.kind, "lookback", 0)

@@ -38,7 +38,9 @@ def backfill_in_window(
     versions = {s.name: s.version for s in plan.environment_after.snapshots}
     wanted = set(models) if models is not None else set(versions)
     selected = {name: model for name, model in project.models.items() if name in wanted and name in versions}
-    windows, _, _ = model_windows(project, selected, start or plan.start, end or plan.end, now, ignore_cron=True)
+    windows, _, _ = model_windows(
+        project, selected, start or plan.start, end or plan.end, now, ignore_cron=True, partials=False
+    )
     for name, preview in plan.previews.items():  # a preview table holds the preview range only
         if name in windows:
             window = windows[name]

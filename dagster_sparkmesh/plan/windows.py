@@ -20,14 +20,19 @@ from dagster_sparkmesh.project.records import Project
 
 def model_windows(
     project: Project, models: dict[str, Model], start: DateLike | None, end: DateLike | None, now: datetime,
-    *, ignore_cron: bool = False,
+    *, ignore_cron: bool = False, partials: bool = True,
 ) -> tuple[dict[str, Window], datetime, datetime]:
     """Each model's window in a plan from ``start`` to ``end``, and the plan's own bounds. ``ignore_cron``: a
     model whose cron ticks less often than its intervals computes them up to ``end`` too (a Dagster step of the
-    partitions a person chose), not only up to its cron's last tick."""
+    partitions a person chose), not only up to its cron's last tick. ``partials``: an ``allow_partials`` model's
+    window may end inside an interval (its last one is computed partly); False (Dagster, whose partitions are
+    whole intervals): it ends on its last complete interval."""
     yesterday = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=1)
     starts = {name: _model_date(m, m.start or project.config.model_defaults.start, now) for name, m in models.items()}
-    default_start = min((s for s in starts.values() if s is not None), default=yesterday)
+    # The project's earliest start, also when ``models`` are a few of them (a Dagster step of one FULL model).
+    everyone = (_model_date(m, m.start or project.config.model_defaults.start, now)
+                for name, m in project.models.items() if m.enabled and name not in starts)
+    default_start = min((s for s in (*starts.values(), *everyone) if s is not None), default=yesterday)
     plan_start = parse_datetime(start, now=now) if start is not None else None
     plan_end = parse_datetime(end, now=now) if end is not None else now
     if plan_start is None:
@@ -45,7 +50,9 @@ def model_windows(
         end_bound = model_end(model, now)
         own_start = starts[name] or default_start
         due = min([plan_end, *(reach[parent] for parent in model.depends_on if parent in reach)])
-        due = due if ignore_cron else _due_by_cron(model, due, now)
+        due = due if ignore_cron else _due_by_cron(model, due, now, partials)
+        if model.allow_partials and not partials and not model.kind.from_seed_file:
+            due = Schedule.of(interval_cron(model)).floor(due)
         model_plan_end = min(due, end_bound) if end_bound else due
         windows[name] = Window(max(own_start, plan_start), max(model_plan_end, max(own_start, plan_start)), own_start)
         reached = _reach(model, due)
@@ -61,16 +68,23 @@ def _reach(model: Model, due: datetime) -> datetime | None:
     limit); an embedded model reaches as far as its parents."""
     if model.kind.from_seed_file:
         return None
-    if model.kind.inlined:
+    if model.kind.inlined or model.allow_partials:
         return due
     return Schedule.of(interval_cron(model)).floor(due)
 
 
-def _due_by_cron(model: Model, due: datetime, now: datetime) -> datetime:
-    """A model whose cron ticks less often than its intervals (``@weekly``: daily intervals) computes them up to
-    its cron's last tick at the execution time, as SQLMesh does: each Sunday, the seven days before it."""
-    if model.kind.from_seed_file or model.kind.inlined or due_on_every_interval(model):
+def _due_by_cron(model: Model, due: datetime, now: datetime, partials: bool) -> datetime:
+    """No model computes an interval that ends after the execution time, whatever the plan's end: its rows are
+    not all there yet, and a recorded interval is never computed again. A model whose cron ticks less often than
+    its intervals (``@weekly``: daily intervals) computes them up to its cron's last tick, as SQLMesh does: each
+    Sunday, the seven days before it. An ``allow_partials`` model computes up to its cron's last tick, also
+    inside an interval (SQLMesh's upper bound, not floored to the interval unit)."""
+    if model.kind.from_seed_file or model.kind.inlined:
         return due
+    if model.allow_partials and partials:
+        return min(due, Schedule.of(model.cron).floor(now))
+    if due_on_every_interval(model):
+        return min(due, now)
     return min(due, Schedule.of(interval_cron(model)).floor(Schedule.of(model.cron).floor(now)))
 
 
@@ -89,11 +103,12 @@ def _check_cron(model: Model) -> None:
         implied = unit_cron(model.cron)
     except PlanError as error:
         raise _at_model(model, error, model.cron) from None
-    if model.interval_unit and tick_gaps(INTERVAL_UNIT_CRONS[model.interval_unit])[0] > tick_gaps(implied)[0]:
-        # SQLMesh's rule: each tick would find no complete interval to compute (unless allow_partials, not here).
+    if model.interval_unit and not model.allow_partials and tick_gaps(INTERVAL_UNIT_CRONS[model.interval_unit])[0] > tick_gaps(implied)[0]:
+        # SQLMesh's rule: each tick would find no complete interval to compute (allow_partials computes a part).
         raise _at_model(model, PlanError(
             f"the cron {model.cron!r} ticks more often than the interval unit {model.interval_unit!r}",
-            hint=f"use an interval unit no longer than the cron's own ({_unit_name(implied)}), or a cron as slow",
+            hint=f"use an interval unit no longer than the cron's own ({_unit_name(implied)}), a cron as slow, or "
+                 "allow_partials true (each tick computes the interval so far)",
         ), model.cron)
 
 

@@ -119,6 +119,8 @@ def _later_metadata(model: Model) -> list[object]:
         later.append(["session_properties", [list(pair) for pair in model.session_properties]])
     if model.on_virtual_update:
         later.append(["on_virtual_update", list(model.on_virtual_update)])
+    if model.allow_partials:  # metadata, as in SQLMesh: which intervals run, not what an interval holds
+        later.append(["allow_partials", True])
     return later
 
 

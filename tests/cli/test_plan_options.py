@@ -75,3 +75,17 @@ def test_execution_time_is_the_commands_now(tiny, engine, clean_catalog):
 
     wrong, _ = invoke(tiny, ["run", "--execution-time", "soon"], engine)
     assert wrong.exit_code == 2 and "--execution-time" in wrong.output
+
+
+def test_an_end_after_the_execution_time_is_refused_as_in_sqlmesh(tiny, engine, clean_catalog):
+    args = ["plan", "--auto-apply", "--no-prompts", "--execution-time", "2024-01-03 06:00"]
+    refused, factory = invoke(tiny, [*args, "--start", "2024-01-01", "--end", "2024-01-04"], engine)
+    assert refused.exit_code == 2, refused.output
+    assert "--end" in refused.output and "after the execution time (2024-01-03 06:00:00 UTC)" in refused.output
+    assert factory.calls == 0  # nothing planned, nothing written
+
+    # A date is its midnight, as in SQLMesh: the execution's own day is allowed, and it is not computed (incomplete).
+    allowed, _ = invoke(tiny, [*args, "--start", "2024-01-01", "--end", "2024-01-03"], engine)
+    assert allowed.exit_code == 0, allowed.output
+    days = "SELECT CAST(ds AS STRING) FROM shop.daily ORDER BY ds"
+    assert [r[0] for r in engine.catalog.query_rows(days)] == ["2024-01-01", "2024-01-02"]

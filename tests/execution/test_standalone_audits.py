@@ -90,6 +90,7 @@ def test_a_run_audits_again_when_the_models_it_reads_get_data(spark, project_dir
     ctx = make_context(project_dir)
     apply_plan(ctx, plan_for(ctx, START, END))
 
+    ctx.clock = lambda: datetime(2024, 1, 8)  # two days later: two new days to compute (none is computed early)
     later = plan_for(ctx, START, datetime(2024, 1, 8))
 
     assert later.changed_audits == () and "shop.daily" in later.missing_intervals

@@ -72,6 +72,16 @@ def test_an_explicit_end_stops_before_the_last_tick_or_at_it(world, model):
     assert past_sunday.missing_intervals == {"s.weekly": _days(3, 6)}  # as SQLMesh: not past the execution's tick
 
 
+def test_no_model_computes_an_interval_that_ends_after_the_execution_time(world, model):
+    # An end past "now" (the Python API takes one) stops at the execution time: today's rows are not all there,
+    # and a recorded interval would never be computed again. SQLMesh's plan refuses such an end (the CLI too).
+    daily = model("s.daily", "SELECT id, ds FROM src.events", ["src.events"], cron="@daily", start="2024-01-03")
+    hourly = model("s.hourly", "SELECT id, ds FROM src.events", ["src.events"], cron="@hourly", start="2024-01-05")
+    plan = world.plan(daily, hourly, end="2024-01-09", execution_time=dt(2024, 1, 5, 2, 30))
+    assert plan.missing_intervals["s.daily"] == _days(3, 4)
+    assert [i.end for i in plan.missing_intervals["s.hourly"]] == [dt(2024, 1, 5, 1), dt(2024, 1, 5, 2)]
+
+
 def test_other_crons_compute_whole_units_up_to_their_last_tick(world, model):
     six_hourly = model("s.six_hourly", "SELECT id, ds FROM src.events", ["src.events"], cron="0 */6 * * *",
                        start="2024-01-09")
@@ -108,6 +118,8 @@ def test_an_interval_unit_longer_than_the_cron_is_refused_as_in_sqlmesh(world, m
     with pytest.raises(PlanError, match="ticks more often than the interval unit 'day'") as error:
         world.plan(days)
     assert "hour" in error.value.hint and error.value.path == days.path
+    partial = days.model_copy(update={"allow_partials": True})  # SQLMesh's way out: each tick, the day so far
+    assert world.plan(partial).missing_intervals["s.days"][-1] == Interval(start=dt(2024, 1, 10), end=dt(2024, 1, 10, 6))
 
 
 def test_an_interval_unit_is_part_of_the_data_hash_only_when_it_is_not_the_one_the_cron_implies(model):
@@ -144,3 +156,14 @@ def test_a_restatement_clears_the_days_since_the_last_tick_too(world, model):
     plan = world.plan(weekly, restate_models=["s.weekly"])
     assert plan.restatements["s.weekly"] == Interval(start=dt(2024, 1, 3), end=dt(2024, 1, 10))
     assert plan.missing_intervals == {"s.weekly": _days(3, 9)}  # what was recorded is computed again
+
+
+def test_a_step_of_one_model_without_a_start_starts_with_the_projects_earliest_model(world, model):
+    # A Dagster step of a FULL model alone: its default start is the project's earliest, not "yesterday" (it
+    # recorded one day and left the promotion refused for the others).
+    parent = model("s.parent", "SELECT id, ds FROM src.events", ["src.events"], start="2024-01-07")
+    full = model("s.full", "SELECT COUNT(*) AS n FROM s.parent", ["s.parent"], kind={"name": "FULL"}, start=None)
+    plan = world.plan(parent, full)
+    step = backfill_in_window(plan, world.project(parent, full), world.state, models=["s.full"], start=None,
+                              end=None, now=dt(2024, 1, 10, 6, 30), prepared=True)
+    assert step.intervals == {"s.full": _days(7, 9)}

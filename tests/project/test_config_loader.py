@@ -133,6 +133,7 @@ def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
         ("model_defaults:\n  cron: 'every day'\n", 2, "invalid cron", "@daily"),
         ("model_defaults:\n  cron: '* * * * *'\n", 2, "ticks more often than every 5 minutes", "*/5 * * * *"),
         ("model_defaults:\n  interval_unit: week\n", 2, "unknown interval_unit 'week'", "five_minute"),
+        ("model_defaults:\n  allow_partials: often\n", 2, "allow_partials must be true or false", "allow_partials: true"),
         ("gateways:\n  local:\n    connection:\n      type: sprak\n", 4, "connection type 'sprak' is not supported", "type: spark"),
         ("gateways:\n  local:\n    connecton: {}\n", 3, "unknown key 'connecton'", "did you mean connection"),
         ("variables:\n  a: !!set {x}\n", 2, "variable 'a' must be a string, number, boolean, list or mapping", "plain"),
@@ -156,6 +157,12 @@ def test_config_errors_name_the_line(tmp_path, text, line, fragment, hint):
 def test_model_defaults_interval_unit_is_read(tmp_path):
     config = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  interval_unit: HOUR\n")).config
     assert config.model_defaults.interval_unit == "hour"
+
+
+def test_model_defaults_allow_partials_is_read(tmp_path):
+    loaded = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  allow_partials: true\n"))
+    assert loaded.config.model_defaults.allow_partials is True
+    assert not any("allow_partials" in warning for warning in loaded.warnings)  # read, not ignored
 
 
 def test_preview_days_is_read(tmp_path):

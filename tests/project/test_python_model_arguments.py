@@ -44,9 +44,9 @@ def test_sqlmesh_arguments(tmp_path: Path) -> None:
         tmp_path,
         "grain='id AS order_id', tags=['a'], references=['x'], column_descriptions={'id': 'the id'}, enabled='true', "
         "start='2024-02-03', end='2024-03-01 05:00:00', pre_statements=['SET x = 1'], session_properties={'a': 1}, "
-        "dialect='duckdb', columns={'id': 'text'}, interval_unit='HOUR'",
+        "dialect='duckdb', columns={'id': 'text'}, interval_unit='HOUR', allow_partials=True",
     )
-    assert loaded.interval_unit == "hour"
+    assert loaded.interval_unit == "hour" and loaded.allow_partials is True
     assert (loaded.grains, loaded.tags, loaded.enabled) == (("order_id",), ("a",), True)
     assert loaded.column_descriptions == (("id", "the id"),)
     assert (loaded.start, loaded.end) == ("2024-02-03", "2024-03-01 05:00:00")
@@ -104,6 +104,7 @@ def test_description_shows_the_users_source(tmp_path: Path) -> None:
         ("start='next blue moon'", "return None", "@model start of db.m"),
         ("owner=1", "return None", "@model owner of db.m: expected a string"),
         ("interval_unit='fortnight'", "return None", "unknown interval_unit 'fortnight'"),
+        ("allow_partials='yes'", "return None", "@model allow_partials of db.m: expected True or False"),
         ("kind='FULL'", "for name in ['db.a']:\n        context.table(name)", "cannot tell which table"),
     ],
 )

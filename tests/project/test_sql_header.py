@@ -186,6 +186,7 @@ def error_of(text: str, **kwargs) -> ProjectError:
         ("MODEL (kind FULL); SELECT 1", "has no name", 1, "name schema.table"),
         ("MODEL (name db.m,\n dialect duckbd); SELECT 1", "unknown dialect 'duckbd'", 2, "duckdb"),
         ("MODEL (name db.m, enabled maybe); SELECT 1", "expected true or false", 1, "true or false"),
+        ("MODEL (name db.m,\n allow_partials 'often'); SELECT 1", "expected true or false", 2, "true or false"),
         ("MODEL (name db.m);\n\nSELECT a FROM WHERE", "SQL syntax error", 3, "fix the SQL"),
         ("MODEL (name db.m);\nSELECT 1;\nSELECT 2", "exactly one query", 3, "keep one SELECT"),
         ("MODEL (name db.m);\nSET x = 1", "has no query", 1, "write one SELECT"),
@@ -304,3 +305,12 @@ def test_interval_unit_is_read_as_sqlmesh_writes_it(written, unit):
     assert parsed.model.interval_unit == unit
     defaulted = parse("MODEL (name db.m); SELECT 1 AS ds", defaults=ModelDefaults(interval_unit="day"))
     assert defaulted.model.interval_unit == "day"
+
+
+@pytest.mark.parametrize(("written", "allowed"), [("true", True), ("TRUE", True), ("false", False), (None, False)])
+def test_allow_partials_is_read_as_sqlmesh_writes_it(written, allowed):
+    prop = f",\n  allow_partials {written}" if written else ""
+    parsed = parse(f"MODEL (name db.m, kind INCREMENTAL_BY_TIME_RANGE (time_column ds){prop}); SELECT 1 AS ds")
+    assert parsed.model.allow_partials is allowed
+    defaulted = parse(f"MODEL (name db.m{prop}); SELECT 1 AS ds", defaults=ModelDefaults(allow_partials=True))
+    assert defaulted.model.allow_partials is (written != "false")  # the header's own value wins over the default

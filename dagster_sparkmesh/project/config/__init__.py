@@ -44,6 +44,7 @@ class ModelDefaults(Record):
     start: str | None = None
     cron: str = "@daily"
     interval_unit: str | None = None
+    allow_partials: bool = False
     owner: str | None = None
     batch_size: int | None = None
     table_format: str | None = None

@@ -170,8 +170,8 @@ class ConfigReader:
     # -- sections -------------------------------------------------------------------------------------------
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
-        known = ("dialect", "start", "cron", "interval_unit", "owner", "batch_size", "table_format", "storage_format",
-                 "physical_properties")
+        known = ("dialect", "start", "cron", "interval_unit", "allow_partials", "owner", "batch_size", "table_format",
+                 "storage_format", "physical_properties")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
             if key == "physical_properties":
@@ -179,7 +179,8 @@ class ConfigReader:
             elif key in IGNORED_MODEL_DEFAULTS:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
-                fields[key] = self._value(value_node) if key == "batch_size" else self._text(value_node, key)
+                typed = key in ("batch_size", "allow_partials")
+                fields[key] = self._value(value_node) if typed else self._text(value_node, key)
                 if key.endswith("_format") or key == "interval_unit":
                     fields[key] = str(fields[key]).lower()
             else:
@@ -197,6 +198,9 @@ class ConfigReader:
     def _check_default(self, key: str, value: object, node: yaml.Node) -> None:
         if key == "dialect" and not is_known_dialect(str(value).lower()):
             raise self._error(node, f"unknown dialect {value!r}", "use a sqlglot dialect name such as spark or duckdb")
+        if key == "allow_partials" and not isinstance(value, bool):
+            raise self._error(node, f"model_defaults.allow_partials must be true or false, not {value!r}",
+                              "write allow_partials: true")
         if key == "interval_unit":
             read_interval_unit(str(value), lambda message, hint: self._error(node, message, hint))
         if key == "cron" and str(value).lower() not in CRON_ALIASES and not croniter.is_valid(str(value)):

@@ -19,7 +19,7 @@ IGNORED_PLAN_KEYS = frozenset(
 )
 IGNORED_MODEL_DEFAULTS = frozenset(
     """kind session_properties virtual_properties on_destructive_change
-    on_additive_change audits optimize_query allow_partials enabled formatting
+    on_additive_change audits optimize_query enabled formatting
     validate_query pre_statements post_statements""".split()
 )
 # The other engines SQLMesh connects to: a gateway of theirs is left out with a warning, so the project loads

@@ -375,6 +375,7 @@ def _scalar_values(options: dict[str, Any], where: Where, defaults: ModelDefault
     return {
         "cron": text("cron", options.get("cron"), where) or defaults.cron,
         "interval_unit": python_model_options.interval_unit(options.get("interval_unit"), where) or defaults.interval_unit,
+        "allow_partials": python_model_options.flag("allow_partials", options, where, defaults.allow_partials),
         "start": python_model_options.time_text("start", options.get("start"), where) or defaults.start,
         "end": python_model_options.time_text("end", options.get("end"), where),
         "owner": text("owner", options.get("owner"), where) or defaults.owner,

@@ -31,11 +31,12 @@ from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
 SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
     column_descriptions dialect pre_statements post_statements references is_sql blueprints signals
-    session_properties on_virtual_update table_format storage_format physical_properties stamp interval_unit""".split()
+    session_properties on_virtual_update table_format storage_format physical_properties stamp interval_unit
+    allow_partials""".split()
 )
 IGNORED_ARGUMENTS = frozenset(
     """virtual_properties clustered_by
-    allow_partials optimize_query validate_query formatting gateway cron_tz ignored_rules
+    optimize_query validate_query formatting gateway cron_tz ignored_rules
     retention lookback physical_version""".split()
 )
 """Accepted for SQLMesh projects, without effect here (see the README's table of SQLMesh APIs)."""
@@ -310,6 +311,16 @@ def _refuse_odd_column_names(where: Where, columns: list[object]) -> None:
                 snippet=repr(name),
                 hint="use letters, digits and underscores only, starting with a letter or underscore",
             )
+
+
+def flag(name: str, options: dict[str, object], where: Where, default: bool) -> bool:
+    """A boolean argument (``allow_partials=True``); ``default`` when not given."""
+    value = options.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return value
+    raise where.error(name, f"expected True or False, not {type(value).__name__}", value, f"write {name}=True")
 
 
 def interval_unit(value: object, where: Where) -> str | None:

@@ -64,6 +64,7 @@ class ModelHeader:
     dialect: str | None = None
     cron: str | None = None
     interval_unit: str | None = None
+    allow_partials: bool | None = None
     start: str | None = None
     end: str | None = None
     owner: str | None = None
@@ -343,6 +344,7 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "dialect": lambda header, value, dialect: None,
     "cron": _read_cron,
     "interval_unit": _setter("interval_unit", lambda value: read_interval_unit(value.scalar(), value.error)),
+    "allow_partials": _setter("allow_partials", lambda value: value.boolean()),
     "start": _setter("start", lambda value: _read_date(value, "start")),
     "end": _setter("end", lambda value: _read_date(value, "end")),
     "owner": _setter("owner", lambda value: value.scalar()),

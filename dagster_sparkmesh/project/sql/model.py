@@ -155,6 +155,7 @@ def _parse_model_file(
         on_virtual_update=tuple(canonical_sql(statement) for statement in on_virtual_update),
         cron=header.cron or defaults.cron,
         interval_unit=header.interval_unit or defaults.interval_unit,
+        allow_partials=defaults.allow_partials if header.allow_partials is None else header.allow_partials,
         start=header.start or defaults.start,
         end=header.end,
         owner=header.owner or defaults.owner,
