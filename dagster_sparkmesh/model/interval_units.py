@@ -87,3 +87,23 @@ _UNIT_CRON_OF_ALIAS = {
 }
 TICKS_ON_UNIT = frozenset(alias for alias in _UNIT_CRON_OF_ALIAS if alias not in ("@weekly", "0 0 * * 0"))
 """The aliases whose ticks are their own unit's."""
+
+
+def unit_longer_than_cron(interval_unit: str | None, cron: str) -> str | None:
+    """SQLMesh's rule, without ``allow_partials``: an ``interval_unit`` longer than the one the cron implies would
+    find no complete interval at most ticks. Returns the implied unit's name when that is so, else None."""
+    if interval_unit is None:
+        return None
+    implied = unit_cron(cron)
+    if tick_gaps(INTERVAL_UNIT_CRONS[interval_unit])[0] <= tick_gaps(implied)[0]:
+        return None
+    return next(name for name, unit in INTERVAL_UNIT_CRONS.items() if unit == implied)
+
+
+def unit_longer_than_cron_message(interval_unit: str, cron: str, implied: str) -> tuple[str, str]:
+    """The error's message and hint for ``unit_longer_than_cron``."""
+    return (
+        f"the cron {cron!r} ticks more often than the interval unit {interval_unit!r}",
+        f"use an interval unit no longer than the cron's own ({implied}), a cron as slow, or allow_partials true "
+        "(each tick computes the interval so far)",
+    )

@@ -12,8 +12,8 @@ from datetime import datetime, timedelta
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.dates import DateLike, parse_datetime
-from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, tick_gaps
-from dagster_sparkmesh.plan.intervals import Schedule, due_on_every_interval, interval_cron, interval_unit, unit_cron
+from dagster_sparkmesh.model.interval_units import unit_longer_than_cron, unit_longer_than_cron_message
+from dagster_sparkmesh.plan.intervals import Schedule, due_on_every_interval, interval_cron, interval_unit
 from dagster_sparkmesh.plan.missing import Window
 from dagster_sparkmesh.project.records import Project
 
@@ -100,20 +100,12 @@ def _model_date(model: Model, text: str | None, now: datetime) -> datetime | Non
 def _check_cron(model: Model) -> None:
     try:
         interval_unit(model.cron)
-        implied = unit_cron(model.cron)
+        implied = None if model.allow_partials else unit_longer_than_cron(model.interval_unit, model.cron)
     except PlanError as error:
         raise _at_model(model, error, model.cron) from None
-    if model.interval_unit and not model.allow_partials and tick_gaps(INTERVAL_UNIT_CRONS[model.interval_unit])[0] > tick_gaps(implied)[0]:
-        # SQLMesh's rule: each tick would find no complete interval to compute (allow_partials computes a part).
-        raise _at_model(model, PlanError(
-            f"the cron {model.cron!r} ticks more often than the interval unit {model.interval_unit!r}",
-            hint=f"use an interval unit no longer than the cron's own ({_unit_name(implied)}), a cron as slow, or "
-                 "allow_partials true (each tick computes the interval so far)",
-        ), model.cron)
-
-
-def _unit_name(cron: str) -> str:
-    return next(name for name, unit_cron_text in INTERVAL_UNIT_CRONS.items() if unit_cron_text == cron)
+    if implied is not None:  # (refused at load too: a model built by other code meets it here)
+        message, hint = unit_longer_than_cron_message(model.interval_unit, model.cron, implied)
+        raise _at_model(model, PlanError(message, hint=hint), model.cron)
 
 
 def _at_model(model: Model, error: PlanError, text: str) -> PlanError:

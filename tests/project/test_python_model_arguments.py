@@ -105,6 +105,7 @@ def test_description_shows_the_users_source(tmp_path: Path) -> None:
         ("owner=1", "return None", "@model owner of db.m: expected a string"),
         ("interval_unit='fortnight'", "return None", "unknown interval_unit 'fortnight'"),
         ("allow_partials='yes'", "return None", "@model allow_partials of db.m: expected True or False"),
+        ("cron='@hourly', interval_unit='day'", "return None", "ticks more often than the interval unit 'day'"),
         ("kind='FULL'", "for name in ['db.a']:\n        context.table(name)", "cannot tell which table"),
     ],
 )

@@ -180,6 +180,7 @@ def error_of(text: str, **kwargs) -> ProjectError:
         ("MODEL (name db.m,\n  cron '*/2 * * * *'); SELECT 1", "ticks more often than every 5 minutes", 2, "*/5 * * * *"),
         ("MODEL (name db.m,\n  cron '0 0 30 2 *'); SELECT 1", "the cron '0 0 30 2 *' never ticks", 2, "dates that exist"),
         ("MODEL (name db.m,\n  interval_unit fortnight); SELECT 1", "unknown interval_unit 'fortnight'", 2, "half_hour"),
+        ("MODEL (name db.m, cron '@hourly',\n  interval_unit day); SELECT 1", "ticks more often than the interval unit 'day'", 1, "allow_partials true"),
         ("MODEL (name db.m,\n  start '2024-13-01'); SELECT 1", "invalid start date", 2, "ISO date"),
         ("MODEL (name db.m,\n  end 'yesterday'); SELECT 1", "invalid end date", 2, "ISO date"),
         ("MODEL (name orders); SELECT 1", "invalid model name", 1, "schema.table"),
@@ -314,3 +315,8 @@ def test_allow_partials_is_read_as_sqlmesh_writes_it(written, allowed):
     assert parsed.model.allow_partials is allowed
     defaulted = parse(f"MODEL (name db.m{prop}); SELECT 1 AS ds", defaults=ModelDefaults(allow_partials=True))
     assert defaulted.model.allow_partials is (written != "false")  # the header's own value wins over the default
+
+
+def test_a_unit_longer_than_the_cron_loads_with_allow_partials():
+    parsed = parse("MODEL (name db.m, cron '@hourly', interval_unit day, allow_partials true); SELECT 1 AS ds")
+    assert (parsed.model.interval_unit, parsed.model.allow_partials) == ("day", True)

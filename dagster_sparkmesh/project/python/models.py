@@ -362,6 +362,7 @@ def _only_model_function(
 
 def _scalar_options(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> dict[str, Any]:
     scalars = _scalar_values(options, where, defaults)
+    python_model_options.check_interval_unit(scalars, where)
     scalars["physical_properties"] = with_file_format(
         scalars["table_format"], scalars["storage_format"], scalars["physical_properties"]
     )

@@ -20,7 +20,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.interval_units import read_interval_unit
+from dagster_sparkmesh.errors import PlanError
+from dagster_sparkmesh.model.interval_units import read_interval_unit, unit_longer_than_cron, unit_longer_than_cron_message
 from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
 from dagster_sparkmesh.model.table_formats import property_text
 from dagster_sparkmesh.project.config import ModelDefaults
@@ -331,3 +332,14 @@ def interval_unit(value: object, where: Where) -> str | None:
     if not isinstance(text, str):
         raise where.error("interval_unit", f"expected a unit name, not {type(value).__name__}", value, "write interval_unit='hour'")
     return read_interval_unit(text, lambda message, hint: where.error("interval_unit", message, value, hint))
+
+
+def check_interval_unit(scalars: dict[str, Any], where: Where) -> None:
+    """An ``interval_unit`` longer than the cron's, without ``allow_partials``: refused at load, as in SQLMesh."""
+    try:
+        implied = None if scalars["allow_partials"] else unit_longer_than_cron(scalars["interval_unit"], scalars["cron"])
+    except (PlanError, ValueError):
+        return  # a cron that is not one: the plan refuses it, located in this file
+    if implied is not None:
+        message, hint = unit_longer_than_cron_message(scalars["interval_unit"], scalars["cron"], implied)
+        raise where.error("interval_unit", message, scalars["interval_unit"], hint)

@@ -23,6 +23,7 @@ from sqlglot.errors import ParseError, SqlglotError
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import ModelKind, ViewKind
 from dagster_sparkmesh.model.records import AuditDefinition, Model
+from dagster_sparkmesh.model.interval_units import unit_longer_than_cron, unit_longer_than_cron_message
 from dagster_sparkmesh.model.table_formats import merged_properties, with_file_format
 from dagster_sparkmesh.project.checks.audits import read_inline_audits
 from dagster_sparkmesh.macros import sql_text
@@ -179,8 +180,19 @@ def _parse_model_file(
         enabled=header.enabled,
         depends_on=frozenset(reference.name for reference in references),
     )
+    _check_interval_unit(model)
     audits = read_inline_audits(path, audits_text) if audits_text is not None else ()
     return ParsedSqlModel(model=model, references=unique_references(references), audits=audits)
+
+
+def _check_interval_unit(model: Model) -> None:
+    """An ``interval_unit`` longer than the cron's, without ``allow_partials``: refused at load, as in SQLMesh
+    (Dagster would show partitions of that unit until a plan refused it)."""
+    implied = None if model.allow_partials else unit_longer_than_cron(model.interval_unit, model.cron)
+    if implied is not None:
+        message, hint = unit_longer_than_cron_message(model.interval_unit, model.cron, implied)
+        raise ProjectError(f"{model.name}: {message}", path=model.path, line=model.line,
+                           snippet=f"interval_unit '{model.interval_unit}'", hint=hint)
 
 
 _INLINE_AUDIT = re.compile(r"\s*AUDIT\s*\(", re.IGNORECASE)
