@@ -120,6 +120,12 @@ def interval_cron(model: Model) -> str:
     return INTERVAL_UNIT_CRONS[model.interval_unit] if model.interval_unit else unit_cron(model.cron)
 
 
+def interval_unit_name(model: Model) -> str:
+    """SQLMesh's name of the model's interval unit (``day``, ``hour``...), written or inferred from the cron."""
+    cron = interval_cron(model)
+    return next(name for name, unit in INTERVAL_UNIT_CRONS.items() if unit == cron)
+
+
 def due_on_every_interval(model: Model) -> bool:
     """Whether the model's cron ticks exactly where its intervals end, so that every complete interval is due."""
     return ticks_on_its_unit(model.cron) and interval_cron(model) == unit_cron(model.cron)

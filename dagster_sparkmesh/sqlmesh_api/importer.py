@@ -43,6 +43,7 @@ MODULES: dict[str, str] = {
     "sqlmesh.core.model": f"{_PACKAGE}.model_package",
     "sqlmesh.core.model.kind": f"{_PACKAGE}.kinds",
     "sqlmesh.core.macros": f"{_PACKAGE}.macros",
+    "sqlmesh.core.node": f"{_PACKAGE}.node",
     "sqlmesh.core.signal": f"{_PACKAGE}.signals",
     "sqlmesh.core.context": f"{_PACKAGE}.execution_context",
     "sqlmesh.core.config": f"{_PACKAGE}.config_classes",

@@ -16,6 +16,7 @@ from dagster_sparkmesh.snapshot.records import Interval
 # Replaces the table with the batch's rows; keeps a log of every call in a table of its own.
 REPLACING = '''
 from sqlmesh import CustomMaterialization, CustomKind
+from sqlmesh.core.node import IntervalUnit
 from sqlmesh.utils.pydantic import validate_string
 
 
@@ -30,6 +31,7 @@ class Replacing(CustomMaterialization[TaggedKind]):
 
     def insert(self, table_name, query_or_df, model, is_first_insert, render_kwargs, **kwargs):
         assert type(model.kind).__name__ == "TaggedKind"
+        assert model.interval_unit is IntervalUnit.DAY, model.interval_unit  # inferred from @daily, as in SQLMesh
         self._replace_query_for_model(model, table_name, query_or_df, render_kwargs)
         calls = table_name.rsplit(".", 1)[0] + ".calls"  # next to the model's table
         self.adapter.execute(f"CREATE TABLE IF NOT EXISTS {calls} (tag STRING, first BOOLEAN, start_day STRING) USING parquet")

@@ -209,3 +209,8 @@ def test_audit_arguments_convert_as_in_sqlmesh(tmp_path: Path) -> None:
         ("number_of_rows", (("threshold", "1"),)),
         ("not_null", (("columns", "(id)"),)),
     ]
+
+
+def test_interval_unit_may_be_sqlmeshs_enum(tmp_path: Path) -> None:
+    loaded = _load(tmp_path, "interval_unit=__import__('sqlmesh.core.node', fromlist=['IntervalUnit']).IntervalUnit.HALF_HOUR")
+    assert loaded.interval_unit == "half_hour"

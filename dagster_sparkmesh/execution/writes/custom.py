@@ -24,10 +24,11 @@ from dagster_sparkmesh.execution.writes.queries import select_for
 from dagster_sparkmesh.execution.writes.records import WriteResult
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.model.table_formats import lakehouse_format
-from dagster_sparkmesh.plan.intervals import batches
+from dagster_sparkmesh.plan.intervals import batches, interval_unit_name
 from dagster_sparkmesh.project.materializations import Materialization, load_materializations, materialization_of
 from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.sqlmesh_api.materializations import MaterializedModel
+from dagster_sparkmesh.sqlmesh_api.node import IntervalUnit
 from dagster_sparkmesh.user_exit import ExitCalled, exit_error, exits_refused
 
 
@@ -107,7 +108,7 @@ def _handed_model(model: Model, materialization: Materialization) -> Materialize
         "physical_properties": dict(getattr(model, "physical_properties", ()) or {}),
         "description": model.description, "column_descriptions": dict(model.column_descriptions or {}),
         "owner": model.owner, "tags": list(model.tags), "cron": model.cron, "start": model.start,
-        "interval_unit": model.interval_unit, "table_format": model.table_format, "storage_format": model.storage_format,
+        "interval_unit": IntervalUnit(interval_unit_name(model)), "table_format": model.table_format, "storage_format": model.storage_format,
     }
     return MaterializedModel(name=model.name, kind=kind, columns=tuple(model.columns), settings=settings)
 
