@@ -75,10 +75,13 @@ def _project_engine(project: Project) -> Callable[[], SparkEngine]:
     return open_engine
 
 
-def plan_window(start: str | None, end: str | None) -> tuple[datetime | None, datetime | None]:
-    """``--start``/``--end`` as datetimes; an end given as a date includes that day (SQLMesh's meaning)."""
-    start_at = parse_time(start, "--start") if start else None
-    end_at = parse_time(end, "--end") if end else None
+def plan_window(
+    start: str | None, end: str | None, now: datetime | None = None
+) -> tuple[datetime | None, datetime | None]:
+    """``--start``/``--end`` as datetimes; an end given as a date includes that day (SQLMesh's meaning); a relative
+    one (``1 day ago``) is read against ``now``, the command's execution time."""
+    start_at = parse_time(start, "--start", now=now) if start else None
+    end_at = parse_time(end, "--end", now=now) if end else None
     if end_at is not None and is_date_only(end):
         end_at += timedelta(days=1)
     return start_at, end_at
@@ -89,9 +92,9 @@ def _refuse_end_after(end: str | None, now: datetime) -> None:
     Its last intervals would not be complete, and an interval once recorded is not computed again."""
     if end and parse_time(end, "--end", now=now) > now:
         raise click.BadParameter(
-            f"{end} is after the execution time ({now:%Y-%m-%d %H:%M:%S} UTC): a plan computes only complete "
-            "intervals. Give an end at or before it, leave --end out (the default is the execution time), or set "
-            "--execution-time",
+            f"{end} is after the execution time ({now:%Y-%m-%d %H:%M:%S} UTC): a plan computes no interval that "
+            "ends after it. Give an end at or before it, leave --end out (the default is the execution time), or "
+            "set --execution-time",
             param_hint="--end",
         )
 
@@ -160,10 +163,11 @@ def plan(
     from dagster_sparkmesh.execution.plans import plan_for
     from dagster_sparkmesh.plan.selectors import select_models
 
-    start_at, end_at = plan_window(start, end)
+    plan_window(start, end)  # a malformed --start or --end is refused before anything opens
     console = make_console()
     with open_context(context, environment, _execution_time(execution_time)) as ctx:
         _refuse_end_after(end, ctx.clock())
+        start_at, end_at = plan_window(start, end, ctx.clock())
         restated = select_models(ctx.project.models, restate_models) if restate_models else ()
         options = {
             "forward_only": forward_only,

@@ -21,6 +21,7 @@ from dagster_sparkmesh.dagster.cron import cron_condition, cron_freshness, dagst
 from dagster_sparkmesh.dagster.partitions import time_window_partitions
 from dagster_sparkmesh.errors import PlanError, ProjectError, SparkMeshError
 from dagster_sparkmesh.model.records import ExternalModel, Model
+from dagster_sparkmesh.model.interval_units import unit_longer_than_cron
 from dagster_sparkmesh.dates import parse_datetime
 from dagster_sparkmesh.plan.intervals import due_on_every_interval, interval_cron
 from dagster_sparkmesh.plan.windows import model_end
@@ -134,7 +135,9 @@ class SparkMeshTranslator:
         """Fresh while the latest materialization is at most one cron period older than the last cron tick."""
         if not self.settings.freshness_from_cron:
             return None
-        return cron_freshness(model.cron)
+        # An interval unit longer than the cron (allow_partials) is materialized in Dagster once per interval.
+        longer = unit_longer_than_cron(model.interval_unit, model.cron) is not None
+        return cron_freshness(interval_cron(model) if longer else model.cron)
 
     def get_pool(self, group_name: str) -> str | None:
         """The concurrency pool of one model step (``group_name``: the step's default op name)."""

@@ -16,6 +16,7 @@ from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 # Spark rejects very long statements badly and Hive drops partitions one metastore call each anyway.
 DROP_BATCH = 100
 _INTEGER_TYPES = ("tinyint", "smallint", "int", "bigint")
+_TIME_TYPES = ("date", "timestamp", "timestamp_ntz")
 
 
 def string_literal(text: str) -> str:
@@ -54,15 +55,20 @@ class TimeWindow:
 
 
 def window_predicate(column: str, data_type: str, start: datetime, end: datetime, time_format: str) -> str:
-    """``column`` within the half-open interval ``[start, end)``, compared in the column's own type."""
-    lower, upper = _bound(start, data_type, time_format), _bound(end, data_type, time_format)
+    """``column`` within the half-open interval ``[start, end)``, compared in the column's own type. A formatted
+    time (string or integer) is compared up to the end's last microsecond, as SQLMesh's ``BETWEEN``: the
+    same rows for whole intervals, and a partial interval of a day-formatted column (``allow_partials``) holds its
+    day instead of nothing."""
     name = quote_identifier(column)
-    return f"{name} >= {lower} AND {name} < {upper}"
+    lower = _bound(start, data_type, time_format)
+    if data_type.lower() in _TIME_TYPES:
+        return f"{name} >= {lower} AND {name} < {timestamp_literal(end)}"
+    return f"{name} >= {lower} AND {name} <= {_bound(end - timedelta(microseconds=1), data_type, time_format)}"
 
 
 def _bound(moment: datetime, data_type: str, time_format: str) -> str:
     data_type = data_type.lower()
-    if data_type in ("date", "timestamp", "timestamp_ntz"):
+    if data_type in _TIME_TYPES:
         return timestamp_literal(moment)
     formatted = f"date_format({timestamp_literal(moment)}, {string_literal(time_format)})"
     if data_type in _INTEGER_TYPES:

@@ -126,8 +126,10 @@ def build_plan(
     # since Sunday, which a Dagster step of those partitions computes: ``plan.ranged``); from the window's start
     # (a preview's, in development).
     uncut, _, _ = model_windows(project, models, start, end, execution_time, ignore_cron=True)
-    restatable = {name: Interval(start=w.start, end=max(w.end, uncut[name].end)) for name, w in windows.items()}
-    seeds = restated_by_user(models, restatable, restate_models, restate_within)
+    restatable = {name: Interval(start=w.start, end=w.end if w.partial else max(w.end, uncut[name].end))
+                  for name, w in windows.items()}
+    partial = frozenset(name for name, w in windows.items() if w.partial)
+    seeds = restated_by_user(models, restatable, restate_models, restate_within, partial)
     if effective_from is not None:
         start_at = parse_datetime(effective_from, now=execution_time)
         seeds = union(seeds, effective_from_ranges(decisions, spans, start_at, environment, effective_from))

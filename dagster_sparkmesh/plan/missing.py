@@ -14,7 +14,7 @@ from datetime import datetime
 
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.intervals import Schedule, expected_intervals, interval_cron, with_lookback
-from dagster_sparkmesh.snapshot.intervals import merge, remove_range, uncovered
+from dagster_sparkmesh.snapshot.intervals import remove_range, uncovered, without
 from dagster_sparkmesh.snapshot.records import Interval
 
 
@@ -26,6 +26,9 @@ class Window:
     end: datetime
     model_start: datetime
     """The model's own start, before the plan's ``--start`` narrows it."""
+    partial: bool = False
+    """Whether the window may end inside an interval, which is then computed so far (``allow_partials``, in a
+    plan that computes partial intervals: not Dagster's, not a seed's)."""
 
 
 def missing_intervals(
@@ -75,7 +78,7 @@ def _reading_new_parent_time(
         held = recorded.get(parent)
         if parent not in missing or not held or parent not in models or models[parent].kind.restates_whole_table:
             continue
-        for span in merge(uncovered(held, list(missing[parent]))):
+        for span in without(missing[parent], held):
             end = schedule.floor(span.end) if schedule.floor(span.end) == span.end else schedule.next(span.end)
             for _ in range(lookback):
                 end = schedule.next(end)
@@ -86,11 +89,11 @@ def _reading_new_parent_time(
 
 def _missing_for(model: Model, window: Window, done: list[Interval]) -> list[Interval]:
     cron = interval_cron(model)
-    expected = expected_intervals(cron, window.start, window.end, partial=model.allow_partials)
+    expected = expected_intervals(cron, window.start, window.end, partial=window.partial)
     todo = uncovered(done, expected)
     if model.kind.rebuilt_each_run:
         # Before the window nothing is asked: what its parents lacked there, the plan does not compute either.
-        return expected_intervals(cron, window.model_start, window.end, partial=model.allow_partials) if todo else []
+        return expected_intervals(cron, window.model_start, window.end, partial=window.partial) if todo else []
     if todo and model.depends_on_self:
         return [interval for interval in expected if interval.start >= todo[0].start]
     lookback = getattr(model.kind, "lookback", 0)

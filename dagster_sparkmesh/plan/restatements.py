@@ -16,7 +16,7 @@ In a development environment a table shared with prod is never restated (archite
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -45,10 +45,12 @@ class RestatementInputs:
 
 
 def restated_by_user(
-    models: Mapping[str, Model], windows: Mapping[str, Interval], names: Iterable[str], within: Interval | None = None
+    models: Mapping[str, Model], windows: Mapping[str, Interval], names: Iterable[str], within: Interval | None = None,
+    partial: Collection[str] = (),
 ) -> dict[str, Interval]:
     """The models named by ``--restate-model``: their window in the plan, or only its part ``within`` (a Dagster
-    run's partitions); their readers follow in ``restatements``."""
+    run's partitions); their readers follow in ``restatements``. ``partial``: models whose window ends in a partial
+    interval (``allow_partials``), which is restated with the rest."""
     seeds: dict[str, Interval] = {}
     for name in names:
         if name not in models:
@@ -57,7 +59,8 @@ def restated_by_user(
                 snippet=name,
                 hint=f"restate one of the project's models ({', '.join(sorted(models)[:10])}...)",
             )
-        intervals = expected_intervals(interval_cron(models[name]), windows[name].start, windows[name].end)
+        intervals = expected_intervals(interval_cron(models[name]), windows[name].start, windows[name].end,
+                                       partial=name in partial)
         if within is not None:
             intervals = [i for i in intervals if within.start <= i.start and i.end <= within.end]
         span = merge(intervals)

@@ -47,18 +47,25 @@ def model_windows(
     reach: dict[str, datetime] = {}
     for name, model in models.items():  # parents first
         _check_cron(model)
-        end_bound = model_end(model, now)
-        own_start = starts[name] or default_start
         due = min([plan_end, *(reach[parent] for parent in model.depends_on if parent in reach)])
-        due = due if ignore_cron else _due_by_cron(model, due, now, partials)
-        if model.allow_partials and not partials and not model.kind.from_seed_file:
-            due = Schedule.of(interval_cron(model)).floor(due)
-        model_plan_end = min(due, end_bound) if end_bound else due
-        windows[name] = Window(max(own_start, plan_start), max(model_plan_end, max(own_start, plan_start)), own_start)
+        partial = partials and model.allow_partials and not (model.kind.from_seed_file or model.kind.inlined)
+        due = due if ignore_cron else _due_by_cron(model, due, now, partial)
+        if model.allow_partials and not partial and not (model.kind.from_seed_file or model.kind.inlined):
+            due = Schedule.of(interval_cron(model)).floor(due)  # whole intervals only (Dagster's partitions)
+        windows[name] = _window(model, max(starts[name] or default_start, plan_start), starts[name] or default_start,
+                                due, now, partial)
         reached = _reach(model, due)
         if reached is not None:
             reach[name] = reached
     return windows, plan_start, plan_end
+
+
+def _window(model: Model, begin: datetime, own_start: datetime, due: datetime, now: datetime, partial: bool) -> Window:
+    """From ``begin`` to ``due`` (or the model's own end); empty when it ends before it begins. Only a window
+    that is not empty ends in a partial interval (a ``--start`` after the cron's last tick computes nothing)."""
+    end_bound = model_end(model, now)
+    model_plan_end = min(due, end_bound) if end_bound else due
+    return Window(begin, max(model_plan_end, begin), own_start, partial=partial and model_plan_end > begin)
 
 
 def _reach(model: Model, due: datetime) -> datetime | None:
@@ -73,7 +80,7 @@ def _reach(model: Model, due: datetime) -> datetime | None:
     return Schedule.of(interval_cron(model)).floor(due)
 
 
-def _due_by_cron(model: Model, due: datetime, now: datetime, partials: bool) -> datetime:
+def _due_by_cron(model: Model, due: datetime, now: datetime, partial: bool) -> datetime:
     """No model computes an interval that ends after the execution time, whatever the plan's end: its rows are
     not all there yet, and a recorded interval is never computed again. A model whose cron ticks less often than
     its intervals (``@weekly``: daily intervals) computes them up to its cron's last tick, as SQLMesh does: each
@@ -81,7 +88,7 @@ def _due_by_cron(model: Model, due: datetime, now: datetime, partials: bool) -> 
     inside an interval (SQLMesh's upper bound, not floored to the interval unit)."""
     if model.kind.from_seed_file or model.kind.inlined:
         return due
-    if model.allow_partials and partials:
+    if partial:
         return min(due, Schedule.of(model.cron).floor(now))
     if due_on_every_interval(model):
         return min(due, now)

@@ -31,6 +31,15 @@ def merge(intervals: Iterable[Interval]) -> list[Interval]:
     return merged
 
 
+def without(intervals: Iterable[Interval], held: Iterable[Interval]) -> list[Interval]:
+    """The time of ``intervals`` that ``held`` does not hold, merged (a partial interval done again whole leaves
+    only its new part)."""
+    remaining = merge(intervals)
+    for interval in merge(held):
+        remaining = remove_range(remaining, interval)
+    return remaining
+
+
 def remove_range(intervals: Iterable[Interval], removed: Interval) -> list[Interval]:
     """``intervals`` minus ``removed``, merged; an interval straddling ``removed`` is split in two."""
     remaining: list[Interval] = []

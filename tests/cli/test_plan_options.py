@@ -89,3 +89,11 @@ def test_an_end_after_the_execution_time_is_refused_as_in_sqlmesh(tiny, engine, 
     assert allowed.exit_code == 0, allowed.output
     days = "SELECT CAST(ds AS STRING) FROM shop.daily ORDER BY ds"
     assert [r[0] for r in engine.catalog.query_rows(days)] == ["2024-01-01", "2024-01-02"]
+
+
+def test_a_relative_end_is_read_against_the_execution_time(tiny, engine, clean_catalog):
+    args = ["plan", "--auto-apply", "--no-prompts", "--execution-time", "2024-01-04 06:00", "--start", "2024-01-01"]
+    planned, _ = invoke(tiny, [*args, "--end", "1 day ago"], engine)  # 2024-01-03 06:00: days 1 and 2
+    assert planned.exit_code == 0, planned.output
+    days = "SELECT CAST(ds AS STRING) FROM shop.daily ORDER BY ds"
+    assert [r[0] for r in engine.catalog.query_rows(days)] == ["2024-01-01", "2024-01-02"]

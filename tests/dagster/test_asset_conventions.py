@@ -219,3 +219,14 @@ def test_the_sensors_plans_take_only_the_selected_models(tmp_path):
     assert set(plan.missing_intervals) == {"raw.events", "shop.daily"}  # no interval left for unselected models
     everything = StatePlanner("prod", None).plan(project)
     assert {"shop.summary", "shop.daily_flags"} <= set(everything.missing_intervals)
+
+
+def test_a_day_refreshed_each_hour_is_late_by_days_not_hours():
+    # allow_partials with an interval unit longer than the cron: Dagster materializes one partition a day.
+    from tests.plan.conftest import make_model
+
+    days = make_model("s.days", "SELECT 1 AS ds", cron="@hourly", interval_unit="day", allow_partials=True)
+    policy = SparkMeshTranslator(SparkMeshTranslatorSettings()).get_freshness_policy(days)
+    assert policy == cron_freshness("@daily")
+    hourly = make_model("s.hours", "SELECT 1 AS ds", cron="@hourly")
+    assert SparkMeshTranslator(SparkMeshTranslatorSettings()).get_freshness_policy(hourly) == cron_freshness("@hourly")

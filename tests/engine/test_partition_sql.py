@@ -44,3 +44,13 @@ def test_a_backtick_in_a_column_name_cannot_end_its_quoting():
     columns = [c.name for c in statements[0].find_all(exp.Column)]
     assert columns == [hostile, "x", hostile, hostile]
     assert partition_spec([hostile], ["1"]) == "PARTITION (`ds`` >= 0; DROP DATABASE default; --` = '1')"
+
+
+def test_a_formatted_time_column_is_compared_up_to_the_ends_last_microsecond_as_sqlmeshs_between():
+    # Whole days: the same rows as `< '2024-01-04'`; a partial day (allow_partials) keeps its day instead of none.
+    assert window_predicate("ds", "string", START, END, "yyyy-MM-dd") == (
+        "`ds` >= date_format(TIMESTAMP '2024-01-02 00:00:00', 'yyyy-MM-dd') AND "
+        "`ds` <= date_format(TIMESTAMP '2024-01-03 23:59:59.999999', 'yyyy-MM-dd')"
+    )
+    partial = window_predicate("ds", "int", START, datetime(2024, 1, 2, 11), "yyyyMMdd")
+    assert partial.endswith("`ds` <= CAST(date_format(TIMESTAMP '2024-01-02 10:59:59.999999', 'yyyyMMdd') AS BIGINT)")

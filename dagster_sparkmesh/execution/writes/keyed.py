@@ -12,6 +12,7 @@ from dagster_sparkmesh.execution.model_target import ModelTarget, span_of
 from dagster_sparkmesh.execution.writes.commit import commit
 from dagster_sparkmesh.execution.writes.queries import select_for
 from dagster_sparkmesh.execution.writes.records import WriteResult
+from dagster_sparkmesh.plan.intervals import Schedule, interval_cron
 from dagster_sparkmesh.snapshot.records import Interval
 
 
@@ -37,6 +38,10 @@ def rebuilt_span(target: ModelTarget, recorded: Sequence[Interval]) -> Interval 
     held = span_of(tuple(recorded)) if recorded else None
     # A kind that disables restatement keeps what it holds: its earlier time is upserted like any other.
     if held is None or getattr(target.model.kind, "disable_restatement", False) or target.span.start >= held.end:
+        return None
+    if target.span.start >= Schedule.of(interval_cron(target.model)).floor(held.end):
+        # What it holds ends inside an interval (a partial one, allow_partials), which the write computes again
+        # from its start: the same time, more of it, not older rows over newer ones (as the planner's rule).
         return None
     return Interval(start=min(held.start, target.span.start), end=max(held.end, target.span.end))
 
