@@ -162,6 +162,8 @@ def test_model_defaults_interval_unit_is_read(tmp_path):
 def test_model_defaults_allow_partials_is_read(tmp_path):
     loaded = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  allow_partials: true\n"))
     assert loaded.config.model_defaults.allow_partials is True
+    as_text = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  allow_partials: 'False'\n"))
+    assert as_text.config.model_defaults.allow_partials is False  # SQLMesh's str | bool
     assert not any("allow_partials" in warning for warning in loaded.warnings)  # read, not ignored
 
 

@@ -211,6 +211,10 @@ def test_audit_arguments_convert_as_in_sqlmesh(tmp_path: Path) -> None:
     ]
 
 
+def test_allow_partials_may_be_text_as_in_sqlmesh(tmp_path: Path) -> None:
+    assert _load(tmp_path, "allow_partials='true'").allow_partials is True
+
+
 def test_interval_unit_may_be_sqlmeshs_enum(tmp_path: Path) -> None:
     loaded = _load(tmp_path, "interval_unit=__import__('sqlmesh.core.node', fromlist=['IntervalUnit']).IntervalUnit.HALF_HOUR")
     assert loaded.interval_unit == "half_hour"

@@ -181,6 +181,8 @@ class ConfigReader:
             elif key in known:
                 typed = key in ("batch_size", "allow_partials")
                 fields[key] = self._value(value_node) if typed else self._text(value_node, key)
+                if key == "allow_partials":  # SQLMesh takes 'true' / 'false' as text too
+                    fields[key] = _boolean_text(fields[key])
                 if key.endswith("_format") or key == "interval_unit":
                     fields[key] = str(fields[key]).lower()
             else:
@@ -365,3 +367,10 @@ def _too_frequent_or_never(cron: str) -> bool:
         return too_frequent(cron)
     except ValueError:
         return True
+
+
+def _boolean_text(value: object) -> object:
+    """``'true'`` / ``'false'`` (any case) as booleans; anything else as it is (a bad value is refused after)."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return value

@@ -319,6 +319,8 @@ def flag(name: str, options: dict[str, object], where: Where, default: bool) -> 
     value = options.get(name)
     if value is None:
         return default
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):  # SQLMesh takes text too
+        return value.strip().lower() == "true"
     if isinstance(value, bool):
         return value
     raise where.error(name, f"expected True or False, not {type(value).__name__}", value, f"write {name}=True")
