@@ -17,11 +17,13 @@ import hashlib
 import inspect
 import re
 import textwrap
+import threading
 import types
 import weakref
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+_PARSE_LOCK = threading.Lock()
 _CALL = re.compile(r"@\s*([A-Za-z_]\w*)")
 _CONSTANT_TYPES = (str, int, float, bool, bytes, type(None))
 
@@ -83,7 +85,7 @@ def _read_normalized_source(function: Callable[..., Any]) -> str:
         code = getattr(function, "__code__", None)
         return code.co_code.hex() + repr(code.co_consts) if code is not None else repr(function)
     try:
-        return ast.unparse(ast.parse(source))
+        return ast.unparse(parse_python(source))
     except SyntaxError:
         return source
 
@@ -111,3 +113,11 @@ def _is_constant(value: object) -> bool:
     if isinstance(value, dict):
         return all(_is_constant(k) and _is_constant(v) for k, v in value.items())
     return False
+
+
+def parse_python(source: str, filename: str = "<unknown>") -> ast.Module:
+    """``ast.parse``, one thread at a time: CPython 3.11 before 3.11.8 shares the AST converter's recursion counter
+    between threads, and two projects loaded at once (a Dagster code server, a test beside a run) failed with
+    "SystemError: AST constructor recursion depth mismatch"."""
+    with _PARSE_LOCK:
+        return ast.parse(source, filename=filename)

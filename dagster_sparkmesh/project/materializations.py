@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
+from dagster_sparkmesh.macros.code_digest import parse_python
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import CustomKind
 from dagster_sparkmesh.model.records import Model
@@ -132,7 +133,7 @@ def _class_digest(*classes: type) -> str:
         if klass.__module__.startswith(("dagster_sparkmesh", "typing", "builtins")):
             continue
         try:
-            parts.append(ast.unparse(ast.parse(textwrap.dedent(inspect.getsource(klass)))))
+            parts.append(ast.unparse(parse_python(textwrap.dedent(inspect.getsource(klass)))))
         except (OSError, TypeError, SyntaxError):  # no source to read: its qualified name stands for it
             parts.append(f"{klass.__module__}.{klass.__qualname__}")
     return hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()

@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 
+from dagster_sparkmesh.macros.code_digest import parse_python
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.model.table_formats import merged_properties, with_file_format
@@ -117,7 +118,7 @@ def _load(path: Path, project_root: Path | None, columns: ModelColumns | None = 
     path = path.resolve()
     source = _read_source(path)
     module, helpers = _import_file(path, source, project_root)
-    tree = ast.parse(source, filename=str(path))
+    tree = parse_python(source, filename=str(path))
     root = project_root or project_root_of(path)
     return _Loaded(path=path, root=root, source=source, tree=tree, module=module, helpers=helpers,
                    functions=_model_functions(module), columns=columns)
@@ -234,7 +235,7 @@ def _normalized_source(tree: ast.Module, helpers: list[Path], blueprint: tuple[t
     """
     parts = [ast.dump(tree)] + ([f"# blueprint {list(blueprint)}"] if blueprint else [])
     for helper in helpers:
-        parts.append(f"# {helper.name}\n" + ast.dump(ast.parse(_read_source(helper), filename=str(helper))))
+        parts.append(f"# {helper.name}\n" + ast.dump(parse_python(_read_source(helper), filename=str(helper))))
     return "\n".join(parts)
 
 
