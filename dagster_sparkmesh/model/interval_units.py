@@ -97,7 +97,13 @@ def unit_longer_than_cron(interval_unit: str | None, cron: str) -> str | None:
     implied = unit_cron(cron)
     if tick_gaps(INTERVAL_UNIT_CRONS[interval_unit])[0] <= tick_gaps(implied)[0]:
         return None
-    return next(name for name, unit in INTERVAL_UNIT_CRONS.items() if unit == implied)
+    return unit_name(implied)
+
+
+def unit_name(unit_cron_text: str) -> str:
+    """SQLMesh's name (``day``, ``hour``...) of the unit whose cron is ``unit_cron_text`` (a value of
+    ``INTERVAL_UNIT_CRONS``)."""
+    return next(name for name, unit in INTERVAL_UNIT_CRONS.items() if unit == unit_cron_text)
 
 
 def unit_longer_than_cron_message(interval_unit: str, cron: str, implied: str) -> tuple[str, str]:

@@ -16,7 +16,7 @@ from enum import Enum
 from croniter import croniter
 
 from dagster_sparkmesh.errors import PlanError
-from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, TICKS_ON_UNIT, unit_cron
+from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, TICKS_ON_UNIT, unit_cron, unit_name
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -122,8 +122,7 @@ def interval_cron(model: Model) -> str:
 
 def interval_unit_name(model: Model) -> str:
     """SQLMesh's name of the model's interval unit (``day``, ``hour``...), written or inferred from the cron."""
-    cron = interval_cron(model)
-    return next(name for name, unit in INTERVAL_UNIT_CRONS.items() if unit == cron)
+    return unit_name(interval_cron(model))
 
 
 def due_on_every_interval(model: Model) -> bool:

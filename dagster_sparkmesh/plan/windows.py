@@ -48,9 +48,10 @@ def model_windows(
     for name, model in models.items():  # parents first
         _check_cron(model)
         due = min([plan_end, *(reach[parent] for parent in model.depends_on if parent in reach)])
-        partial = partials and model.allow_partials and not (model.kind.from_seed_file or model.kind.inlined)
+        may_be_partial = model.allow_partials and not _without_intervals_of_its_own(model)
+        partial = partials and may_be_partial
         due = due if ignore_cron else _due_by_cron(model, due, now, partial)
-        if model.allow_partials and not partial and not (model.kind.from_seed_file or model.kind.inlined):
+        if may_be_partial and not partial:
             due = Schedule.of(interval_cron(model)).floor(due)  # whole intervals only (Dagster's partitions)
         windows[name] = _window(model, max(starts[name] or default_start, plan_start), starts[name] or default_start,
                                 due, now, partial)
@@ -86,13 +87,19 @@ def _due_by_cron(model: Model, due: datetime, now: datetime, partial: bool) -> d
     its intervals (``@weekly``: daily intervals) computes them up to its cron's last tick, as SQLMesh does: each
     Sunday, the seven days before it. An ``allow_partials`` model computes up to its cron's last tick, also
     inside an interval (SQLMesh's upper bound, not floored to the interval unit)."""
-    if model.kind.from_seed_file or model.kind.inlined:
+    if _without_intervals_of_its_own(model):
         return due
     if partial:
         return min(due, Schedule.of(model.cron).floor(now))
     if due_on_every_interval(model):
         return min(due, now)
     return min(due, Schedule.of(interval_cron(model)).floor(Schedule.of(model.cron).floor(now)))
+
+
+def _without_intervals_of_its_own(model: Model) -> bool:
+    """A seed (its rows do not depend on time) or an embedded model (computed inside its readers): neither has a
+    cron to wait for, and neither is ever partial."""
+    return model.kind.from_seed_file or model.kind.inlined
 
 
 def _model_date(model: Model, text: str | None, now: datetime) -> datetime | None:

@@ -30,7 +30,7 @@ from dagster_sparkmesh.project.config.sqlmesh_keys import (
     IGNORED_SPARK_KEYS,
     OTHER_ENGINES,
 )
-from dagster_sparkmesh.project.config.values import NOT_JSON, json_value
+from dagster_sparkmesh.project.config.values import NOT_JSON, boolean_text, json_value
 from dagster_sparkmesh.project.config.values import postgres_url as _postgres_url
 from dagster_sparkmesh.project.config.values import spark_conf_text as _spark_conf_text
 from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
@@ -182,7 +182,7 @@ class ConfigReader:
                 typed = key in ("batch_size", "allow_partials")
                 fields[key] = self._value(value_node) if typed else self._text(value_node, key)
                 if key == "allow_partials":  # SQLMesh takes 'true' / 'false' as text too
-                    fields[key] = _boolean_text(fields[key])
+                    fields[key] = boolean_text(fields[key])
                 if key.endswith("_format") or key == "interval_unit":
                     fields[key] = str(fields[key]).lower()
             else:
@@ -367,10 +367,3 @@ def _too_frequent_or_never(cron: str) -> bool:
         return too_frequent(cron)
     except ValueError:
         return True
-
-
-def _boolean_text(value: object) -> object:
-    """``'true'`` / ``'false'`` (any case) as booleans; anything else as it is (a bad value is refused after)."""
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    return value

@@ -70,3 +70,10 @@ def json_value(value: object) -> object:
         pairs = {str(k): json_value(v) for k, v in value.items()}
         return NOT_JSON if any(item is NOT_JSON for item in pairs.values()) else pairs
     return NOT_JSON
+
+
+def boolean_text(value: object) -> object:
+    """``'true'`` / ``'false'`` (any case) as booleans; anything else as it is (a bad value is refused after)."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return value

@@ -29,7 +29,6 @@ from typing import Any
 from dagster_sparkmesh.macros.code_digest import parse_python
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
-from dagster_sparkmesh.model.table_formats import merged_properties, with_file_format
 from dagster_sparkmesh.project.column_schema import ModelColumns
 from dagster_sparkmesh.project.python import options as python_model_options
 from dagster_sparkmesh.project.config import ModelDefaults
@@ -165,7 +164,7 @@ def _build_model(
             "on_virtual_update", options.get("on_virtual_update"), where, dialect
         ),
         **code(loaded, function, blueprint, where, dialect, defaults),
-        **_scalar_options(options, where, defaults),
+        **python_model_options.scalar_options(options, where, defaults),
     )
 
 
@@ -359,43 +358,3 @@ def _only_model_function(
             hint="load the file with load_python_models, which takes any number",
         )
     return found[0]
-
-
-def _scalar_options(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> dict[str, Any]:
-    scalars = _scalar_values(options, where, defaults)
-    python_model_options.check_interval_unit(scalars, where)
-    scalars["physical_properties"] = with_file_format(
-        scalars["table_format"], scalars["storage_format"], scalars["physical_properties"]
-    )
-    return scalars
-
-
-def _scalar_values(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> dict[str, Any]:
-    text = python_model_options.optional_text
-    names = python_model_options.names
-    grains = options.get("grains", options.get("grain"))
-    return {
-        "cron": text("cron", options.get("cron"), where) or defaults.cron,
-        "interval_unit": python_model_options.interval_unit(options.get("interval_unit"), where) or defaults.interval_unit,
-        "allow_partials": python_model_options.flag("allow_partials", options, where, defaults.allow_partials),
-        "start": python_model_options.time_text("start", options.get("start"), where) or defaults.start,
-        "end": python_model_options.time_text("end", options.get("end"), where),
-        "owner": text("owner", options.get("owner"), where) or defaults.owner,
-        "description": text("description", options.get("description"), where),
-        "tags": names("tags", options.get("tags"), where),
-        "grains": tuple(g.lower() for g in names("grains", grains, where, expressions=True)),
-        "partitioned_by": tuple(c.lower() for c in names("partitioned_by", options.get("partitioned_by"), where)),
-        "table_format": _lower(text("table_format", options.get("table_format"), where)) or defaults.table_format,
-        "storage_format": _lower(text("storage_format", options.get("storage_format"), where)) or defaults.storage_format,
-        "stamp": text("stamp", options.get("stamp"), where),
-        "physical_properties": merged_properties(
-            defaults.physical_properties,
-            python_model_options.properties("physical_properties", options.get("physical_properties"), where),
-        ),
-        "column_descriptions": python_model_options.text_map("column_descriptions", options.get("column_descriptions"), where),
-        "enabled": python_model_options.enabled(options.get("enabled", True), where),
-    }
-
-
-def _lower(value: str | None) -> str | None:
-    return value.lower() if value else value

@@ -23,8 +23,9 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.interval_units import read_interval_unit, unit_longer_than_cron, unit_longer_than_cron_message
 from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
-from dagster_sparkmesh.model.table_formats import property_text
+from dagster_sparkmesh.model.table_formats import merged_properties, property_text, with_file_format
 from dagster_sparkmesh.project.config import ModelDefaults
+from dagster_sparkmesh.project.config.values import boolean_text
 from dagster_sparkmesh.project.externals import spark_type
 from dagster_sparkmesh.project.sql.header_kind import spark_time_format
 from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
@@ -319,8 +320,7 @@ def flag(name: str, options: dict[str, object], where: Where, default: bool) -> 
     value = options.get(name)
     if value is None:
         return default
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):  # SQLMesh takes text too
-        return value.strip().lower() == "true"
+    value = boolean_text(value)  # SQLMesh takes 'true' / 'false' too
     if isinstance(value, bool):
         return value
     raise where.error(name, f"expected True or False, not {type(value).__name__}", value, f"write {name}=True")
@@ -336,7 +336,7 @@ def interval_unit(value: object, where: Where) -> str | None:
     return read_interval_unit(text, lambda message, hint: where.error("interval_unit", message, value, hint))
 
 
-def check_interval_unit(scalars: dict[str, Any], where: Where) -> None:
+def _check_interval_unit(scalars: dict[str, Any], where: Where) -> None:
     """An ``interval_unit`` longer than the cron's, without ``allow_partials``: refused at load, as in SQLMesh."""
     try:
         implied = None if scalars["allow_partials"] else unit_longer_than_cron(scalars["interval_unit"], scalars["cron"])
@@ -345,3 +345,43 @@ def check_interval_unit(scalars: dict[str, Any], where: Where) -> None:
     if implied is not None:
         message, hint = unit_longer_than_cron_message(scalars["interval_unit"], scalars["cron"], implied)
         raise where.error("interval_unit", message, scalars["interval_unit"], hint)
+
+
+def scalar_options(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> dict[str, Any]:
+    """The arguments of one value each (cron, start, owner, formats...), checked, with the defaults filled in."""
+    scalars = _scalar_values(options, where, defaults)
+    _check_interval_unit(scalars, where)
+    scalars["physical_properties"] = with_file_format(
+        scalars["table_format"], scalars["storage_format"], scalars["physical_properties"]
+    )
+    return scalars
+
+
+def _scalar_values(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> dict[str, Any]:
+    text = optional_text
+    grains = options.get("grains", options.get("grain"))
+    return {
+        "cron": text("cron", options.get("cron"), where) or defaults.cron,
+        "interval_unit": interval_unit(options.get("interval_unit"), where) or defaults.interval_unit,
+        "allow_partials": flag("allow_partials", options, where, defaults.allow_partials),
+        "start": time_text("start", options.get("start"), where) or defaults.start,
+        "end": time_text("end", options.get("end"), where),
+        "owner": text("owner", options.get("owner"), where) or defaults.owner,
+        "description": text("description", options.get("description"), where),
+        "tags": names("tags", options.get("tags"), where),
+        "grains": tuple(g.lower() for g in names("grains", grains, where, expressions=True)),
+        "partitioned_by": tuple(c.lower() for c in names("partitioned_by", options.get("partitioned_by"), where)),
+        "table_format": _lower(text("table_format", options.get("table_format"), where)) or defaults.table_format,
+        "storage_format": _lower(text("storage_format", options.get("storage_format"), where)) or defaults.storage_format,
+        "stamp": text("stamp", options.get("stamp"), where),
+        "physical_properties": merged_properties(
+            defaults.physical_properties,
+            properties("physical_properties", options.get("physical_properties"), where),
+        ),
+        "column_descriptions": text_map("column_descriptions", options.get("column_descriptions"), where),
+        "enabled": enabled(options.get("enabled", True), where),
+    }
+
+
+def _lower(value: str | None) -> str | None:
+    return value.lower() if value else value
