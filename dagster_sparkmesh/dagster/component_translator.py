@@ -25,6 +25,7 @@ def template_data(model: Model) -> dict[str, Any]:
         "table": table,
         "kind": model.kind_name,
         "cron": model.cron,
+        "cron_tz": model.cron_tz or "UTC",
         "tags": list(model.tags),
         "owner": model.owner,
         "description": model.description,

@@ -48,32 +48,33 @@ def periods(cron: str) -> tuple[timedelta, timedelta]:
 
 
 @lru_cache(maxsize=256)
-def cron_freshness(cron: str) -> dg.FreshnessPolicy:
+def cron_freshness(cron: str, zone: str | None = None) -> dg.FreshnessPolicy:
     """Late once an interval is one period overdue. A regular cron: ``FreshnessPolicy.cron`` (deadline = the cron,
     one period of grace). A cron whose periods vary (monthly, weekdays only) cannot have that grace (Dagster wants
     it within the shortest period): a time window of two longest periods instead. One shared policy per cron:
     building one walks a thousand ticks to validate it (12 ms; 12 s for a 1,000-model project)."""
     shortest, longest = periods(cron)
     if shortest == longest:
-        return dg.FreshnessPolicy.cron(deadline_cron=dagster_cron(cron), lower_bound_delta=longest)
+        return dg.FreshnessPolicy.cron(deadline_cron=dagster_cron(cron), lower_bound_delta=longest, timezone=zone or "UTC")
     return dg.FreshnessPolicy.time_window(fail_window=2 * longest, warn_window=longest)
 
 
-def cron_condition(cron: str, every_interval: bool = True) -> dg.AutomationCondition:
+def cron_condition(cron: str, every_interval: bool = True, zone: str | None = None) -> dg.AutomationCondition:
     """``on_cron`` whose parents may be external assets: those are never materialized in Dagster, and the step
     itself leaves an interval missing when an input is not there yet. A cron that ticks less often than its
     intervals (``every_interval`` false; ``@weekly``: daily partitions) requests the partitions of its whole period
-    at each tick."""
+    at each tick. ``zone``: the cron's (SQLMesh's ``cron_tz``); None: UTC."""
     with warnings.catch_warnings():  # ``include_sources`` is marked beta; it is how external assets are selected
         warnings.simplefilter("ignore", dg.BetaWarning)
         external = dg.AssetSelection.all(include_sources=True) - dg.AssetSelection.all()
-    tick = dg.AutomationCondition.cron_tick_passed(cron).since_last_handled()
+    timezone = zone or "UTC"
+    tick = dg.AutomationCondition.cron_tick_passed(cron, timezone).since_last_handled()
     if every_interval:
         return (
             dg.AutomationCondition.in_latest_time_window()
             & tick
-            & dg.AutomationCondition.all_deps_updated_since_cron(cron).ignore(external)
-        ).with_label(f"on_cron({cron})")
+            & dg.AutomationCondition.all_deps_updated_since_cron(cron, timezone).ignore(external)
+        ).with_label(f"on_cron({cron}{_in(zone)})")
     # The period's partitions still missing, whose parents' partitions are there (updated before the tick, most of
     # them: a daily parent's Monday): a @weekly model's seven days at each Sunday tick.
     return (
@@ -82,4 +83,8 @@ def cron_condition(cron: str, every_interval: bool = True) -> dg.AutomationCondi
         & tick
         & ~dg.AutomationCondition.any_deps_missing().ignore(external)
         & ~dg.AutomationCondition.any_deps_in_progress()
-    ).with_label(f"on_cron({cron}), every missing interval of its period")
+    ).with_label(f"on_cron({cron}{_in(zone)}), every missing interval of its period")
+
+
+def _in(zone: str | None) -> str:
+    return f", {zone}" if zone else ""

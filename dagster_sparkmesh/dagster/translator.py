@@ -129,7 +129,7 @@ class SparkMeshTranslator:
             return None
         # An unpartitioned model is rebuilt whole at each tick; a partitioned one asks for what its period misses.
         every_interval = not model.kind.incremental_by_interval or due_on_every_interval(model)
-        return cron_condition(dagster_cron(model.cron), every_interval)
+        return cron_condition(dagster_cron(model.cron), every_interval, model.cron_tz)
 
     def get_freshness_policy(self, model: Model) -> dg.FreshnessPolicy | None:
         """Fresh while the latest materialization is at most one cron period older than the last cron tick."""
@@ -137,7 +137,9 @@ class SparkMeshTranslator:
             return None
         # An interval unit longer than the cron (allow_partials) is materialized in Dagster once per interval.
         longer = unit_longer_than_cron(model.interval_unit, model.cron) is not None
-        return cron_freshness(interval_cron(model) if longer else model.cron)
+        if longer:  # the interval's cron: UTC's, as the intervals are
+            return cron_freshness(interval_cron(model))
+        return cron_freshness(model.cron, model.cron_tz)
 
     def get_pool(self, group_name: str) -> str | None:
         """The concurrency pool of one model step (``group_name``: the step's default op name)."""
@@ -169,6 +171,8 @@ class SparkMeshTranslator:
             metadata["dagster/table_name"] = view_name(model.name, environment, model.catalog)
             metadata["sparkmesh/kind"] = model.kind_name
             metadata["sparkmesh/cron"] = model.cron
+            if model.cron_tz:
+                metadata["sparkmesh/cron_tz"] = model.cron_tz
             metadata["sparkmesh/fingerprint"] = model.fingerprint
             metadata["sparkmesh/path"] = dg.MetadataValue.path(str(model.path))
             # The table is named after the version, which the plan decides; the materialization reports it.

@@ -89,6 +89,9 @@ class Model(Record):
     """Digest of the code of the project's Python macros the model's file calls (``macros.code_digest``)."""
 
     cron: str = "@daily"
+    cron_tz: str | None = None
+    """SQLMesh's ``cron_tz``: the IANA zone the cron ticks in; None: UTC. The intervals stay in UTC
+    (``model.cron_zones``)."""
     interval_unit: str | None = None
     """SQLMesh's ``interval_unit`` as written (``year`` ... ``five_minute``); None: inferred from the cron
     (``plan.intervals.interval_cron``)."""

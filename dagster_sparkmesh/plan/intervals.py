@@ -16,6 +16,7 @@ from enum import Enum
 from croniter import croniter
 
 from dagster_sparkmesh.errors import PlanError
+from dagster_sparkmesh.model.cron_zones import last_tick_in_zone
 from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, TICKS_ON_UNIT, unit_cron, unit_name
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.records import Interval
@@ -126,8 +127,16 @@ def interval_unit_name(model: Model) -> str:
 
 
 def due_on_every_interval(model: Model) -> bool:
-    """Whether the model's cron ticks exactly where its intervals end, so that every complete interval is due."""
-    return ticks_on_its_unit(model.cron) and interval_cron(model) == unit_cron(model.cron)
+    """Whether the model's cron ticks exactly where its intervals end, so that every complete interval is due (a
+    cron in another zone than UTC ticks elsewhere: its intervals are UTC's)."""
+    return model.cron_tz is None and ticks_on_its_unit(model.cron) and interval_cron(model) == unit_cron(model.cron)
+
+
+def last_tick(model: Model, moment: datetime) -> datetime:
+    """The model's cron's last tick at or before ``moment`` (naive UTC), in the cron's zone (``cron_tz``)."""
+    if model.cron_tz is None:
+        return Schedule.of(model.cron).floor(moment)
+    return last_tick_in_zone(model.cron, moment, model.cron_tz)
 
 
 def daily_or_longer(model: Model) -> bool:

@@ -13,7 +13,7 @@ from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.dates import DateLike, parse_datetime
 from dagster_sparkmesh.model.interval_units import unit_longer_than_cron, unit_longer_than_cron_message
-from dagster_sparkmesh.plan.intervals import Schedule, due_on_every_interval, interval_cron, interval_unit
+from dagster_sparkmesh.plan.intervals import Schedule, due_on_every_interval, interval_cron, interval_unit, last_tick
 from dagster_sparkmesh.plan.missing import Window
 from dagster_sparkmesh.project.records import Project
 
@@ -90,10 +90,10 @@ def _due_by_cron(model: Model, due: datetime, now: datetime, partial: bool) -> d
     if _without_intervals_of_its_own(model):
         return due
     if partial:
-        return min(due, Schedule.of(model.cron).floor(now))
+        return min(due, last_tick(model, now))
     if due_on_every_interval(model):
         return min(due, now)
-    return min(due, Schedule.of(interval_cron(model)).floor(Schedule.of(model.cron).floor(now)))
+    return min(due, Schedule.of(interval_cron(model)).floor(last_tick(model, now)))
 
 
 def _without_intervals_of_its_own(model: Model) -> bool:

@@ -121,6 +121,8 @@ def _later_metadata(model: Model) -> list[object]:
         later.append(["on_virtual_update", list(model.on_virtual_update)])
     if model.allow_partials:  # metadata, as in SQLMesh: which intervals run, not what an interval holds
         later.append(["allow_partials", True])
+    if model.cron_tz:  # metadata, as in SQLMesh: when intervals are due, not what they hold
+        later.append(["cron_tz", model.cron_tz])
     return later
 
 

@@ -230,3 +230,26 @@ def test_a_day_refreshed_each_hour_is_late_by_days_not_hours():
     assert policy == cron_freshness("@daily")
     hourly = make_model("s.hours", "SELECT 1 AS ds", cron="@hourly")
     assert SparkMeshTranslator(SparkMeshTranslatorSettings()).get_freshness_policy(hourly) == cron_freshness("@hourly")
+
+
+def test_a_model_whose_cron_ticks_in_los_angeles_is_requested_after_midnight_there():
+    # cron_tz: the tick is midnight in Los Angeles (08:00 UTC in January); the partitions stay UTC days.
+    zoned = specs_tests._model("shop.zoned", "SELECT id, ts AS ds FROM raw.events", ("raw.events",),
+                               kind=specs_tests.INCREMENTAL, cron="@daily", cron_tz="America/Los_Angeles")
+    translator = SparkMeshTranslator(SparkMeshTranslatorSettings(automate_on_cron=True))
+    defs = build_sparkmesh_definitions(SparkMeshProject.from_loaded(specs_tests._project(zoned)), translator=translator)
+    key = dg.AssetKey(["shop", "zoned"])
+    assert defs.resolve_asset_graph().get(key).freshness_policy == dg.FreshnessPolicy.cron(
+        deadline_cron="0 0 * * *", lower_bound_delta=timedelta(days=1), timezone="America/Los_Angeles")
+    with dg.instance_for_test() as instance:
+
+        def evaluate(at: datetime, cursor=None):
+            return dg.evaluate_automation_conditions(defs, instance, dg.AssetSelection.assets(key),
+                                                     evaluation_time=at, cursor=cursor)
+
+        first = evaluate(datetime(2024, 1, 10, 7, 50))  # (the cursor's start: nothing handled yet)
+        before = evaluate(datetime(2024, 1, 10, 7, 55), first.cursor)
+        assert not [r for r in before.results if r.true_subset.size]  # still the 9th's evening in Los Angeles
+        after = evaluate(datetime(2024, 1, 10, 8, 10), before.cursor)
+        [result] = [r for r in after.results if r.key == key]
+        assert result.true_subset.expensively_compute_partition_keys() == {"2024-01-09"}

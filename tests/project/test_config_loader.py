@@ -134,6 +134,7 @@ def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
         ("model_defaults:\n  cron: '* * * * *'\n", 2, "ticks more often than every 5 minutes", "*/5 * * * *"),
         ("model_defaults:\n  interval_unit: week\n", 2, "unknown interval_unit 'week'", "five_minute"),
         ("model_defaults:\n  allow_partials: often\n", 2, "allow_partials must be true or false", "allow_partials: true"),
+        ("model_defaults:\n  cron_tz: Pacific/Nowhere\n", 2, "unknown cron_tz 'Pacific/Nowhere'", "IANA time zone"),
         ("gateways:\n  local:\n    connection:\n      type: sprak\n", 4, "connection type 'sprak' is not supported", "type: spark"),
         ("gateways:\n  local:\n    connecton: {}\n", 3, "unknown key 'connecton'", "did you mean connection"),
         ("variables:\n  a: !!set {x}\n", 2, "variable 'a' must be a string, number, boolean, list or mapping", "plain"),
@@ -165,6 +166,12 @@ def test_model_defaults_allow_partials_is_read(tmp_path):
     as_text = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  allow_partials: 'False'\n"))
     assert as_text.config.model_defaults.allow_partials is False  # SQLMesh's str | bool
     assert not any("allow_partials" in warning for warning in loaded.warnings)  # read, not ignored
+
+
+def test_model_defaults_cron_tz_is_read(tmp_path):
+    loaded = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  cron_tz: Europe/Berlin\n"))
+    assert loaded.config.model_defaults.cron_tz == "Europe/Berlin"
+    assert not any("cron_tz" in warning for warning in loaded.warnings)
 
 
 def test_preview_days_is_read(tmp_path):

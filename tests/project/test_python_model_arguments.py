@@ -105,6 +105,7 @@ def test_description_shows_the_users_source(tmp_path: Path) -> None:
         ("owner=1", "return None", "@model owner of db.m: expected a string"),
         ("interval_unit='fortnight'", "return None", "unknown interval_unit 'fortnight'"),
         ("allow_partials='yes'", "return None", "@model allow_partials of db.m: expected True or False"),
+        ("cron_tz='Atlantis/Capital'", "return None", "@model cron_tz of db.m: unknown cron_tz 'Atlantis/Capital'"),
         ("cron='@hourly', interval_unit='day'", "return None", "ticks more often than the interval unit 'day'"),
         ("kind='FULL'", "for name in ['db.a']:\n        context.table(name)", "cannot tell which table"),
     ],
@@ -209,6 +210,11 @@ def test_audit_arguments_convert_as_in_sqlmesh(tmp_path: Path) -> None:
         ("number_of_rows", (("threshold", "1"),)),
         ("not_null", (("columns", "(id)"),)),
     ]
+
+
+def test_cron_tz_is_read_and_utc_is_none(tmp_path: Path) -> None:
+    assert _load(tmp_path, "cron_tz='America/Chicago'").cron_tz == "America/Chicago"
+    assert _load(tmp_path, "cron_tz='UTC'").cron_tz is None
 
 
 def test_allow_partials_may_be_text_as_in_sqlmesh(tmp_path: Path) -> None:

@@ -188,6 +188,7 @@ def error_of(text: str, **kwargs) -> ProjectError:
         ("MODEL (name db.m,\n dialect duckbd); SELECT 1", "unknown dialect 'duckbd'", 2, "duckdb"),
         ("MODEL (name db.m, enabled maybe); SELECT 1", "expected true or false", 1, "true or false"),
         ("MODEL (name db.m,\n allow_partials 'often'); SELECT 1", "expected true or false", 2, "true or false"),
+        ("MODEL (name db.m,\n cron_tz 'Mars/Olympus'); SELECT 1", "unknown cron_tz 'Mars/Olympus'", 2, "America/Los_Angeles"),
         ("MODEL (name db.m);\n\nSELECT a FROM WHERE", "SQL syntax error", 3, "fix the SQL"),
         ("MODEL (name db.m);\nSELECT 1;\nSELECT 2", "exactly one query", 3, "keep one SELECT"),
         ("MODEL (name db.m);\nSET x = 1", "has no query", 1, "write one SELECT"),
@@ -315,6 +316,17 @@ def test_allow_partials_is_read_as_sqlmesh_writes_it(written, allowed):
     assert parsed.model.allow_partials is allowed
     defaulted = parse(f"MODEL (name db.m{prop}); SELECT 1 AS ds", defaults=ModelDefaults(allow_partials=True))
     assert defaulted.model.allow_partials is (written != "false")  # the header's own value wins over the default
+
+
+@pytest.mark.parametrize(
+    ("written", "default", "zone"),
+    [("'America/Los_Angeles'", None, "America/Los_Angeles"), (None, "Asia/Tokyo", "Asia/Tokyo"),
+     ("'UTC'", "Asia/Tokyo", None), (None, None, None)],
+)
+def test_cron_tz_is_read_as_sqlmesh_writes_it_and_utc_is_none(written, default, zone):
+    prop = f",\n  cron_tz {written}" if written else ""
+    parsed = parse(f"MODEL (name db.m{prop}); SELECT 1 AS ds", defaults=ModelDefaults(cron_tz=default))
+    assert parsed.model.cron_tz == zone  # the header's UTC wins over the default's zone
 
 
 def test_a_unit_longer_than_the_cron_loads_with_allow_partials():

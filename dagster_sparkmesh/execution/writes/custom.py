@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import sqlglot
 from sqlglot.errors import SqlglotError
@@ -108,6 +109,7 @@ def _handed_model(model: Model, materialization: Materialization) -> Materialize
         "physical_properties": dict(getattr(model, "physical_properties", ()) or {}),
         "description": model.description, "column_descriptions": dict(model.column_descriptions or {}),
         "owner": model.owner, "tags": list(model.tags), "cron": model.cron, "start": model.start,
+        "cron_tz": ZoneInfo(model.cron_tz) if model.cron_tz else None,
         "interval_unit": IntervalUnit(interval_unit_name(model)), "table_format": model.table_format, "storage_format": model.storage_format,
     }
     return MaterializedModel(name=model.name, kind=kind, columns=tuple(model.columns), settings=settings)

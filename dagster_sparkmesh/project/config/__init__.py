@@ -43,6 +43,7 @@ class ModelDefaults(Record):
     dialect: str = "spark"
     start: str | None = None
     cron: str = "@daily"
+    cron_tz: str | None = None
     interval_unit: str | None = None
     allow_partials: bool = False
     owner: str | None = None

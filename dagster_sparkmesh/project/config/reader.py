@@ -35,6 +35,7 @@ from dagster_sparkmesh.project.config.values import postgres_url as _postgres_ur
 from dagster_sparkmesh.project.config.values import spark_conf_text as _spark_conf_text
 from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
 from dagster_sparkmesh.model.dialects import is_known_dialect
+from dagster_sparkmesh.model.cron_zones import read_cron_tz
 from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
 from dagster_sparkmesh.model.table_formats import property_text
 from dagster_sparkmesh.records import Record
@@ -170,7 +171,7 @@ class ConfigReader:
     # -- sections -------------------------------------------------------------------------------------------
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
-        known = ("dialect", "start", "cron", "interval_unit", "allow_partials", "owner", "batch_size", "table_format",
+        known = ("dialect", "start", "cron", "cron_tz", "interval_unit", "allow_partials", "owner", "batch_size", "table_format",
                  "storage_format", "physical_properties")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
@@ -203,6 +204,8 @@ class ConfigReader:
         if key == "allow_partials" and not isinstance(value, bool):
             raise self._error(node, f"model_defaults.allow_partials must be true or false, not {value!r}",
                               "write allow_partials: true")
+        if key == "cron_tz":
+            read_cron_tz(str(value), lambda message, hint: self._error(node, message, hint))
         if key == "interval_unit":
             read_interval_unit(str(value), lambda message, hint: self._error(node, message, hint))
         if key == "cron" and str(value).lower() not in CRON_ALIASES and not croniter.is_valid(str(value)):

@@ -21,6 +21,7 @@ from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.errors import PlanError
+from dagster_sparkmesh.model.cron_zones import model_zone, read_cron_tz
 from dagster_sparkmesh.model.interval_units import read_interval_unit, unit_longer_than_cron, unit_longer_than_cron_message
 from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
 from dagster_sparkmesh.model.table_formats import merged_properties, property_text, with_file_format
@@ -34,11 +35,11 @@ SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
     column_descriptions dialect pre_statements post_statements references is_sql blueprints signals
     session_properties on_virtual_update table_format storage_format physical_properties stamp interval_unit
-    allow_partials""".split()
+    allow_partials cron_tz""".split()
 )
 IGNORED_ARGUMENTS = frozenset(
     """virtual_properties clustered_by
-    optimize_query validate_query formatting gateway cron_tz ignored_rules
+    optimize_query validate_query formatting gateway ignored_rules
     retention lookback physical_version""".split()
 )
 """Accepted for SQLMesh projects, without effect here (see the README's table of SQLMesh APIs)."""
@@ -362,6 +363,7 @@ def _scalar_values(options: dict[str, Any], where: Where, defaults: ModelDefault
     grains = options.get("grains", options.get("grain"))
     return {
         "cron": text("cron", options.get("cron"), where) or defaults.cron,
+        "cron_tz": _cron_tz(options.get("cron_tz"), where, defaults),
         "interval_unit": interval_unit(options.get("interval_unit"), where) or defaults.interval_unit,
         "allow_partials": flag("allow_partials", options, where, defaults.allow_partials),
         "start": time_text("start", options.get("start"), where) or defaults.start,
@@ -381,6 +383,13 @@ def _scalar_values(options: dict[str, Any], where: Where, defaults: ModelDefault
         "column_descriptions": text_map("column_descriptions", options.get("column_descriptions"), where),
         "enabled": enabled(options.get("enabled", True), where),
     }
+
+
+def _cron_tz(value: object, where: Where, defaults: ModelDefaults) -> str | None:
+    written = optional_text("cron_tz", value, where)
+    if written is not None:
+        written = read_cron_tz(written, lambda message, hint: where.error("cron_tz", message, value, hint)) or "UTC"
+    return model_zone(written, defaults.cron_tz)
 
 
 def _lower(value: str | None) -> str | None:

@@ -21,6 +21,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.cron_zones import read_cron_tz
 from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
 from dagster_sparkmesh.model.records import AuditCall, SignalCall
 from dagster_sparkmesh.macros import sql_text
@@ -63,6 +64,8 @@ class ModelHeader:
     kind: object | None = None
     dialect: str | None = None
     cron: str | None = None
+    cron_tz: str | None = None
+    """As written (``UTC`` kept, so that it overrides a default zone); the model holds None for UTC."""
     interval_unit: str | None = None
     allow_partials: bool | None = None
     start: str | None = None
@@ -343,6 +346,7 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "kind": _read_kind,
     "dialect": lambda header, value, dialect: None,
     "cron": _read_cron,
+    "cron_tz": _setter("cron_tz", lambda value: read_cron_tz(value.scalar(), value.error) or "UTC"),
     "interval_unit": _setter("interval_unit", lambda value: read_interval_unit(value.scalar(), value.error)),
     "allow_partials": _setter("allow_partials", lambda value: value.boolean()),
     "start": _setter("start", lambda value: _read_date(value, "start")),

@@ -23,6 +23,7 @@ from sqlglot.errors import ParseError, SqlglotError
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import ModelKind, ViewKind
 from dagster_sparkmesh.model.records import AuditDefinition, Model
+from dagster_sparkmesh.model.cron_zones import model_zone
 from dagster_sparkmesh.model.interval_units import unit_longer_than_cron, unit_longer_than_cron_message
 from dagster_sparkmesh.model.table_formats import merged_properties, with_file_format
 from dagster_sparkmesh.project.checks.audits import read_inline_audits
@@ -155,6 +156,7 @@ def _parse_model_file(
         post_statements=tuple(canonical_sql(statement) for statement in post),
         on_virtual_update=tuple(canonical_sql(statement) for statement in on_virtual_update),
         cron=header.cron or defaults.cron,
+        cron_tz=model_zone(header.cron_tz, defaults.cron_tz),
         interval_unit=header.interval_unit or defaults.interval_unit,
         allow_partials=defaults.allow_partials if header.allow_partials is None else header.allow_partials,
         start=header.start or defaults.start,
