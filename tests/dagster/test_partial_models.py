@@ -4,6 +4,7 @@ find it unrecorded and refuse, since no partition can compute it."""
 
 from __future__ import annotations
 
+import subprocess
 from datetime import datetime, time, timedelta
 from pathlib import Path
 
@@ -13,13 +14,26 @@ import pytest
 pytest.importorskip("dagster_sparkmesh.engine.adapter")
 
 from dagster_sparkmesh.clock import utc_now  # noqa: E402
-from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_specs, promotion_key, sparkmesh_assets  # noqa: E402
+from dagster_sparkmesh.dagster import (  # noqa: E402
+    SparkMeshResource,
+    build_sparkmesh_definitions,
+    build_sparkmesh_specs,
+    promotion_key,
+    sparkmesh_assets,
+    sparkmesh_git_sensor,
+)
 from dagster_sparkmesh.dagster.promotion import promotion_asset  # noqa: E402
 from dagster_sparkmesh.dagster.sensor_planner import StatePlanner  # noqa: E402
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
 from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 
 pytestmark = pytest.mark.slow
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
+def _git(repo: Path, *args: str) -> None:
+    identity = ["-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run(["git", *identity, *args], cwd=repo, check=True, capture_output=True)
 
 HOURLY_DAYS = """MODEL (
   name p.hourly_days,
@@ -84,10 +98,25 @@ def test_partitions_and_the_promotion_of_partial_models_are_whole_days(spark, pr
 
 
 def test_the_git_sensors_plan_of_partial_models_is_whole_days(project_dir):
-    project = load_project(project_dir, use_cache=False)
-    afternoon = datetime.combine(utc_now().date(), time(15, 20))
-    plan = StatePlanner("prod", None, clock=lambda: afternoon).plan(project)
-    assert {name: intervals[-1].end for name, intervals in plan.missing_intervals.items()} == {
-        "p.hourly_days": datetime.combine(utc_now().date(), time(0)),
-        "p.counted": datetime.combine(utc_now().date(), time(0)),
-    }
+    # Through evaluate_tick, as Dagster's daemon evaluates the sensor: at 15:20, the CLI would compute today's
+    # hours so far; the sensor's run asks for the two whole days, which are partitions.
+    _git(project_dir, "init", "-q")
+    _git(project_dir, "add", ".")
+    _git(project_dir, "commit", "-qm", "partial models")
+    today = utc_now().date()
+    afternoon = datetime.combine(today, time(15, 20))
+    sensor = sparkmesh_git_sensor(
+        project_dir=project_dir, environment="prod", load_project=lambda: load_project(project_dir, use_cache=False),
+        planner=StatePlanner("prod", None, clock=lambda: afternoon),
+    )
+    assets = build_sparkmesh_definitions(project_dir, sensor=False, git_link=None, automation_sensor_status=None)
+    defs = dg.Definitions.merge(assets, dg.Definitions(sensors=[sensor]))
+    with dg.instance_for_test() as instance:
+        tick = sensor.evaluate_tick(dg.build_sensor_context(instance=instance, definitions=defs))
+    [request] = tick.run_requests
+    assert [key.to_user_string() for key in request.asset_selection] == ["p/hourly_days"]
+    yesterday = (today - timedelta(days=1)).isoformat()
+    assert (request.tags[RANGE_START], request.tags[RANGE_END]) == ((today - timedelta(days=2)).isoformat(), yesterday)
+    [shown] = [event for event in tick.asset_events if isinstance(event, dg.AssetObservation)]
+    # two whole days, up to midnight (a partial plan: three intervals, to 15:20)
+    assert f"| `p.hourly_days` | 2 | {today - timedelta(days=2)} → {today} |" in shown.metadata["plan"].value
