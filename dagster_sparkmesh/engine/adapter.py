@@ -24,6 +24,8 @@ from pyspark.storagelevel import StorageLevel
 from dagster_sparkmesh.engine.catalog import SparkCatalog
 from dagster_sparkmesh.engine.counted_writes import RowChecks, insert_counting
 from dagster_sparkmesh.engine.failures import spark_errors
+from dagster_sparkmesh.engine.merge_sql import key_match as merge_on
+from dagster_sparkmesh.engine.merge_sql import merged_select
 from dagster_sparkmesh.engine.partition_sql import (
     TimeWindow, column_list, drop_partition_statements, rebalance_hint,
 )
@@ -32,6 +34,7 @@ from dagster_sparkmesh.engine.period_tables import PeriodLayout, overwrite_perio
 from dagster_sparkmesh.engine.table_creation import TableCreation
 from dagster_sparkmesh.engine.typed_rows import typed_frame
 from dagster_sparkmesh.errors import EngineError
+from dagster_sparkmesh.model.merge_clauses import MergeRules
 from dagster_sparkmesh.snapshot.naming import period_data_table, quote, quote_identifier
 
 UPSERT_STAGING_SUFFIX = "__sm_upsert"
@@ -189,7 +192,7 @@ class SparkEngine:
             self.catalog.execute(f"INSERT INTO TABLE {quote(table)} SELECT * FROM {quote_identifier(view)}")
         return rows
 
-    def upsert_by_key(self, table: str, query_sql: str, unique_key: Sequence[str]) -> int:
+    def upsert_by_key(self, table: str, query_sql: str, unique_key: Sequence[str], merge: MergeRules = MergeRules()) -> int:
         """INCREMENTAL_BY_UNIQUE_KEY without MERGE: (old rows whose key is not new) UNION ALL (new rows).
 
         Crash-safe by staging: the merged content is first written completely into ``<table>__sm_upsert`` (Spark
@@ -197,7 +200,9 @@ class SparkEngine:
         complete), then copied over the target with INSERT OVERWRITE, then dropped. If the process dies while the
         target is overwritten, the staging table still holds every row, and the next upsert on this table first
         finishes that copy. The old rows are therefore always in the target or in the staging table. Cost: the
-        table is written twice per run. Keys compare null-safe (``<=>``). Returns the number of new rows.
+        table is written twice per run. Keys compare null-safe (``<=>``). The model's ``when_matched`` and
+        ``merge_filter`` (``merge``) make it the query ``MERGE INTO`` would leave (``model.merge_clauses``).
+        Returns the number of new rows.
         """
         staging = table + UPSERT_STAGING_SUFFIX
         self._finish_interrupted_upsert(table, staging)
@@ -208,6 +213,8 @@ class SparkEngine:
                 f"SELECT {column_list(columns, 'old.')} FROM {quote(table)} AS old "
                 f"LEFT ANTI JOIN {quote_identifier(view)} AS new ON {key_match} "
                 f"UNION ALL SELECT * FROM {quote_identifier(view)}"
+            ) if merge.plain else merged_select(
+                quote(table), quote_identifier(view), columns, merge_on(unique_key, merge.merge_filter), merge.when_matched
             )
             self.creation.create_table_as(staging, merged, self.catalog.partition_columns(table))
         self._copy_staging(staging, table)

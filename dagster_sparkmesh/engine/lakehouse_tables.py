@@ -31,6 +31,8 @@ from dagster_sparkmesh.engine.failures import error_class, spark_errors
 from dagster_sparkmesh.engine.partition_sql import string_literal
 from dagster_sparkmesh.engine.session import query_frame
 from dagster_sparkmesh.errors import EngineError
+from dagster_sparkmesh.engine.merge_sql import key_match
+from dagster_sparkmesh.model.merge_clauses import MergeRules
 from dagster_sparkmesh.model.table_formats import ICEBERG
 from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 
@@ -179,14 +181,16 @@ def append_rows(spark: SparkSession, table: str, select_sql: str) -> int | None:
     return count_observed(observation)
 
 
-def merge_by_key(spark: SparkSession, table: str, select_sql: str, unique_key: Sequence[str]) -> None:
+def merge_by_key(spark: SparkSession, table: str, select_sql: str, unique_key: Sequence[str],
+                 merge: MergeRules = MergeRules()) -> None:
     """Upsert the rows of ``select_sql`` into ``table`` by ``unique_key`` in one commit: a row whose key the table
-    holds replaces that row, the others are added (keys compare null-safe, as the other layouts' upserts do). The
-    query must return each key once (``engine.unique_keys``). Neither format reports the source's rows."""
-    matched = " AND ".join(f"target.{quote_identifier(k)} <=> source.{quote_identifier(k)}" for k in unique_key)
+    holds replaces that row (or goes through the model's ``when_matched`` clauses), the others are added (keys
+    compare null-safe, as the other layouts' upserts do; ``merge_filter`` narrows the matches). The query must
+    return each key once (``engine.unique_keys``). Neither format reports the source's rows."""
+    matched = merge.when_matched or "WHEN MATCHED THEN UPDATE SET *"
     statement = (
-        f"MERGE INTO {quote(table)} AS target USING ({select_sql}) AS source ON {matched} "
-        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *"
+        f"MERGE INTO {quote(table)} AS target USING ({select_sql}) AS source "
+        f"ON {key_match(unique_key, merge.merge_filter)} {matched} WHEN NOT MATCHED THEN INSERT *"
     )
     with spark_errors(statement):
         spark.sql(statement).collect()

@@ -97,6 +97,9 @@ class IncrementalByTimeRangeKind(KindBase):
     time_column_format: str = "yyyy-MM-dd"
     lookback: int = 0
     batch_size: int | None = None
+    batch_concurrency: int | None = None
+    """SQLMesh's limit on the model's batches running at once: met by any value, since a run computes one model's
+    batches one after the other (metadata)."""
     forward_only: bool = False
     disable_restatement: bool = False
     on_destructive_change: OnDestructiveChange = "error"
@@ -112,6 +115,11 @@ class IncrementalByUniqueKeyKind(KindBase):
     may_be_forward_only = True
     lakehouse_table = True
     unique_key: tuple[str, ...]
+    when_matched: str | None = None
+    """SQLMesh's ``when_matched``: the WHEN MATCHED clauses (Spark SQL over ``source`` and ``target``) a matched key
+    goes through instead of taking the new row (``model.merge_clauses``)."""
+    merge_filter: str | None = None
+    """SQLMesh's ``merge_filter``: a condition a key match must meet too, as written (macros rendered per write)."""
     batch_size: int | None = None
     forward_only: bool = False
     disable_restatement: bool = False

@@ -35,6 +35,13 @@ _HASHED_UNLESS_DEFAULT = {
 }
 
 
+# Kind fields added later to some kinds (default None): hashed only when set, for the same reason.
+_ADDED_TO_KINDS_LATER = frozenset({
+    ("INCREMENTAL_BY_TIME_RANGE", "batch_concurrency"),
+    ("INCREMENTAL_BY_UNIQUE_KEY", "when_matched"),
+    ("INCREMENTAL_BY_UNIQUE_KEY", "merge_filter"),
+})
+
 _ANY = object()
 
 
@@ -49,6 +56,7 @@ def _kind_fields(model: Model, *, metadata: bool) -> list[list[object]]:
         [key, fields[key]]
         for key in sorted(fields)
         if (key in _METADATA_ONLY_KIND_FIELDS) == metadata and _HASHED_UNLESS_DEFAULT.get(key, _ANY) != fields[key]
+        and not (fields[key] is None and (model.kind.name, key) in _ADDED_TO_KINDS_LATER)
     ]
 
 

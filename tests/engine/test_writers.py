@@ -5,6 +5,7 @@ import pytest
 
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
+from dagster_sparkmesh.model.merge_clauses import MergeRules, read_when_matched
 
 
 def _rows(engine, table, order="ds, id"):
@@ -187,3 +188,41 @@ def test_one_day_overwrite_of_a_query_reading_the_table_itself(engine, daily_tab
     window = TimeWindow("ds", datetime(2024, 1, 4), datetime(2024, 1, 5))
     assert engine.overwrite_interval(daily_table, reads_itself, window) == 1
     assert [r[0] for r in _rows(engine, daily_table)] == [1, 2, 3, 4, 104]
+
+
+KEYED = "SELECT * FROM VALUES {} AS t(id, name, amount, updated_at)"
+
+
+def _keyed_table(engine, schema, name="keyed"):
+    table = f"{schema}.{name}"
+    initial = KEYED.format("(1, 'a', 10, 1), (2, 'b', 20, 1), (3, 'c', 30, 1), (4, 'd', 40, 1)")
+    engine.creation.create_table_like_query(table, initial, [])
+    engine.upsert_by_key(table, initial, ["id"])
+    return table
+
+
+def test_when_matched_updates_only_what_its_clauses_say_and_deletes_as_told(engine, schema):
+    # SQLMesh's when_matched: the first clause whose condition holds applies; none holding keeps the row.
+    table = _keyed_table(engine, schema)
+    rules = MergeRules(when_matched=read_when_matched(
+        "(WHEN MATCHED AND source.amount < 0 THEN DELETE "
+        "WHEN MATCHED AND source.updated_at > target.updated_at THEN UPDATE SET target.amount = source.amount, "
+        "name = COALESCE(source.name, target.name))", _refused))
+    new = KEYED.format("(1, NULL, 11, 2), (2, 'b2', 21, 0), (3, 'c3', -1, 2), (5, 'e', 50, 2)")
+    engine.upsert_by_key(table, new, ["id"], rules)
+    assert _rows(engine, table, "id") == [(1, "a", 11, 1), (2, "b", 20, 1), (4, "d", 40, 1), (5, "e", 50, 2)]
+
+
+def test_merge_filter_narrows_the_matches_and_an_unmatched_key_is_added(engine, schema):
+    # A key whose pair fails the filter is not matched: the table keeps its row and the new one is added, as in
+    # MERGE INTO with the filter in its ON.
+    table = _keyed_table(engine, schema, "filtered")
+    rules = MergeRules(merge_filter="target.amount >= 20")
+    engine.upsert_by_key(table, KEYED.format("(1, 'a1', 11, 2), (2, 'b2', 21, 2)"), ["id"], rules)
+    assert _rows(engine, table, "id, amount") == [
+        (1, "a", 10, 1), (1, "a1", 11, 2), (2, "b2", 21, 2), (3, "c", 30, 1), (4, "d", 40, 1)
+    ]
+
+
+def _refused(message, hint):
+    return AssertionError(f"{message} ({hint})")

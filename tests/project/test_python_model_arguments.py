@@ -212,6 +212,15 @@ def test_audit_arguments_convert_as_in_sqlmesh(tmp_path: Path) -> None:
     ]
 
 
+def test_when_matched_and_merge_filter_are_read_from_the_kind(tmp_path: Path) -> None:
+    loaded = _load(tmp_path, "kind=dict(name='INCREMENTAL_BY_UNIQUE_KEY', unique_key=['id'], "
+                             "when_matched='WHEN MATCHED THEN UPDATE SET target.v = source.v', merge_filter='target.v > 0')")
+    assert (loaded.kind.when_matched, loaded.kind.merge_filter) == (
+        "WHEN MATCHED THEN UPDATE SET target.v = source.v", "target.v > 0")
+    with pytest.raises(ProjectError, match="names neither source nor target"):
+        _load(tmp_path, "kind=dict(name='INCREMENTAL_BY_UNIQUE_KEY', unique_key=['id'], merge_filter='v > 0')")
+
+
 def test_cron_tz_is_read_and_utc_is_none(tmp_path: Path) -> None:
     assert _load(tmp_path, "cron_tz='America/Chicago'").cron_tz == "America/Chicago"
     assert _load(tmp_path, "cron_tz='UTC'").cron_tz is None

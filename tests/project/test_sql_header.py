@@ -57,6 +57,7 @@ def test_every_property_is_read():
         "time_column_format": "yyyy-MM-dd",
         "lookback": 2,
         "batch_size": 7,
+        "batch_concurrency": None,
         "forward_only": True,
         "disable_restatement": True,
         "on_destructive_change": "allow",
@@ -93,21 +94,24 @@ def test_every_property_is_read():
             "INCREMENTAL_BY_TIME_RANGE (time_column ds)",
             {
                 "name": "INCREMENTAL_BY_TIME_RANGE", "time_column": "ds", "time_column_format": "yyyy-MM-dd",
-                "lookback": 0, "batch_size": None, "forward_only": False, "disable_restatement": False,
+                "lookback": 0, "batch_size": None, "batch_concurrency": None, "forward_only": False,
+                "disable_restatement": False,
                 "on_destructive_change": "error", "on_additive_change": "allow",
             },
         ),
         (
             "INCREMENTAL_BY_UNIQUE_KEY (unique_key id)",
             {
-                "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("id",), "batch_size": None, "forward_only": False,
+                "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("id",), "when_matched": None, "merge_filter": None,
+                "batch_size": None, "forward_only": False,
                 "disable_restatement": False, "on_destructive_change": "error", "on_additive_change": "allow",
             },
         ),
         (
             "incremental_by_unique_key (unique_key (A, b), batch_size 3)",
             {
-                "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("a", "b"), "batch_size": 3, "forward_only": False,
+                "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("a", "b"), "when_matched": None, "merge_filter": None,
+                "batch_size": 3, "forward_only": False,
                 "disable_restatement": False, "on_destructive_change": "error", "on_additive_change": "allow",
             },
         ),
@@ -189,6 +193,14 @@ def error_of(text: str, **kwargs) -> ProjectError:
         ("MODEL (name db.m, enabled maybe); SELECT 1", "expected true or false", 1, "true or false"),
         ("MODEL (name db.m,\n allow_partials 'often'); SELECT 1", "expected true or false", 2, "true or false"),
         ("MODEL (name db.m,\n cron_tz 'Mars/Olympus'); SELECT 1", "unknown cron_tz 'Mars/Olympus'", 2, "America/Los_Angeles"),
+        ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n when_matched (WHEN NOT MATCHED THEN INSERT *))); SELECT 1",
+         "WHEN MATCHED clauses only", 2, "remove the WHEN NOT MATCHED"),
+        ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n when_matched (WHEN MATCHED THEN UPDATE SET target.v = v))); SELECT 1",
+         "reads v, which names neither source nor target", 2, "target.v = source.v"),
+        ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n merge_filter ds > @start_ds)); SELECT 1",
+         "merge_filter reads ds, which names neither", 2, "source"),
+        ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n batch_concurrency 4)); SELECT 1",
+         "run one batch at a time", 2, "batch_concurrency 1"),
         ("MODEL (name db.m);\n\nSELECT a FROM WHERE", "SQL syntax error", 3, "fix the SQL"),
         ("MODEL (name db.m);\nSELECT 1;\nSELECT 2", "exactly one query", 3, "keep one SELECT"),
         ("MODEL (name db.m);\nSET x = 1", "has no query", 1, "write one SELECT"),
@@ -327,6 +339,19 @@ def test_cron_tz_is_read_as_sqlmesh_writes_it_and_utc_is_none(written, default, 
     prop = f",\n  cron_tz {written}" if written else ""
     parsed = parse(f"MODEL (name db.m{prop}); SELECT 1 AS ds", defaults=ModelDefaults(cron_tz=default))
     assert parsed.model.cron_tz == zone  # the header's UTC wins over the default's zone
+
+
+def test_when_matched_and_merge_filter_are_read_as_sqlmesh_writes_them():
+    parsed = parse(
+        "MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, batch_concurrency 1,\n"
+        "  when_matched (WHEN MATCHED AND Source.ts > Target.ts THEN UPDATE SET target.v = COALESCE(source.v, target.v)),\n"
+        "  merge_filter target.ds > @start_ds AND source.v IS NOT NULL)); SELECT 1 AS id"
+    )
+    kind = parsed.model.kind
+    assert kind.when_matched == "WHEN MATCHED AND source.ts > target.ts THEN UPDATE SET target.v = COALESCE(source.v, target.v)"
+    assert kind.merge_filter == "target.ds > @start_ds AND source.v IS NOT NULL"  # as written: rendered per write
+    range_kind = parse("MODEL (name db.r, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_concurrency 4)); SELECT 1 AS ds")
+    assert range_kind.model.kind.batch_concurrency == 4
 
 
 def test_a_unit_longer_than_the_cron_loads_with_allow_partials():

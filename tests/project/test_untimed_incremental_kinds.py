@@ -60,7 +60,8 @@ def test_a_custom_kind_reads_its_materialization_and_properties_and_needs_the_na
 
 
 def test_python_models_take_both_kinds_and_ignore_a_project_batch_size():
-    from dagster_sparkmesh.project.python.options import Where, build_kind
+    from dagster_sparkmesh.project.python.kind_options import build_kind
+    from dagster_sparkmesh.project.python.options import Where
     from dagster_sparkmesh.sqlmesh_api.kinds import IncrementalByPartitionKind as SqlmeshByPartition
     from dagster_sparkmesh.sqlmesh_api.kinds import IncrementalUnmanagedKind as SqlmeshUnmanaged
 

@@ -10,7 +10,7 @@ from dagster_sparkmesh.engine.unique_keys import refuse_repeated_keys
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget, span_of
 from dagster_sparkmesh.execution.writes.commit import commit
-from dagster_sparkmesh.execution.writes.queries import select_for
+from dagster_sparkmesh.execution.writes.queries import merge_rules, select_for
 from dagster_sparkmesh.execution.writes.records import WriteResult
 from dagster_sparkmesh.plan.intervals import Schedule, interval_cron
 from dagster_sparkmesh.snapshot.records import Interval
@@ -60,7 +60,8 @@ def _upsert(ctx: ExecutionContext, target: ModelTarget, query: str, holds_interv
         # Nothing of the table counts (restated whole, or written from incomplete inputs): build it as new.
         rows = ctx.engine.replace_full(target.table, query)
     if rows is None:
-        rows = ctx.engine.upsert_by_key(target.table, query, list(target.model.kind.unique_key))
+        merge = merge_rules(ctx, target, target.span)
+        rows = ctx.engine.upsert_by_key(target.table, query, list(target.model.kind.unique_key), merge)
     return rows
 
 

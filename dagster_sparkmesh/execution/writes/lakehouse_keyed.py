@@ -14,7 +14,7 @@ from dagster_sparkmesh.execution.writes.keyed import rebuilt_span
 from dagster_sparkmesh.execution.writes.lakehouse_table import (
     EVERYTHING, create_empty, open_table, overwrite, write_and_commit,
 )
-from dagster_sparkmesh.execution.writes.queries import select_for
+from dagster_sparkmesh.execution.writes.queries import merge_rules, select_for
 from dagster_sparkmesh.execution.writes.records import WriteResult
 
 
@@ -34,7 +34,8 @@ def write_lakehouse_unique_key(ctx: ExecutionContext, target: ModelTarget) -> Wr
         def write_into(relation: str) -> int:
             if rebuilt is not None or not recorded:
                 return overwrite(ctx, table, relation, query, EVERYTHING)
-            merge_by_key(ctx.engine.catalog.spark, relation, query, target.model.kind.unique_key)
+            merge = merge_rules(ctx, target, span)
+            merge_by_key(ctx.engine.catalog.spark, relation, query, target.model.kind.unique_key, merge)
             return rows
 
         written, committed = write_and_commit(ctx, target, table, query, write_into, target.intervals)

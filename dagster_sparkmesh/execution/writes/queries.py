@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
+from dagster_sparkmesh.model.merge_clauses import MergeRules
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project.rendering import render_query, render_statements
 from dagster_sparkmesh.snapshot.naming import quote_identifier
@@ -36,6 +37,16 @@ def run_statements(ctx: ExecutionContext, target: ModelTarget, interval: Interva
         return
     for statement in render_statements(target.model, statements, **_render_context(ctx, target, interval)):
         ctx.engine.catalog.execute(statement)
+
+
+def merge_rules(ctx: ExecutionContext, target: ModelTarget, interval: Interval) -> MergeRules:
+    """A unique-key model's ``when_matched`` and its ``merge_filter`` rendered for ``interval`` like its query (SQLMesh
+    renders the filter with the write's start, end and execution time)."""
+    kind = target.model.kind
+    merge_filter = getattr(kind, "merge_filter", None)
+    if merge_filter is not None:
+        [merge_filter] = render_statements(target.model, [merge_filter], **_render_context(ctx, target, interval))
+    return MergeRules(when_matched=getattr(kind, "when_matched", None), merge_filter=merge_filter)
 
 
 def empty_select(model: Model) -> str:

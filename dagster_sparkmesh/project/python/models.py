@@ -36,6 +36,7 @@ from dagster_sparkmesh.project.externals import normalize_table_name
 from dagster_sparkmesh.project.python.audits import audits
 from dagster_sparkmesh.project.python.blueprints import Blueprint, expand
 from dagster_sparkmesh.project.python.dependencies import model_dependencies
+from dagster_sparkmesh.project.python.kind_options import model_kind
 from dagster_sparkmesh.project.python.options import IGNORED_ARGUMENTS, SUPPORTED_ARGUMENTS, Where
 from dagster_sparkmesh.project.python.sql_models import project_default_catalog, project_variables, query_of
 from dagster_sparkmesh.project.signals import signal_calls
@@ -151,7 +152,7 @@ def _build_model(
     code = _query_fields if options.get("is_sql") else _function_fields
     return Model(
         name=normalize_table_name(where.model, path=path, line=spec.line),
-        kind=python_model_options.model_kind(options, where, defaults),
+        kind=model_kind(options, where, defaults),
         path=path,
         line=spec.line,
         dialect=dialect,

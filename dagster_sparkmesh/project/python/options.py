@@ -7,15 +7,12 @@ listed in ``IGNORED_ARGUMENTS``: a SQLMesh project loads unchanged, and the READ
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
-from enum import Enum
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import sqlglot
-from pydantic import TypeAdapter, ValidationError
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
@@ -23,13 +20,10 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.cron_zones import model_zone, read_cron_tz
 from dagster_sparkmesh.model.interval_units import read_interval_unit, unit_longer_than_cron, unit_longer_than_cron_message
-from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
 from dagster_sparkmesh.model.table_formats import merged_properties, property_text, with_file_format
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.config.values import boolean_text
 from dagster_sparkmesh.project.externals import spark_type
-from dagster_sparkmesh.project.sql.header_kind import spark_time_format
-from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
 
 SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
@@ -43,19 +37,6 @@ IGNORED_ARGUMENTS = frozenset(
     retention lookback physical_version""".split()
 )
 """Accepted for SQLMesh projects, without effect here (see the README's table of SQLMesh APIs)."""
-
-_KIND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ModelKind)
-# A view or an embedded model is SQL that readers inline or query: a DataFrame cannot be either. Seeds and
-# external models have no function to run.
-_NOT_FOR_PYTHON = frozenset({"VIEW", "EMBEDDED", "SEED", "EXTERNAL"})
-_KIND_NAMES = frozenset(member.model_fields["name"].default for member in get_args(get_args(ModelKind)[0]))
-_KIND_HINT = 'e.g. kind="FULL", kind=dict(name=ModelKindName.INCREMENTAL_BY_TIME_RANGE, time_column="ds") or FullKind()'
-# SQLMesh kind fields that only tune SQLMesh's own execution: accepted, without effect here.
-_IGNORED_KIND_FIELDS = frozenset(
-    {"auto_restatement_cron", "auto_restatement_intervals", "partition_by_time_column",
-     "min_interval_size", "max_interval_size"}  # fmt: skip
-)
-
 
 @dataclass(frozen=True)
 class Where:
@@ -73,61 +54,6 @@ class Where:
             snippet=f"{argument}={value!r}"[:200],
             hint=hint,
         )
-
-
-def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults, *, computed: bool = True) -> Any:
-    """``computed``: the model's function computes its rows (not ``is_sql``), so it must be materialized."""
-    raw = _kind_dict(raw_kind, where)
-    raw["name"] = KIND_ALIASES.get(raw["name"], raw["name"])
-    for field_name in ("unique_key", "columns"):
-        if isinstance(raw.get(field_name), (str, list)):
-            value = raw[field_name]
-            raw[field_name] = (value,) if isinstance(value, str) else tuple(value)
-    if defaults.batch_size is not None and kind_type(raw["name"]).incremental_by_interval and "batch_size" not in raw:
-        raw["batch_size"] = defaults.batch_size
-    for ignored in _IGNORED_KIND_FIELDS & raw.keys():
-        del raw[ignored]
-    allowed = _KIND_NAMES - _NOT_FOR_PYTHON if computed else _KIND_NAMES
-    if raw["name"] not in allowed:
-        what = "a Python model that returns DataFrames" if raw["name"] in _KIND_NAMES else "sparkmesh"
-        raise where.error("kind", f"kind {raw['name']} is not supported by {what}", raw_kind,
-                          f"use one of: {', '.join(sorted(allowed))}")
-    try:
-        return _KIND_ADAPTER.validate_python(raw)
-    except ValidationError as error:
-        problem = error.errors()[0]
-        place = ".".join(str(part) for part in problem["loc"][1:])  # the first part is the kind's name
-        raise where.error("kind", f"{place}: {problem['msg']}" if place else problem["msg"], raw_kind, _KIND_HINT) from error
-
-
-def _kind_dict(raw_kind: object, where: Where) -> dict[str, Any]:
-    if hasattr(raw_kind, "as_dict"):  # a kind object from sqlmesh.core.model.kind
-        raw = dict(raw_kind.as_dict())
-    elif hasattr(raw_kind, "model_dump"):  # one of our own kind records
-        raw = dict(raw_kind.model_dump())
-    elif isinstance(raw_kind, (str, Enum)):
-        raw = {"name": raw_kind}
-    elif isinstance(raw_kind, dict):
-        raw = dict(raw_kind)
-    else:
-        raise where.error("kind", f"expected a kind name, a dict or a kind object, not {type(raw_kind).__name__}", raw_kind, _KIND_HINT)
-    name = raw.get("name")
-    name = name.value if isinstance(name, Enum) else name
-    if not isinstance(name, str) or not name.strip():
-        raise where.error("kind", "the kind has no name", raw_kind, _KIND_HINT)
-    raw["name"] = name.strip().upper()
-    raw.update(_time_column_fields(raw.get("time_column")))
-    return {key: value.value if isinstance(value, Enum) else value for key, value in raw.items()}
-
-
-def _time_column_fields(value: object) -> dict[str, str]:
-    """``time_column=TimeColumn(column="ds", format="%Y%m%d")`` is the column and its format, as in a SQL header."""
-    if not isinstance(value, TimeColumn):
-        return {}
-    fields = {"time_column": value.column}
-    if value.format:
-        fields["time_column_format"] = spark_time_format(value.format)
-    return fields
 
 
 def columns(value: object, where: Where, dialect: str) -> tuple[tuple[str, str], ...]:
@@ -279,41 +205,6 @@ def session_properties(value: object, where: Where) -> tuple[tuple[str, str], ..
         raise where.error("session_properties", "expected a dict of Spark settings", value,
                           'write session_properties={"spark.sql.shuffle.partitions": 8}')
     return tuple((key, str(item).lower() if isinstance(item, bool) else str(item)) for key, item in value.items())
-
-
-def model_kind(options: dict[str, Any], where: Where, defaults: ModelDefaults) -> Any:
-    """The kind of a Python model from its ``@model`` options; the column names it writes into SQL are checked."""
-    if "kind" in options and options["kind"] is None:
-        raise where.error("kind", "kind=None is not a kind", None, "leave kind out for FULL, or name a kind")
-    kind = build_kind(options.get("kind", "FULL"), where, defaults, computed=not options.get("is_sql"))
-    partitioned_by = names("partitioned_by", options.get("partitioned_by"), where)
-    _refuse_odd_column_names(where, _kind_columns(kind) + list(partitioned_by))
-    return kind
-
-
-_COLUMN_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_KIND_COLUMN_FIELDS = ("time_column", "unique_key", "valid_from_name", "valid_to_name", "updated_at_name", "columns")
-
-
-def _kind_columns(kind: Any) -> list[str]:
-    found: list[str] = []
-    for field_name in _KIND_COLUMN_FIELDS:
-        value = getattr(kind, field_name, None)
-        found.extend([value] if isinstance(value, str) else [n for n in value or () if n != "*"])
-    return found
-
-
-def _refuse_odd_column_names(where: Where, columns: list[object]) -> None:
-    """The column names the writers put in generated SQL: plain identifiers only, as a SQL model's header demands."""
-    for name in columns:
-        if not isinstance(name, str) or not _COLUMN_NAME.match(name):
-            raise ProjectError(
-                f"invalid column name {name!r} in Python model {where.model}",
-                path=where.path,
-                line=where.line,
-                snippet=repr(name),
-                hint="use letters, digits and underscores only, starting with a letter or underscore",
-            )
 
 
 def flag(name: str, options: dict[str, object], where: Where, default: bool) -> bool:

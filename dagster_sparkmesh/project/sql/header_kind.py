@@ -7,6 +7,10 @@ import json
 import re
 from collections.abc import Callable
 
+from sqlglot import exp
+
+from dagster_sparkmesh.macros import expansion, syntax
+from dagster_sparkmesh.model.merge_clauses import read_merge_filter, read_when_matched
 from dagster_sparkmesh.model.kinds import (
     KIND_ALIASES,
     AuditOnlyKind,
@@ -112,6 +116,30 @@ def _positive(value: Value) -> int:
     return number
 
 
+def _positive_concurrency(value: Value) -> int:
+    number = value.integer()
+    if number < 1:
+        raise value.error(f"batch_concurrency must be at least 1, not {number}", "write batch_concurrency 1")
+    return number
+
+
+def _only_one_batch_at_a_time(value: Value) -> Fields:
+    """SQLMesh's unique-key kind allows ``batch_concurrency 1`` only (its merges would race)."""
+    if value.integer() != 1:
+        raise value.error("INCREMENTAL_BY_UNIQUE_KEY models run one batch at a time", "write batch_concurrency 1 or remove it")
+    return {}
+
+
+def parse_condition(text: str) -> exp.Expression:
+    """A condition that may call macros, each macro variable as NULL (what it reads is checked, not its value)."""
+    [condition] = expansion.parse(text, "spark", syntax.Source(None))
+
+    def unmacro(node: exp.Expression) -> exp.Expression:
+        return exp.null() if isinstance(node, exp.Column) and node.name.startswith(syntax.VARIABLE) else node
+
+    return condition.transform(unmacro)
+
+
 def _name(value: Value) -> str:
     return value.word().lower()
 
@@ -157,13 +185,21 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
     "VIEW": (ViewKind, {"materialized": _field("materialized", Value.boolean)}, ()),
     "INCREMENTAL_BY_TIME_RANGE": (
         IncrementalByTimeRangeKind,
-        {"time_column": _time_column, "lookback": _field("lookback", Value.integer), **_INCREMENTAL_COMMON},
+        {
+            "time_column": _time_column,
+            "lookback": _field("lookback", Value.integer),
+            "batch_concurrency": _field("batch_concurrency", _positive_concurrency),
+            **_INCREMENTAL_COMMON,
+        },
         ("time_column",),
     ),
     "INCREMENTAL_BY_UNIQUE_KEY": (
         IncrementalByUniqueKeyKind,
         {
             "unique_key": _field("unique_key", _names),
+            "batch_concurrency": _only_one_batch_at_a_time,
+            "when_matched": _field("when_matched", lambda value: read_when_matched(value.text, value.error)),
+            "merge_filter": _field("merge_filter", lambda value: read_merge_filter(value.text, value.error, parse_condition)),
             **_INCREMENTAL_COMMON,
         },
         ("unique_key",),
