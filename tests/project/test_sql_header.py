@@ -357,3 +357,14 @@ def test_when_matched_and_merge_filter_are_read_as_sqlmesh_writes_them():
 def test_a_unit_longer_than_the_cron_loads_with_allow_partials():
     parsed = parse("MODEL (name db.m, cron '@hourly', interval_unit day, allow_partials true); SELECT 1 AS ds")
     assert (parsed.model.interval_unit, parsed.model.allow_partials) == ("day", True)
+
+
+@pytest.mark.parametrize(
+    "prop",
+    ["gateway local", "project 'shop'", "virtual_environment_mode dev_only", "physical_version '1'",
+     "virtual_properties (creatable_type = SECURE)"],
+)
+def test_sqlmesh_placement_properties_load_without_effect_as_for_python_models(prop):
+    plain = parse("MODEL (name db.m, kind FULL); SELECT 1 AS id").model
+    placed = parse(f"MODEL (name db.m, kind FULL,\n  {prop}); SELECT 1 AS id").model
+    assert placed.model_dump(exclude={"line"}) == plain.model_dump(exclude={"line"})

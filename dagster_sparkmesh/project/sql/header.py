@@ -379,5 +379,13 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "optimize_query": lambda header, value, dialect: None,
     "formatting": lambda header, value, dialect: None,
     "ignored_rules": lambda header, value, dialect: None,
+    # SQLMesh's placement of a model (another gateway's engine, a multi-repo project's name, prod without views,
+    # a pinned table version, its view's properties): every model here runs on the project's Spark, its prod
+    # environment is views, and its tables are named by their versions. Python models accept them the same way.
+    "gateway": lambda header, value, dialect: None,
+    "project": lambda header, value, dialect: None,
+    "virtual_environment_mode": lambda header, value, dialect: None,
+    "physical_version": lambda header, value, dialect: None,
+    "virtual_properties": lambda header, value, dialect: None,
 }
 _ALIASES = {"grain": "grains"}
