@@ -18,6 +18,17 @@ OnAdditiveChange = Literal["error", "warn", "allow", "ignore"]
 """What a forward-only change that adds columns does: alter the table (allow, warn), refuse the plan (error), or
 keep the table's columns (ignore), as SQLMesh's ``on_additive_change``."""
 
+# SQLMesh's scheduled restatements of the latest intervals (late data): not done here, so refused rather than
+# ignored, which would leave late rows out of tables SQLMesh would have recomputed.
+AUTO_RESTATEMENT_FIELDS = frozenset({"auto_restatement_cron", "auto_restatement_intervals"})
+AUTO_RESTATEMENT_HINT = ("remove it, and restate the latest intervals when late data arrived: "
+                         "sparkmesh plan --restate-model NAME --start ...")
+
+
+def auto_restatement_message(field_name: str) -> str:
+    return f"{field_name} is not supported: sparkmesh does not restate intervals on a schedule"
+
+
 # Kind fields that only change scheduling; kept out of the data hash, included in the metadata hash.
 METADATA_KIND_FIELDS = frozenset({"batch_size", "lookback", "batch_concurrency"})
 

@@ -199,6 +199,8 @@ def error_of(text: str, **kwargs) -> ProjectError:
          "reads v, which names neither source nor target", 2, "target.v = source.v"),
         ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n merge_filter ds > @start_ds)); SELECT 1",
          "merge_filter reads ds, which names neither", 2, "source"),
+        ("MODEL (name db.m, kind INCREMENTAL_BY_TIME_RANGE (time_column ds,\n auto_restatement_cron '@weekly')); SELECT 1",
+         "auto_restatement_cron is not supported", 2, "--restate-model"),
         ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n batch_concurrency 4)); SELECT 1",
          "run one batch at a time", 2, "batch_concurrency 1"),
         ("MODEL (name db.m);\n\nSELECT a FROM WHERE", "SQL syntax error", 3, "fix the SQL"),

@@ -11,7 +11,9 @@ from pydantic import TypeAdapter, ValidationError
 from sqlglot import exp
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.kinds import KIND_ALIASES, ModelKind, kind_type
+from dagster_sparkmesh.model.kinds import (
+    AUTO_RESTATEMENT_FIELDS, AUTO_RESTATEMENT_HINT, KIND_ALIASES, ModelKind, auto_restatement_message, kind_type,
+)
 from dagster_sparkmesh.model.merge_clauses import read_merge_filter, read_when_matched
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.python.options import Where, names
@@ -26,8 +28,7 @@ _KIND_NAMES = frozenset(member.model_fields["name"].default for member in get_ar
 _KIND_HINT = 'e.g. kind="FULL", kind=dict(name=ModelKindName.INCREMENTAL_BY_TIME_RANGE, time_column="ds") or FullKind()'
 # SQLMesh kind fields that only tune SQLMesh's own execution: accepted, without effect here.
 _IGNORED_KIND_FIELDS = frozenset(
-    {"auto_restatement_cron", "auto_restatement_intervals", "partition_by_time_column",
-     "min_interval_size", "max_interval_size"}  # fmt: skip
+    {"partition_by_time_column", "min_interval_size", "max_interval_size"}  # fmt: skip
 )
 
 
@@ -43,6 +44,8 @@ def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults, *, compu
         raw["batch_size"] = defaults.batch_size
     for ignored in _IGNORED_KIND_FIELDS & raw.keys():
         del raw[ignored]
+    for refused in AUTO_RESTATEMENT_FIELDS & raw.keys():
+        raise where.error("kind", auto_restatement_message(refused), raw_kind, AUTO_RESTATEMENT_HINT)
     _read_merge_clauses(raw, where, raw_kind)
     allowed = _KIND_NAMES - _NOT_FOR_PYTHON if computed else _KIND_NAMES
     if raw["name"] not in allowed:

@@ -12,6 +12,9 @@ from sqlglot import exp
 from dagster_sparkmesh.macros import expansion, syntax
 from dagster_sparkmesh.model.merge_clauses import read_merge_filter, read_when_matched
 from dagster_sparkmesh.model.kinds import (
+    AUTO_RESTATEMENT_FIELDS,
+    AUTO_RESTATEMENT_HINT,
+    auto_restatement_message,
     KIND_ALIASES,
     AuditOnlyKind,
     CustomKind,
@@ -307,6 +310,8 @@ def _model_of(value: Value) -> str:
 def _kind_property(kind: str, item: Value, readers: dict[str, PropertyReader]) -> Fields:
     key_match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*", item.text)
     key = key_match.group(1).lower() if key_match else ""
+    if key in AUTO_RESTATEMENT_FIELDS:
+        raise item.error(auto_restatement_message(key), AUTO_RESTATEMENT_HINT)
     if key not in readers:
         close = difflib.get_close_matches(key, list(readers), n=2)
         known = ", ".join(readers) or "none"
