@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.model.merge_clauses import SOURCE, TARGET, MatchedClause, clauses_of
 from dagster_sparkmesh.snapshot.naming import quote_identifier
 
@@ -22,6 +23,7 @@ def merged_select(table_sql: str, source_sql: str, columns: Sequence[str], on: s
     target_only = f"SELECT {TARGET}.* FROM {table_sql} AS {TARGET} LEFT ANTI JOIN {source_sql} AS {SOURCE} ON {on}"
     source_only = f"SELECT {SOURCE}.* FROM {source_sql} AS {SOURCE} LEFT ANTI JOIN {table_sql} AS {TARGET} ON {on}"
     clauses = clauses_of(when_matched) if when_matched else (MatchedClause(update_all=True),)
+    _refuse_unknown_columns(clauses, columns)
     values = ", ".join(f"{_matched_value(column, clauses)} AS {quote_identifier(column)}" for column in columns)
     matched = f"SELECT {values} FROM {table_sql} AS {TARGET} JOIN {source_sql} AS {SOURCE} ON {on}"
     deleting = [clause.condition or "TRUE" for clause in _up_to_first_unconditional(clauses) if clause.updates is None]
@@ -29,6 +31,18 @@ def merged_select(table_sql: str, source_sql: str, columns: Sequence[str], on: s
         matched += f" WHERE NOT {_first_applies(clauses, deleting)}"
     names = ", ".join(quote_identifier(column) for column in columns)
     return f"SELECT {names} FROM ({target_only}) UNION ALL SELECT {names} FROM ({source_only}) UNION ALL {matched}"
+
+
+def _refuse_unknown_columns(clauses: Sequence[MatchedClause], columns: Sequence[str]) -> None:
+    """A column the table does not have: MERGE INTO refuses the statement; a query would leave the row as it was."""
+    known = {column.lower() for column in columns}
+    for clause in clauses:
+        for column, _ in clause.updates or ():
+            if column not in known:
+                raise EngineError(
+                    f"when_matched sets target.{column}, a column the table does not have",
+                    refusal=True, hint=f"set one of its columns: {', '.join(columns)}",
+                )
 
 
 def _matched_value(column: str, clauses: Sequence[MatchedClause]) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import zoneinfo
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 from croniter import croniter
 
@@ -31,8 +32,24 @@ def model_zone(written: str | None, default: str | None) -> str | None:
 
 
 def last_tick_in_zone(cron: str, moment: datetime, zone: str) -> datetime:
-    """The cron's last tick at or before ``moment`` (naive UTC), the cron read in ``zone``; naive UTC."""
-    local = moment.replace(tzinfo=timezone.utc).astimezone(zoneinfo.ZoneInfo(zone)).replace(second=0, microsecond=0)
+    """The cron's last tick at or before ``moment`` (naive UTC), the cron read in ``zone``; naive UTC.
+
+    Computed as SQLMesh computes it (``Node.cron_floor``): the next tick after ``moment``, less one period on the
+    zone's wall clock for a cron of fixed period; so around a change of daylight saving time the same tick as
+    SQLMesh's, not an hour apart."""
+    tz = zoneinfo.ZoneInfo(zone)
     expression = cron.strip().lower()
-    tick = local if croniter.match(expression, local) else croniter(expression, local).get_prev(datetime)
+    local = moment.replace(tzinfo=timezone.utc).astimezone(tz)
+    following = datetime.fromtimestamp(croniter(expression, local).get_next(float), tz)
+    period = _fixed_period(expression)
+    tick = following - period if period else datetime.fromtimestamp(croniter(expression, following).get_prev(float), tz)
     return tick.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+@lru_cache(maxsize=256)
+def _fixed_period(expression: str) -> timedelta | None:
+    """The time between two ticks when it never varies (SQLMesh's ``interval_seconds``), else None."""
+    ticks = croniter(expression, datetime(2024, 1, 1))
+    moments = [ticks.get_next(datetime) for _ in range(6)]
+    gaps = {later - earlier for earlier, later in zip(moments, moments[1:])}
+    return gaps.pop() if len(gaps) == 1 else None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, ClassVar, Literal, Union, get_args
 
-from pydantic import Field, field_validator
+from pydantic import Field, PositiveInt, field_validator
 
 from dagster_sparkmesh.records import Record
 
@@ -108,7 +108,7 @@ class IncrementalByTimeRangeKind(KindBase):
     time_column_format: str = "yyyy-MM-dd"
     lookback: int = 0
     batch_size: int | None = None
-    batch_concurrency: int | None = None
+    batch_concurrency: PositiveInt | None = None
     """SQLMesh's limit on the model's batches running at once: met by any value, since a run computes one model's
     batches one after the other (metadata)."""
     forward_only: bool = False

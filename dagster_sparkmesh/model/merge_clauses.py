@@ -11,7 +11,6 @@ from collections.abc import Callable
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.records import Record
 
@@ -41,33 +40,6 @@ class MatchedClause(Record):
     update_all: bool = False
 
 
-def read_when_matched(text: str, error: Error) -> str:
-    """The clauses as written (parentheses around them allowed, as SQLMesh writes them), checked; Spark SQL."""
-    body = text.strip()
-    if body.startswith("(") and body.endswith(")"):
-        body = body[1:-1]
-    try:
-        whens = sqlglot.parse_one(body, into=exp.Whens, read="spark")
-    except (ParseError, ValueError) as problem:
-        raise error(f"when_matched is not WHEN MATCHED clauses ({str(problem).splitlines()[0]})",
-                    "write when_matched (WHEN MATCHED THEN UPDATE SET target.v = source.v)") from None
-    for when in whens.expressions:
-        _check_clause(when, error)
-    return _aliases_lowered(whens).sql("spark")
-
-
-def read_merge_filter(text: str, error: Error, parse: Callable[[str], exp.Expression]) -> str:
-    """A condition on ``source`` and ``target`` columns, as written: it may call macros (``target.ds > @start_ds``),
-    rendered for each write like the query. ``parse``: the macro-aware parser, macro variables as NULL."""
-    try:
-        condition = parse(text.strip())
-    except (ParseError, ValueError) as problem:
-        raise error(f"merge_filter is not a condition ({str(problem).splitlines()[0]})",
-                    "write merge_filter target.ds > @start_ds") from None
-    _check_columns(condition, error, "merge_filter")
-    return text.strip()
-
-
 def clauses_of(when_matched: str) -> tuple[MatchedClause, ...]:
     whens = sqlglot.parse_one(when_matched, into=exp.Whens, read="spark")
     return tuple(_clause(when) for when in whens.expressions)
@@ -85,6 +57,51 @@ def _clause(when: exp.When) -> MatchedClause:
     return MatchedClause(condition=condition_sql, updates=updates)
 
 
+def check_when_matched(whens: exp.Whens, error: Error) -> None:
+    """WHEN MATCHED clauses that UPDATE SET target columns or DELETE, reading source and target only; a clause
+    without a condition only last (Spark's MERGE refuses any after it, and none could apply)."""
+    clauses = whens.expressions
+    for number, when in enumerate(clauses):
+        _check_clause(when, error)
+        if when.args.get("condition") is None and number < len(clauses) - 1:
+            raise error("only the last WHEN MATCHED clause may omit its condition (the ones after it never apply)",
+                        "give the earlier clause a condition: WHEN MATCHED AND <condition> THEN ...")
+
+
+def check_condition(node: exp.Expression, error: Error, where: str) -> None:
+    """Each column ``source.`` or ``target.`` (a struct's field too); lambda variables and subqueries' own
+    columns aside."""
+    variables = {p.name.lower() for lam in node.find_all(exp.Lambda) for p in lam.expressions}
+    for column in node.find_all(exp.Column):
+        if column.find_ancestor(exp.Select) is not None:
+            continue
+        root = column.parts[0].name.lower() if len(column.parts) > 1 else ""
+        if root in (SOURCE, TARGET) or (not root and column.name.lower() in variables):
+            continue
+        raise error(f"{where} reads {column.sql('spark')}, which names neither source nor target", ALIAS_HINT)
+
+
+def with_standard_aliases(node: exp.Expression) -> exp.Expression:
+    """SQLMesh's other spellings of the two relations (``__MERGE_SOURCE__``, dbt's ``DBT_INTERNAL_SOURCE``...) and
+    any case of ``source`` / ``target``, as ``source`` / ``target``."""
+    def standard(item: exp.Expression) -> exp.Expression:
+        if isinstance(item, exp.Column) and len(item.parts) > 1:
+            root = item.parts[0]
+            alias = _ALIASES.get(root.name.lower())
+            if alias is not None:
+                root.set("this", alias)
+                root.set("quoted", False)
+        return item
+
+    return node.transform(standard)
+
+
+_ALIASES = {
+    SOURCE: SOURCE, TARGET: TARGET, "__merge_source__": SOURCE, "__merge_target__": TARGET,
+    "dbt_internal_source": SOURCE, "dbt_internal_dest": TARGET,
+}
+
+
 def _check_clause(when: exp.When, error: Error) -> None:
     if not when.args.get("matched") or when.args.get("source"):
         raise error("when_matched takes WHEN MATCHED clauses only (new keys are always inserted)",
@@ -94,26 +111,11 @@ def _check_clause(when: exp.When, error: Error) -> None:
     if not isinstance(then, exp.Update) and not is_delete:
         raise error("a WHEN MATCHED clause must UPDATE SET or DELETE", ALIAS_HINT)
     if when.args.get("condition") is not None:
-        _check_columns(when.args["condition"], error, "when_matched")
+        check_condition(when.args["condition"], error, "when_matched")
     for item in then.expressions if isinstance(then, exp.Update) else ():
         if isinstance(item, exp.Star):
             continue
         column = item.this
-        if not isinstance(column, exp.Column) or column.table.lower() not in ("", TARGET):
+        if not isinstance(column, exp.Column) or column.table.lower() not in ("", TARGET) or column.args.get("db"):
             raise error(f"when_matched sets {item.this.sql('spark')}, not a column of target", ALIAS_HINT)
-        _check_columns(item.expression, error, "when_matched")
-
-
-def _check_columns(node: exp.Expression, error: Error, where: str) -> None:
-    for column in node.find_all(exp.Column):
-        if column.table.lower() not in (SOURCE, TARGET):
-            raise error(f"{where} reads {column.sql('spark')}, which names neither source nor target", ALIAS_HINT)
-
-
-def _aliases_lowered(node: exp.Expression) -> exp.Expression:
-    def lower(item: exp.Expression) -> exp.Expression:
-        if isinstance(item, exp.Column) and item.table.lower() in (SOURCE, TARGET):
-            item.set("table", exp.to_identifier(item.table.lower()))
-        return item
-
-    return node.copy().transform(lower)
+        check_condition(item.expression, error, "when_matched")

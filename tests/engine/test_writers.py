@@ -5,7 +5,8 @@ import pytest
 
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
-from dagster_sparkmesh.model.merge_clauses import MergeRules, read_when_matched
+from dagster_sparkmesh.model.merge_clauses import MergeRules
+from dagster_sparkmesh.project.sql.merge_properties import read_when_matched
 
 
 def _rows(engine, table, order="ds, id"):
@@ -207,7 +208,7 @@ def test_when_matched_updates_only_what_its_clauses_say_and_deletes_as_told(engi
     rules = MergeRules(when_matched=read_when_matched(
         "(WHEN MATCHED AND source.amount < 0 THEN DELETE "
         "WHEN MATCHED AND source.updated_at > target.updated_at THEN UPDATE SET target.amount = source.amount, "
-        "name = COALESCE(source.name, target.name))", _refused))
+        "name = COALESCE(source.name, target.name))", "spark", _refused))
     new = KEYED.format("(1, NULL, 11, 2), (2, 'b2', 21, 0), (3, 'c3', -1, 2), (5, 'e', 50, 2)")
     engine.upsert_by_key(table, new, ["id"], rules)
     assert _rows(engine, table, "id") == [(1, "a", 11, 1), (2, "b", 20, 1), (4, "d", 40, 1), (5, "e", 50, 2)]
@@ -222,6 +223,15 @@ def test_merge_filter_narrows_the_matches_and_an_unmatched_key_is_added(engine, 
     assert _rows(engine, table, "id, amount") == [
         (1, "a", 10, 1), (1, "a1", 11, 2), (2, "b2", 21, 2), (3, "c", 30, 1), (4, "d", 40, 1)
     ]
+
+
+def test_when_matched_setting_a_column_the_table_lacks_is_refused_as_merge_into_refuses_it(engine, schema):
+    table = _keyed_table(engine, schema, "typo")
+    rules = MergeRules(when_matched=read_when_matched("WHEN MATCHED THEN UPDATE SET target.amout = source.amount",
+                                                      "spark", _refused))
+    with pytest.raises(EngineError, match="sets target.amout, a column the table does not have"):
+        engine.upsert_by_key(table, KEYED.format("(1, 'a', 11, 2)"), ["id"], rules)
+    assert _rows(engine, table, "id")[0] == (1, "a", 10, 1)  # nothing written
 
 
 def _refused(message, hint):

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from dagster_sparkmesh.errors import SparkMeshError
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.plans import plan_for
@@ -72,3 +73,18 @@ def test_the_second_run_merges_through_the_clauses_and_the_rendered_filter(spark
     assert [tuple(row) for row in rows] == [
         (1, "a", 12, "2024-01-03"), (3, "c", 30, "2024-01-01"), (3, "c3", 33, "2024-01-03"), (5, "e", 50, "2024-01-02"),
     ]
+
+
+def test_a_merge_filter_that_renders_to_nothing_is_a_clear_error(spark, tmp_path, engine, clean_catalog):
+    project_dir = tmp_path / "empty_filter"
+    (project_dir / "models").mkdir(parents=True)
+    (project_dir / "config.yaml").write_text("model_defaults:\n  dialect: spark\n")
+    (project_dir / "models" / "keyed.sql").write_text(
+        "MODEL (name mc.keyed, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n"
+        "  merge_filter @IF(@start_ds > '2030-01-01', target.id > 0)), start '2024-01-01');\n"
+        "SELECT 1 AS id, CAST(@start_ds AS DATE) AS ds\n")
+    _apply(project_dir, engine, datetime(2024, 1, 2))  # the first load merges nothing
+    with pytest.raises(SparkMeshError) as caught:
+        _apply(project_dir, engine, datetime(2024, 1, 3))
+    assert "merge_filter of model mc.keyed rendered to 0 conditions" in str(caught.value)
+    assert "keyed.sql" in str(caught.value)

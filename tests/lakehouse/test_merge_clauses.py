@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from dagster_sparkmesh.engine.lakehouse_tables import merge_by_key
-from dagster_sparkmesh.model.merge_clauses import MergeRules, read_when_matched
+from dagster_sparkmesh.model.merge_clauses import MergeRules
+from dagster_sparkmesh.project.sql.merge_properties import read_when_matched
 
 pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
 
@@ -26,11 +27,11 @@ CASES = {
     "conditional_update_and_delete": MergeRules(when_matched=read_when_matched(
         "(WHEN MATCHED AND source.amount < 0 THEN DELETE "
         "WHEN MATCHED AND source.updated_at > target.updated_at THEN UPDATE SET target.amount = source.amount, "
-        "target.name = COALESCE(source.name, target.name))", _refused)),
+        "target.name = COALESCE(source.name, target.name))", "spark", _refused)),
     "update_all_when_newer": MergeRules(when_matched=read_when_matched(
-        "WHEN MATCHED AND source.updated_at >= target.updated_at THEN UPDATE SET *", _refused)),
+        "WHEN MATCHED AND source.updated_at >= target.updated_at THEN UPDATE SET *", "spark", _refused)),
     "one_column_kept_from_the_table": MergeRules(when_matched=read_when_matched(
-        "WHEN MATCHED THEN UPDATE SET target.amount = source.amount + target.amount", _refused)),
+        "WHEN MATCHED THEN UPDATE SET target.amount = source.amount + target.amount", "spark", _refused)),
     "filter": MergeRules(merge_filter="target.amount >= 20 AND source.updated_at > 0"),
     "filter_and_clauses": MergeRules(
         merge_filter="target.amount < 40",

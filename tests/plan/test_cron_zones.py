@@ -5,6 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime as dt
 
+import pytest
+
+from dagster_sparkmesh.model.cron_zones import last_tick_in_zone
+
 from dagster_sparkmesh.snapshot.fingerprint import data_hash, metadata_hash
 from dagster_sparkmesh.snapshot.records import Interval
 
@@ -47,3 +51,16 @@ def test_cron_tz_is_metadata_as_in_sqlmesh(model):
     zoned = model("s.m", *QUERY, cron="@daily", cron_tz="Europe/Berlin")
     assert data_hash(plain) == data_hash(zoned)  # no new table: only when intervals are due changes
     assert metadata_hash(plain) != metadata_hash(zoned)
+
+
+@pytest.mark.parametrize(
+    ("cron", "zone", "moment", "sqlmesh_tick"),
+    [  # SQLMesh 0.236.4's Node.cron_floor at these moments (next tick less one period, on the zone's wall clock)
+        ("30 1 * * *", "America/New_York", dt(2024, 11, 3, 6, 0), dt(2024, 11, 2, 5, 30)),  # 01:30 twice that night
+        ("30 1 * * *", "America/New_York", dt(2024, 11, 3, 7, 0), dt(2024, 11, 3, 5, 30)),
+        ("@daily", "Europe/Berlin", dt(2024, 3, 31, 12, 0), dt(2024, 3, 30, 23, 0)),  # the day clocks go forward
+        ("@hourly", "Asia/Kolkata", dt(2024, 1, 10, 9, 10), dt(2024, 1, 10, 8, 30)),
+    ],
+)
+def test_the_last_tick_around_daylight_saving_changes_is_sqlmeshs(cron, zone, moment, sqlmesh_tick):
+    assert last_tick_in_zone(cron, moment, zone) == sqlmesh_tick

@@ -220,6 +220,12 @@ def test_when_matched_and_merge_filter_are_read_from_the_kind(tmp_path: Path) ->
         "WHEN MATCHED THEN UPDATE SET target.v = source.v", "target.v > 0")
     with pytest.raises(ProjectError, match="names neither source nor target"):
         _load(tmp_path, "kind=dict(name='INCREMENTAL_BY_UNIQUE_KEY', unique_key=['id'], merge_filter='v > 0')")
+    one_at_a_time = _load(tmp_path, "kind=dict(name='INCREMENTAL_BY_UNIQUE_KEY', unique_key=['id'], batch_concurrency=1)")
+    assert one_at_a_time.kind.unique_key == ("id",)  # SQLMesh's only value, as in a SQL header
+    with pytest.raises(ProjectError, match="greater than 0"):
+        _load(tmp_path, "kind=dict(name='INCREMENTAL_BY_TIME_RANGE', time_column='ds', batch_concurrency=0)")
+    unset = _load(tmp_path, "kind=dict(name='INCREMENTAL_BY_TIME_RANGE', time_column='ds', auto_restatement_cron=None)")
+    assert unset.kind.time_column == "ds"
 
 
 def test_cron_tz_is_read_and_utc_is_none(tmp_path: Path) -> None:

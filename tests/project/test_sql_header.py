@@ -201,6 +201,11 @@ def error_of(text: str, **kwargs) -> ProjectError:
          "merge_filter reads ds, which names neither", 2, "source"),
         ("MODEL (name db.m, kind INCREMENTAL_BY_TIME_RANGE (time_column ds,\n auto_restatement_cron '@weekly')); SELECT 1",
          "auto_restatement_cron is not supported", 2, "--restate-model"),
+        ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n when_matched (WHEN MATCHED THEN DELETE "
+         "WHEN MATCHED AND source.v > 0 THEN UPDATE SET target.v = source.v))); SELECT 1",
+         "only the last WHEN MATCHED clause may omit its condition", 2, "give the earlier clause a condition"),
+        ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n when_matched (WHEN MATCHED AND source.ds > @start_ds "
+         "THEN UPDATE SET target.v = source.v))); SELECT 1", "when_matched cannot use macros", 2, "merge_filter"),
         ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n batch_concurrency 4)); SELECT 1",
          "run one batch at a time", 2, "batch_concurrency 1"),
         ("MODEL (name db.m);\n\nSELECT a FROM WHERE", "SQL syntax error", 3, "fix the SQL"),
@@ -351,9 +356,26 @@ def test_when_matched_and_merge_filter_are_read_as_sqlmesh_writes_them():
     )
     kind = parsed.model.kind
     assert kind.when_matched == "WHEN MATCHED AND source.ts > target.ts THEN UPDATE SET target.v = COALESCE(source.v, target.v)"
-    assert kind.merge_filter == "target.ds > @start_ds AND source.v IS NOT NULL"  # as written: rendered per write
+    # canonical Spark SQL, the macro kept (rendered per write), as a query is stored: formatting is no new version
+    assert kind.merge_filter == "target.ds > __smv_start_ds AND NOT source.v IS NULL"
+    reformatted = parse(
+        "MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n"
+        "  when_matched (when matched and SOURCE.TS >   target.ts then update set TARGET.V = coalesce(source.v, target.v)),\n"
+        "  merge_filter TARGET.DS   >  @START_DS and SOURCE.V is not null)); SELECT 1 AS id"
+    ).model.kind
+    assert (reformatted.when_matched, reformatted.merge_filter) == (kind.when_matched, kind.merge_filter)
     range_kind = parse("MODEL (name db.r, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_concurrency 4)); SELECT 1 AS ds")
     assert range_kind.model.kind.batch_concurrency == 4
+
+
+def test_merge_clauses_are_read_in_the_models_dialect_with_sqlmeshs_other_aliases():
+    kind = parse(
+        "MODEL (name db.m, dialect duckdb, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n"
+        "  when_matched (WHEN MATCHED AND __MERGE_SOURCE__.payload.flag THEN UPDATE SET target.v = source.v),\n"
+        "  merge_filter target.day >= strftime(source.ts, '%Y-%m-%d'))); SELECT 1 AS id"
+    ).model.kind
+    assert kind.when_matched == "WHEN MATCHED AND source.payload.flag THEN UPDATE SET target.v = source.v"
+    assert kind.merge_filter == "target.day >= DATE_FORMAT(source.ts, 'yyyy-MM-dd')"  # DuckDB's function, in Spark
 
 
 def test_a_unit_longer_than_the_cron_loads_with_allow_partials():

@@ -3,6 +3,7 @@ and its post-statements, rendered over the tables the target names."""
 
 from __future__ import annotations
 
+from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.model.merge_clauses import MergeRules
@@ -45,7 +46,12 @@ def merge_rules(ctx: ExecutionContext, target: ModelTarget, interval: Interval) 
     kind = target.model.kind
     merge_filter = getattr(kind, "merge_filter", None)
     if merge_filter is not None:
-        [merge_filter] = render_statements(target.model, [merge_filter], **_render_context(ctx, target, interval))
+        rendered = render_statements(target.model, [merge_filter], **_render_context(ctx, target, interval))
+        if len(rendered) != 1:
+            raise ProjectError(f"the merge_filter of model {target.model.name} rendered to {len(rendered)} conditions",
+                               path=target.model.path, line=target.model.line, snippet=merge_filter,
+                               hint="make each macro in merge_filter return one condition (an @IF needs its else)")
+        merge_filter = rendered[0]
     return MergeRules(when_matched=getattr(kind, "when_matched", None), merge_filter=merge_filter)
 
 

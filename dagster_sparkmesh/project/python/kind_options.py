@@ -14,10 +14,10 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import (
     AUTO_RESTATEMENT_FIELDS, AUTO_RESTATEMENT_HINT, KIND_ALIASES, ModelKind, auto_restatement_message, kind_type,
 )
-from dagster_sparkmesh.model.merge_clauses import read_merge_filter, read_when_matched
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.python.options import Where, names
-from dagster_sparkmesh.project.sql.header_kind import parse_condition, spark_time_format
+from dagster_sparkmesh.project.sql.header_kind import spark_time_format
+from dagster_sparkmesh.project.sql.merge_properties import read_merge_filter, read_when_matched
 from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
 
 _KIND_ADAPTER: TypeAdapter[Any] = TypeAdapter(ModelKind)
@@ -32,9 +32,12 @@ _IGNORED_KIND_FIELDS = frozenset(
 )
 
 
-def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults, *, computed: bool = True) -> Any:
-    """``computed``: the model's function computes its rows (not ``is_sql``), so it must be materialized."""
-    raw = _kind_dict(raw_kind, where)
+def build_kind(
+    raw_kind: object, where: Where, defaults: ModelDefaults, *, computed: bool = True, dialect: str = "spark"
+) -> Any:
+    """``computed``: the model's function computes its rows (not ``is_sql``), so it must be materialized;
+    ``dialect``: the one its SQL is written in (``when_matched``, ``merge_filter``)."""
+    raw = {key: value for key, value in _kind_dict(raw_kind, where).items() if value is not None or key == "name"}
     raw["name"] = KIND_ALIASES.get(raw["name"], raw["name"])
     for field_name in ("unique_key", "columns"):
         if isinstance(raw.get(field_name), (str, list)):
@@ -46,7 +49,8 @@ def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults, *, compu
         del raw[ignored]
     for refused in AUTO_RESTATEMENT_FIELDS & raw.keys():
         raise where.error("kind", auto_restatement_message(refused), raw_kind, AUTO_RESTATEMENT_HINT)
-    _read_merge_clauses(raw, where, raw_kind)
+    _one_batch_at_a_time(raw, where, raw_kind)
+    _read_merge_clauses(raw, where, raw_kind, dialect)
     allowed = _KIND_NAMES - _NOT_FOR_PYTHON if computed else _KIND_NAMES
     if raw["name"] not in allowed:
         what = "a Python model that returns DataFrames" if raw["name"] in _KIND_NAMES else "sparkmesh"
@@ -60,15 +64,25 @@ def build_kind(raw_kind: object, where: Where, defaults: ModelDefaults, *, compu
         raise where.error("kind", f"{place}: {problem['msg']}" if place else problem["msg"], raw_kind, _KIND_HINT) from error
 
 
-def _read_merge_clauses(raw: dict[str, Any], where: Where, raw_kind: object) -> None:
+def _one_batch_at_a_time(raw: dict[str, Any], where: Where, raw_kind: object) -> None:
+    """SQLMesh's unique-key kind takes ``batch_concurrency`` 1 only (its default), as the SQL header does."""
+    if raw["name"] == "INCREMENTAL_BY_UNIQUE_KEY" and "batch_concurrency" in raw:
+        if raw.pop("batch_concurrency") != 1:
+            raise where.error("kind", "INCREMENTAL_BY_UNIQUE_KEY models run one batch at a time", raw_kind,
+                              "write batch_concurrency=1 or leave it out")
+
+
+def _read_merge_clauses(raw: dict[str, Any], where: Where, raw_kind: object, dialect: str) -> None:
     """``when_matched`` / ``merge_filter`` as SQL text (or sqlglot expressions, as SQLMesh takes them), checked."""
     for field_name, read in (("when_matched", read_when_matched), ("merge_filter", read_merge_filter)):
         value = raw.get(field_name)
         if value is None:
             continue
-        text = value.sql("spark") if isinstance(value, exp.Expression) else " ".join(value) if isinstance(value, list) else str(value)
-        error = lambda message, hint: where.error("kind", message, raw_kind, hint)  # noqa: E731
-        raw[field_name] = read(text, error) if field_name == "when_matched" else read(text, error, parse_condition)
+        if isinstance(value, exp.Expression):
+            text = value.sql(dialect)
+        else:
+            text = " ".join(value) if isinstance(value, list) else str(value)
+        raw[field_name] = read(text, dialect, lambda message, hint: where.error("kind", message, raw_kind, hint))
 
 
 def _kind_dict(raw_kind: object, where: Where) -> dict[str, Any]:
@@ -105,7 +119,8 @@ def model_kind(options: dict[str, Any], where: Where, defaults: ModelDefaults) -
     """The kind of a Python model from its ``@model`` options; the column names it writes into SQL are checked."""
     if "kind" in options and options["kind"] is None:
         raise where.error("kind", "kind=None is not a kind", None, "leave kind out for FULL, or name a kind")
-    kind = build_kind(options.get("kind", "FULL"), where, defaults, computed=not options.get("is_sql"))
+    dialect = str(options.get("dialect") or defaults.dialect or "spark").lower()
+    kind = build_kind(options.get("kind", "FULL"), where, defaults, computed=not options.get("is_sql"), dialect=dialect)
     partitioned_by = names("partitioned_by", options.get("partitioned_by"), where)
     _refuse_odd_column_names(where, _kind_columns(kind) + list(partitioned_by))
     return kind

@@ -334,7 +334,7 @@ def _setter(field_name: str, read: Callable[[Value], object]) -> Callable[[Model
 
 
 def _read_kind(header: ModelHeader, value: Value, dialect: str) -> None:
-    header.kind, header.kind_batch_size_written = read_kind(value)
+    header.kind, header.kind_batch_size_written = read_kind(value, dialect)
 
 
 def _lower_words(value: Value) -> tuple[str, ...]:

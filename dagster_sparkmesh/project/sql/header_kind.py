@@ -7,10 +7,6 @@ import json
 import re
 from collections.abc import Callable
 
-from sqlglot import exp
-
-from dagster_sparkmesh.macros import expansion, syntax
-from dagster_sparkmesh.model.merge_clauses import read_merge_filter, read_when_matched
 from dagster_sparkmesh.model.kinds import (
     AUTO_RESTATEMENT_FIELDS,
     AUTO_RESTATEMENT_HINT,
@@ -31,6 +27,7 @@ from dagster_sparkmesh.model.kinds import (
     ViewKind,
 )
 from dagster_sparkmesh.project.sql.header_values import Value
+from dagster_sparkmesh.project.sql.merge_properties import read_merge_filter, read_when_matched
 from dagster_sparkmesh.records import Record
 
 _KIND = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?$", re.DOTALL)
@@ -133,16 +130,6 @@ def _only_one_batch_at_a_time(value: Value) -> Fields:
     return {}
 
 
-def parse_condition(text: str) -> exp.Expression:
-    """A condition that may call macros, each macro variable as NULL (what it reads is checked, not its value)."""
-    [condition] = expansion.parse(text, "spark", syntax.Source(None))
-
-    def unmacro(node: exp.Expression) -> exp.Expression:
-        return exp.null() if isinstance(node, exp.Column) and node.name.startswith(syntax.VARIABLE) else node
-
-    return condition.transform(unmacro)
-
-
 def _name(value: Value) -> str:
     return value.word().lower()
 
@@ -201,8 +188,6 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
         {
             "unique_key": _field("unique_key", _names),
             "batch_concurrency": _only_one_batch_at_a_time,
-            "when_matched": _field("when_matched", lambda value: read_when_matched(value.text, value.error)),
-            "merge_filter": _field("merge_filter", lambda value: read_merge_filter(value.text, value.error, parse_condition)),
             **_INCREMENTAL_COMMON,
         },
         ("unique_key",),
@@ -277,7 +262,16 @@ _REFUSED_KINDS = {
 _MODEL_NAME = re.compile(r"[(,]\s*name\s+([A-Za-z0-9_.`\"]+)", re.IGNORECASE)
 
 
-def read_kind(value: Value) -> tuple[Record, bool]:
+# Properties whose SQL is read in the model's dialect (then kept as Spark SQL), by kind.
+_IN_DIALECT: dict[str, dict[str, Callable[[Value, str], Fields]]] = {
+    "INCREMENTAL_BY_UNIQUE_KEY": {
+        "when_matched": lambda value, dialect: {"when_matched": read_when_matched(value.text, dialect, value.error)},
+        "merge_filter": lambda value, dialect: {"merge_filter": read_merge_filter(value.text, dialect, value.error)},
+    },
+}
+
+
+def read_kind(value: Value, dialect: str = "spark") -> tuple[Record, bool]:
     """The kind record, and whether ``batch_size`` was written (else the project default applies)."""
     match = _KIND.match(value.text)
     if not match:
@@ -294,11 +288,15 @@ def read_kind(value: Value) -> tuple[Record, bool]:
     fields: Fields = {}
     if match.group(2):
         for item in value.sub(match.start(2), match.end(2)).items():
-            fields.update(_kind_property(name, item, readers))
+            fields.update(_kind_property(name, item, {**readers, **_in_dialect(name, dialect)}))
     missing = [prop for prop in required if prop not in fields]
     if missing:
         raise value.error(f"kind {name} needs {missing[0]}", f"write kind {name} ({missing[0]} <value>)")
     return record(**fields), "batch_size" in fields
+
+
+def _in_dialect(kind: str, dialect: str) -> dict[str, PropertyReader]:
+    return {key: (lambda value, read=read: read(value, dialect)) for key, read in _IN_DIALECT.get(kind, {}).items()}
 
 
 def _model_of(value: Value) -> str:
