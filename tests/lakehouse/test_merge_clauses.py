@@ -5,11 +5,16 @@ rows; Iceberg's or Delta's MERGE is the referee."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from dagster_sparkmesh.engine.lakehouse_tables import merge_by_key
+from dagster_sparkmesh.execution.apply import apply_plan
+from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.model.merge_clauses import MergeRules
 from dagster_sparkmesh.project.sql.merge_properties import read_when_matched
+from tests.lakehouse.conftest import format_project
 
 pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
 
@@ -36,7 +41,7 @@ CASES = {
     "filter_and_clauses": MergeRules(
         merge_filter="target.amount < 40",
         when_matched=read_when_matched("WHEN MATCHED AND source.amount > 0 THEN UPDATE SET target.name = source.name",
-                                       _refused),
+                                       "spark", _refused),
     ),
 }
 
@@ -56,3 +61,29 @@ def test_a_plain_table_ends_with_the_rows_sparks_merge_into_leaves(engine, schem
 
     assert rows(plain) == rows(refereed)
     assert rows(plain) != sorted(spark.sql(HELD).collect(), key=lambda row: tuple(str(v) for v in row))
+
+
+def test_a_lakehouse_models_runs_merge_through_its_clauses_and_rendered_filter(
+    tmp_path, table_format, clean_catalog, spark, make_context
+):
+    # The model and days of tests/execution/test_merge_clauses.py, in the format: the same rows at the end.
+    from tests.execution.test_merge_clauses import MODEL
+
+    source = ("mc_src.events", "SELECT 1 AS id, 'a' AS name, 10 AS amount, DATE'2024-01-01' AS seen_at UNION ALL "
+              "SELECT 2, 'b', 20, DATE'2024-01-01' UNION ALL SELECT 3, 'c', 30, DATE'2024-01-01'",
+              "id: int, name: string, amount: int, seen_at: date")
+    project = format_project(spark, tmp_path / "merges", table_format, source, {"latest.sql": MODEL})
+    days = [
+        (datetime(2024, 1, 2), None),
+        (datetime(2024, 1, 3), "(1, 'a2', 11, DATE'2024-01-02'), (2, 'b', -1, DATE'2024-01-02'), (5, 'e', 50, DATE'2024-01-02')"),
+        (datetime(2024, 1, 4), "(1, 'a3', 12, DATE'2024-01-03'), (3, 'c3', 33, DATE'2024-01-03')"),
+    ]
+    for clock, arriving in days:
+        if arriving:
+            spark.sql(f"INSERT INTO mc_src.events VALUES {arriving}")
+        ctx = make_context(project, clock=clock)
+        apply_plan(ctx, plan_for(ctx, None, clock))
+    rows = spark.sql("SELECT id, name, amount, CAST(seen_at AS STRING) FROM mc.latest ORDER BY id, seen_at").collect()
+    assert [tuple(row) for row in rows] == [
+        (1, "a", 12, "2024-01-03"), (3, "c", 30, "2024-01-01"), (3, "c3", 33, "2024-01-03"), (5, "e", 50, "2024-01-02"),
+    ]
