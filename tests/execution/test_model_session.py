@@ -147,3 +147,23 @@ def test_a_set_statement_sets_the_key_as_written(spark, mini_project, make_conte
     apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
     assert [tuple(r) for r in spark.sql("SELECT threshold, sort FROM shop.joins").collect()] == [("-1", "FALSE")]
     assert [spark.conf.get(key, None) for key in keys] == before
+
+
+def test_model_defaults_session_properties_reach_every_model_under_its_own(spark, mini_project, make_context):
+    # SQLMesh's model_defaults.session_properties: merged key by key, the model's own over the project's.
+    config = mini_project / "config.yaml"
+    config.write_text(config.read_text() + "  session_properties:\n    spark.sql.ansi.enabled: false\n"
+                      "    spark.sql.shuffle.partitions: 5\n")
+    (mini_project / "models" / "defaulted_cast.sql").write_text(
+        "MODEL (name shop.defaulted_cast, kind FULL, session_properties ('spark.sql.shuffle.partitions' = 3));\n"
+        "SELECT CAST('not a number' AS INT) AS n, '${spark.sql.shuffle.partitions}' AS partitions\n")
+    (mini_project / "models" / "settings_seen.py").write_text(SESSION_MODEL.replace(
+        '    session_properties={"spark.sql.shuffle.partitions": 7},\n', ""))
+    ctx = make_context(mini_project)
+    assert ctx.project.models["shop.defaulted_cast"].session_properties == (
+        ("spark.sql.ansi.enabled", "false"), ("spark.sql.shuffle.partitions", "3"),
+    )
+    apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
+    # Without the project's ANSI setting the cast fails the write (Spark's default); with it, NULL.
+    assert [tuple(r) for r in spark.sql("SELECT n, partitions FROM shop.defaulted_cast").collect()] == [(None, "3")]
+    assert spark.sql("SELECT partitions FROM shop.settings_seen").collect()[0][0] == "5"  # a Python model too

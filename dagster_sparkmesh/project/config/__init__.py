@@ -52,6 +52,8 @@ class ModelDefaults(Record):
     storage_format: str | None = None
     physical_properties: tuple[tuple[str, str], ...] = ()
     """(key, value) table properties of every lakehouse table, under each model's own (``Model``)."""
+    session_properties: tuple[tuple[str, str], ...] = ()
+    """(key, value) Spark settings every model runs with, under each model's own (as SQLMesh merges them)."""
 
 
 class SparkConnection(Record):

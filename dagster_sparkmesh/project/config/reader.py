@@ -172,11 +172,11 @@ class ConfigReader:
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
         known = ("dialect", "start", "cron", "cron_tz", "interval_unit", "allow_partials", "owner", "batch_size", "table_format",
-                 "storage_format", "physical_properties")
+                 "storage_format", "physical_properties", "session_properties")
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
-            if key == "physical_properties":
-                fields[key] = self._properties(value_node)
+            if key in ("physical_properties", "session_properties"):
+                fields[key] = self._properties(value_node, key)
             elif key in IGNORED_MODEL_DEFAULTS:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
@@ -191,11 +191,11 @@ class ConfigReader:
             self._check_default(key, fields.get(key), value_node)
         return self._build(ModelDefaults, fields, node)  # type: ignore[return-value]
 
-    def _properties(self, node: yaml.Node) -> tuple[tuple[str, str], ...]:
+    def _properties(self, node: yaml.Node, key: str) -> tuple[tuple[str, str], ...]:
         value = self._value(node)
         if not isinstance(value, dict) or any(isinstance(item, (dict, list)) for item in value.values()):
-            raise self._error(node, "model_defaults.physical_properties must map keys to single values",
-                              "write physical_properties: {write.format.default: parquet}")
+            example = "write.format.default: parquet" if key == "physical_properties" else "spark.sql.ansi.enabled: false"
+            raise self._error(node, f"model_defaults.{key} must map keys to single values", f"write {key}: {{{example}}}")
         return tuple((str(key), property_text(item)) for key, item in value.items())
 
     def _check_default(self, key: str, value: object, node: yaml.Node) -> None:

@@ -36,6 +36,7 @@ from dagster_sparkmesh.project.externals import normalize_table_name
 from dagster_sparkmesh.project.python.audits import audits
 from dagster_sparkmesh.project.python.blueprints import Blueprint, expand
 from dagster_sparkmesh.project.python.dependencies import model_dependencies
+from dagster_sparkmesh.model.table_formats import merged_properties
 from dagster_sparkmesh.project.python.kind_options import model_kind
 from dagster_sparkmesh.project.python.options import IGNORED_ARGUMENTS, SUPPORTED_ARGUMENTS, Where
 from dagster_sparkmesh.project.python.sql_models import project_default_catalog, project_variables, query_of
@@ -160,7 +161,9 @@ def _build_model(
         columns=python_model_options.columns(options.get("columns"), where, dialect),
         audits=audits(options.get("audits"), where),
         signals=signal_calls(options.get("signals"), path=path, line=spec.line),
-        session_properties=python_model_options.session_properties(options.get("session_properties"), where),
+        session_properties=merged_properties(
+            defaults.session_properties, python_model_options.session_properties(options.get("session_properties"), where)
+        ),
         on_virtual_update=python_model_options.statements(
             "on_virtual_update", options.get("on_virtual_update"), where, dialect
         ),

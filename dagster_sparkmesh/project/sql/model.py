@@ -174,7 +174,7 @@ def _parse_model_file(
             header.storage_format or defaults.storage_format,
             merged_properties(defaults.physical_properties, header.physical_properties),
         ),
-        session_properties=header.session_properties,
+        session_properties=merged_properties(defaults.session_properties, header.session_properties),
         columns=header.columns,
         column_descriptions=header.column_descriptions,
         audits=header.audits,
