@@ -167,3 +167,31 @@ def test_model_defaults_session_properties_reach_every_model_under_its_own(spark
     # Without the project's ANSI setting the cast fails the write (Spark's default); with it, NULL.
     assert [tuple(r) for r in spark.sql("SELECT n, partitions FROM shop.defaulted_cast").collect()] == [(None, "3")]
     assert spark.sql("SELECT partitions FROM shop.settings_seen").collect()[0][0] == "5"  # a Python model too
+
+
+def test_model_defaults_statements_run_before_each_models_own(spark, mini_project, make_context):
+    # SQLMesh's model_defaults.pre_statements / post_statements / on_virtual_update: put before each model's own
+    # (SQL and Python models), parsed in the model's dialect with its macros.
+    config = mini_project / "config.yaml"
+    config.write_text(config.read_text() + (
+        "  pre_statements:\n    - CREATE TABLE IF NOT EXISTS default.calls (model STRING, stage STRING) USING parquet\n"
+        "    - INSERT INTO default.calls SELECT 'project', 'pre'\n"
+        "  post_statements: [\"INSERT INTO default.calls SELECT 'project', 'post'\"]\n"
+        "  on_virtual_update: [\"INSERT INTO default.calls SELECT 'project', 'virtual'\"]\n"))
+    (mini_project / "models" / "with_own.sql").write_text(
+        "MODEL (name shop.with_own, kind FULL);\n"
+        "INSERT INTO default.calls VALUES ('own', 'pre');\n"
+        "SELECT 1 AS n;\n"
+        "INSERT INTO default.calls VALUES ('own', 'post');\n")
+    (mini_project / "models" / "settings_seen.py").write_text(SESSION_MODEL)
+    ctx = make_context(mini_project)
+    sql_model, python_model = ctx.project.models["shop.with_own"], ctx.project.models["shop.settings_seen"]
+    assert len(sql_model.pre_statements) == len(sql_model.post_statements) + 1 == 3
+    assert sql_model.pre_statements[-1].endswith("('own', 'pre')")  # the model's own after the project's
+    assert len(python_model.pre_statements) == 2 and len(python_model.on_virtual_update) == 4
+    apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
+    calls = sorted(tuple(r) for r in spark.sql("SELECT model, stage FROM default.calls").collect())
+    assert ("own", "post") in calls and ("own", "pre") in calls
+    stages = [stage for source, stage in calls if source == "project"]
+    assert stages.count("pre") == stages.count("post") >= len(ctx.project.models) - 1  # (each write; the seed too)
+    assert stages.count("virtual") >= 2

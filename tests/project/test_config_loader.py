@@ -135,6 +135,8 @@ def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
         ("model_defaults:\n  interval_unit: week\n", 2, "unknown interval_unit 'week'", "five_minute"),
         ("model_defaults:\n  allow_partials: often\n", 2, "allow_partials must be true or false", "allow_partials: true"),
         ("model_defaults:\n  cron_tz: Pacific/Nowhere\n", 2, "unknown cron_tz 'Pacific/Nowhere'", "IANA time zone"),
+        ("model_defaults:\n  pre_statements: {a: 1}\n", 2, "model_defaults.pre_statements must be a list of SQL statements",
+         "pre_statements: ['SET x = 1']"),
         ("model_defaults:\n  session_properties: [ansi]\n", 2, "model_defaults.session_properties must map keys to single values",
          "spark.sql.ansi.enabled"),
         ("gateways:\n  local:\n    connection:\n      type: sprak\n", 4, "connection type 'sprak' is not supported", "type: spark"),

@@ -53,6 +53,10 @@ class ModelDefaults(Record):
     physical_properties: tuple[tuple[str, str], ...] = ()
     """(key, value) table properties of every lakehouse table, under each model's own (``Model``)."""
     session_properties: tuple[tuple[str, str], ...] = ()
+    pre_statements: tuple[str, ...] = ()
+    """SQL statements run before every model's own (as SQLMesh puts them first), in the model's dialect."""
+    post_statements: tuple[str, ...] = ()
+    on_virtual_update: tuple[str, ...] = ()
     """(key, value) Spark settings every model runs with, under each model's own (as SQLMesh merges them)."""
 
 

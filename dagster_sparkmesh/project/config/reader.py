@@ -45,6 +45,9 @@ _NO_DIALECT = ("model_defaults.dialect is not set (SQLMesh requires it): models 
                "'model_defaults: {dialect: spark}' (or the dialect your models are written in)")
 
 
+_DEFAULT_STATEMENTS = ("pre_statements", "post_statements", "on_virtual_update")
+
+
 class ConfigReader:
     """Walks the composed YAML tree; holds the file path and the warnings collected on the way."""
 
@@ -172,11 +175,13 @@ class ConfigReader:
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
         known = ("dialect", "start", "cron", "cron_tz", "interval_unit", "allow_partials", "owner", "batch_size", "table_format",
-                 "storage_format", "physical_properties", "session_properties")
+                 "storage_format", "physical_properties", "session_properties", *_DEFAULT_STATEMENTS)
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
             if key in ("physical_properties", "session_properties"):
                 fields[key] = self._properties(value_node, key)
+            elif key in _DEFAULT_STATEMENTS:
+                fields[key] = self._statements(value_node, key)
             elif key in IGNORED_MODEL_DEFAULTS:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
@@ -190,6 +195,13 @@ class ConfigReader:
                 raise self._unknown(key, key_node, list(known), "model_defaults")
             self._check_default(key, fields.get(key), value_node)
         return self._build(ModelDefaults, fields, node)  # type: ignore[return-value]
+
+    def _statements(self, node: yaml.Node, key: str) -> tuple[str, ...]:
+        value = self._value(node)
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
+            raise self._error(node, f"model_defaults.{key} must be a list of SQL statements", f"write {key}: ['SET x = 1']")
+        return tuple(items)
 
     def _properties(self, node: yaml.Node, key: str) -> tuple[tuple[str, str], ...]:
         value = self._value(node)

@@ -20,7 +20,7 @@ IGNORED_PLAN_KEYS = frozenset(
 IGNORED_MODEL_DEFAULTS = frozenset(
     """kind virtual_properties on_destructive_change
     on_additive_change audits optimize_query enabled formatting
-    validate_query pre_statements post_statements""".split()
+    validate_query""".split()
 )
 # The other engines SQLMesh connects to: a gateway of theirs is left out with a warning, so the project loads
 # unchanged; any other connection type is most likely a typo of "spark" and stays an error.

@@ -164,8 +164,8 @@ def _build_model(
         session_properties=merged_properties(
             defaults.session_properties, python_model_options.session_properties(options.get("session_properties"), where)
         ),
-        on_virtual_update=python_model_options.statements(
-            "on_virtual_update", options.get("on_virtual_update"), where, dialect
+        on_virtual_update=_statements(
+            "on_virtual_update", options, defaults, where, dialect
         ),
         **code(loaded, function, blueprint, where, dialect, defaults),
         **python_model_options.scalar_options(options, where, defaults),
@@ -185,8 +185,8 @@ def _function_fields(
         # Its own name stays: the loader turns it into ``depends_on_self`` (a table to create before the first run).
         "depends_on": model_dependencies(function, loaded.module, loaded.tree, options.get("depends_on"), where.path,
                                          where.line),
-        "pre_statements": python_model_options.statements("pre_statements", options.get("pre_statements"), where, dialect),
-        "post_statements": python_model_options.statements("post_statements", options.get("post_statements"), where, dialect),
+        "pre_statements": _statements("pre_statements", options, defaults, where, dialect),
+        "post_statements": _statements("post_statements", options, defaults, where, dialect),
     }
 
 
@@ -207,11 +207,19 @@ def _query_fields(
         "source": "sql",
         "query": parts.query,
         "depends_on": parts.references | declared_names,
-        "pre_statements": python_model_options.statements("pre_statements", options.get("pre_statements"), where, dialect)
-        + parts.pre_statements,
-        "post_statements": parts.post_statements
-        + python_model_options.statements("post_statements", options.get("post_statements"), where, dialect),
+        "pre_statements": _statements("pre_statements", options, defaults, where, dialect) + parts.pre_statements,
+        "post_statements": _statements("post_statements", options, defaults, where, dialect, after=parts.post_statements),
     }
+
+
+def _statements(
+    argument: str, options: dict[str, Any], defaults: ModelDefaults, where: Where, dialect: str, after: tuple[str, ...] = ()
+) -> tuple[str, ...]:
+    """``model_defaults``' statements of this kind, then the model's own (``after``: the ones its query put last,
+    before the ``@model`` argument's)."""
+    inherited = python_model_options.statements(argument, list(getattr(defaults, argument)) or None, where, dialect)
+    own = python_model_options.statements(argument, options.get(argument), where, dialect)
+    return inherited + (after + own if argument == "post_statements" else own)
 
 
 def _model_name(name: object, line: int, path: Path) -> str:

@@ -137,9 +137,16 @@ def _parse_model_file(
         for statement in _parse_statements(body, path, evaluator)
     ]
     on_virtual_update = _parse_statements(virtual_update_text, path, evaluator) if virtual_update_text else []
-    for statement in [*statements, *on_virtual_update]:
+    default_pre, default_post, default_virtual_update = (
+        [with_spark_equivalents(without_catalog(statement, default_catalog), dialect=dialect)
+         for statement in _default_statements(texts, path, evaluator)]
+        for texts in (defaults.pre_statements, defaults.post_statements, defaults.on_virtual_update)
+    )
+    on_virtual_update = [*default_virtual_update, *on_virtual_update]
+    for statement in [*statements, *on_virtual_update, *default_pre, *default_post]:
         check_runs_on_spark(statement, dialect=dialect, path=path, body=model_file.body)
     pre, query, post = _split_statements(statements, kind, path, body, model_file.line)
+    pre, post = [*default_pre, *pre], [*default_post, *post]
     references = query_references(query, model_file.body) if query is not None else []
     references += [TableReference(name=name, line=line) for name, line in header.depends_on]
     model = Model(
@@ -185,6 +192,12 @@ def _parse_model_file(
     _check_interval_unit(model)
     audits = read_inline_audits(path, audits_text) if audits_text is not None else ()
     return ParsedSqlModel(model=model, references=unique_references(references), audits=audits)
+
+
+def _default_statements(texts: tuple[str, ...], path: Path, evaluator: MacroEvaluator) -> list[exp.Expression]:
+    """``model_defaults``' statements, parsed for this model (its dialect, its macros), put before its own as
+    SQLMesh puts them."""
+    return [statement for text in texts for statement in _parse_statements(text, path, evaluator)]
 
 
 def _check_interval_unit(model: Model) -> None:
