@@ -94,7 +94,7 @@ def test_sqlmesh_config_is_read(tmp_path):
 def test_sqlmesh_keys_that_do_not_apply_are_warnings(tmp_path):
     warnings = load_config(write(tmp_path, SQLMESH_CONFIG)).warnings
     text = "\n".join(warnings)
-    for key in ("'project'", "'ui'", "'format'", "connection.catalog", "model_defaults.kind"):
+    for key in ("'project'", "'ui'", "'format'", "connection.catalog"):
         assert key in text
     duckdb = next(w for w in warnings if "duckdb" in w)
     assert "default SQLite state is used" in duckdb and "config.yaml:24" in duckdb
@@ -135,6 +135,7 @@ def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
         ("model_defaults:\n  interval_unit: week\n", 2, "unknown interval_unit 'week'", "five_minute"),
         ("model_defaults:\n  allow_partials: often\n", 2, "allow_partials must be true or false", "allow_partials: true"),
         ("model_defaults:\n  cron_tz: Pacific/Nowhere\n", 2, "unknown cron_tz 'Pacific/Nowhere'", "IANA time zone"),
+        ("model_defaults:\n  kind: FULLL\n", 2, "model_defaults.kind 'FULLL' is not a model kind", "kind: FULL"),
         ("model_defaults:\n  pre_statements: {a: 1}\n", 2, "model_defaults.pre_statements must be a list of SQL statements",
          "pre_statements: ['SET x = 1']"),
         ("model_defaults:\n  session_properties: [ansi]\n", 2, "model_defaults.session_properties must map keys to single values",
@@ -170,6 +171,12 @@ def test_model_defaults_allow_partials_is_read(tmp_path):
     as_text = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  allow_partials: 'False'\n"))
     assert as_text.config.model_defaults.allow_partials is False  # SQLMesh's str | bool
     assert not any("allow_partials" in warning for warning in loaded.warnings)  # read, not ignored
+
+
+def test_model_defaults_kind_is_read_as_header_text(tmp_path):
+    loaded = load_config(write(tmp_path, "model_defaults:\n  kind:\n    name: INCREMENTAL_BY_TIME_RANGE\n    time_column: ds\n"))
+    assert loaded.config.model_defaults.kind == "INCREMENTAL_BY_TIME_RANGE (time_column ds)"
+    assert load_config(write(tmp_path, "model_defaults:\n  kind: full\n")).config.model_defaults.kind == "full"
 
 
 def test_model_defaults_cron_tz_is_read(tmp_path):

@@ -378,6 +378,16 @@ def test_merge_clauses_are_read_in_the_models_dialect_with_sqlmeshs_other_aliase
     assert kind.merge_filter == "target.day >= DATE_FORMAT(source.ts, 'yyyy-MM-dd')"  # DuckDB's function, in Spark
 
 
+def test_model_defaults_kind_is_the_kind_of_models_whose_header_names_none():
+    defaults = ModelDefaults(kind="INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 3)")
+    defaulted = parse("MODEL (name db.m); SELECT 1 AS ds", defaults=defaults).model.kind
+    assert (defaulted.name, defaulted.time_column, defaulted.batch_size) == ("INCREMENTAL_BY_TIME_RANGE", "ds", 3)
+    assert parse("MODEL (name db.v, kind VIEW); SELECT 1 AS ds", defaults=defaults).model.kind.name == "VIEW"
+    assert parse("MODEL (name db.m); SELECT 1 AS ds").model.kind.name == "VIEW"  # SQLMesh's default
+    with pytest.raises(ProjectError, match="model_defaults.kind 'INCREMENTAL_BY_TIME_RANGE'"):
+        parse("MODEL (name db.m); SELECT 1 AS ds", defaults=ModelDefaults(kind="INCREMENTAL_BY_TIME_RANGE"))
+
+
 def test_a_unit_longer_than_the_cron_loads_with_allow_partials():
     parsed = parse("MODEL (name db.m, cron '@hourly', interval_unit day, allow_partials true); SELECT 1 AS ds")
     assert (parsed.model.interval_unit, parsed.model.allow_partials) == ("day", True)

@@ -35,6 +35,7 @@ from dagster_sparkmesh.project.config.values import postgres_url as _postgres_ur
 from dagster_sparkmesh.project.config.values import spark_conf_text as _spark_conf_text
 from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
 from dagster_sparkmesh.model.dialects import is_known_dialect
+from dagster_sparkmesh.model.kinds import KIND_ALIASES, KindBase, kind_type
 from dagster_sparkmesh.model.cron_zones import read_cron_tz
 from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
 from dagster_sparkmesh.model.table_formats import property_text
@@ -175,13 +176,15 @@ class ConfigReader:
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
         known = ("dialect", "start", "cron", "cron_tz", "interval_unit", "allow_partials", "owner", "batch_size", "table_format",
-                 "storage_format", "physical_properties", "session_properties", *_DEFAULT_STATEMENTS)
+                 "storage_format", "physical_properties", "session_properties", "kind", *_DEFAULT_STATEMENTS)
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
             if key in ("physical_properties", "session_properties"):
                 fields[key] = self._properties(value_node, key)
             elif key in _DEFAULT_STATEMENTS:
                 fields[key] = self._statements(value_node, key)
+            elif key == "kind":
+                fields[key] = self._kind(value_node)
             elif key in IGNORED_MODEL_DEFAULTS:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
@@ -195,6 +198,18 @@ class ConfigReader:
                 raise self._unknown(key, key_node, list(known), "model_defaults")
             self._check_default(key, fields.get(key), value_node)
         return self._build(ModelDefaults, fields, node)  # type: ignore[return-value]
+
+    def _kind(self, node: yaml.Node) -> str:
+        """``FULL``, ``INCREMENTAL_BY_TIME_RANGE (time_column ds)`` or ``{name: ..., time_column: ds}``, as header
+        text; its properties are read with each model that takes it (in its dialect)."""
+        value = self._value(node)
+        if isinstance(value, dict):
+            properties = ", ".join(f"{key} {item}" for key, item in value.items() if key != "name")
+            value = f"{value.get('name')} ({properties})" if properties else str(value.get("name"))
+        name = str(value).split("(")[0].strip().upper()
+        if not isinstance(value, str) or kind_type(KIND_ALIASES.get(name, name)) is KindBase:
+            raise self._error(node, f"model_defaults.kind {value!r} is not a model kind", "write kind: FULL (or VIEW, ...)")
+        return value.strip()
 
     def _statements(self, node: yaml.Node, key: str) -> tuple[str, ...]:
         value = self._value(node)

@@ -18,7 +18,7 @@ IGNORED_PLAN_KEYS = frozenset(
     always_recreate_environment""".split()
 )
 IGNORED_MODEL_DEFAULTS = frozenset(
-    """kind virtual_properties on_destructive_change
+    """virtual_properties on_destructive_change
     on_additive_change audits optimize_query enabled formatting
     validate_query""".split()
 )

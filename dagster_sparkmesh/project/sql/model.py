@@ -36,6 +36,7 @@ from dagster_sparkmesh.macros.evaluator import MacroEvaluator
 from dagster_sparkmesh.macros.header import expand_value
 from dagster_sparkmesh.macros.registry import UserMacros
 from dagster_sparkmesh.macros.syntax import Source
+from dagster_sparkmesh.project.sql.header_kind import read_kind
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.project.sql.references import TableReference, query_references, unique_references
 from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark, with_spark_equivalents
@@ -127,8 +128,8 @@ def _parse_model_file(
             snippet=sql_text.line_at(text, text.lower().find("model")),
             hint="add: name schema.table",
         )
-    kind = _kind_with_defaults(header, defaults)
     dialect = header.dialect or defaults.dialect
+    kind = _kind_with_defaults(header, defaults, path, dialect)
     evaluator.dialect = dialect
     body, audits_text = _split_inline_audits(model_file.body)
     body, virtual_update_text = split_virtual_update(body, path)
@@ -227,9 +228,16 @@ def _split_inline_audits(body: str) -> tuple[str, str | None]:
     return body[:start] + sql_text.blank(body[start:]), sql_text.blank(body[:start]) + body[start:]
 
 
-def _kind_with_defaults(header: ModelHeader, defaults: ModelDefaults) -> ModelKind:
+def _kind_with_defaults(header: ModelHeader, defaults: ModelDefaults, path: Path, dialect: str) -> ModelKind:
     kind: ModelKind = header.kind or ViewKind()  # type: ignore[assignment]
-    if kind.incremental_by_interval and not header.kind_batch_size_written and defaults.batch_size:
+    batch_size_written = header.kind_batch_size_written
+    if header.kind is None and defaults.kind:  # SQLMesh's model_defaults.kind
+        try:
+            kind, batch_size_written = read_kind(Value(defaults.kind, 0, defaults.kind, path), dialect)  # type: ignore[assignment]
+        except ProjectError as error:
+            raise ProjectError(f"model_defaults.kind {defaults.kind!r}: {error.message}", path=path,
+                               hint=error.hint or "fix model_defaults.kind in config.yaml") from None
+    if kind.incremental_by_interval and not batch_size_written and defaults.batch_size:
         kind = kind.model_copy(update={"batch_size": defaults.batch_size})
     return kind
 
