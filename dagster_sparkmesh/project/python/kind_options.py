@@ -66,7 +66,7 @@ def build_kind(
 
 def _one_batch_at_a_time(raw: dict[str, Any], where: Where, raw_kind: object) -> None:
     """SQLMesh's unique-key kind takes ``batch_concurrency`` 1 only (its default), as the SQL header does."""
-    if raw["name"] == "INCREMENTAL_BY_UNIQUE_KEY" and "batch_concurrency" in raw:
+    if kind_type(raw["name"]).upserts and "batch_concurrency" in raw:
         if raw.pop("batch_concurrency") != 1:
             raise where.error("kind", "INCREMENTAL_BY_UNIQUE_KEY models run one batch at a time", raw_kind,
                               "write batch_concurrency=1 or leave it out")
