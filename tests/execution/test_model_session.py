@@ -3,6 +3,9 @@ view points at a new table (``@this_model`` = the view), on Spark."""
 
 from datetime import datetime
 
+import pytest
+
+from dagster_sparkmesh.errors import AuditFailure, SparkMeshError
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
 
@@ -189,9 +192,21 @@ def test_model_defaults_statements_run_before_each_models_own(spark, mini_projec
     assert len(sql_model.pre_statements) == len(sql_model.post_statements) + 1 == 3
     assert sql_model.pre_statements[-1].endswith("('own', 'pre')")  # the model's own after the project's
     assert len(python_model.pre_statements) == 2 and len(python_model.on_virtual_update) == 4
+    ctx.max_workers = 1  # (every model inserts into the one table: Spark's parquet inserts must not overlap)
     apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
     calls = sorted(tuple(r) for r in spark.sql("SELECT model, stage FROM default.calls").collect())
     assert ("own", "post") in calls and ("own", "pre") in calls
     stages = [stage for source, stage in calls if source == "project"]
     assert stages.count("pre") == stages.count("post") >= len(ctx.project.models) - 1  # (each write; the seed too)
     assert stages.count("virtual") >= 2
+
+
+def test_model_defaults_audits_run_for_every_model(spark, mini_project, make_context):
+    # SQLMesh's model_defaults.audits: each model runs them (blocking, as built-in audits are).
+    config = mini_project / "config.yaml"
+    config.write_text(config.read_text() + "  audits: ['number_of_rows(threshold := 1000000)']\n")
+    ctx = make_context(mini_project)
+    assert all(model.audits[0].name == "number_of_rows" for model in ctx.project.models.values())
+    with pytest.raises(SparkMeshError) as failed:
+        apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3)))
+    assert isinstance(failed.value.__cause__, AuditFailure) and "blocking audit number_of_rows" in str(failed.value)

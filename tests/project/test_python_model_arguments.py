@@ -17,11 +17,11 @@ HEADER = "from sqlmesh import model\nfrom sqlmesh.core.model.kind import *\nNAME
 BODY = "def execute(context, start, end, execution_time, **kwargs):\n    {body}\n"
 
 
-def _load(tmp_path: Path, arguments: str, body: str = "return None"):
+def _load(tmp_path: Path, arguments: str, body: str = "return None", defaults: ModelDefaults = DEFAULTS):
     path = tmp_path / "models" / "m.py"
     path.parent.mkdir(exist_ok=True)
     path.write_text(HEADER + f'@model("db.m", {arguments})\n' + BODY.format(body=body))
-    return load_python_model(path, DEFAULTS)
+    return load_python_model(path, defaults)
 
 
 @pytest.mark.parametrize(
@@ -226,6 +226,12 @@ def test_when_matched_and_merge_filter_are_read_from_the_kind(tmp_path: Path) ->
         _load(tmp_path, "kind=dict(name='INCREMENTAL_BY_TIME_RANGE', time_column='ds', batch_concurrency=0)")
     unset = _load(tmp_path, "kind=dict(name='INCREMENTAL_BY_TIME_RANGE', time_column='ds', auto_restatement_cron=None)")
     assert unset.kind.time_column == "ds"
+
+
+def test_model_defaults_audits_and_enabled_reach_python_models(tmp_path: Path) -> None:
+    defaults = ModelDefaults(audits=("not_null(columns := [id])",), enabled=False)
+    loaded = _load(tmp_path, "audits=['number_of_rows(threshold := 1)']", defaults=defaults)
+    assert [call.name for call in loaded.audits] == ["not_null", "number_of_rows"] and loaded.enabled is False
 
 
 def test_cron_tz_is_read_and_utc_is_none(tmp_path: Path) -> None:

@@ -378,6 +378,17 @@ def test_merge_clauses_are_read_in_the_models_dialect_with_sqlmeshs_other_aliase
     assert kind.merge_filter == "target.day >= DATE_FORMAT(source.ts, 'yyyy-MM-dd')"  # DuckDB's function, in Spark
 
 
+def test_model_defaults_audits_come_before_the_models_own_and_enabled_is_the_default():
+    defaults = ModelDefaults(audits=("not_null(columns := [id])", "unique_values(columns := (id))"), enabled=False)
+    model = parse("MODEL (name db.m, audits (number_of_rows(threshold := 1))); SELECT 1 AS id", defaults=defaults).model
+    assert [(call.name, call.args) for call in model.audits] == [
+        ("not_null", (("columns", "(id)"),)), ("unique_values", (("columns", "(id)"),)),
+        ("number_of_rows", (("threshold", "1"),)),
+    ]
+    assert model.enabled is False  # the project's default
+    assert parse("MODEL (name db.m, enabled true); SELECT 1 AS id", defaults=defaults).model.enabled is True
+
+
 def test_model_defaults_kind_is_the_kind_of_models_whose_header_names_none():
     defaults = ModelDefaults(kind="INCREMENTAL_BY_TIME_RANGE (time_column ds, batch_size 3)")
     defaulted = parse("MODEL (name db.m); SELECT 1 AS ds", defaults=defaults).model.kind

@@ -53,6 +53,9 @@ class ModelDefaults(Record):
     physical_properties: tuple[tuple[str, str], ...] = ()
     """(key, value) table properties of every lakehouse table, under each model's own (``Model``)."""
     session_properties: tuple[tuple[str, str], ...] = ()
+    enabled: bool = True
+    audits: tuple[str, ...] = ()
+    """Audit calls every model runs before its own (``not_null(columns := [id])``), as SQLMesh adds them."""
     kind: str | None = None
     """The kind of SQL models whose header names none, as a header writes it (``FULL``, ``INCREMENTAL_BY_TIME_RANGE
     (time_column ds)``); None: VIEW, SQLMesh's default."""

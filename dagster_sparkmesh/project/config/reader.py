@@ -30,12 +30,11 @@ from dagster_sparkmesh.project.config.sqlmesh_keys import (
     IGNORED_SPARK_KEYS,
     OTHER_ENGINES,
 )
-from dagster_sparkmesh.project.config.values import NOT_JSON, boolean_text, json_value
+from dagster_sparkmesh.project.config.values import NOT_JSON, boolean_text, json_value, kind_text
 from dagster_sparkmesh.project.config.values import postgres_url as _postgres_url
 from dagster_sparkmesh.project.config.values import spark_conf_text as _spark_conf_text
 from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
 from dagster_sparkmesh.model.dialects import is_known_dialect
-from dagster_sparkmesh.model.kinds import KIND_ALIASES, KindBase, kind_type
 from dagster_sparkmesh.model.cron_zones import read_cron_tz
 from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
 from dagster_sparkmesh.model.table_formats import property_text
@@ -176,21 +175,23 @@ class ConfigReader:
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
         known = ("dialect", "start", "cron", "cron_tz", "interval_unit", "allow_partials", "owner", "batch_size", "table_format",
-                 "storage_format", "physical_properties", "session_properties", "kind", *_DEFAULT_STATEMENTS)
+                 "storage_format", "physical_properties", "session_properties", "kind", "enabled", "audits", *_DEFAULT_STATEMENTS)
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
             if key in ("physical_properties", "session_properties"):
                 fields[key] = self._properties(value_node, key)
             elif key in _DEFAULT_STATEMENTS:
-                fields[key] = self._statements(value_node, key)
+                fields[key] = self._texts(value_node, key, "SQL statements", f"{key}: ['SET x = 1']")
             elif key == "kind":
                 fields[key] = self._kind(value_node)
+            elif key == "audits":
+                fields[key] = self._texts(value_node, key, "audit calls", "audits: ['not_null(columns := [id])']")
             elif key in IGNORED_MODEL_DEFAULTS:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
-                typed = key in ("batch_size", "allow_partials")
+                typed = key in ("batch_size", "allow_partials", "enabled")
                 fields[key] = self._value(value_node) if typed else self._text(value_node, key)
-                if key == "allow_partials":  # SQLMesh takes 'true' / 'false' as text too
+                if key in ("allow_partials", "enabled"):  # SQLMesh takes 'true' / 'false' as text too
                     fields[key] = boolean_text(fields[key])
                 if key.endswith("_format") or key == "interval_unit":
                     fields[key] = str(fields[key]).lower()
@@ -200,22 +201,18 @@ class ConfigReader:
         return self._build(ModelDefaults, fields, node)  # type: ignore[return-value]
 
     def _kind(self, node: yaml.Node) -> str:
-        """``FULL``, ``INCREMENTAL_BY_TIME_RANGE (time_column ds)`` or ``{name: ..., time_column: ds}``, as header
-        text; its properties are read with each model that takes it (in its dialect)."""
-        value = self._value(node)
-        if isinstance(value, dict):
-            properties = ", ".join(f"{key} {item}" for key, item in value.items() if key != "name")
-            value = f"{value.get('name')} ({properties})" if properties else str(value.get("name"))
-        name = str(value).split("(")[0].strip().upper()
-        if not isinstance(value, str) or kind_type(KIND_ALIASES.get(name, name)) is KindBase:
-            raise self._error(node, f"model_defaults.kind {value!r} is not a model kind", "write kind: FULL (or VIEW, ...)")
-        return value.strip()
+        """Header text; its properties are read with each model that takes it (in its dialect)."""
+        text = kind_text(self._value(node))
+        if text is None:
+            raise self._error(node, f"model_defaults.kind {self._value(node)!r} is not a model kind",
+                              "write kind: FULL (or VIEW, ...)")
+        return text
 
-    def _statements(self, node: yaml.Node, key: str) -> tuple[str, ...]:
+    def _texts(self, node: yaml.Node, key: str, what: str, example: str) -> tuple[str, ...]:
         value = self._value(node)
         items = [value] if isinstance(value, str) else value
         if not isinstance(items, list) or not all(isinstance(item, str) for item in items):
-            raise self._error(node, f"model_defaults.{key} must be a list of SQL statements", f"write {key}: ['SET x = 1']")
+            raise self._error(node, f"model_defaults.{key} must be a list of {what}", f"write {example}")
         return tuple(items)
 
     def _properties(self, node: yaml.Node, key: str) -> tuple[tuple[str, str], ...]:
@@ -228,9 +225,9 @@ class ConfigReader:
     def _check_default(self, key: str, value: object, node: yaml.Node) -> None:
         if key == "dialect" and not is_known_dialect(str(value).lower()):
             raise self._error(node, f"unknown dialect {value!r}", "use a sqlglot dialect name such as spark or duckdb")
-        if key == "allow_partials" and not isinstance(value, bool):
-            raise self._error(node, f"model_defaults.allow_partials must be true or false, not {value!r}",
-                              "write allow_partials: true")
+        if key in ("allow_partials", "enabled") and not isinstance(value, bool):
+            raise self._error(node, f"model_defaults.{key} must be true or false, not {value!r}",
+                              f"write {key}: true")
         if key == "cron_tz":
             read_cron_tz(str(value), lambda message, hint: self._error(node, message, hint))
         if key == "interval_unit":

@@ -19,7 +19,7 @@ IGNORED_PLAN_KEYS = frozenset(
 )
 IGNORED_MODEL_DEFAULTS = frozenset(
     """virtual_properties on_destructive_change
-    on_additive_change audits optimize_query enabled formatting
+    on_additive_change optimize_query formatting
     validate_query""".split()
 )
 # The other engines SQLMesh connects to: a gateway of theirs is left out with a warning, so the project loads

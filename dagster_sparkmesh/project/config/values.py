@@ -11,6 +11,7 @@ from pathlib import Path
 from sqlalchemy.engine import URL
 
 from dagster_sparkmesh.errors import ConfigError
+from dagster_sparkmesh.model.kinds import KIND_ALIASES, KindBase, kind_type
 
 _ENV_VAR = re.compile(r"""\{\{\s*env_var\(\s*(['"])(\w+)\1\s*(?:,\s*(['"])(.*?)\3\s*)?\)\s*\}\}""")
 
@@ -77,3 +78,15 @@ def boolean_text(value: object) -> object:
     if isinstance(value, str) and value.strip().lower() in ("true", "false"):
         return value.strip().lower() == "true"
     return value
+
+
+def kind_text(value: object) -> str | None:
+    """``model_defaults.kind`` as a header writes it: ``FULL``, ``INCREMENTAL_BY_TIME_RANGE (time_column ds)``, or
+    SQLMesh's ``{name: ..., time_column: ds}``; None when it names no kind."""
+    if isinstance(value, dict):
+        properties = ", ".join(f"{key} {item}" for key, item in value.items() if key != "name")
+        value = f"{value.get('name')} ({properties})" if properties else str(value.get("name"))
+    if not isinstance(value, str):
+        return None
+    name = value.split("(")[0].strip().upper()
+    return value.strip() if kind_type(KIND_ALIASES.get(name, name)) is not KindBase else None

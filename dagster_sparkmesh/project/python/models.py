@@ -159,7 +159,7 @@ def _build_model(
         dialect=dialect,
         python_code=loaded.source,
         columns=python_model_options.columns(options.get("columns"), where, dialect),
-        audits=audits(options.get("audits"), where),
+        audits=audits(_with_default_audits(defaults.audits, options.get("audits")), where),
         signals=signal_calls(options.get("signals"), path=path, line=spec.line),
         session_properties=merged_properties(
             defaults.session_properties, python_model_options.session_properties(options.get("session_properties"), where)
@@ -220,6 +220,14 @@ def _statements(
     inherited = python_model_options.statements(argument, list(getattr(defaults, argument)) or None, where, dialect)
     own = python_model_options.statements(argument, options.get(argument), where, dialect)
     return inherited + (after + own if argument == "post_statements" else own)
+
+
+def _with_default_audits(default: tuple[str, ...], own: object) -> object:
+    """``model_defaults.audits`` before the model's own, as SQLMesh adds them (a wrong ``own`` stays as it was, for
+    its error)."""
+    if not default or not isinstance(own, (list, tuple, type(None))):
+        return own
+    return [*default, *(own or ())]
 
 
 def _model_name(name: object, line: int, path: Path) -> str:

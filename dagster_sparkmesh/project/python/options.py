@@ -272,7 +272,7 @@ def _scalar_values(options: dict[str, Any], where: Where, defaults: ModelDefault
             properties("physical_properties", options.get("physical_properties"), where),
         ),
         "column_descriptions": text_map("column_descriptions", options.get("column_descriptions"), where),
-        "enabled": enabled(options.get("enabled", True), where),
+        "enabled": enabled(options.get("enabled", defaults.enabled), where),
     }
 
 

@@ -84,7 +84,8 @@ class ModelHeader:
     column_descriptions: tuple[tuple[str, str], ...] = ()
     audits: tuple[AuditCall, ...] = ()
     signals: tuple[SignalCall, ...] = ()
-    enabled: bool = True
+    enabled: bool | None = None
+    """As written; None: ``model_defaults.enabled`` (true by default)."""
     depends_on: tuple[tuple[str, int], ...] = ()
     """(model name, line) pairs."""
     kind_batch_size_written: bool = False
@@ -215,6 +216,11 @@ def _read_date(value: Value, prop: str) -> str:
 
 def _read_audits(header: ModelHeader, value: Value, dialect: str) -> None:
     header.audits = tuple(_audit_call(item, dialect) for item in value.items())
+
+
+def read_audit_call(text: str, dialect: str, path: Path) -> AuditCall:
+    """An audit call written outside a header (``model_defaults.audits``), read as a header's."""
+    return _audit_call(Value(text, 0, text, path), dialect)
 
 
 def _audit_call(item: Value, dialect: str) -> AuditCall:

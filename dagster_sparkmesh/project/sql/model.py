@@ -40,7 +40,7 @@ from dagster_sparkmesh.project.sql.header_kind import read_kind
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.project.sql.references import TableReference, query_references, unique_references
 from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark, with_spark_equivalents
-from dagster_sparkmesh.project.sql.header import ModelFile, ModelHeader, read_header, split_model_file
+from dagster_sparkmesh.project.sql.header import ModelFile, ModelHeader, read_audit_call, read_header, split_model_file
 from dagster_sparkmesh.project.sql.virtual_update import split_virtual_update
 from dagster_sparkmesh.records import Record
 
@@ -185,9 +185,9 @@ def _parse_model_file(
         session_properties=merged_properties(defaults.session_properties, header.session_properties),
         columns=header.columns,
         column_descriptions=header.column_descriptions,
-        audits=header.audits,
+        audits=(*(read_audit_call(text, dialect, path) for text in defaults.audits), *header.audits),
         signals=header.signals,
-        enabled=header.enabled,
+        enabled=defaults.enabled if header.enabled is None else header.enabled,
         depends_on=frozenset(reference.name for reference in references),
     )
     _check_interval_unit(model)
