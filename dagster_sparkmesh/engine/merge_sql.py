@@ -26,9 +26,8 @@ def merged_select(table_sql: str, source_sql: str, columns: Sequence[str], on: s
     _refuse_unknown_columns(clauses, columns)
     values = ", ".join(f"{_matched_value(column, clauses)} AS {quote_identifier(column)}" for column in columns)
     matched = f"SELECT {values} FROM {table_sql} AS {TARGET} JOIN {source_sql} AS {SOURCE} ON {on}"
-    deleting = [clause.condition or "TRUE" for clause in _up_to_first_unconditional(clauses) if clause.updates is None]
-    if deleting:
-        matched += f" WHERE NOT {_first_applies(clauses, deleting)}"
+    if any(clause.updates is None for clause in _up_to_first_unconditional(clauses)):
+        matched += f" WHERE NOT {_first_applies(clauses)}"
     names = ", ".join(quote_identifier(column) for column in columns)
     return f"SELECT {names} FROM ({target_only}) UNION ALL SELECT {names} FROM ({source_only}) UNION ALL {matched}"
 
@@ -62,7 +61,7 @@ def _value(clause: MatchedClause, column: str, kept: str) -> str:
     return dict(clause.updates).get(column.lower(), kept)
 
 
-def _first_applies(clauses: Sequence[MatchedClause], deleting: list[str]) -> str:
+def _first_applies(clauses: Sequence[MatchedClause]) -> str:
     """Whether the first clause that applies to a pair is a DELETE."""
     branches = [f"WHEN {c.condition or 'TRUE'} THEN {'TRUE' if c.updates is None else 'FALSE'}"
                 for c in _up_to_first_unconditional(clauses)]
