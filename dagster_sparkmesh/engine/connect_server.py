@@ -28,6 +28,7 @@ import pyspark
 from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.project.config import SparkConnection, state_dir
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.engine import class_archive
 from dagster_sparkmesh.engine.idle_stop import mark_used, start_watcher, stop_watcher
 from dagster_sparkmesh.engine.processes import group_listens_on, group_members, is_zombie
 from dagster_sparkmesh.engine.settings import forget_hive_sessions, require_java, session_settings
@@ -36,6 +37,8 @@ SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 HOST = "127.0.0.1"
 START_TIMEOUT_SECONDS = 180.0
 STOP_TIMEOUT_SECONDS = 30.0
+_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+_CLASS_PATH = "spark.driver.extraClassPath"
 
 # Servers started by this process: we must reap them, or a dead server lingers as a zombie that looks alive.
 _children: dict[int, subprocess.Popen] = {}
@@ -49,6 +52,8 @@ class ServerStatus(Record):
     log_path: Path | None = None
     watcher_pid: int | None = None
     """The process that stops the server once idle (``engine.idle_stop``); None: the server never idles out."""
+    class_archive_dump: Path | None = None
+    """Where the server's JVM writes its class-data archive when it exits (``engine.class_archive``), if it does."""
 
 
 def server_dir(project_path: Path) -> Path:
@@ -66,13 +71,13 @@ def server_status(project_path: Path) -> ServerStatus:
     return recorded.model_copy(update={"running": port_open(recorded.port)})
 
 
-def start_server(project_path: Path, connection: SparkConnection, *, probe_running: bool = True) -> ServerStatus:
-    """Start the project's server, or reuse it when it already runs and answers a query. ``probe_running=False``:
-    a running server is reused once it listens; the caller's own first query tells whether it serves (a probe's
+def start_server(project_path: Path, connection: SparkConnection, *, probe: bool = True) -> ServerStatus:
+    """Start the project's server, or reuse it when it already runs and answers a query. ``probe=False``: a server
+    started or running is used once it listens; the caller's own first query tells whether it serves (a probe's
     session of its own costs ~0.4 s per command)."""
     # Concurrent first runs of a Dagster backfill all get here: one launches, the others wait and reuse it.
     with start_lock(project_path):
-        status = _start_or_reuse(project_path, connection, probe_running)
+        status = _start_or_reuse(project_path, connection, probe)
         mark_used(server_dir(project_path))  # under the lock: the idle watcher cannot stop it before we connect
         return status
 
@@ -92,12 +97,12 @@ def start_lock(project_path: Path) -> Iterator[None]:
         yield
 
 
-def _start_or_reuse(project_path: Path, connection: SparkConnection, probe_running: bool) -> ServerStatus:
+def _start_or_reuse(project_path: Path, connection: SparkConnection, probe: bool) -> ServerStatus:
     status = server_status(project_path)
     if status.pid is not None:
-        _wait_until_healthy(status, probe=probe_running)
+        _wait_until_healthy(status, probe=probe)
         return status.model_copy(update={"running": True})
-    status = _launch_until_healthy(project_path, connection)
+    status = _launch_until_healthy(project_path, connection, probe)
     if connection.idle_timeout > 0:
         watcher = start_watcher(server_dir(project_path), project_path, status.pid or 0, status.port or 0, connection.idle_timeout)
         status = status.model_copy(update={"watcher_pid": watcher})
@@ -105,7 +110,7 @@ def _start_or_reuse(project_path: Path, connection: SparkConnection, probe_runni
     return status.model_copy(update={"running": True})
 
 
-def _launch_until_healthy(project_path: Path, connection: SparkConnection) -> ServerStatus:
+def _launch_until_healthy(project_path: Path, connection: SparkConnection, probe: bool) -> ServerStatus:
     """Launch the server and wait until it serves. A port chosen here is free when chosen, but another program may
     bind it before the JVM does (seconds later); the server then exits, and is launched once more on another port."""
     for attempt in (1, 2):
@@ -115,7 +120,7 @@ def _launch_until_healthy(project_path: Path, connection: SparkConnection) -> Se
         log_start = _log_size(server_dir(project_path) / "connect-server.log")
         status = _launch(project_path, connection, port)
         try:
-            _wait_until_healthy(status)
+            _wait_until_healthy(status, probe=probe)
             return status
         except EngineError:
             stop_server(project_path)
@@ -146,7 +151,8 @@ def stop_server(project_path: Path) -> None:
     """Stop the server and its children (whole process group) and wait for them; no-op when none runs."""
     recorded = _read_record(project_path)
     if recorded is not None and recorded.pid is not None and is_our_server(recorded.pid):
-        _terminate_group(recorded.pid)
+        exited_cleanly = _terminate_group(recorded.pid)
+        class_archive.settle(recorded.class_archive_dump, exited_cleanly=exited_cleanly)
     if recorded is not None:
         stop_watcher(recorded.watcher_pid)
     _record_path(project_path).unlink(missing_ok=True)
@@ -199,7 +205,7 @@ def server_project_on(port: int, proc: Path = Path("/proc")) -> Path | None:
 
 
 def _launch(project_path: Path, connection: SparkConnection, port: int) -> ServerStatus:
-    require_java()
+    java = require_java()
     folder = server_dir(project_path)
     folder.mkdir(parents=True, exist_ok=True)
     forget_hive_sessions(project_path)
@@ -207,7 +213,11 @@ def _launch(project_path: Path, connection: SparkConnection, port: int) -> Serve
     spark_home = Path(pyspark.__file__).parent
     command = [str(spark_home / "bin" / "spark-submit"), "--master", connection.master, "--class", SERVER_CLASS]
     command += ["--name", f"sparkmesh connect server ({project_path.name})"]
-    for key, value in _server_settings(project_path, connection, port).items():
+    settings = _server_settings(project_path, connection, port)
+    archive = class_archive.archive_use(java, settings.get(_CLASS_PATH), settings.get(_JAVA_OPTIONS))
+    if archive.java_options:
+        settings[_JAVA_OPTIONS] = " ".join(filter(None, [settings.get(_JAVA_OPTIONS), archive.java_options]))
+    for key, value in settings.items():
         command += ["--conf", f"{key}={value}"]
     env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOG_DIR": str(folder), "PYSPARK_PYTHON": sys.executable}
     with open(log_path, "ab") as log:
@@ -218,6 +228,7 @@ def _launch(project_path: Path, connection: SparkConnection, port: int) -> Serve
     _children[process.pid] = process
     status = ServerStatus(
         running=False, pid=process.pid, port=port, url=f"sc://{HOST}:{port}", log_path=log_path,
+        class_archive_dump=archive.dump,
     )
     _write_record(project_path, status)
     return status
@@ -248,7 +259,7 @@ def _wait_until_healthy(status: ServerStatus, probe: bool = True) -> None:
                 snippet=_log_tail(status.log_path),
                 hint=f"see {status.log_path}; `sparkmesh server stop` cleans up",
             )
-        time.sleep(0.5)
+        time.sleep(0.2)
     if probe:
         probe_query(status.url or "")
 
@@ -279,18 +290,22 @@ def terminate_server(pid: int) -> None:
         _terminate_group(pid)
 
 
-def _terminate_group(pid: int) -> None:
+def _terminate_group(pid: int) -> bool:
+    """Whether the group ended on SIGTERM (its JVM ran its exit: hooks, the class-data archive), not SIGKILL."""
+    exited_cleanly = True
     for sig, wait in ((signal.SIGTERM, STOP_TIMEOUT_SECONDS), (signal.SIGKILL, 10.0)):
         try:
             os.killpg(pid, sig)
         except ProcessLookupError:
             break
+        exited_cleanly = sig == signal.SIGTERM
         deadline = time.monotonic() + wait
         while _group_alive(pid) and time.monotonic() < deadline:
             time.sleep(0.2)
         if not _group_alive(pid):
             break
     _children.pop(pid, None)
+    return exited_cleanly
 
 
 def _group_alive(pgid: int) -> bool:

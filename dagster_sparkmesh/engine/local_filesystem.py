@@ -4,7 +4,8 @@ Without Hadoop's native library (the pyspark wheel ships none), Hadoop's local f
 for every file and folder it creates: about three per partition written, most of what a partitioned write costs
 beyond a plain one (measured: a 90-day partitioned write took 3.1 s with the stock filesystem, 1.7 s with this one,
 whose ``setPermission`` goes through java.nio). ``java/ForkFreeLocalFileSystem.java`` is compiled with the
-machine's ``javac`` once per source and Hadoop version into a user cache folder. Where it cannot be (a Java runtime
+machine's ``javac`` once per source and Hadoop version into a jar in a user cache folder (a jar, not a folder of
+classes: a JVM whose class path holds a folder cannot write its class-data archive, ``engine.class_archive``). Where it cannot be (a Java runtime
 without ``javac``, an unwritable cache), sessions use the stock filesystem: slower, the same files. It never blocks
 a session from starting, like every cache here (architecture invariant 5).
 """
@@ -18,6 +19,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import zipfile
 from pathlib import Path
 
 import pyspark
@@ -27,6 +29,7 @@ log = logging.getLogger(__name__)
 SOURCE = Path(__file__).parent / "java" / "ForkFreeLocalFileSystem.java"
 CLASS_NAME = "dev.sparkmesh.ForkFreeLocalFileSystem"
 _CLASS_FILES = ("ForkFreeLocalFileSystem.class", "ForkFreeLocalFileSystem$Raw.class")
+_PACKAGE = "dev/sparkmesh"
 COMPILE_TIMEOUT_SECONDS = 120
 
 
@@ -44,21 +47,21 @@ def fork_free_settings(java: str, classpath: str | None = None) -> dict[str, str
 
 @functools.cache
 def compiled_classes(java: str) -> Path | None:
-    """The folder holding the compiled filesystem classes (compiling them the first time), or None."""
+    """The jar of the compiled filesystem classes (compiling them the first time), or None."""
     hadoop_api = _hadoop_api_jar()
     javac = _javac_beside(java)
     if hadoop_api is None or javac is None:
         log.debug("the fork-free local filesystem is unavailable: no javac or no Hadoop jar")
         return None
     digest = hashlib.sha256(SOURCE.read_bytes() + hadoop_api.name.encode()).hexdigest()[:16]
-    folder = cache_root() / f"fork-free-fs-{digest}"
-    if _complete(folder):
-        return folder
+    jar = cache_root() / f"fork-free-fs-{digest}.jar"
+    if _complete(jar):
+        return jar
     try:
-        _compile_into(folder, javac, hadoop_api)
-    except (OSError, subprocess.SubprocessError) as error:
+        _compile_into(jar, javac, hadoop_api)
+    except (OSError, subprocess.SubprocessError, zipfile.BadZipFile) as error:
         log.info("the fork-free local filesystem could not be compiled (%s): using Hadoop's", error)
-    return folder if _complete(folder) else None
+    return jar if _complete(jar) else None
 
 
 def cache_root() -> Path:
@@ -66,25 +69,27 @@ def cache_root() -> Path:
     return Path(base) / "sparkmesh" / "java"
 
 
-def _compile_into(folder: Path, javac: str, hadoop_api: Path) -> None:
-    """Compile into a private folder, then rename it into place: a reader never sees half the classes, and of
-    two processes compiling at once the second simply finds the first one's folder."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".compiling-") as private:
+def _compile_into(jar: Path, javac: str, hadoop_api: Path) -> None:
+    """Compile and pack in a private folder, then rename the jar into place (atomic, replacing a jar cut short):
+    a reader never sees half the classes, and of two processes compiling at once the second's jar is the same."""
+    jar.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=jar.parent, prefix=".compiling-") as private:
         classes = Path(private) / "classes"
         command = [javac, "--release", "17", "-nowarn", "-cp", str(hadoop_api), "-d", str(classes), str(SOURCE)]
         subprocess.run(command, check=True, capture_output=True, timeout=COMPILE_TIMEOUT_SECONDS)
-        if folder.exists() and not _complete(folder):
-            shutil.rmtree(folder, ignore_errors=True)  # a copy cut short by hand or by a full disk
-        try:
-            classes.rename(folder)
-        except OSError:
-            if not _complete(folder):
-                raise
+        packed = Path(private) / jar.name
+        with zipfile.ZipFile(packed, "w") as archive:
+            for name in _CLASS_FILES:
+                archive.write(classes / _PACKAGE / name, f"{_PACKAGE}/{name}")
+        packed.replace(jar)
 
 
-def _complete(folder: Path) -> bool:
-    return all((folder / "dev" / "sparkmesh" / name).is_file() for name in _CLASS_FILES)
+def _complete(jar: Path) -> bool:
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            return {f"{_PACKAGE}/{name}" for name in _CLASS_FILES} <= set(archive.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 def _javac_beside(java: str) -> str | None:

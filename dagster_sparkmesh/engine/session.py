@@ -161,10 +161,10 @@ def _open_connect(connection: SparkConnection, project_path: Path) -> SparkSessi
 
 
 def _open_managed(connection: SparkConnection, project_path: Path) -> SparkSession:
-    status = start_server(project_path, connection, probe_running=False)
+    status = start_server(project_path, connection, probe=False)
     session = _connect(status.url or "")
     try:
-        probe_query(status.url or "", session)  # a reused server listens; this says it serves (a started one did)
+        probe_query(status.url or "", session)  # the server listens; this says it serves
     except EngineError:
         session.stop()
         raise

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import zipfile
 from pathlib import Path
 
 
@@ -36,24 +37,26 @@ def test_the_shared_session_writes_through_the_fork_free_filesystem(spark, spark
     assert stat.S_IMODE(data[0].stat().st_mode) == 0o666 & ~umask
 
 
-def test_compiled_once_into_the_cache(tmp_path, monkeypatch):
+def test_compiled_once_into_a_jar_in_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     java = require_java()
-    folder = compile_now(java)
-    assert folder is not None and folder.parent == tmp_path / "sparkmesh" / "java"
-    classes = folder / "dev" / "sparkmesh" / "ForkFreeLocalFileSystem.class"
-    compiled_at = classes.stat().st_mtime_ns
-    assert compile_now(java) == folder and classes.stat().st_mtime_ns == compiled_at  # found, not compiled again
-    assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no private compile folder left
+    jar = compile_now(java)
+    assert jar is not None and jar.parent == tmp_path / "sparkmesh" / "java" and jar.suffix == ".jar"
+    assert set(zipfile.ZipFile(jar).namelist()) == {
+        "dev/sparkmesh/ForkFreeLocalFileSystem.class", "dev/sparkmesh/ForkFreeLocalFileSystem$Raw.class",
+    }
+    compiled_at = jar.stat().st_mtime_ns
+    assert compile_now(java) == jar and jar.stat().st_mtime_ns == compiled_at  # found, not compiled again
+    assert [p.name for p in jar.parent.iterdir()] == [jar.name]  # no private compile folder left
 
 
-def test_a_cache_folder_cut_short_is_compiled_again(tmp_path, monkeypatch):
+def test_a_jar_cut_short_is_compiled_again(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     java = require_java()
-    folder = compile_now(java)
-    (folder / "dev" / "sparkmesh" / "ForkFreeLocalFileSystem$Raw.class").unlink()
-    assert compile_now(java) == folder
-    assert (folder / "dev" / "sparkmesh" / "ForkFreeLocalFileSystem$Raw.class").is_file()
+    jar = compile_now(java)
+    jar.write_bytes(jar.read_bytes()[:100])  # a copy ended by a full disk
+    assert compile_now(java) == jar
+    assert "dev/sparkmesh/ForkFreeLocalFileSystem$Raw.class" in zipfile.ZipFile(jar).namelist()
 
 
 def test_without_javac_sessions_keep_hadoops_filesystem(tmp_path, monkeypatch):
