@@ -41,16 +41,30 @@ class ArchiveUse(Record):
     dump: Path | None = None
 
 
-def archive_use(java: str, class_path: str | None, java_options: str | None) -> ArchiveUse:
-    """Use the archive of this Java and class path, or claim writing it; nothing when the user chose already."""
+_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+_CLASS_PATH = "spark.driver.extraClassPath"
+
+
+def add_archive(settings: dict[str, str], java: str, *, may_write: bool) -> Path | None:
+    """Add the archive's options to a JVM's Spark ``settings`` (after the user's); the file its exit writes, if any."""
+    use = archive_use(java, settings.get(_CLASS_PATH), settings.get(_JAVA_OPTIONS), may_write=may_write)
+    if use.java_options:
+        settings[_JAVA_OPTIONS] = " ".join(filter(None, [settings.get(_JAVA_OPTIONS), use.java_options]))
+    return use.dump
+
+
+def archive_use(java: str, class_path: str | None, java_options: str | None, *, may_write: bool = True) -> ArchiveUse:
+    """Use the archive of this Java and class path, or (``may_write``: a JVM whose exit a stop waits for, the
+    managed server's) claim writing it; nothing when the user chose already."""
     if any(option in (java_options or "") for option in _USERS_OWN):
         return ArchiveUse()
     final = _archive_path(java, class_path)
     if final is None:
         return ArchiveUse()
     if final.is_file():
-        return ArchiveUse(java_options=f"-XX:SharedArchiveFile={final}")
-    if not _claim(final.with_suffix(".claim")):
+        # Quiet: a JVM that finds the archive is not its own says so on standard output, the user's terminal.
+        return ArchiveUse(java_options=f"-XX:SharedArchiveFile={final} -Xlog:cds*=off")
+    if not may_write or not _claim(final.with_suffix(".claim")):
         return ArchiveUse()  # another JVM is writing it
     dump = final.with_name(f"{final.stem}.{uuid.uuid4().hex}.dumping")
     return ArchiveUse(java_options=f"-XX:ArchiveClassesAtExit={dump}", dump=dump)

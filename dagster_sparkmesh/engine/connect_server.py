@@ -37,8 +37,6 @@ SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 HOST = "127.0.0.1"
 START_TIMEOUT_SECONDS = 180.0
 STOP_TIMEOUT_SECONDS = 30.0
-_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
-_CLASS_PATH = "spark.driver.extraClassPath"
 
 # Servers started by this process: we must reap them, or a dead server lingers as a zombie that looks alive.
 _children: dict[int, subprocess.Popen] = {}
@@ -214,9 +212,7 @@ def _launch(project_path: Path, connection: SparkConnection, port: int) -> Serve
     command = [str(spark_home / "bin" / "spark-submit"), "--master", connection.master, "--class", SERVER_CLASS]
     command += ["--name", f"sparkmesh connect server ({project_path.name})"]
     settings = _server_settings(project_path, connection, port)
-    archive = class_archive.archive_use(java, settings.get(_CLASS_PATH), settings.get(_JAVA_OPTIONS))
-    if archive.java_options:
-        settings[_JAVA_OPTIONS] = " ".join(filter(None, [settings.get(_JAVA_OPTIONS), archive.java_options]))
+    archive_dump = class_archive.add_archive(settings, java, may_write=True)
     for key, value in settings.items():
         command += ["--conf", f"{key}={value}"]
     env = {**os.environ, "SPARK_HOME": str(spark_home), "SPARK_LOG_DIR": str(folder), "PYSPARK_PYTHON": sys.executable}
@@ -228,7 +224,7 @@ def _launch(project_path: Path, connection: SparkConnection, port: int) -> Serve
     _children[process.pid] = process
     status = ServerStatus(
         running=False, pid=process.pid, port=port, url=f"sc://{HOST}:{port}", log_path=log_path,
-        class_archive_dump=archive.dump,
+        class_archive_dump=archive_dump,
     )
     _write_record(project_path, status)
     return status

@@ -20,6 +20,7 @@ from py4j.protocol import Py4JError
 from pyspark import SparkContext
 from pyspark.sql import DataFrame, SparkSession
 
+from dagster_sparkmesh.engine import class_archive
 from dagster_sparkmesh.engine.connect_server import port_open, probe_query, server_dir, start_server
 from dagster_sparkmesh.engine.idle_stop import mark_used
 from dagster_sparkmesh.engine.lakehouse import with_lakehouse
@@ -96,9 +97,12 @@ atexit.register(close_sessions)
 
 
 def _open_local(connection: SparkConnection, project_path: Path) -> SparkSession:
-    require_java()
+    java = require_java()
     settings = session_settings(connection, project_path)
     _refuse_foreign_context(settings["spark.sql.warehouse.dir"])
+    # The archive a managed server wrote serves a local JVM of the same Java and class path (it never writes one:
+    # nothing waits for its exit).
+    class_archive.add_archive(settings, java, may_write=False)
     state_dir(project_path).mkdir(parents=True, exist_ok=True)
     forget_hive_sessions(project_path)
     builder = SparkSession.builder.master(connection.master).appName(f"sparkmesh ({project_path.name})")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import time
 from pathlib import Path
 
@@ -31,9 +30,22 @@ def test_the_first_launch_claims_the_archive_and_a_clean_exit_puts_it_in_place(c
     settle(first.dump, exited_cleanly=True)
     final = cache / (first.dump.name.split(".")[0] + ".jsa")
     assert final.read_bytes() == b"archive" and sorted(p.name for p in cache.iterdir()) == [final.name]
-    assert archive_use(java, "/opt/a.jar", None).java_options == f"-XX:SharedArchiveFile={final}"
+    assert archive_use(java, "/opt/a.jar", None).java_options == f"-XX:SharedArchiveFile={final} -Xlog:cds*=off"
     other = archive_use(java, "/opt/b.jar", None)  # another class path: another archive, claimed anew
     assert other.dump is not None and not other.dump.name.startswith(final.stem)
+
+
+def test_a_local_jvm_maps_the_archive_but_never_writes_one(cache):
+    java = require_java()
+    settings = {"spark.driver.extraJavaOptions": "-Xss4m"}
+    assert class_archive.add_archive(settings, java, may_write=False) is None
+    assert settings == {"spark.driver.extraJavaOptions": "-Xss4m"} and not list(cache.glob("*.claim"))
+    dump = class_archive.add_archive(dict(settings), java, may_write=True)
+    dump.write_bytes(b"archive")
+    settle(dump, exited_cleanly=True)
+    assert class_archive.add_archive(settings, java, may_write=False) is None
+    final = next(cache.glob("*.jsa"))
+    assert settings["spark.driver.extraJavaOptions"] == f"-Xss4m -XX:SharedArchiveFile={final} -Xlog:cds*=off"
 
 
 def test_a_killed_writer_leaves_no_archive_and_its_claim_until_stale(cache):
@@ -68,7 +80,7 @@ def test_an_unwritable_cache_launches_without_an_archive(tmp_path, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.usefixtures("spark")  # the local session before any Connect one: see tests/reliability/conftest.py
 def test_a_stopped_servers_archive_is_mapped_by_the_next_server(tmp_path, cache):
-    connection = SparkConnection(mode="managed", master="local[1]", connect_port=_free_port())
+    connection = SparkConnection(mode="managed", master="local[1]")  # each start chooses a free port
     project = tmp_path / "project"
     project.mkdir()
     try:
@@ -83,9 +95,3 @@ def test_a_stopped_servers_archive_is_mapped_by_the_next_server(tmp_path, cache)
         assert server_status(project).running
     finally:
         stop_server(project)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
