@@ -71,7 +71,10 @@ def stop(context: CliContext) -> None:
     """Stop the server and its workers."""
     from dagster_sparkmesh.engine.connect_server import server_status, stop_server
 
-    was_running = server_status(context.project_path).pid is not None
+    current = server_status(context.project_path)
+    was_running = current.pid is not None
+    if was_running and current.class_archive_dump is not None:
+        click.echo("the server writes its class-data archive as it exits (once per machine: later starts are faster)...")
     stop_server(context.project_path)
     click.echo("Spark Connect server stopped" if was_running else "no Spark Connect server was running")
 
