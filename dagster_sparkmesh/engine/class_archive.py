@@ -8,10 +8,11 @@ and stopped for it, 2 cores), 26.2 s without it and 23.5 s with it.
 
 One archive per Java, Spark and class path, in the user cache beside the fork-free filesystem. The first launch
 that finds none *claims* it (a file created exclusively: one writer at a time, also across projects and
-processes) and writes it at exit under a private name; the stop that waited for that exit renames it into place.
+processes) and writes it at exit under a private name; the stop that waited for that exit checks that a JVM starts
+with it and renames it into place.
 A server killed before it finished writing leaves no archive, and its claim goes stale after a day. The JVM checks
-an archive against its own version and class path and runs without it when they differ, so a wrong or missing
-archive costs time, never a session (architecture invariant 5). A user's own ``-Xshare`` or archive option wins.
+an archive against its own version and class path and runs without it when they differ, so a mismatched or missing
+archive costs time, never a session (a truncated one would abort the JVM: the check before the rename keeps it out) (architecture invariant 5). A user's own ``-Xshare`` or archive option wins.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import subprocess
+import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -26,11 +29,14 @@ from pathlib import Path
 import pyspark
 
 from dagster_sparkmesh.engine.local_filesystem import cache_root
+from dagster_sparkmesh.engine.settings import require_java
+from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.records import Record
 
 log = logging.getLogger(__name__)
 
 CLAIM_STALE_SECONDS = 24 * 3600.0
+CHECK_TIMEOUT_SECONDS = 60
 _USERS_OWN = ("-Xshare", "SharedArchiveFile", "ArchiveClassesAtExit")
 
 
@@ -78,13 +84,27 @@ def settle(dump: Path | None, *, exited_cleanly: bool) -> None:
         return
     final = dump.with_name(dump.name.split(".")[0] + ".jsa")
     try:
-        if exited_cleanly and dump.is_file() and dump.stat().st_size > 0:
+        if exited_cleanly and dump.is_file() and _usable(dump):
             dump.replace(final)
             final.with_suffix(".claim").unlink(missing_ok=True)
         else:
             dump.unlink(missing_ok=True)
     except OSError as error:
         log.info("the class-data archive %s was not kept: %s", final, error)
+
+
+def _usable(archive: Path) -> bool:
+    """Whether a JVM starts with the archive: one cut short (a full disk) aborts every JVM that maps it, where a
+    mismatched one is only ignored."""
+    try:
+        with tempfile.TemporaryDirectory() as scratch:  # where an aborted JVM leaves its crash report
+            check = subprocess.run(
+                [require_java(), f"-XX:SharedArchiveFile={archive}", "-Xlog:cds*=off", "-version"],
+                cwd=scratch, capture_output=True, timeout=CHECK_TIMEOUT_SECONDS,
+            )
+    except (EngineError, OSError, subprocess.SubprocessError):
+        return False
+    return check.returncode == 0
 
 
 def _archive_path(java: str, class_path: str | None) -> Path | None:

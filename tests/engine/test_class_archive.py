@@ -21,7 +21,13 @@ def cache(tmp_path, monkeypatch) -> Path:
     return tmp_path / "cache" / "sparkmesh" / "java"
 
 
-def test_the_first_launch_claims_the_archive_and_a_clean_exit_puts_it_in_place(cache):
+@pytest.fixture
+def any_dump_usable(monkeypatch):
+    """The claim and rename protocol alone, with stand-in files (a real archive is the slow test's)."""
+    monkeypatch.setattr(class_archive, "_usable", lambda archive: True)
+
+
+def test_the_first_launch_claims_the_archive_and_a_clean_exit_puts_it_in_place(cache, any_dump_usable):
     java = require_java()
     first = archive_use(java, "/opt/a.jar", "-Xss4m")
     assert first.dump is not None and first.java_options == f"-XX:ArchiveClassesAtExit={first.dump}"
@@ -35,7 +41,7 @@ def test_the_first_launch_claims_the_archive_and_a_clean_exit_puts_it_in_place(c
     assert other.dump is not None and not other.dump.name.startswith(final.stem)
 
 
-def test_a_local_jvm_maps_the_archive_but_never_writes_one(cache):
+def test_a_local_jvm_maps_the_archive_but_never_writes_one(cache, any_dump_usable):
     java = require_java()
     settings = {"spark.driver.extraJavaOptions": "-Xss4m"}
     assert class_archive.add_archive(settings, java, may_write=False) is None
@@ -89,6 +95,12 @@ def test_a_stopped_servers_archive_is_mapped_by_the_next_server(tmp_path, cache)
         stop_server(project)  # the JVM writes the archive as it exits; the stop puts it in place
         archives = list(cache.glob("*.jsa"))
         assert len(archives) == 1 and archives[0].stat().st_size > 10_000_000 and not list(cache.glob("*.dumping"))
+        size = archives[0].stat().st_size
+        cut_short = cache / f"{archives[0].stem}.cut.dumping"  # a dump ended by a full disk: a JVM mapping it aborts
+        cut_short.write_bytes(archives[0].read_bytes()[: size // 2])
+        settle(cut_short, exited_cleanly=True)
+        assert archives[0].stat().st_size == size and not cut_short.exists()
+        assert not list(Path.cwd().glob("hs_err_pid*.log"))  # the aborted check's crash report stays out of the way
         second = start_server(project, connection)
         assert second.class_archive_dump is None
         assert str(archives[0]) in Path(f"/proc/{second.pid}/maps").read_text()  # the JVM maps it
