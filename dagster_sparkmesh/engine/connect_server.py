@@ -65,17 +65,18 @@ def server_status(project_path: Path) -> ServerStatus:
         return ServerStatus(running=False)
     if not is_our_server(recorded.pid):
         _record_path(project_path).unlink(missing_ok=True)
+        class_archive.settle(recorded.class_archive_dump, exited_cleanly=True)  # it ended on its own, after writing
         return ServerStatus(running=False, log_path=recorded.log_path)
     return recorded.model_copy(update={"running": port_open(recorded.port)})
 
 
-def start_server(project_path: Path, connection: SparkConnection, *, probe: bool = True) -> ServerStatus:
-    """Start the project's server, or reuse it when it already runs and answers a query. ``probe=False``: a server
-    started or running is used once it listens; the caller's own first query tells whether it serves (a probe's
+def start_server(project_path: Path, connection: SparkConnection, *, probe_running: bool = True) -> ServerStatus:
+    """Start the project's server, or reuse it when it already runs and answers a query. ``probe_running=False``:
+    a running server is reused once it listens; the caller's own first query tells whether it serves (a probe's
     session of its own costs ~0.4 s per command)."""
     # Concurrent first runs of a Dagster backfill all get here: one launches, the others wait and reuse it.
     with start_lock(project_path):
-        status = _start_or_reuse(project_path, connection, probe)
+        status = _start_or_reuse(project_path, connection, probe_running)
         mark_used(server_dir(project_path))  # under the lock: the idle watcher cannot stop it before we connect
         return status
 
@@ -95,12 +96,12 @@ def start_lock(project_path: Path) -> Iterator[None]:
         yield
 
 
-def _start_or_reuse(project_path: Path, connection: SparkConnection, probe: bool) -> ServerStatus:
+def _start_or_reuse(project_path: Path, connection: SparkConnection, probe_running: bool) -> ServerStatus:
     status = server_status(project_path)
     if status.pid is not None:
-        _wait_until_healthy(status, probe=probe)
+        _wait_until_healthy(status, probe=probe_running)
         return status.model_copy(update={"running": True})
-    status = _launch_until_healthy(project_path, connection, probe)
+    status = _launch_until_healthy(project_path, connection)
     if connection.idle_timeout > 0:
         watcher = start_watcher(server_dir(project_path), project_path, status.pid or 0, status.port or 0, connection.idle_timeout)
         status = status.model_copy(update={"watcher_pid": watcher})
@@ -108,7 +109,7 @@ def _start_or_reuse(project_path: Path, connection: SparkConnection, probe: bool
     return status.model_copy(update={"running": True})
 
 
-def _launch_until_healthy(project_path: Path, connection: SparkConnection, probe: bool) -> ServerStatus:
+def _launch_until_healthy(project_path: Path, connection: SparkConnection) -> ServerStatus:
     """Launch the server and wait until it serves. A port chosen here is free when chosen, but another program may
     bind it before the JVM does (seconds later); the server then exits, and is launched once more on another port."""
     for attempt in (1, 2):
@@ -118,7 +119,7 @@ def _launch_until_healthy(project_path: Path, connection: SparkConnection, probe
         log_start = _log_size(server_dir(project_path) / "connect-server.log")
         status = _launch(project_path, connection, port)
         try:
-            _wait_until_healthy(status, probe=probe)
+            _wait_until_healthy(status)
             return status
         except EngineError:
             stop_server(project_path)
@@ -148,10 +149,11 @@ def _bind_failed(log_path: Path | None, start: int) -> bool:
 def stop_server(project_path: Path) -> None:
     """Stop the server and its children (whole process group) and wait for them; no-op when none runs."""
     recorded = _read_record(project_path)
+    exited_cleanly = True  # also a server that ended on its own: the check before the rename judges its archive
     if recorded is not None and recorded.pid is not None and is_our_server(recorded.pid):
         exited_cleanly = _terminate_group(recorded.pid)
-        class_archive.settle(recorded.class_archive_dump, exited_cleanly=exited_cleanly)
     if recorded is not None:
+        class_archive.settle(recorded.class_archive_dump, exited_cleanly=exited_cleanly)
         stop_watcher(recorded.watcher_pid)
     _record_path(project_path).unlink(missing_ok=True)
 
@@ -222,6 +224,7 @@ def _launch(project_path: Path, connection: SparkConnection, port: int) -> Serve
             cwd=folder, start_new_session=True,
         )
     _children[process.pid] = process
+    class_archive.note_writer(archive_dump, process.pid)
     status = ServerStatus(
         running=False, pid=process.pid, port=port, url=f"sc://{HOST}:{port}", log_path=log_path,
         class_archive_dump=archive_dump,

@@ -70,8 +70,8 @@ def cache_root() -> Path:
 
 
 def _compile_into(jar: Path, javac: str, hadoop_api: Path) -> None:
-    """Compile and pack in a private folder, then rename the jar into place (atomic, replacing a jar cut short):
-    a reader never sees half the classes, and of two processes compiling at once the second's jar is the same."""
+    """Compile and pack in a private folder, then link the jar into place: a reader never sees half the classes,
+    and of two processes compiling at once the first one's jar stays (a class-data archive names its size and time)."""
     jar.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=jar.parent, prefix=".compiling-") as private:
         classes = Path(private) / "classes"
@@ -81,7 +81,11 @@ def _compile_into(jar: Path, javac: str, hadoop_api: Path) -> None:
         with zipfile.ZipFile(packed, "w") as archive:
             for name in _CLASS_FILES:
                 archive.write(classes / _PACKAGE / name, f"{_PACKAGE}/{name}")
-        packed.replace(jar)
+        try:
+            os.link(packed, jar)  # never over a whole jar of another process: the JVMs check its size and time
+        except FileExistsError:
+            if not _complete(jar):
+                packed.replace(jar)  # a jar cut short
 
 
 def _complete(jar: Path) -> bool:

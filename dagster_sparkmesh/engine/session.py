@@ -165,10 +165,10 @@ def _open_connect(connection: SparkConnection, project_path: Path) -> SparkSessi
 
 
 def _open_managed(connection: SparkConnection, project_path: Path) -> SparkSession:
-    status = start_server(project_path, connection, probe=False)
+    status = start_server(project_path, connection, probe_running=False)
     session = _connect(status.url or "")
     try:
-        probe_query(status.url or "", session)  # the server listens; this says it serves
+        probe_query(status.url or "", session)  # a reused server listens; this says it serves (a started one did)
     except EngineError:
         session.stop()
         raise
