@@ -33,6 +33,7 @@ from pathlib import Path
 import pyspark
 
 from dagster_sparkmesh.engine.local_filesystem import cache_root
+from dagster_sparkmesh.engine.processes import is_running
 from dagster_sparkmesh.engine.settings import named_java_options
 from dagster_sparkmesh.records import Record
 
@@ -191,19 +192,9 @@ def _stale(claim: Path) -> bool:
         writer = json.loads(claim.read_text()).get("writer")
     except (OSError, ValueError, AttributeError):
         return True
-    if isinstance(writer, int) and not _alive(writer):
+    if isinstance(writer, int) and not is_running(writer):
         return True
     return age > CLAIM_STALE_SECONDS
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _claim_java(claim: Path) -> str | None:

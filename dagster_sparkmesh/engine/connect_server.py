@@ -30,7 +30,7 @@ from dagster_sparkmesh.project.config import SparkConnection, state_dir
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.engine import class_archive
 from dagster_sparkmesh.engine.idle_stop import mark_used, start_watcher, stop_watcher
-from dagster_sparkmesh.engine.processes import group_listens_on, group_members, is_zombie
+from dagster_sparkmesh.engine.processes import group_listens_on, group_members, is_running, is_zombie
 from dagster_sparkmesh.engine.settings import forget_hive_sessions, require_java, session_settings
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
@@ -322,13 +322,7 @@ def _alive(pid: int) -> bool:
     child = _children.get(pid)
     if child is not None:
         return child.poll() is None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return not is_zombie(pid)
+    return is_running(pid)
 
 
 def is_our_server(pid: int | None) -> bool:

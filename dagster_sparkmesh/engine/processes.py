@@ -7,6 +7,7 @@ Without /proc (macOS) a group has no listed members, and the callers fall back t
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -23,6 +24,17 @@ def group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid:
             members.append(int(entry.name))
     return members
+
+
+def is_running(pid: int) -> bool:
+    """Whether a process of that pid runs (a zombie has ended: only its exit status is left)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not is_zombie(pid)
 
 
 def is_zombie(pid: int) -> bool:
