@@ -93,7 +93,7 @@ def note_writer(dump: Path | None, pid: int | None) -> None:
         record = json.loads(claim.read_text())
         claim.write_text(json.dumps({**record, "writer": pid}))
     except (OSError, ValueError):
-        pass
+        return  # a claim that cannot be read or written goes stale by its age instead
 
 
 def settle(dump: Path | None, *, exited_cleanly: bool) -> None:
