@@ -89,10 +89,11 @@ def note_writer(dump: Path | None, pid: int | None) -> None:
     if dump is None or pid is None:
         return
     claim = _claim_of(dump)
+    record = _claim_record(claim)
     try:
-        record = json.loads(claim.read_text())
-        claim.write_text(json.dumps({**record, "writer": pid}))
-    except (OSError, ValueError):
+        if record is not None:
+            claim.write_text(json.dumps({**record, "writer": pid}))
+    except OSError:
         return  # a claim that cannot be read or written goes stale by its age instead
 
 
@@ -187,22 +188,31 @@ def _claim(claim: Path, java: str) -> bool:
 
 def _stale(claim: Path) -> bool:
     """A claim whose writer is gone, or a day old (a writer never named: its launch failed)."""
+    record = _claim_record(claim)
     try:
         age = time.time() - claim.stat().st_mtime
-        writer = json.loads(claim.read_text()).get("writer")
-    except (OSError, ValueError, AttributeError):
+    except OSError:
         return True
+    if record is None:  # cut short as it was written
+        return True
+    writer = record.get("writer")
     if isinstance(writer, int) and not is_running(writer):
         return True
     return age > CLAIM_STALE_SECONDS
 
 
 def _claim_java(claim: Path) -> str | None:
-    try:
-        java = json.loads(claim.read_text()).get("java")
-    except (OSError, ValueError, AttributeError):
-        return None
+    java = (_claim_record(claim) or {}).get("java")
     return java if isinstance(java, str) else None
+
+
+def _claim_record(claim: Path) -> dict | None:
+    """What a claim names (its Java, then its writer's pid); None when it cannot be read."""
+    try:
+        record = json.loads(claim.read_text())
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _claim_of(dump: Path) -> Path:

@@ -5,8 +5,9 @@ for every file and folder it creates: about three per partition written, most of
 beyond a plain one (measured: a 90-day partitioned write took 3.1 s with the stock filesystem, 1.7 s with this one,
 whose ``setPermission`` goes through java.nio). ``java/ForkFreeLocalFileSystem.java`` is compiled with the
 machine's ``javac`` once per source and Hadoop version into a jar in a user cache folder (a jar, not a folder of
-classes: a JVM whose class path holds a folder cannot write its class-data archive, ``engine.class_archive``). Where it cannot be (a Java runtime
-without ``javac``, an unwritable cache), sessions use the stock filesystem: slower, the same files. It never blocks
+classes: a JVM whose class path holds a folder cannot write its class-data archive, ``engine.class_archive``).
+Where it cannot be (a Java runtime without ``javac``, an unwritable cache), sessions use the stock filesystem:
+slower, the same files. It never blocks
 a session from starting, like every cache here (architecture invariant 5).
 """
 
