@@ -7,6 +7,7 @@ Every field of a kind is data-affecting and therefore part of the fingerprint, e
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Mapping
 from typing import Annotated, ClassVar, Literal, Union, get_args
 
 from pydantic import Field, PositiveInt, field_validator
@@ -31,6 +32,12 @@ def auto_restatement_message(field_name: str) -> str:
 
 # Kind fields that only change scheduling; kept out of the data hash, included in the metadata hash.
 METADATA_KIND_FIELDS = frozenset({"batch_size", "lookback", "batch_concurrency"})
+
+SCHEMA_CHANGE_CHOICES: dict[str, tuple[str, ...]] = {
+    "on_destructive_change": get_args(OnDestructiveChange), "on_additive_change": get_args(OnAdditiveChange),
+}
+"""What a forward-only change may do to the table's columns: each policy's choices."""
+_SCHEMA_CHANGE_POLICIES = frozenset(SCHEMA_CHANGE_CHOICES)
 
 
 class KindBase(Record):
@@ -69,6 +76,9 @@ class KindBase(Record):
     """No table: its query returns offending rows, and the loader turns the model into a standalone audit."""
     lakehouse_table: ClassVar[bool] = False
     """Its table can be an Iceberg or Delta table (``model.table_formats``): a write strategy exists for it."""
+    project_defaults: ClassVar[frozenset[str]] = frozenset()
+    """The kind's fields that the project's ``model_defaults`` set where the model's kind leaves them out, as
+    SQLMesh passes them (``with_project_defaults``)."""
 
     @property
     def plain_view(self) -> bool:
@@ -99,6 +109,7 @@ class ViewKind(KindBase):
 
 class IncrementalByTimeRangeKind(KindBase):
     name: Literal["INCREMENTAL_BY_TIME_RANGE"] = "INCREMENTAL_BY_TIME_RANGE"
+    project_defaults = frozenset({"batch_size", "batch_concurrency", *_SCHEMA_CHANGE_POLICIES})
     has_physical_layer = True
     incremental_by_interval = True
     has_time_column = True
@@ -119,6 +130,7 @@ class IncrementalByTimeRangeKind(KindBase):
 
 class IncrementalByUniqueKeyKind(KindBase):
     name: Literal["INCREMENTAL_BY_UNIQUE_KEY"] = "INCREMENTAL_BY_UNIQUE_KEY"
+    project_defaults = frozenset({"batch_size", *_SCHEMA_CHANGE_POLICIES})  # (one batch at a time: no concurrency)
     has_physical_layer = True
     incremental_by_interval = True
     restates_whole_table = True
@@ -144,6 +156,7 @@ class IncrementalByPartitionKind(KindBase):
     Always forward-only, as in SQLMesh; restating it rebuilds the whole table (no time range to rewrite)."""
 
     name: Literal["INCREMENTAL_BY_PARTITION"] = "INCREMENTAL_BY_PARTITION"
+    project_defaults = _SCHEMA_CHANGE_POLICIES
     has_physical_layer = True
     restates_whole_table = True
     may_be_forward_only = True
@@ -161,6 +174,7 @@ class IncrementalUnmanagedKind(KindBase):
     Forward-only and never restated by default, as in SQLMesh: appended history cannot be recomputed."""
 
     name: Literal["INCREMENTAL_UNMANAGED"] = "INCREMENTAL_UNMANAGED"
+    project_defaults = _SCHEMA_CHANGE_POLICIES
     has_physical_layer = True
     restates_whole_table = True
     may_be_forward_only = True
@@ -179,6 +193,7 @@ class CustomKind(KindBase):
     Scheduled per cron interval, as in SQLMesh; a restatement hands the restated range to the class again."""
 
     name: Literal["CUSTOM"] = "CUSTOM"
+    project_defaults = frozenset({"batch_size"})
     has_physical_layer = True
     incremental_by_interval = True
     may_be_forward_only = True
@@ -308,3 +323,11 @@ def kind_type(name: str) -> type[KindBase]:
     """The kind record class named ``name``, for asking a stored snapshot's kind about its behaviour."""
     return _BY_NAME.get(name, KindBase)
 
+
+
+def with_project_defaults(kind: KindBase, defaults: Mapping[str, object], written: Collection[str]) -> KindBase:
+    """``kind`` with the project's defaults (field -> value, None: no default) of the fields its kind takes from
+    them (``project_defaults``) and the model did not write."""
+    taken = {field: value for field, value in defaults.items()
+             if value is not None and field in kind.project_defaults and field not in written}
+    return kind.model_copy(update=taken) if taken else kind

@@ -175,7 +175,8 @@ def _check_destructive(model: Model, changes: tuple[ColumnChange, ...]) -> str |
             path=model.path,
             line=model.line,
             snippet=", ".join(change.name for change in changes),
-            hint="keep the columns, or set on_destructive_change 'warn' or 'allow' in the model's kind, "
+            hint="keep the columns, or set on_destructive_change 'warn' or 'allow' in the model's kind (or in "
+            "model_defaults), "
             "or make a non-forward-only (breaking) change that rebuilds the table",
         )
     return f"forward-only change to {model.name} {described}" if policy == "warn" else None
@@ -194,7 +195,8 @@ def _check_additive(model: Model, added: list[str]) -> str | None:
             path=model.path,
             line=model.line,
             snippet=", ".join(added),
-            hint="remove the columns, set on_additive_change 'allow', 'warn' or 'ignore' in the model's kind, "
+            hint="remove the columns, set on_additive_change 'allow', 'warn' or 'ignore' in the model's kind (or in "
+            "model_defaults), "
             "or make a non-forward-only (breaking) change that rebuilds the table",
         )
     return described

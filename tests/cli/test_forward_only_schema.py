@@ -122,6 +122,26 @@ def test_a_dropped_column_of_a_unique_key_table_is_refused_clearly(tmp_path, spa
     assert _columns(spark, "db.latest") == ["id", "amount"]
 
 
+def test_the_projects_model_defaults_decide_where_the_kind_does_not(tmp_path, spark, engine, clean_catalog):
+    """SQLMesh's ``model_defaults.on_destructive_change`` / ``on_additive_change``: a dropped column goes through
+    because the project allows it, an added one is refused because the project says so."""
+    project = _project(tmp_path / "p")
+    (project / "config.yaml").write_text(
+        "model_defaults:\n  dialect: spark\n  on_destructive_change: allow\n  on_additive_change: error\n"
+    )
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount, 7 AS extra\n")
+    assert _plan(project, engine).exit_code == 0
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount\n")
+    dropped = _plan(project, engine, "--forward-only", "--effective-from", "2024-01-01")
+    assert dropped.exit_code == 0, dropped.output
+    assert _columns(spark, "db.fo") == ["ds", "amount"]
+    _write(project, "SELECT ds, dayofmonth(ds) AS amount, 1 AS added\n")
+    refused = _plan(project, engine, "--forward-only")
+    assert refused.exit_code == 2, refused.output
+    assert "on_additive_change" in refused.output and "added" in refused.output
+    assert _columns(spark, "db.fo") == ["ds", "amount"]
+
+
 def test_reverting_a_forward_only_column_takes_it_away_again(tmp_path, spark, engine, clean_catalog):
     allow = ", on_destructive_change allow"
     project = _project(tmp_path / "p", options=allow)

@@ -139,6 +139,12 @@ def test_sqlite_state_database_is_relative_to_the_project(tmp_path):
         ("model_defaults:\n  audits: {not_null: id}\n", 2, "model_defaults.audits must be a list of audit calls",
          "not_null(columns := [id])"),
         ("model_defaults:\n  kind: FULLL\n", 2, "model_defaults.kind 'FULLL' is not a model kind", "kind: FULL"),
+        ("model_defaults:\n  on_destructive_change: drop\n", 2, "invalid model_defaults.on_destructive_change 'drop'",
+         "error, warn, allow"),
+        ("model_defaults:\n  dialect: spark\n  on_additive_change: sometimes\n", 3,
+         "invalid model_defaults.on_additive_change 'sometimes'", "error, warn, allow, ignore"),
+        ("model_defaults:\n  batch_concurrency: 0\n", 2, "batch_concurrency must be a whole number of at least 1",
+         "batch_concurrency: 1"),
         ("model_defaults:\n  pre_statements: {a: 1}\n", 2, "model_defaults.pre_statements must be a list of SQL statements",
          "pre_statements: ['SET x = 1']"),
         ("model_defaults:\n  session_properties: [ansi]\n", 2, "model_defaults.session_properties must map keys to single values",
@@ -180,6 +186,17 @@ def test_model_defaults_kind_is_read_as_header_text(tmp_path):
     loaded = load_config(write(tmp_path, "model_defaults:\n  kind:\n    name: INCREMENTAL_BY_TIME_RANGE\n    time_column: ds\n"))
     assert loaded.config.model_defaults.kind == "INCREMENTAL_BY_TIME_RANGE (time_column ds)"
     assert load_config(write(tmp_path, "model_defaults:\n  kind: full\n")).config.model_defaults.kind == "full"
+
+
+def test_model_defaults_schema_change_policies_and_batch_concurrency_are_read_and_gateway_is_a_warning(tmp_path):
+    text = ("model_defaults:\n  dialect: spark\n  on_destructive_change: ALLOW\n  on_additive_change: ignore\n"
+            "  batch_concurrency: 3\n  gateway: local\n")
+    loaded = load_config(write(tmp_path, text))
+    defaults = loaded.config.model_defaults
+    assert (defaults.on_destructive_change, defaults.on_additive_change, defaults.batch_concurrency) == ("allow", "ignore", 3)
+    assert [w for w in loaded.warnings if "model_defaults" in w] == [
+        "config.yaml:6: model_defaults.gateway is not used by sparkmesh; ignored"
+    ]
 
 
 def test_model_defaults_cron_tz_is_read(tmp_path):

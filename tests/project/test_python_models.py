@@ -171,3 +171,17 @@ def test_scd_type_2_alias(tmp_path: Path) -> None:
     body = '@model("s.m", kind=dict(name="scd_type_2", unique_key="id"))\ndef run(context, start, end, execution_time):\n    pass\n'
     kind = load_python_model(_model_file(tmp_path, body), DEFAULTS).kind
     assert (kind.name, kind.unique_key, kind.updated_at_name) == ("SCD_TYPE_2_BY_TIME", ("id",), "updated_at")
+
+
+def test_model_defaults_schema_change_policies_and_batch_concurrency_reach_python_kinds(tmp_path: Path) -> None:
+    defaults = ModelDefaults(on_destructive_change="allow", on_additive_change="ignore", batch_concurrency=3)
+    by_time = ('@model("s.t", kind=dict(name="incremental_by_time_range", time_column="ds", on_additive_change="error"))\n'
+               "def run(context, start, end, execution_time):\n    pass\n")
+    kind = load_python_model(_model_file(tmp_path, by_time), defaults).kind
+    assert (kind.on_destructive_change, kind.on_additive_change, kind.batch_concurrency) == ("allow", "error", 3)
+    by_key = ('@model("s.k", kind=dict(name="incremental_by_unique_key", unique_key="id"))\n'
+              "def run(context, start, end, execution_time):\n    pass\n")
+    kind = load_python_model(_model_file(tmp_path, by_key, "k.py"), defaults).kind
+    assert (kind.on_destructive_change, kind.on_additive_change) == ("allow", "ignore")
+    full = '@model("s.f", kind="FULL")\ndef run(context, start, end, execution_time):\n    pass\n'
+    assert load_python_model(_model_file(tmp_path, full, "f.py"), defaults).kind.name == "FULL"

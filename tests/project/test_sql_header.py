@@ -399,6 +399,28 @@ def test_model_defaults_kind_is_the_kind_of_models_whose_header_names_none():
         parse("MODEL (name db.m); SELECT 1 AS ds", defaults=ModelDefaults(kind="INCREMENTAL_BY_TIME_RANGE"))
 
 
+def test_model_defaults_schema_change_policies_and_batch_concurrency_reach_the_kinds_that_take_them():
+    # As SQLMesh 0.236.4 resolves the same files (checked against it): a kind's own value wins; the policies reach
+    # every incremental kind, batch_concurrency only INCREMENTAL_BY_TIME_RANGE (a unique-key model runs one batch at
+    # a time); FULL takes neither.
+    defaults = ModelDefaults(on_destructive_change="allow", on_additive_change="warn", batch_concurrency=2)
+    by_time = parse(
+        "MODEL (name db.i, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, on_additive_change 'error')); SELECT 1 AS ds",
+        defaults=defaults,
+    ).model.kind
+    assert (by_time.on_destructive_change, by_time.on_additive_change, by_time.batch_concurrency) == ("allow", "error", 2)
+    by_key = parse("MODEL (name db.u, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id)); SELECT 1 AS id", defaults=defaults).model.kind
+    assert (by_key.on_destructive_change, by_key.on_additive_change) == ("allow", "warn")
+    assert "batch_concurrency" not in type(by_key).model_fields
+    for kind in ("INCREMENTAL_BY_PARTITION", "INCREMENTAL_UNMANAGED"):
+        header = f"MODEL (name db.p, kind {kind}, partitioned_by id); SELECT 1 AS id"
+        assert parse(header, defaults=defaults).model.kind.on_destructive_change == "allow"
+    full = parse("MODEL (name db.f, kind FULL); SELECT 1 AS id", defaults=defaults).model.kind
+    assert full == parse("MODEL (name db.f, kind FULL); SELECT 1 AS id").model.kind
+    plain = parse("MODEL (name db.i, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT 1 AS ds").model.kind
+    assert (plain.on_destructive_change, plain.on_additive_change, plain.batch_concurrency) == ("error", "allow", None)
+
+
 def test_a_unit_longer_than_the_cron_loads_with_allow_partials():
     parsed = parse("MODEL (name db.m, cron '@hourly', interval_unit day, allow_partials true); SELECT 1 AS ds")
     assert (parsed.model.interval_unit, parsed.model.allow_partials) == ("day", True)

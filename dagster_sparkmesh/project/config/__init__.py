@@ -48,11 +48,16 @@ class ModelDefaults(Record):
     allow_partials: bool = False
     owner: str | None = None
     batch_size: int | None = None
+    batch_concurrency: int | None = None
+    on_destructive_change: str | None = None
+    on_additive_change: str | None = None
+    """What a forward-only change may do to an incremental model's columns where its kind does not say."""
     table_format: str | None = None
     storage_format: str | None = None
     physical_properties: tuple[tuple[str, str], ...] = ()
     """(key, value) table properties of every lakehouse table, under each model's own (``Model``)."""
     session_properties: tuple[tuple[str, str], ...] = ()
+    """(key, value) Spark settings every model runs with, under each model's own (as SQLMesh merges them)."""
     enabled: bool = True
     audits: tuple[str, ...] = ()
     """Audit calls every model runs before its own (``not_null(columns := [id])``), as SQLMesh adds them."""
@@ -63,7 +68,12 @@ class ModelDefaults(Record):
     """SQL statements run before every model's own (as SQLMesh puts them first), in the model's dialect."""
     post_statements: tuple[str, ...] = ()
     on_virtual_update: tuple[str, ...] = ()
-    """(key, value) Spark settings every model runs with, under each model's own (as SQLMesh merges them)."""
+
+    @property
+    def kind_fields(self) -> dict[str, object]:
+        """The kind fields set here (None: not set), for the kinds that take them (``model.kinds``)."""
+        return {"batch_size": self.batch_size or None, "batch_concurrency": self.batch_concurrency,
+                "on_destructive_change": self.on_destructive_change, "on_additive_change": self.on_additive_change}
 
 
 class SparkConnection(Record):

@@ -36,6 +36,7 @@ from dagster_sparkmesh.project.config.values import spark_conf_text as _spark_co
 from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
 from dagster_sparkmesh.model.dialects import is_known_dialect
 from dagster_sparkmesh.model.cron_zones import read_cron_tz
+from dagster_sparkmesh.model.kinds import SCHEMA_CHANGE_CHOICES
 from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
 from dagster_sparkmesh.model.table_formats import property_text
 from dagster_sparkmesh.records import Record
@@ -174,8 +175,9 @@ class ConfigReader:
     # -- sections -------------------------------------------------------------------------------------------
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
-        known = ("dialect", "start", "cron", "cron_tz", "interval_unit", "allow_partials", "owner", "batch_size", "table_format",
-                 "storage_format", "physical_properties", "session_properties", "kind", "enabled", "audits", *_DEFAULT_STATEMENTS)
+        known = ("dialect", "start", "cron", "cron_tz", "interval_unit", "allow_partials", "owner", "batch_size",
+                 "batch_concurrency", "on_destructive_change", "on_additive_change", "table_format", "storage_format",
+                 "physical_properties", "session_properties", "kind", "enabled", "audits", *_DEFAULT_STATEMENTS)
         fields: dict[str, object] = {}
         for key, key_node, value_node in self._items(node, "model_defaults"):
             if key in ("physical_properties", "session_properties"):
@@ -189,11 +191,11 @@ class ConfigReader:
             elif key in IGNORED_MODEL_DEFAULTS:
                 self._warn(key_node, f"model_defaults.{key} is not used by sparkmesh; ignored")
             elif key in known:
-                typed = key in ("batch_size", "allow_partials", "enabled")
+                typed = key in ("batch_size", "batch_concurrency", "allow_partials", "enabled")
                 fields[key] = self._value(value_node) if typed else self._text(value_node, key)
                 if key in ("allow_partials", "enabled"):  # SQLMesh takes 'true' / 'false' as text too
                     fields[key] = boolean_text(fields[key])
-                if key.endswith("_format") or key == "interval_unit":
+                if key.endswith("_format") or key in ("interval_unit", *SCHEMA_CHANGE_CHOICES):
                     fields[key] = str(fields[key]).lower()
             else:
                 raise self._unknown(key, key_node, list(known), "model_defaults")
@@ -236,6 +238,12 @@ class ConfigReader:
             raise self._error(node, f"invalid cron {value!r}", "use @daily, @hourly, ... or a 5-field cron expression")
         if key == "cron" and _too_frequent_or_never(str(value)):
             raise self._error(node, f"{too_frequent_message(str(value))} (or never)", TOO_FREQUENT_HINT)
+        if key in SCHEMA_CHANGE_CHOICES and value not in SCHEMA_CHANGE_CHOICES[key]:
+            raise self._error(node, f"invalid model_defaults.{key} {value!r}",
+                              f"use one of: {', '.join(SCHEMA_CHANGE_CHOICES[key])}")
+        if key == "batch_concurrency" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise self._error(node, f"model_defaults.batch_concurrency must be a whole number of at least 1, not {value!r}",
+                              "write batch_concurrency: 1")
         if key == "start":
             try:
                 date.fromisoformat(str(value)[:10])

@@ -18,9 +18,7 @@ IGNORED_PLAN_KEYS = frozenset(
     always_recreate_environment""".split()
 )
 IGNORED_MODEL_DEFAULTS = frozenset(
-    """virtual_properties on_destructive_change
-    on_additive_change optimize_query formatting
-    validate_query""".split()
+    """virtual_properties optimize_query formatting validate_query gateway""".split()
 )
 # The other engines SQLMesh connects to: a gateway of theirs is left out with a warning, so the project loads
 # unchanged; any other connection type is most likely a typo of "spark" and stays an error.

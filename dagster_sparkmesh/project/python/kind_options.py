@@ -43,8 +43,8 @@ def build_kind(
         if isinstance(raw.get(field_name), (str, list)):
             value = raw[field_name]
             raw[field_name] = (value,) if isinstance(value, str) else tuple(value)
-    if defaults.batch_size is not None and kind_type(raw["name"]).incremental_by_interval and "batch_size" not in raw:
-        raw["batch_size"] = defaults.batch_size
+    taken = kind_type(raw["name"]).project_defaults - raw.keys()
+    raw.update({field: value for field, value in defaults.kind_fields.items() if field in taken and value is not None})
     for ignored in _IGNORED_KIND_FIELDS & raw.keys():
         del raw[ignored]
     for refused in AUTO_RESTATEMENT_FIELDS & raw.keys():

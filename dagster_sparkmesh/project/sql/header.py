@@ -88,7 +88,7 @@ class ModelHeader:
     """As written; None: ``model_defaults.enabled`` (true by default)."""
     depends_on: tuple[tuple[str, int], ...] = ()
     """(model name, line) pairs."""
-    kind_batch_size_written: bool = False
+    kind_fields_written: frozenset[str] = frozenset()
 
 
 def split_model_file(text: str, path: Path) -> ModelFile:
@@ -340,7 +340,7 @@ def _setter(field_name: str, read: Callable[[Value], object]) -> Callable[[Model
 
 
 def _read_kind(header: ModelHeader, value: Value, dialect: str) -> None:
-    header.kind, header.kind_batch_size_written = read_kind(value, dialect)
+    header.kind, header.kind_fields_written = read_kind(value, dialect)
 
 
 def _lower_words(value: Value) -> tuple[str, ...]:

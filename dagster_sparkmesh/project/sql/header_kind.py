@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dagster_sparkmesh.model.kinds import (
     AUTO_RESTATEMENT_FIELDS,
     AUTO_RESTATEMENT_HINT,
+    SCHEMA_CHANGE_CHOICES,
     auto_restatement_message,
     KIND_ALIASES,
     AuditOnlyKind,
@@ -31,8 +32,8 @@ from dagster_sparkmesh.project.sql.merge_properties import read_merge_filter, re
 from dagster_sparkmesh.records import Record
 
 _KIND = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?$", re.DOTALL)
-_DESTRUCTIVE = ("error", "warn", "allow")
-_ADDITIVE = ("error", "warn", "allow", "ignore")
+_DESTRUCTIVE = SCHEMA_CHANGE_CHOICES["on_destructive_change"]
+_ADDITIVE = SCHEMA_CHANGE_CHOICES["on_additive_change"]
 # SQLMesh writes time formats with strftime codes; Spark's date functions want Java patterns.
 _STRFTIME_TO_SPARK = {"%Y": "yyyy", "%m": "MM", "%d": "dd", "%H": "HH", "%M": "mm", "%S": "ss", "%f": "SSSSSS"}
 
@@ -271,8 +272,8 @@ _IN_DIALECT: dict[str, dict[str, Callable[[Value, str], Fields]]] = {
 }
 
 
-def read_kind(value: Value, dialect: str = "spark") -> tuple[Record, bool]:
-    """The kind record, and whether ``batch_size`` was written (else the project default applies)."""
+def read_kind(value: Value, dialect: str = "spark") -> tuple[Record, frozenset[str]]:
+    """The kind record, and the fields written (the project's defaults apply to others: ``with_project_defaults``)."""
     match = _KIND.match(value.text)
     if not match:
         raise value.error(f"malformed kind {value.text!r}", "write kind NAME or kind NAME (property value, ...)")
@@ -292,7 +293,7 @@ def read_kind(value: Value, dialect: str = "spark") -> tuple[Record, bool]:
     missing = [prop for prop in required if prop not in fields]
     if missing:
         raise value.error(f"kind {name} needs {missing[0]}", f"write kind {name} ({missing[0]} <value>)")
-    return record(**fields), "batch_size" in fields
+    return record(**fields), frozenset(fields)
 
 
 def _in_dialect(kind: str, dialect: str) -> dict[str, PropertyReader]:

@@ -21,7 +21,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, SqlglotError
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.kinds import ModelKind, ViewKind
+from dagster_sparkmesh.model.kinds import ModelKind, ViewKind, with_project_defaults
 from dagster_sparkmesh.model.records import AuditDefinition, Model
 from dagster_sparkmesh.model.cron_zones import model_zone
 from dagster_sparkmesh.model.interval_units import unit_longer_than_cron, unit_longer_than_cron_message
@@ -230,16 +230,14 @@ def _split_inline_audits(body: str) -> tuple[str, str | None]:
 
 def _kind_with_defaults(header: ModelHeader, defaults: ModelDefaults, path: Path, dialect: str) -> ModelKind:
     kind: ModelKind = header.kind or ViewKind()  # type: ignore[assignment]
-    batch_size_written = header.kind_batch_size_written
+    written = header.kind_fields_written
     if header.kind is None and defaults.kind:  # SQLMesh's model_defaults.kind
         try:
-            kind, batch_size_written = read_kind(Value(defaults.kind, 0, defaults.kind, path), dialect)  # type: ignore[assignment]
+            kind, written = read_kind(Value(defaults.kind, 0, defaults.kind, path), dialect)  # type: ignore[assignment]
         except ProjectError as error:
             raise ProjectError(f"model_defaults.kind {defaults.kind!r}: {error.message}", path=path,
                                hint=error.hint or "fix model_defaults.kind in config.yaml") from None
-    if kind.incremental_by_interval and not batch_size_written and defaults.batch_size:
-        kind = kind.model_copy(update={"batch_size": defaults.batch_size})
-    return kind
+    return with_project_defaults(kind, defaults.kind_fields, written)  # type: ignore[return-value]
 
 
 def load_evaluator(
