@@ -30,6 +30,24 @@ class ModelKindName(StrEnum):
     AUDIT_ONLY = "AUDIT_ONLY"
 
 
+class OnDestructiveChange(StrEnum):
+    """What a forward-only change that drops or retypes columns does (a kind's or ``model_defaults``' setting)."""
+
+    ERROR = "ERROR"
+    WARN = "WARN"
+    ALLOW = "ALLOW"
+    IGNORE = "IGNORE"
+
+
+class OnAdditiveChange(StrEnum):
+    """What a forward-only change that adds columns does (a kind's or ``model_defaults``' setting)."""
+
+    ERROR = "ERROR"
+    WARN = "WARN"
+    ALLOW = "ALLOW"
+    IGNORE = "IGNORE"
+
+
 class KindSpec:
     """A kind written as an object: ``IncrementalByTimeRangeKind(time_column="ds")``."""
 
@@ -106,5 +124,5 @@ __all__ = [
     "ModelKindName", "KindSpec", "TimeColumn", "FullKind", "ViewKind", "SeedKind", "EmbeddedKind", "ExternalKind",
     "IncrementalByTimeRangeKind", "IncrementalByUniqueKeyKind", "IncrementalByPartitionKind",
     "IncrementalUnmanagedKind", "SCDType2Kind", "SCDType2ByTimeKind", "SCDType2ByColumnKind", "CustomKind",
-    "ManagedKind",
+    "ManagedKind", "OnDestructiveChange", "OnAdditiveChange",
 ]  # fmt: skip

@@ -199,6 +199,42 @@ def test_model_defaults_schema_change_policies_and_batch_concurrency_are_read_an
     ]
 
 
+GATEWAY_DEFAULTS = """\
+gateways:
+  local:
+    connection:
+      type: spark
+      wap_enabled: true
+    model_defaults:
+      on_destructive_change: warn
+  other:
+    connection:
+      type: spark
+    model_defaults:
+      batch_concurrency: 5
+default_gateway: local
+physical_table_naming_convention: hash_md5
+model_defaults:
+  dialect: spark
+  start: '2024-01-01'
+  on_destructive_change: allow
+  batch_concurrency: 2
+"""
+
+
+def test_the_used_gateways_model_defaults_win_key_by_key_and_sqlmesh_only_keys_are_warnings(tmp_path):
+    # As SQLMesh 0.236.4 merges the same file (checked against it, with DuckDB gateways): the gateway's keys over
+    # the project's, the others kept; another gateway's only when the project runs on it (``--gateway``).
+    write(tmp_path, GATEWAY_DEFAULTS)
+    loaded = load_config(tmp_path)
+    used = loaded.config.model_defaults
+    assert (used.on_destructive_change, used.batch_concurrency, used.start, used.dialect) == ("warn", 2, "2024-01-01", "spark")
+    other = load_config(tmp_path, gateway="other").config.model_defaults
+    assert (other.on_destructive_change, other.batch_concurrency) == ("allow", 5)
+    assert [w.split(": ", 1)[0] for w in loaded.warnings] == ["config.yaml:5", "config.yaml:14"]
+    assert "write-audit-publish" in loaded.warnings[0] and "physical_table_naming_convention" in loaded.warnings[1]
+
+
 def test_model_defaults_cron_tz_is_read(tmp_path):
     loaded = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  cron_tz: Europe/Berlin\n"))
     assert loaded.config.model_defaults.cron_tz == "Europe/Berlin"

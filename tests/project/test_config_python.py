@@ -163,3 +163,19 @@ def test_sqlmesh_settings_without_use_here_are_reported_as_ignored(tmp_path: Pat
     for key in ("default_connection", "auto_categorize_changes", "default_scheduler", "users", "notification_targets",
                 "connection.config_dir"):
         assert key in ignored
+
+
+def test_a_gateways_model_defaults_and_sqlmeshs_change_policy_enums(tmp_path: Path) -> None:
+    project = _project(tmp_path, (
+        "from sqlmesh.core.model.kind import OnAdditiveChange, OnDestructiveChange\n"
+        "config = Config(\n"
+        "    gateways={'spark': GatewayConfig(connection=SparkConnectionConfig(wap_enabled=True),\n"
+        "                                     model_defaults=ModelDefaultsConfig(on_destructive_change=OnDestructiveChange.WARN))},\n"
+        "    model_defaults=ModelDefaultsConfig(dialect='spark', on_destructive_change='allow',\n"
+        "                                       on_additive_change=OnAdditiveChange.IGNORE, batch_concurrency=2),\n"
+        ")\n"
+    ))
+    loaded = load_config(project)
+    defaults = loaded.config.model_defaults
+    assert (defaults.on_destructive_change, defaults.on_additive_change, defaults.batch_concurrency) == ("warn", "ignore", 2)
+    assert any("wap_enabled" in warning for warning in loaded.warnings)

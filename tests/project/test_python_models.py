@@ -185,3 +185,12 @@ def test_model_defaults_schema_change_policies_and_batch_concurrency_reach_pytho
     assert (kind.on_destructive_change, kind.on_additive_change) == ("allow", "ignore")
     full = '@model("s.f", kind="FULL")\ndef run(context, start, end, execution_time):\n    pass\n'
     assert load_python_model(_model_file(tmp_path, full, "f.py"), defaults).kind.name == "FULL"
+
+
+def test_sqlmeshs_change_policy_enums_in_a_python_kind(tmp_path: Path) -> None:
+    body = ("from sqlmesh.core.model.kind import ModelKindName, OnAdditiveChange, OnDestructiveChange\n\n"
+            '@model("s.t", kind=dict(name=ModelKindName.INCREMENTAL_BY_TIME_RANGE, time_column="ds",\n'
+            "                        on_destructive_change=OnDestructiveChange.WARN, on_additive_change=OnAdditiveChange.IGNORE))\n"
+            "def run(context, start, end, execution_time):\n    pass\n")
+    kind = load_python_model(_model_file(tmp_path, body), DEFAULTS).kind
+    assert (kind.on_destructive_change, kind.on_additive_change) == ("warn", "ignore")

@@ -111,6 +111,8 @@ class StateConnection(Record):
 class GatewayConfig(Record):
     connection: SparkConnection = Field(default_factory=SparkConnection)
     state_connection: StateConnection | None = None
+    model_defaults: ModelDefaults | None = None
+    """The gateway's own defaults: the keys it sets win over the project's when the project runs on it."""
 
 
 class PlanDefaults(Record):

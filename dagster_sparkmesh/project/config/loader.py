@@ -35,10 +35,19 @@ def load_config(project_path: Path, *, gateway: str | None = None) -> LoadedConf
     """The project's config (``config.py`` and/or ``config.yaml``), SQLMesh's personal overlay and ``SQLMESH__``
     variables over it, ``gateway`` selected (as ``sqlmesh --gateway``), then the ``SPARKMESH_SPARK_*`` overrides."""
     loaded = _load_config_file(project_path, read_overrides(os.environ))
-    if gateway is not None:
-        loaded = loaded.model_copy(update={"config": _select_gateway(loaded.config, gateway, project_path)})
-    config = apply_connection_overrides(loaded.config, os.environ)
+    selected = _select_gateway(loaded.config, gateway, project_path) if gateway is not None else loaded.config
+    config = apply_connection_overrides(_with_gateway_model_defaults(selected), os.environ)
     return loaded if config is loaded.config else loaded.model_copy(update={"config": config})
+
+
+def _with_gateway_model_defaults(config: ProjectConfig) -> ProjectConfig:
+    """The used gateway's ``model_defaults`` over the project's, key by key, as SQLMesh merges them."""
+    gateway = config.gateways.get(config.default_gateway or "") if config.gateways else None
+    own = gateway.model_defaults if gateway is not None else None
+    if own is None:
+        return config
+    merged = config.model_defaults.model_copy(update={key: getattr(own, key) for key in own.model_fields_set})
+    return config.model_copy(update={"model_defaults": merged})
 
 
 def _select_gateway(config: ProjectConfig, gateway: str, project_path: Path) -> ProjectConfig:

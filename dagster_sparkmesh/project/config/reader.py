@@ -275,8 +275,10 @@ class ConfigReader:
                 fields["connection"] = self._spark_connection(value_node)
             elif key == "state_connection":
                 fields["state_connection"] = self.state_connection(value_node)
+            elif key == "model_defaults":  # over the project's when the gateway is the one used (``config.loader``)
+                fields["model_defaults"] = self.model_defaults(value_node)
             else:
-                raise self._unknown(key, key_node, ["connection", "state_connection"], f"gateway {name!r}")
+                raise self._unknown(key, key_node, ["connection", "state_connection", "model_defaults"], f"gateway {name!r}")
         return self._build(GatewayConfig, fields, node)  # type: ignore[return-value]
 
     def _duckdb_catalog(self, connection: yaml.Node) -> str:
@@ -300,6 +302,9 @@ class ConfigReader:
         for key, key_node, value_node in self._items(node, "connection"):
             if key in IGNORED_SPARK_KEYS:
                 self._warn(key_node, f"connection.{key} is not used by sparkmesh; ignored")
+            elif key == "wap_enabled":
+                self._warn(key_node, "connection.wap_enabled: sparkmesh writes every audited write into an Iceberg table "
+                                     "that readers may see through a branch of its own (write-audit-publish); ignored")
             elif key == "config":
                 # Spark's keys are case-sensitive (spark.driver.extraJavaOptions): only SQLMesh's own keys fold.
                 fields["config"] = {

@@ -12,7 +12,8 @@ from sqlglot import exp
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import (
-    AUTO_RESTATEMENT_FIELDS, AUTO_RESTATEMENT_HINT, KIND_ALIASES, ModelKind, auto_restatement_message, kind_type,
+    AUTO_RESTATEMENT_FIELDS, AUTO_RESTATEMENT_HINT, KIND_ALIASES, SCHEMA_CHANGE_CHOICES, ModelKind,
+    auto_restatement_message, kind_type,
 )
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.python.options import Where, names
@@ -43,6 +44,8 @@ def build_kind(
         if isinstance(raw.get(field_name), (str, list)):
             value = raw[field_name]
             raw[field_name] = (value,) if isinstance(value, str) else tuple(value)
+    for policy in SCHEMA_CHANGE_CHOICES.keys() & raw.keys():  # SQLMesh's enums hold upper-case values
+        raw[policy] = str(raw[policy]).lower()
     taken = kind_type(raw["name"]).project_defaults - raw.keys()
     raw.update({field: value for field, value in defaults.kind_fields.items() if field in taken and value is not None})
     for ignored in _IGNORED_KIND_FIELDS & raw.keys():
