@@ -24,6 +24,11 @@ from dagster_sparkmesh.snapshot.naming import quote, view_name
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Environment, Interval
 
 
+def _managed(model) -> set[str]:
+    """The columns the model's kind adds to its table (SCD type 2 validity), which its query never returns."""
+    return {name.lower() for name in model.kind.managed_columns}
+
+
 def models_on_a_shared_table(plan: Plan, current: Environment | None) -> set[str]:
     """The models whose query in ``plan`` changes while their table stays: a new forward-only version, or a
     change back to a snapshot of the same table (a reverted forward-only change), whose columns may differ."""
@@ -55,9 +60,10 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
         add_columns(ctx.engine, target.table, changes.added)
         if lakehouse_format(model) is not None:
             _refresh_views(ctx, target)
-    if changes.dropped:
-        _check_drop_allowed(target, changes.dropped)
-        hide_columns(ctx.engine, target.table, changes.dropped, droppable=drops_columns(model))
+    dropped = [name for name in changes.dropped if name.lower() not in _managed(model)]
+    if dropped:
+        _check_drop_allowed(target, dropped)
+        hide_columns(ctx.engine, target.table, dropped, droppable=drops_columns(model))
         if lakehouse_format(model) is not None:
             _refresh_views(ctx, target)
 

@@ -85,6 +85,11 @@ class KindBase(Record):
         """A view whose rows are its parents' tables read now (not materialized)."""
         return False
 
+    @property
+    def managed_columns(self) -> tuple[str, ...]:
+        """Columns the kind adds to its table itself, which the model's query does not return."""
+        return ()
+
 
 class FullKind(KindBase):
     name: Literal["FULL"] = "FULL"
@@ -224,18 +229,30 @@ class CustomKind(KindBase):
 
 
 class _ScdType2Fields(KindBase):
-    """What both SCD type 2 kinds share: the table keeps every version of a key, open ones with valid_to NULL."""
+    """What both SCD type 2 kinds share: the table keeps every version of a key, open ones with valid_to NULL.
+
+    Forward-only and never restated by default, as in SQLMesh: a change (of the model or of a parent) keeps the
+    history table, whose past versions no query could compute again."""
 
     unique_key: tuple[str, ...]
     valid_from_name: str = "valid_from"
     valid_to_name: str = "valid_to"
     invalidate_hard_deletes: bool = False
     """Close the open version of a key that vanished from the source (else it stays open)."""
-    disable_restatement: bool = False
+    forward_only: bool = True
+    disable_restatement: bool = True
+    on_destructive_change: OnDestructiveChange = "error"
+    on_additive_change: OnAdditiveChange = "allow"
     has_physical_layer = True
     restates_whole_table = True
     keeps_history = True
+    may_be_forward_only = True
     lakehouse_table = True
+    project_defaults = _SCHEMA_CHANGE_POLICIES
+
+    @property
+    def managed_columns(self) -> tuple[str, ...]:
+        return (self.valid_from_name, self.valid_to_name)
 
 
 class ScdType2ByTimeKind(_ScdType2Fields):

@@ -35,12 +35,15 @@ _HASHED_UNLESS_DEFAULT = {
 }
 
 
-# Kind fields added later to some kinds (default None): hashed only when set, for the same reason.
-_ADDED_TO_KINDS_LATER = frozenset({
-    ("INCREMENTAL_BY_TIME_RANGE", "batch_concurrency"),
-    ("INCREMENTAL_BY_UNIQUE_KEY", "when_matched"),
-    ("INCREMENTAL_BY_UNIQUE_KEY", "merge_filter"),
-})
+# Kind fields added later to some kinds: hashed only when set to another value than the one given here (the
+# kind's default), for the same reason.
+_ADDED_TO_KINDS_LATER: dict[tuple[str, str], object] = {
+    ("INCREMENTAL_BY_TIME_RANGE", "batch_concurrency"): None,
+    ("INCREMENTAL_BY_UNIQUE_KEY", "when_matched"): None,
+    ("INCREMENTAL_BY_UNIQUE_KEY", "merge_filter"): None,
+    **{(scd, field): default for scd in ("SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN")
+       for field, default in (("forward_only", True), ("on_destructive_change", "error"))},
+}
 
 _ANY = object()
 
@@ -56,7 +59,7 @@ def _kind_fields(model: Model, *, metadata: bool) -> list[list[object]]:
         [key, fields[key]]
         for key in sorted(fields)
         if (key in _METADATA_ONLY_KIND_FIELDS) == metadata and _HASHED_UNLESS_DEFAULT.get(key, _ANY) != fields[key]
-        and not (fields[key] is None and (model.kind.name, key) in _ADDED_TO_KINDS_LATER)
+        and _ADDED_TO_KINDS_LATER.get((model.kind.name, key), _ANY) != fields[key]
     ]
 
 

@@ -233,9 +233,10 @@ def test_error_snippet_quotes_the_offending_line():
     assert "m.sql:3:8: invalid cron" in str(error)
 
 
-SCD_DEFAULTS = {
+SCD_DEFAULTS = {  # forward-only and never restated unless the kind says otherwise, as in SQLMesh
     "unique_key": ("id",), "valid_from_name": "valid_from", "valid_to_name": "valid_to",
-    "invalidate_hard_deletes": False, "disable_restatement": False,
+    "invalidate_hard_deletes": False, "disable_restatement": True, "forward_only": True,
+    "on_destructive_change": "error", "on_additive_change": "allow",
 }
 
 
@@ -262,8 +263,10 @@ SCD_DEFAULTS = {
              "execution_time_as_valid_from": False},
         ),
         (
-            "SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, disable_restatement true)",
-            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_COLUMN", "columns": ("*",), "disable_restatement": True,
+            "SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, disable_restatement false, forward_only false,\n"
+            "  on_destructive_change allow, on_additive_change error)",
+            {**SCD_DEFAULTS, "name": "SCD_TYPE_2_BY_COLUMN", "columns": ("*",), "disable_restatement": False,
+             "forward_only": False, "on_destructive_change": "allow", "on_additive_change": "error",
              "execution_time_as_valid_from": False},
         ),
     ],

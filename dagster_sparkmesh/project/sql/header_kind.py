@@ -169,6 +169,9 @@ _SCD_TYPE_2_COMMON: dict[str, PropertyReader] = {
     "valid_to_name": _field("valid_to_name", _name),
     "invalidate_hard_deletes": _field("invalidate_hard_deletes", Value.boolean),
     "disable_restatement": _field("disable_restatement", Value.boolean),
+    "forward_only": _field("forward_only", Value.boolean),
+    "on_destructive_change": _destructive,
+    "on_additive_change": _additive,
 }
 
 _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]]] = {

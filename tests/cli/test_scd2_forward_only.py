@@ -1,0 +1,74 @@
+"""SCD type 2 models keep their history across changes, as in SQLMesh, whose SCD type 2 kinds are forward-only and
+never restated by default: a change of the model or of a parent reuses the history table, and the next run merges
+the new query's rows into it. (Rebuilding would start the history again from the source's current rows: the past
+versions no query can compute again would be lost.)
+
+Checked against SQLMesh 0.236.4 on the same two models (DuckDB): after the parent's change SQLMesh's plan keeps
+the history table (the child is forward-only), and its next run closes the old version and opens the new one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.sparkmesh_harness import invoke
+
+pytestmark = [pytest.mark.slow, pytest.mark.every_layout]  # `./dev test` runs it again on Iceberg and Delta tables
+
+SOURCE = """
+MODEL (name s.src, kind FULL);
+SELECT 1 AS id, '{value}' AS v, TIMESTAMP'2024-01-0{day} 00:00:00' AS updated_at
+"""
+HISTORY = "MODEL (name s.hist, kind SCD_TYPE_2_BY_TIME (unique_key id{options}));\nSELECT id, v, updated_at{more} FROM s.src\n"
+
+
+def _project(folder: Path, table_format: str | None) -> Path:
+    (folder / "models").mkdir(parents=True)
+    written_format = f"  table_format: {table_format}\n" if table_format else ""
+    (folder / "config.yaml").write_text(f"model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n{written_format}")
+    _write(folder, value="a", day=1)
+    return folder
+
+
+def _write(project: Path, *, value: str, day: int, options: str = "", more: str = "") -> None:
+    (project / "models" / "src.sql").write_text(SOURCE.format(value=value, day=day))
+    (project / "models" / "hist.sql").write_text(HISTORY.format(options=options, more=more))
+
+
+def _plan(project: Path, engine, end: str) -> None:
+    result, _ = invoke(project, ["plan", "prod", "--auto-apply", "--no-prompts", "--end", end], engine)
+    assert result.exit_code == 0, result.output
+
+
+def _history(spark, columns: str = "v, valid_from, valid_to") -> list[tuple]:
+    rows = spark.sql(f"SELECT {columns} FROM s.hist ORDER BY valid_from").collect()
+    return [tuple(str(value) if value is not None else None for value in row) for row in rows]
+
+
+def test_a_parents_change_and_the_models_own_keep_the_history(tmp_path, spark, engine, clean_catalog, served_table_format):
+    project = _project(tmp_path / "p", served_table_format)
+    _plan(project, engine, "2024-01-02")
+    first = [("a", "1970-01-01 00:00:00", None)]
+    assert _history(spark) == first
+
+    _write(project, value="b", day=2)  # the parent changes (breaking): the history table stays and merges its rows
+    _plan(project, engine, "2024-01-03")
+    assert _history(spark) == [("a", "1970-01-01 00:00:00", "2024-01-02 00:00:00"), ("b", "2024-01-02 00:00:00", None)]
+
+    # The model's own change that adds a column widens the table; the versions before have no value in it.
+    _write(project, value="c", day=3, more=", upper(v) AS loud")
+    _plan(project, engine, "2024-01-04")
+    assert _history(spark, "v, loud, valid_to") == [
+        ("a", None, "2024-01-02 00:00:00"), ("b", None, "2024-01-03 00:00:00"), ("c", "C", None),
+    ]
+
+
+def test_forward_only_false_rebuilds_the_history_from_the_current_rows(tmp_path, spark, engine, clean_catalog):
+    project = _project(tmp_path / "p", None)
+    _write(project, value="a", day=1, options=", forward_only false")
+    _plan(project, engine, "2024-01-02")
+    _write(project, value="b", day=2, options=", forward_only false")
+    _plan(project, engine, "2024-01-03")
+    assert _history(spark) == [("b", "1970-01-01 00:00:00", None)]  # a new table: only what the source holds now
