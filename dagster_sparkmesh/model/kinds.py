@@ -76,6 +76,11 @@ class KindBase(Record):
     """No table: its query returns offending rows, and the loader turns the model into a standalone audit."""
     lakehouse_table: ClassVar[bool] = False
     """Its table can be an Iceberg or Delta table (``model.table_formats``): a write strategy exists for it."""
+    has_kind_dialect: ClassVar[bool] = False
+    """SQLMesh's kind takes a ``dialect`` of its own: the one its SQL properties are written in."""
+    without_effect: ClassVar[frozenset[str]] = frozenset()
+    """SQLMesh's properties of the kind that change nothing here: read (a malformed value is still an error), kept
+    nowhere."""
     project_defaults: ClassVar[frozenset[str]] = frozenset()
     """The kind's fields that the project's ``model_defaults`` set where the model's kind leaves them out, as
     SQLMesh passes them (``with_project_defaults``)."""
@@ -115,6 +120,8 @@ class ViewKind(KindBase):
 class IncrementalByTimeRangeKind(KindBase):
     name: Literal["INCREMENTAL_BY_TIME_RANGE"] = "INCREMENTAL_BY_TIME_RANGE"
     project_defaults = frozenset({"batch_size", "batch_concurrency", *_SCHEMA_CHANGE_POLICIES})
+    has_kind_dialect = True
+    without_effect = frozenset({"partition_by_time_column"})  # (a time-range table here is always a period table)
     has_physical_layer = True
     incremental_by_interval = True
     has_time_column = True
@@ -136,6 +143,7 @@ class IncrementalByTimeRangeKind(KindBase):
 class IncrementalByUniqueKeyKind(KindBase):
     name: Literal["INCREMENTAL_BY_UNIQUE_KEY"] = "INCREMENTAL_BY_UNIQUE_KEY"
     project_defaults = frozenset({"batch_size", *_SCHEMA_CHANGE_POLICIES})  # (one batch at a time: no concurrency)
+    has_kind_dialect = True
     has_physical_layer = True
     incremental_by_interval = True
     restates_whole_table = True
@@ -199,6 +207,7 @@ class CustomKind(KindBase):
 
     name: Literal["CUSTOM"] = "CUSTOM"
     project_defaults = frozenset({"batch_size"})
+    has_kind_dialect = True
     has_physical_layer = True
     incremental_by_interval = True
     may_be_forward_only = True
@@ -249,6 +258,7 @@ class _ScdType2Fields(KindBase):
     may_be_forward_only = True
     lakehouse_table = True
     project_defaults = _SCHEMA_CHANGE_POLICIES
+    has_kind_dialect = True
 
     @property
     def managed_columns(self) -> tuple[str, ...]:
@@ -268,6 +278,7 @@ class ScdType2ByColumnKind(_ScdType2Fields):
     """A key gets a new version when one of ``columns`` changes; the new version is valid from the execution time."""
 
     name: Literal["SCD_TYPE_2_BY_COLUMN"] = "SCD_TYPE_2_BY_COLUMN"
+    without_effect = frozenset({"updated_at_name"})  # (SQLMesh's shared field: a by-column history has no such column)
     columns: tuple[str, ...]
     """The tracked columns; ``("*",)`` tracks every column but the key."""
     execution_time_as_valid_from: bool = False

@@ -194,3 +194,16 @@ def test_sqlmeshs_change_policy_enums_in_a_python_kind(tmp_path: Path) -> None:
             "def run(context, start, end, execution_time):\n    pass\n")
     kind = load_python_model(_model_file(tmp_path, body), DEFAULTS).kind
     assert (kind.on_destructive_change, kind.on_additive_change) == ("warn", "ignore")
+
+
+def test_sqlmesh_kind_properties_without_effect_and_a_kinds_dialect_in_a_python_kind(tmp_path: Path) -> None:
+    keyed = ('@model("s.u", kind=dict(name="incremental_by_unique_key", unique_key="id", dialect="duckdb",\n'
+             '                        merge_filter="source.x // 2 > 0"))\n'
+             "def run(context, start, end, execution_time):\n    pass\n")
+    assert load_python_model(_model_file(tmp_path, keyed), DEFAULTS).kind.merge_filter == "source.x DIV 2 > 0"
+    by_column = ('@model("s.h", kind=dict(name="scd_type_2_by_column", unique_key="id", columns=["x"], updated_at_name="u"))\n'
+                 "def run(context, start, end, execution_time):\n    pass\n")
+    assert load_python_model(_model_file(tmp_path, by_column, "h.py"), DEFAULTS).kind.columns == ("x",)
+    full = '@model("s.f", kind=dict(name="full", dialect="spark"))\ndef run(context, start, end, execution_time):\n    pass\n'
+    with pytest.raises(ProjectError, match="dialect"):
+        load_python_model(_model_file(tmp_path, full, "f.py"), DEFAULTS)

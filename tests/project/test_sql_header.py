@@ -283,7 +283,7 @@ def test_scd_type_2_kinds(kind_text, expected):
         ("kind SCD_TYPE_2_BY_COLUMN (unique_key id)", "needs columns", "columns <value>"),
         ("kind SCD_TYPE_2_BY_COLUMN (unique_key (), columns *)", "unique_key lists no column", "unique_key id"),
         ("kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns ())", "columns lists no column", "columns *"),
-        ("kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, updated_at_name ts)", "unknown property", "did you mean"),
+        ("kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, updated_at_as_valid_from true)", "unknown property", "did you mean"),
         ("kind SCD_TYPE_2_BY_TIME (unique_key id, invalidate_hard_deletes maybe)", "expected true or false", "true or false"),
     ],
 )
@@ -422,6 +422,24 @@ def test_model_defaults_schema_change_policies_and_batch_concurrency_reach_the_k
     assert full == parse("MODEL (name db.f, kind FULL); SELECT 1 AS id").model.kind
     plain = parse("MODEL (name db.i, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT 1 AS ds").model.kind
     assert (plain.on_destructive_change, plain.on_additive_change, plain.batch_concurrency) == ("error", "allow", None)
+
+
+def test_sqlmesh_kind_properties_without_effect_here_load_and_a_kinds_dialect_reads_its_sql():
+    plain = parse("MODEL (name db.i, kind INCREMENTAL_BY_TIME_RANGE (time_column ds)); SELECT 1 AS ds").model.kind
+    spelled = parse("MODEL (name db.i, kind INCREMENTAL_BY_TIME_RANGE (time_column ds, dialect spark,\n"
+                    "  partition_by_time_column false)); SELECT 1 AS ds").model.kind
+    assert spelled == plain  # SQLMesh's partitioning choice; a time-range table here is always a period table
+    by_column = "MODEL (name db.h, kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns [x]{})); SELECT 1 AS id, 1 AS x"
+    assert parse(by_column.format(", updated_at_name changed")).model.kind == parse(by_column.format("")).model.kind
+    # The kind's dialect is the one its SQL properties are written in: DuckDB's `//` is integer division.
+    keyed = parse("MODEL (name db.u, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id, dialect duckdb,\n"
+                  "  merge_filter source.x // 2 > 0)); SELECT 1 AS id, 1 AS x").model.kind
+    assert keyed.merge_filter == "source.x DIV 2 > 0"  # (read as Spark SQL, `//` would start a comment)
+    with pytest.raises(ProjectError) as caught:
+        parse("MODEL (name db.i,\n  kind INCREMENTAL_BY_TIME_RANGE (time_column ds, dialect sparky)); SELECT 1 AS ds")
+    assert "unknown dialect 'sparky'" in caught.value.message and caught.value.line == 2
+    with pytest.raises(ProjectError, match="unknown property 'dialect' of kind FULL"):
+        parse("MODEL (name db.f, kind FULL (dialect spark)); SELECT 1 AS id")
 
 
 def test_a_unit_longer_than_the_cron_loads_with_allow_partials():

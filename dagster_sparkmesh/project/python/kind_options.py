@@ -15,6 +15,7 @@ from dagster_sparkmesh.model.kinds import (
     AUTO_RESTATEMENT_FIELDS, AUTO_RESTATEMENT_HINT, KIND_ALIASES, SCHEMA_CHANGE_CHOICES, ModelKind,
     auto_restatement_message, kind_type,
 )
+from dagster_sparkmesh.model.dialects import is_known_dialect
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.python.options import Where, names
 from dagster_sparkmesh.project.sql.header_kind import spark_time_format
@@ -48,8 +49,13 @@ def build_kind(
         raw[policy] = str(raw[policy]).lower()
     taken = kind_type(raw["name"]).project_defaults - raw.keys()
     raw.update({field: value for field, value in defaults.kind_fields.items() if field in taken and value is not None})
-    for ignored in _IGNORED_KIND_FIELDS & raw.keys():
+    record = kind_type(raw["name"])
+    for ignored in (_IGNORED_KIND_FIELDS | record.without_effect) & raw.keys():
         del raw[ignored]
+    if record.has_kind_dialect and "dialect" in raw:  # the one its SQL properties are written in
+        dialect = str(raw.pop("dialect")).lower()
+        if not is_known_dialect(dialect):
+            raise where.error("kind", f"unknown dialect {dialect!r} of the kind", raw_kind, "use a sqlglot dialect name such as spark or duckdb")
     for refused in AUTO_RESTATEMENT_FIELDS & raw.keys():
         raise where.error("kind", auto_restatement_message(refused), raw_kind, AUTO_RESTATEMENT_HINT)
     _one_batch_at_a_time(raw, where, raw_kind)

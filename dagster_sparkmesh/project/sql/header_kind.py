@@ -27,6 +27,7 @@ from dagster_sparkmesh.model.kinds import (
     SeedKind,
     ViewKind,
 )
+from dagster_sparkmesh.model.dialects import is_known_dialect
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.project.sql.merge_properties import read_merge_filter, read_when_matched
 from dagster_sparkmesh.records import Record
@@ -275,6 +276,40 @@ _IN_DIALECT: dict[str, dict[str, Callable[[Value, str], Fields]]] = {
 }
 
 
+def _kind_dialect(value: Value) -> str:
+    dialect = value.word().lower()
+    if not is_known_dialect(dialect):
+        raise value.error(f"unknown dialect {dialect!r} of the kind", "use a sqlglot dialect name such as spark or duckdb")
+    return dialect
+
+
+def _checked_only(read: Callable[[Value], object]) -> PropertyReader:
+    """A reader that checks the value and keeps nothing."""
+    def reader(value: Value) -> Fields:
+        read(value)
+        return {}
+    return reader
+
+
+# Readers of the SQLMesh kind properties that change nothing here (``KindBase.without_effect``).
+_WITHOUT_EFFECT: dict[str, PropertyReader] = {
+    "partition_by_time_column": _checked_only(Value.boolean),
+    "updated_at_name": _checked_only(_name),
+}
+
+
+def _items_with_dialect(record: type[Record], items: list[Value], dialect: str) -> tuple[list[Value], str]:
+    """The kind's properties but its ``dialect``, and the dialect its SQL properties are read in."""
+    rest = []
+    for item in items:
+        key = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*", item.text)
+        if key and key.group(1).lower() == "dialect" and record.has_kind_dialect:  # type: ignore[attr-defined]
+            dialect = _kind_dialect(item.sub(key.end(), len(item.text)))
+        else:
+            rest.append(item)
+    return rest, dialect
+
+
 def read_kind(value: Value, dialect: str = "spark") -> tuple[Record, frozenset[str]]:
     """The kind record, and the fields written (the project's defaults apply to others: ``with_project_defaults``)."""
     match = _KIND.match(value.text)
@@ -291,8 +326,10 @@ def read_kind(value: Value, dialect: str = "spark") -> tuple[Record, frozenset[s
     record, readers, required = _KINDS[name]
     fields: Fields = {}
     if match.group(2):
-        for item in value.sub(match.start(2), match.end(2)).items():
-            fields.update(_kind_property(name, item, {**readers, **_in_dialect(name, dialect)}))
+        items, dialect = _items_with_dialect(record, value.sub(match.start(2), match.end(2)).items(), dialect)
+        ignored = {key: _WITHOUT_EFFECT[key] for key in record.without_effect}  # type: ignore[attr-defined]
+        for item in items:
+            fields.update(_kind_property(name, item, {**readers, **ignored, **_in_dialect(name, dialect)}))
     missing = [prop for prop in required if prop not in fields]
     if missing:
         raise value.error(f"kind {name} needs {missing[0]}", f"write kind {name} ({missing[0]} <value>)")
