@@ -93,7 +93,7 @@ def _refuse_retyped(target: ModelTarget, retyped: list[tuple[str, str, str]]) ->
 def _check_drop_allowed(target: ModelTarget, dropped: list[str]) -> None:
     if getattr(target.model.kind, "on_destructive_change", "error") == "error":
         _refuse(target, f"drops column(s) {', '.join(dropped)}",
-                "keep the columns, set on_destructive_change 'warn' or 'allow' in the model's kind")
+                "keep the columns, set on_destructive_change 'warn' or 'allow' in the model's kind (or in model_defaults)")
 
 
 def _refuse(target: ModelTarget, change: str, options: str) -> None:

@@ -8,7 +8,8 @@ restated model is restated too, over what it read of it:
   restated data: its range is the parent's, extended N units forward;
 - kinds that cannot rewrite a time range (FULL, VIEW, SEED, unique-key, SCD type 2, by-partition, unmanaged) are
   restated whole, from their first recorded interval to their last, so they are rebuilt as a fresh build would
-  build them (unmanaged ones only if their kind clears ``disable_restatement``, which SQLMesh sets for them).
+  build them (unmanaged and SCD type 2 ones only if their kind clears ``disable_restatement``, which SQLMesh sets
+  for them: a history's past versions could not be computed again).
 
 Ranges never reach past what a model has recorded or the plan's window: restating never computes new time.
 In a development environment a table shared with prod is never restated (architecture invariant 6): a note says so.
@@ -138,7 +139,7 @@ def restatements(inputs: RestatementInputs, seeds: Mapping[str, Interval]) -> tu
             ranges[name] = _hull(wanted)
             continue
         if getattr(model.kind, "disable_restatement", False):
-            notes.append(f"{name} not restated: its kind sets disable_restatement")
+            notes.append(f"{name} not restated: disable_restatement (its kind's, or its kind's default)")
             continue
         if name in inputs.shared_with_prod:
             notes.append(f"{name} not restated: its table is the one prod reads (restate it in prod)")

@@ -107,7 +107,7 @@ def _status(model: Model, base: Snapshot | None, previous: Model | None) -> Stat
 def _direct(
     model: Model, base: Snapshot, previous: Model, decided: dict[str, Decision], ctx: VersionContext
 ) -> Decision:
-    if not _is_forward_only(model, ctx):
+    if not _is_forward_only(model, previous, ctx):
         category = categorize_model_change(previous, model)
         version = new_version(model.name, model.fingerprint)
         return Decision(model, "direct", _snapshot(model, version, category, base, decided, ctx), True, previous)
@@ -118,6 +118,7 @@ def _direct(
             hint="plan the change without --forward-only (a new table is built in the new catalog), or keep the "
             "catalog's declaration as it was",
         )
+    _refuse_renamed_managed_columns(model, previous)
     destructive = tuple(model_destructive_changes(previous, model))
     warnings = [_check_destructive(model, destructive), _check_additive(model, added_columns(previous, model))]
     warning = "; ".join(w for w in warnings if w) or None
@@ -128,7 +129,7 @@ def _direct(
 def _indirect(
     model: Model, base: Snapshot, previous: Model, decided: dict[str, Decision], ctx: VersionContext
 ) -> Decision:
-    if _is_forward_only(model, ctx):
+    if _is_forward_only(model, previous, ctx):
         category, version = ChangeCategory.FORWARD_ONLY, base.version
     elif any(_breaks_children(decided[p]) for p in model.depends_on if p in decided):
         category, version = ChangeCategory.INDIRECT_BREAKING, new_version(model.name, model.fingerprint)
@@ -158,10 +159,27 @@ def _breaks_children(parent: Decision) -> bool:
     return changed and parent.snapshot.change_category in _BREAKS_CHILDREN
 
 
-def _is_forward_only(model: Model, ctx: VersionContext) -> bool:
-    if not model.kind.may_be_forward_only:
+def _is_forward_only(model: Model, previous: Model, ctx: VersionContext) -> bool:
+    """Whether the change keeps the previous version's table. Never across kinds: each kind's table has its own
+    layout (a period table, a generation table, a history with validity columns), which another kind cannot write."""
+    if not model.kind.may_be_forward_only or type(previous.kind) is not type(model.kind):
         return False
     return ctx.forward_only or bool(getattr(model.kind, "forward_only", False))
+
+
+def _refuse_renamed_managed_columns(model: Model, previous: Model) -> None:
+    """The columns the kind adds itself (an SCD type 2 history's validity) hold the history: a forward-only change
+    cannot rename them in the table it keeps."""
+    before, after = previous.kind.managed_columns, model.kind.managed_columns
+    if before != after:
+        raise PlanError(
+            f"forward-only change to {model.name} renames the columns its kind keeps ({', '.join(before)} to "
+            f"{', '.join(after)}) in the table it keeps",
+            path=model.path,
+            line=model.line,
+            hint="keep valid_from_name and valid_to_name as they were, or write forward_only false in the kind to "
+            "build a new history (the versions before are not kept)",
+        )
 
 
 def _check_destructive(model: Model, changes: tuple[ColumnChange, ...]) -> str | None:

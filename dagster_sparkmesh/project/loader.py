@@ -33,7 +33,7 @@ from dagster_sparkmesh.macros.registry import UserMacros, load_user_macros
 from dagster_sparkmesh.project.load_limit import load_time_limit
 from dagster_sparkmesh.project import dag, macros
 from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
-from dagster_sparkmesh.model import cron_zones, merge_clauses
+from dagster_sparkmesh.model import cron_zones, kinds, merge_clauses
 from dagster_sparkmesh.project.sql import header_kind, merge_properties
 from dagster_sparkmesh.project.sql import header_values
 from dagster_sparkmesh.project.sql import spark_support
@@ -63,7 +63,7 @@ from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 
 _PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, model_blueprints, macro_clauses,
                    macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
-                   macro_values, virtual_update, spark_support, merge_properties, merge_clauses, cron_zones,
+                   macro_values, virtual_update, spark_support, merge_properties, merge_clauses, cron_zones, kinds,
                    *macro_builtins.MODULES)
 
 

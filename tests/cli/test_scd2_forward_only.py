@@ -72,3 +72,26 @@ def test_forward_only_false_rebuilds_the_history_from_the_current_rows(tmp_path,
     _write(project, value="b", day=2, options=", forward_only false")
     _plan(project, engine, "2024-01-03")
     assert _history(spark) == [("b", "1970-01-01 00:00:00", None)]  # a new table: only what the source holds now
+
+
+@pytest.mark.parametrize("before", ["FULL", "INCREMENTAL_BY_UNIQUE_KEY (unique_key id)"])
+def test_a_model_that_becomes_a_history_gets_a_table_of_its_own(tmp_path, spark, engine, clean_catalog, before):
+    """Another kind's table has another layout (a generation table, no validity columns): a change of kind is
+    never forward-only, whatever the new kind says."""
+    project = _project(tmp_path / "p", None)
+    (project / "models" / "hist.sql").write_text(f"MODEL (name s.hist, kind {before});\nSELECT id, v, updated_at FROM s.src\n")
+    _plan(project, engine, "2024-01-02")
+    _write(project, value="b", day=2)
+    _plan(project, engine, "2024-01-03")
+    assert _history(spark) == [("b", "1970-01-01 00:00:00", None)]
+
+
+def test_renaming_the_validity_columns_is_refused_when_the_plan_is_built(tmp_path, spark, engine, clean_catalog):
+    project = _project(tmp_path / "p", None)
+    _plan(project, engine, "2024-01-02")
+    _write(project, value="a", day=1, options=", valid_from_name since")
+    result, _ = invoke(project, ["plan", "prod", "--auto-apply", "--no-prompts", "--end", "2024-01-03"], engine)
+    assert result.exit_code == 2, result.output
+    assert "renames the columns its kind keeps (valid_from, valid_to to since, valid_to)" in result.output
+    assert "hist.sql:1" in result.output and "forward_only false" in result.output
+    assert _history(spark) == [("a", "1970-01-01 00:00:00", None)]

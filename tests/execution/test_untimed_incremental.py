@@ -76,7 +76,7 @@ def test_unmanaged_appends_each_run_and_is_never_restated(spark, mini_project, m
     ctx = make_context(mini_project)
     again = plan_for(ctx, None, datetime(2024, 1, 5), restate_models=["shop.event_log"])
     assert "shop.event_log" not in again.restatements and "shop.event_log" not in again.missing_intervals
-    assert "shop.event_log not restated: its kind sets disable_restatement" in again.notes
+    assert "shop.event_log not restated: disable_restatement (its kind's, or its kind's default)" in again.notes
 
 
 NEW_IDS = """

@@ -36,7 +36,7 @@ def test_a_by_partition_model_is_restated_whole_and_an_unmanaged_one_not_at_all(
     assert plan.restatements["s.by_region"] == Interval(start=dt(2024, 1, 1), end=dt(2024, 1, 10))
     assert len(plan.missing_intervals["s.by_region"]) == 9
     assert "s.log" not in plan.restatements and "s.log" not in plan.missing_intervals
-    assert "s.log not restated: its kind sets disable_restatement" in plan.notes
+    assert "s.log not restated: disable_restatement (its kind's, or its kind's default)" in plan.notes
 
 
 @pytest.mark.slow

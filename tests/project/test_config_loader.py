@@ -235,6 +235,12 @@ def test_the_used_gateways_model_defaults_win_key_by_key_and_sqlmesh_only_keys_a
     assert "write-audit-publish" in loaded.warnings[0] and "physical_table_naming_convention" in loaded.warnings[1]
 
 
+def test_model_defaults_on_destructive_change_ignore_loads_with_a_warning_and_sets_nothing(tmp_path):
+    loaded = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  on_destructive_change: IGNORE\n"))
+    assert loaded.config.model_defaults.on_destructive_change is None  # each kind's own applies
+    assert any("config.yaml:3" in w and "'ignore' is not supported" in w for w in loaded.warnings), loaded.warnings
+
+
 def test_model_defaults_cron_tz_is_read(tmp_path):
     loaded = load_config(write(tmp_path, "model_defaults:\n  dialect: spark\n  cron_tz: Europe/Berlin\n"))
     assert loaded.config.model_defaults.cron_tz == "Europe/Berlin"

@@ -185,6 +185,9 @@ def test_model_defaults_schema_change_policies_and_batch_concurrency_reach_pytho
     assert (kind.on_destructive_change, kind.on_additive_change) == ("allow", "ignore")
     full = '@model("s.f", kind="FULL")\ndef run(context, start, end, execution_time):\n    pass\n'
     assert load_python_model(_model_file(tmp_path, full, "f.py"), defaults).kind.name == "FULL"
+    # As SQLMesh: a kind written by name (or as a kind object) keeps its own policies.
+    named = '@model("s.n", kind="INCREMENTAL_UNMANAGED")\ndef run(context, start, end, execution_time):\n    pass\n'
+    assert load_python_model(_model_file(tmp_path, named, "n.py"), defaults).kind.on_destructive_change == "error"
 
 
 def test_sqlmeshs_change_policy_enums_in_a_python_kind(tmp_path: Path) -> None:

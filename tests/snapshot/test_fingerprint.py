@@ -32,6 +32,24 @@ def test_pinned_fingerprints_catch_accidental_hashing_changes():
     }
 
 
+def test_scd_type_2_models_keep_the_data_hashes_of_the_release_before_their_forward_only_default():
+    """Hashes computed by the release before SCD type 2 kinds became forward-only (e9f840a): a project's history
+    tables are not rebuilt by the upgrade. A history that does not write ``disable_restatement`` gets a new
+    metadata hash (its default changed, so its restatements did); one that writes ``false`` keeps it."""
+    before = "f3a30d45559012e3b7789dff7289deb24986595b969bb4e34087798f47c28441"
+    kinds = {
+        "by_time": ({"name": "SCD_TYPE_2_BY_TIME", "unique_key": ("id",)}, "492cb61f2c6074389be77aad020986ac04b389f09664279b13da1c29bb46304e"),
+        "by_column": ({"name": "SCD_TYPE_2_BY_COLUMN", "unique_key": ("id",), "columns": ("v",)},
+                      "44299a7b100aef23783b7e513124f53f0844716922bfaeddbb3ad7898af4fd12"),
+    }
+    for kind, data in kinds.values():
+        history = _model("s.h", "SELECT id, v, updated_at FROM s.src", ("s.src",), kind=kind)
+        assert data_hash(history) == data
+        assert metadata_hash(history) != before
+        restated = _model("s.h", "SELECT id, v, updated_at FROM s.src", ("s.src",), kind={**kind, "disable_restatement": False})
+        assert (data_hash(restated), metadata_hash(restated)) == (data, before)
+
+
 def test_parent_data_change_changes_every_descendant():
     before = _project()
     after = _project(shop__raw=_model("shop.raw", "SELECT 2 AS id"))

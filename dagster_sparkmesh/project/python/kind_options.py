@@ -47,9 +47,8 @@ def build_kind(
             raw[field_name] = (value,) if isinstance(value, str) else tuple(value)
     for policy in SCHEMA_CHANGE_CHOICES.keys() & raw.keys():  # SQLMesh's enums hold upper-case values
         raw[policy] = str(raw[policy]).lower()
-    taken = kind_type(raw["name"]).project_defaults - raw.keys()
-    raw.update({field: value for field, value in defaults.kind_fields.items() if field in taken and value is not None})
     record = kind_type(raw["name"])
+    _take_project_defaults(raw, record, defaults, written_as_dict=isinstance(raw_kind, dict))
     for ignored in (_IGNORED_KIND_FIELDS | record.without_effect) & raw.keys():
         del raw[ignored]
     if record.has_kind_dialect and "dialect" in raw:  # the one its SQL properties are written in
@@ -71,6 +70,15 @@ def build_kind(
         problem = error.errors()[0]
         place = ".".join(str(part) for part in problem["loc"][1:])  # the first part is the kind's name
         raise where.error("kind", f"{place}: {problem['msg']}" if place else problem["msg"], raw_kind, _KIND_HINT) from error
+
+
+def _take_project_defaults(raw: dict[str, Any], record: type, defaults: ModelDefaults, *, written_as_dict: bool) -> None:
+    """The project's defaults of the fields the kind takes and ``raw`` leaves out. SQLMesh passes its defaults to a
+    kind written as a dict only (a name or a kind object keeps the kind's own); ``batch_size`` is sparkmesh's."""
+    taken = record.project_defaults - raw.keys()
+    if not written_as_dict:
+        taken &= {"batch_size"}
+    raw.update({field: value for field, value in defaults.kind_fields.items() if field in taken and value is not None})
 
 
 def _one_batch_at_a_time(raw: dict[str, Any], where: Where, raw_kind: object) -> None:
