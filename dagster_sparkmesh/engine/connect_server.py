@@ -52,6 +52,8 @@ class ServerStatus(Record):
     """The process that stops the server once idle (``engine.idle_stop``); None: the server never idles out."""
     class_archive_dump: Path | None = None
     """Where the server's JVM writes its class-data archive when it exits (``engine.class_archive``), if it does."""
+    answered: bool = False
+    """This call launched the server and saw it answer a query (never recorded: a later caller has not seen it)."""
 
 
 def server_dir(project_path: Path) -> Path:
@@ -106,7 +108,7 @@ def _start_or_reuse(project_path: Path, connection: SparkConnection, probe_runni
         watcher = start_watcher(server_dir(project_path), project_path, status.pid or 0, status.port or 0, connection.idle_timeout)
         status = status.model_copy(update={"watcher_pid": watcher})
         _write_record(project_path, status)
-    return status.model_copy(update={"running": True})
+    return status.model_copy(update={"running": True, "answered": True})
 
 
 def _launch_until_healthy(project_path: Path, connection: SparkConnection) -> ServerStatus:

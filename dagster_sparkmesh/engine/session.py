@@ -167,8 +167,10 @@ def _open_connect(connection: SparkConnection, project_path: Path) -> SparkSessi
 def _open_managed(connection: SparkConnection, project_path: Path) -> SparkSession:
     status = start_server(project_path, connection, probe_running=False)
     session = _connect(status.url or "")
+    if status.answered:  # launched for this call, and it answered a query then
+        return session
     try:
-        probe_query(status.url or "", session)  # a reused server listens; this says it serves (a started one did)
+        probe_query(status.url or "", session)  # a reused server listens; this says it serves
     except EngineError:
         session.stop()
         raise

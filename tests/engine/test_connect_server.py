@@ -35,7 +35,11 @@ def test_managed_server_start_query_reuse_and_stop(tmp_path):
         print(f"connect server start: {time.monotonic() - began:.1f} s")
         assert status.running and status.url == f"sc://127.0.0.1:{connection.connect_port}"
         assert status.log_path.exists()
-        assert start_server(tmp_path, connection).pid == status.pid  # reused, not a second server
+        # The launch saw the server answer a query, so the session opened for this call need not ask again; a
+        # reuse has not seen it (and the record never says it: a later caller has not seen it either).
+        reused = start_server(tmp_path, connection)
+        assert reused.pid == status.pid  # reused, not a second server
+        assert status.answered and not reused.answered and not server_status(tmp_path).answered
 
         engine = SparkEngine(open_session(connection, tmp_path))
         engine.catalog.create_schema("s")
