@@ -72,14 +72,8 @@ class SparkCatalog:
             return self.spark.sql(sql)
 
     def query_rows(self, sql: str) -> list[tuple]:
-        """The rows of a query or of a statement that answers with rows (``SHOW``, ``DESCRIBE``)."""
         with spark_errors(sql):
-            return [tuple(row) for row in self._collect(sql)]
-
-    def _collect(self, sql: str) -> list:
-        # Over Spark Connect ``spark.sql(...).collect()`` is two round trips: the statement runs (or is analyzed)
-        # and its rows travel back, then they are sent again to be collected. A lazy frame is one (``query_frame``).
-        return query_frame(self.spark, sql).collect()
+            return [tuple(row) for row in self.spark.sql(sql).collect()]
 
     def query_schema(self, sql: str) -> list[tuple[str, str]]:
         """(column, Spark simple type) of a query's output: Spark analyzes it and runs no job (over Spark Connect,
@@ -199,9 +193,9 @@ class SparkCatalog:
         statement = f"SHOW TABLES IN {quote(schema)}"
         with spark_errors(statement):
             try:
-                rows = self._collect(statement)
+                rows = self.spark.sql(statement).collect()
                 if "." in schema:  # a schema of another catalog, whose tables may leave out its views (Iceberg's)
-                    rows += self._collect(f"SHOW VIEWS IN {quote(schema)}")
+                    rows += self.spark.sql(f"SHOW VIEWS IN {quote(schema)}").collect()
             except (PySparkException, Py4JError) as error:
                 # (Iceberg's catalogs say so with their own exception, which Spark passes on without a class.)
                 if error_class(error) == "SCHEMA_NOT_FOUND" or "NoSuchNamespaceException" in str(error):
@@ -241,7 +235,7 @@ class SparkCatalog:
     def _described_columns(self, qualified: str) -> list[CatalogColumn]:
         statement = f"DESCRIBE TABLE {quote(qualified)}"
         with spark_errors(statement):
-            return columns_from_describe(tuple(row) for row in self._collect(statement))
+            return columns_from_describe(tuple(row) for row in self.spark.sql(statement).collect())
 
     def object_type(self, qualified: str) -> str | None:
         """The catalog's type of a table or view now (``VIEW``, ``MANAGED``, ``EXTERNAL``), None when it does not exist."""
