@@ -50,20 +50,22 @@ def merge_history(
 ) -> int:
     """Merge the source's current rows into the history table (created if missing). Returns the table's rows."""
     kind = model.kind
-    check_source(engine.catalog, model, source_sql)
+    source_columns = check_source(engine.catalog, model, source_sql)
     first_load = not engine.catalog.table_exists(table)
     if first_load:
-        engine.creation.create_table_like_query(table, with_validity(kind, source_sql), partitioned_by)
+        engine.creation.create_table_like_query(table, with_validity(kind, source_sql, source_columns), partitioned_by)
     columns = [name for name, _ in engine.catalog.columns(table) if name not in (kind.valid_from_name, kind.valid_to_name)]
     query = history_query(kind, table, source_sql, columns, execution_time, first_load=first_load)
     return engine.replace_with_query(table, query)
 
 
-def check_source(catalog: SparkCatalog, model: Model, source_sql: str) -> None:
-    """Refuse a source that lacks the kind's columns, already returns the validity columns, or repeats a key."""
+def check_source(catalog: SparkCatalog, model: Model, source_sql: str) -> list[str]:
+    """The source's columns; refuses a source that lacks the kind's columns, already returns the validity columns,
+    or repeats a key."""
     source_columns = catalog.query_df(f"SELECT * FROM ({source_sql}) AS source WHERE 1 = 0").columns
     _check_columns(model, model.kind, [column.lower() for column in source_columns])
     _check_unique(catalog, model, model.kind, source_sql)
+    return list(source_columns)
 
 
 def history_query(
@@ -77,29 +79,30 @@ def history_query(
 ) -> str:
     """The table's next content: closed versions, open versions (closed or not), newly opened versions."""
     valid_from, valid_to = quote_identifier(kind.valid_from_name), quote_identifier(kind.valid_to_name)
-    now = _timestamp(execution_time)
+    now = _typed(kind, _timestamp(execution_time))
     key = " AND ".join(f"old.{quote_identifier(c)} <=> new.{quote_identifier(c)}" for c in kind.unique_key)
     changed = _changed(kind, columns)
     is_by_time = isinstance(kind, ScdType2ByTimeKind)
-    starts = f"CAST(new.{quote_identifier(kind.updated_at_name)} AS TIMESTAMP)" if is_by_time else now
-    deleted = now if kind.invalidate_hard_deletes else "CAST(NULL AS TIMESTAMP)"
-    first_seen = _EPOCH if _unknown_keys_start_at_epoch(kind, first_load) else starts
+    starts = f"CAST(new.{quote_identifier(kind.updated_at_name)} AS {kind.time_data_type})" if is_by_time else now
+    no_time = f"CAST(NULL AS {kind.time_data_type})"
+    deleted = now if kind.invalidate_hard_deletes else no_time
+    first_seen = _typed(kind, _EPOCH) if _unknown_keys_start_at_epoch(kind, first_load) else starts
     key_columns = ", ".join(quote_identifier(c) for c in kind.unique_key)
     known_key = " AND ".join(f"known.{quote_identifier(c)} <=> new.{quote_identifier(c)}" for c in kind.unique_key)
     plain, old, new = (", ".join(f"{prefix}{quote_identifier(c)}" for c in columns) for prefix in ("", "old.", "new."))
     return (
-        f"WITH source AS (SELECT {plain} FROM ({source_sql}) AS query), "
+        f"WITH source AS (SELECT {_source_columns(kind, columns)} FROM ({source_sql}) AS query), "
         f"opened AS (SELECT *, TRUE AS {_OPEN} FROM {quote(table)} WHERE {valid_to} IS NULL), "
         f"known AS (SELECT DISTINCT {key_columns}, TRUE AS {_KNOWN} FROM {quote(table)}) "
         f"SELECT {plain}, {valid_from}, {valid_to} FROM {quote(table)} WHERE {valid_to} IS NOT NULL "
         f"UNION ALL "
         f"SELECT {old}, old.{valid_from}, "
         f"CASE WHEN new.{_NEW} IS NULL THEN {deleted} WHEN {changed} THEN {starts} "
-        f"ELSE CAST(NULL AS TIMESTAMP) END "
+        f"ELSE {no_time} END "
         f"FROM opened AS old LEFT JOIN (SELECT *, TRUE AS {_NEW} FROM source) AS new ON {key} "
         f"UNION ALL "
         f"SELECT {new}, CASE WHEN known.{_KNOWN} IS NULL THEN {first_seen} ELSE {starts} END, "
-        f"CAST(NULL AS TIMESTAMP) "
+        f"{no_time} "
         f"FROM source AS new LEFT JOIN opened AS old ON {key} LEFT JOIN known ON {known_key} "
         f"WHERE old.{_OPEN} IS NULL OR {changed}"
     )
@@ -114,9 +117,10 @@ def _unknown_keys_start_at_epoch(kind: ScdKind, first_load: bool) -> bool:
 
 
 def _changed(kind: ScdKind, columns: Sequence[str]) -> str:
-    if isinstance(kind, ScdType2ByTimeKind):
+    if isinstance(kind, ScdType2ByTimeKind):  # compared as the validity type holds them, as SQLMesh does
         updated = quote_identifier(kind.updated_at_name)
-        return f"(new.{updated} > old.{updated} OR (old.{updated} IS NULL AND new.{updated} IS NOT NULL))"
+        new, old = (_typed(kind, f"{side}.{updated}") for side in ("new", "old"))
+        return f"({new} > {old} OR ({old} IS NULL AND {new} IS NOT NULL))"
     tracked = _tracked(kind, columns)
     if not tracked:
         return "FALSE"
@@ -129,11 +133,29 @@ def _tracked(kind: ScdType2ByColumnKind, columns: Sequence[str]) -> list[str]:
     return list(kind.columns)
 
 
-def with_validity(kind: ScdKind, source_sql: str) -> str:
+def with_validity(kind: ScdKind, source_sql: str, columns: Sequence[str]) -> str:
+    """The shape of the history table: the source's ``columns`` (``updated_at`` as the validity type), then validity."""
     return (
-        f"SELECT source.*, CAST(NULL AS TIMESTAMP) AS {quote_identifier(kind.valid_from_name)}, "
-        f"CAST(NULL AS TIMESTAMP) AS {quote_identifier(kind.valid_to_name)} FROM ({source_sql}) AS source"
+        f"SELECT {_source_columns(kind, columns)}, CAST(NULL AS {kind.time_data_type}) AS "
+        f"{quote_identifier(kind.valid_from_name)}, CAST(NULL AS {kind.time_data_type}) AS "
+        f"{quote_identifier(kind.valid_to_name)} FROM ({source_sql}) AS query"
     )
+
+
+def _source_columns(kind: ScdKind, columns: Sequence[str]) -> str:
+    """The history's columns from the source; a BY_TIME ``updated_at`` as the validity type holds it, as SQLMesh
+    keeps it (a DATE history keeps the day a version was updated)."""
+    is_by_time = isinstance(kind, ScdType2ByTimeKind)
+    return ", ".join(
+        f"{_typed(kind, quote_identifier(c))} AS {quote_identifier(c)}" if is_by_time and c.lower() == kind.updated_at_name
+        else quote_identifier(c)
+        for c in columns
+    )
+
+
+def _typed(kind: ScdKind, expression: str) -> str:
+    """``expression`` as the kind's validity type (``time_data_type``); as written for TIMESTAMP, the default."""
+    return expression if kind.time_data_type == "TIMESTAMP" else f"CAST({expression} AS {kind.time_data_type})"
 
 
 def _timestamp(moment: datetime) -> str:

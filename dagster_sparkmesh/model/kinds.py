@@ -7,7 +7,7 @@ Every field of a kind is data-affecting and therefore part of the fingerprint, e
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Annotated, ClassVar, Literal, Union, get_args
 
 from pydantic import Field, PositiveInt, field_validator
@@ -38,6 +38,8 @@ SCHEMA_CHANGE_CHOICES: dict[str, tuple[str, ...]] = {
 }
 """What a forward-only change may do to the table's columns: each policy's choices."""
 _SCHEMA_CHANGE_POLICIES = frozenset(SCHEMA_CHANGE_CHOICES)
+VALIDITY_TYPES = ("TIMESTAMP", "TIMESTAMP_NTZ", "DATE")
+"""The Spark types an SCD type 2 history's validity columns may have (``time_data_type``)."""
 
 
 class KindBase(Record):
@@ -94,6 +96,10 @@ class KindBase(Record):
     def managed_columns(self) -> tuple[str, ...]:
         """Columns the kind adds to its table itself, which the model's query does not return."""
         return ()
+
+    def stored_columns(self, columns: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """(name, type) of the query's ``columns`` as the kind's table keeps them."""
+        return list(columns)
 
 
 class FullKind(KindBase):
@@ -248,6 +254,13 @@ class _ScdType2Fields(KindBase):
     valid_to_name: str = "valid_to"
     invalidate_hard_deletes: bool = False
     """Close the open version of a key that vanished from the source (else it stays open)."""
+    batch_size: int | None = None
+    """Accepted as SQLMesh writes it (metadata): a run merges every missing interval's rows at once, as a unique-key
+    model upserts them, and a key repeated across them is refused; Dagster backfills take that many partitions per
+    run."""
+    time_data_type: str = "TIMESTAMP"
+    """The Spark type of the validity columns (SQLMesh's ``time_data_type``): ``TIMESTAMP``, ``TIMESTAMP_NTZ`` or
+    ``DATE``; ``updated_at`` is compared, and a version starts, as that type holds it."""
     forward_only: bool = True
     disable_restatement: bool = True
     on_destructive_change: OnDestructiveChange = "error"
@@ -264,6 +277,15 @@ class _ScdType2Fields(KindBase):
     def managed_columns(self) -> tuple[str, ...]:
         return (self.valid_from_name, self.valid_to_name)
 
+    @field_validator("time_data_type", mode="before")
+    @classmethod
+    def _validity_type(cls, value: object) -> str:
+        spark_type = str(value).upper()
+        if spark_type not in VALIDITY_TYPES:
+            raise ValueError(f"time_data_type {value!r} is not a date or timestamp type Spark has: use one of "
+                             f"{', '.join(VALIDITY_TYPES)}")
+        return spark_type
+
 
 class ScdType2ByTimeKind(_ScdType2Fields):
     """A key gets a new version when its ``updated_at`` grows; the new version is valid from that time."""
@@ -272,6 +294,12 @@ class ScdType2ByTimeKind(_ScdType2Fields):
     updated_at_name: str = "updated_at"
     updated_at_as_valid_from: bool = False
     """A key's first version is valid from its ``updated_at``; else from 1970-01-01 (SQLMesh's default)."""
+
+    def stored_columns(self, columns: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """``updated_at`` is kept as the validity type (``engine.scd2``), as SQLMesh keeps it."""
+        typed = self.time_data_type.lower()
+        return [(name, typed if name.lower() == self.updated_at_name and typed != "timestamp" else data_type)
+                for name, data_type in columns]
 
 
 class ScdType2ByColumnKind(_ScdType2Fields):

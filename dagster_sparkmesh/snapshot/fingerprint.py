@@ -42,7 +42,8 @@ _ADDED_TO_KINDS_LATER: dict[tuple[str, str], object] = {
     ("INCREMENTAL_BY_UNIQUE_KEY", "when_matched"): None,
     ("INCREMENTAL_BY_UNIQUE_KEY", "merge_filter"): None,
     **{(scd, field): default for scd in ("SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN")
-       for field, default in (("forward_only", True), ("on_destructive_change", "error"))},
+       for field, default in (("forward_only", True), ("on_destructive_change", "error"), ("time_data_type", "TIMESTAMP"),
+                                 ("batch_size", None))},
 }
 
 _ANY = object()

@@ -95,3 +95,22 @@ def test_renaming_the_validity_columns_is_refused_when_the_plan_is_built(tmp_pat
     assert "renames the columns its kind keeps (valid_from, valid_to to since, valid_to)" in result.output
     assert "hist.sql:1" in result.output and "forward_only false" in result.output
     assert _history(spark) == [("a", "1970-01-01 00:00:00", None)]
+
+
+def test_a_date_history_keeps_days(tmp_path, spark, engine, clean_catalog, served_table_format):
+    """``time_data_type DATE``: the validity columns and ``updated_at`` are dates, as SQLMesh 0.236.4 keeps them
+    (checked on DuckDB: both columns' type is DATE), and a version starts only when the day grows."""
+    project = _project(tmp_path / "p", served_table_format)
+    source = "MODEL (name s.src, kind FULL);\nSELECT 1 AS id, '{v}' AS v, TIMESTAMP'{at}' AS updated_at\n"
+    history = "MODEL (name s.hist, kind SCD_TYPE_2_BY_TIME (unique_key id, time_data_type DATE));\nSELECT id, v, updated_at FROM s.src\n"
+    (project / "models" / "hist.sql").write_text(history)
+    for value, at, end in (("a", "2024-01-01 10:00:00", "2024-01-02"), ("b", "2024-01-01 15:00:00", "2024-01-03"),
+                           ("c", "2024-01-02 09:00:00", "2024-01-04")):
+        (project / "models" / "src.sql").write_text(source.format(v=value, at=at))
+        _plan(project, engine, end)
+    types = dict(spark.table("s.hist").dtypes)
+    assert (types["valid_from"], types["valid_to"], types["updated_at"]) == ("date", "date", "date")
+    # b's update is the same day as a's: no new version; c's is the next day.
+    assert _history(spark, "v, updated_at, valid_from, valid_to") == [
+        ("a", "2024-01-01", "1970-01-01", "2024-01-02"), ("c", "2024-01-02", "2024-01-02", None),
+    ]

@@ -236,7 +236,7 @@ def test_error_snippet_quotes_the_offending_line():
 SCD_DEFAULTS = {  # forward-only and never restated unless the kind says otherwise, as in SQLMesh
     "unique_key": ("id",), "valid_from_name": "valid_from", "valid_to_name": "valid_to",
     "invalidate_hard_deletes": False, "disable_restatement": True, "forward_only": True,
-    "on_destructive_change": "error", "on_additive_change": "allow",
+    "on_destructive_change": "error", "on_additive_change": "allow", "batch_size": None, "time_data_type": "TIMESTAMP",
 }
 
 
@@ -293,6 +293,18 @@ def test_scd_type_2_errors_point_at_the_property(text, message, hint):
     assert message in str(caught.value)
     assert hint in (caught.value.hint or "")
     assert caught.value.line == 2
+
+
+def test_time_data_type_and_batch_size_of_a_history_are_read_in_the_kinds_dialect():
+    kind = parse("MODEL (name db.h, kind SCD_TYPE_2_BY_TIME (unique_key id, time_data_type date, batch_size 3));\n"
+                 "SELECT 1 AS id, 1 AS updated_at").model.kind
+    assert (kind.time_data_type, kind.batch_size) == ("DATE", 3)
+    duckdb = parse("MODEL (name db.h, kind SCD_TYPE_2_BY_COLUMN (unique_key id, columns *, time_data_type timestamp),\n"
+                   "  dialect duckdb); SELECT 1 AS id").model.kind
+    assert duckdb.time_data_type == "TIMESTAMP_NTZ"  # DuckDB's TIMESTAMP has no time zone: Spark's TIMESTAMP_NTZ
+    with pytest.raises(ProjectError) as caught:
+        parse("MODEL (name db.h,\n  kind SCD_TYPE_2_BY_TIME (unique_key id, time_data_type INT)); SELECT 1 AS id")
+    assert "time_data_type 'INT' is not a date or timestamp type" in caught.value.message and caught.value.line == 2
 
 
 def test_scd_type_2_is_sqlmesh_alias_of_scd_type_2_by_time():

@@ -48,10 +48,10 @@ def write_lakehouse_scd_type_2(ctx: ExecutionContext, target: ModelTarget) -> Wr
     table then holds."""
     table = open_table(ctx, target)
     kind, source = target.model.kind, select_for(ctx, target, target.span)
-    check_source(ctx.engine.catalog, target.model, source)  # before a table is created
+    source_columns = check_source(ctx.engine.catalog, target.model, source)  # before a table is created
     with ctx.state.table_write_lock(target.table):
         if not table.exists:  # the history query reads the table: it starts empty
-            create_empty(ctx, target, table, with_validity(kind, source))
+            create_empty(ctx, target, table, with_validity(kind, source, source_columns))
         validity = (kind.valid_from_name, kind.valid_to_name)
         columns = [name for name, _ in ctx.engine.catalog.columns(target.table) if name not in validity]
         query = history_query(kind, target.table, source, columns, ctx.clock(), first_load=table.created)

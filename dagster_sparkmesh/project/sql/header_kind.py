@@ -7,10 +7,14 @@ import json
 import re
 from collections.abc import Callable
 
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
 from dagster_sparkmesh.model.kinds import (
     AUTO_RESTATEMENT_FIELDS,
     AUTO_RESTATEMENT_HINT,
     SCHEMA_CHANGE_CHOICES,
+    VALIDITY_TYPES,
     auto_restatement_message,
     KIND_ALIASES,
     AuditOnlyKind,
@@ -173,6 +177,7 @@ _SCD_TYPE_2_COMMON: dict[str, PropertyReader] = {
     "forward_only": _field("forward_only", Value.boolean),
     "on_destructive_change": _destructive,
     "on_additive_change": _additive,
+    "batch_size": _field("batch_size", Value.integer),
 }
 
 _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]]] = {
@@ -268,11 +273,26 @@ _MODEL_NAME = re.compile(r"[(,]\s*name\s+([A-Za-z0-9_.`\"]+)", re.IGNORECASE)
 
 
 # Properties whose SQL is read in the model's dialect (then kept as Spark SQL), by kind.
+def _time_data_type(value: Value, dialect: str) -> Fields:
+    """SQLMesh's ``time_data_type`` (a type of the kind's dialect) as the Spark type of the validity columns."""
+    try:
+        spark_type = exp.DataType.build(value.scalar(), dialect=dialect).sql(dialect="spark").upper()
+    except (ParseError, ValueError):
+        spark_type = value.scalar()
+    if spark_type not in VALIDITY_TYPES:
+        raise value.error(f"time_data_type {value.scalar()!r} is not a date or timestamp type Spark has",
+                          f"use one of: {', '.join(VALIDITY_TYPES)}")
+    return {"time_data_type": spark_type}
+
+
+_SCD_IN_DIALECT: dict[str, Callable[[Value, str], Fields]] = {"time_data_type": _time_data_type}
 _IN_DIALECT: dict[str, dict[str, Callable[[Value, str], Fields]]] = {
     "INCREMENTAL_BY_UNIQUE_KEY": {
         "when_matched": lambda value, dialect: {"when_matched": read_when_matched(value.text, dialect, value.error)},
         "merge_filter": lambda value, dialect: {"merge_filter": read_merge_filter(value.text, dialect, value.error)},
     },
+    "SCD_TYPE_2_BY_TIME": _SCD_IN_DIALECT,
+    "SCD_TYPE_2_BY_COLUMN": _SCD_IN_DIALECT,
 }
 
 
