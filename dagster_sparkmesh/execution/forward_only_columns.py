@@ -26,7 +26,7 @@ from dagster_sparkmesh.snapshot.records import ChangeCategory, Environment, Inte
 
 def _managed(model) -> set[str]:
     """The columns the model's kind adds to its table (SCD type 2 validity), which its query never returns."""
-    return {name.lower() for name in model.kind.managed_columns}
+    return {name.lower() for name, _ in model.kind.managed_columns}
 
 
 def models_on_a_shared_table(plan: Plan, current: Environment | None) -> set[str]:

@@ -93,8 +93,9 @@ class KindBase(Record):
         return False
 
     @property
-    def managed_columns(self) -> tuple[str, ...]:
-        """Columns the kind adds to its table itself, which the model's query does not return."""
+    def managed_columns(self) -> tuple[tuple[str, str], ...]:
+        """(name, Spark type) of the columns the kind adds to its table itself, which the model's query does not
+        return."""
         return ()
 
     def stored_columns(self, columns: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -256,8 +257,7 @@ class _ScdType2Fields(KindBase):
     """Close the open version of a key that vanished from the source (else it stays open)."""
     batch_size: int | None = None
     """Accepted as SQLMesh writes it (metadata): a run merges every missing interval's rows at once, as a unique-key
-    model upserts them, and a key repeated across them is refused; Dagster backfills take that many partitions per
-    run."""
+    model upserts them, and a key repeated across them is refused."""
     time_data_type: str = "TIMESTAMP"
     """The Spark type of the validity columns (SQLMesh's ``time_data_type``): ``TIMESTAMP``, ``TIMESTAMP_NTZ`` or
     ``DATE``; ``updated_at`` is compared, and a version starts, as that type holds it."""
@@ -274,8 +274,8 @@ class _ScdType2Fields(KindBase):
     has_kind_dialect = True
 
     @property
-    def managed_columns(self) -> tuple[str, ...]:
-        return (self.valid_from_name, self.valid_to_name)
+    def managed_columns(self) -> tuple[tuple[str, str], ...]:
+        return ((self.valid_from_name, self.time_data_type), (self.valid_to_name, self.time_data_type))
 
     @field_validator("time_data_type", mode="before")
     @classmethod

@@ -169,16 +169,17 @@ def _is_forward_only(model: Model, previous: Model, ctx: VersionContext) -> bool
 
 def _refuse_renamed_managed_columns(model: Model, previous: Model) -> None:
     """The columns the kind adds itself (an SCD type 2 history's validity) hold the history: a forward-only change
-    cannot rename them in the table it keeps."""
+    cannot rename or retype them in the table it keeps."""
     before, after = previous.kind.managed_columns, model.kind.managed_columns
     if before != after:
+        described = [", ".join(f"{name} {data_type}" for name, data_type in columns) for columns in (before, after)]
         raise PlanError(
-            f"forward-only change to {model.name} renames the columns its kind keeps ({', '.join(before)} to "
-            f"{', '.join(after)}) in the table it keeps",
+            f"forward-only change to {model.name} changes the columns its kind keeps ({described[0]} to "
+            f"{described[1]}) in the table it keeps",
             path=model.path,
             line=model.line,
-            hint="keep valid_from_name and valid_to_name as they were, or write forward_only false in the kind to "
-            "build a new history (the versions before are not kept)",
+            hint="keep valid_from_name, valid_to_name and time_data_type as they were, or write forward_only false "
+            "in the kind to build a new history (the versions before are not kept)",
         )
 
 

@@ -86,14 +86,20 @@ def test_a_model_that_becomes_a_history_gets_a_table_of_its_own(tmp_path, spark,
     assert _history(spark) == [("b", "1970-01-01 00:00:00", None)]
 
 
-def test_renaming_the_validity_columns_is_refused_when_the_plan_is_built(tmp_path, spark, engine, clean_catalog):
+@pytest.mark.parametrize(("option", "after"), [
+    (", valid_from_name since", "since TIMESTAMP, valid_to TIMESTAMP"), (", time_data_type DATE", "valid_from DATE, valid_to DATE"),
+])
+def test_renaming_or_retyping_the_validity_columns_is_refused_when_the_plan_is_built(
+    tmp_path, spark, engine, clean_catalog, option, after
+):
     project = _project(tmp_path / "p", None)
     _plan(project, engine, "2024-01-02")
-    _write(project, value="a", day=1, options=", valid_from_name since")
+    _write(project, value="a", day=1, options=option)
     result, _ = invoke(project, ["plan", "prod", "--auto-apply", "--no-prompts", "--end", "2024-01-03"], engine)
     assert result.exit_code == 2, result.output
-    assert "renames the columns its kind keeps (valid_from, valid_to to since, valid_to)" in result.output
-    assert "hist.sql:1" in result.output and "forward_only false" in result.output
+    flat = " ".join(result.output.split())
+    assert f"changes the columns its kind keeps (valid_from TIMESTAMP, valid_to TIMESTAMP to {after})" in flat
+    assert "hist.sql:1" in flat and "forward_only false" in flat
     assert _history(spark) == [("a", "1970-01-01 00:00:00", None)]
 
 

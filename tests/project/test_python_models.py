@@ -210,3 +210,12 @@ def test_sqlmesh_kind_properties_without_effect_and_a_kinds_dialect_in_a_python_
     full = '@model("s.f", kind=dict(name="full", dialect="spark"))\ndef run(context, start, end, execution_time):\n    pass\n'
     with pytest.raises(ProjectError, match="dialect"):
         load_python_model(_model_file(tmp_path, full, "f.py"), DEFAULTS)
+
+
+def test_a_history_time_data_type_in_a_python_kind_is_read_in_the_kinds_dialect(tmp_path: Path) -> None:
+    body = ('@model("s.h", kind=dict(name="scd_type_2_by_time", unique_key="id", time_data_type="timestamp", dialect="duckdb"))\n'
+            "def run(context, start, end, execution_time):\n    pass\n")
+    assert load_python_model(_model_file(tmp_path, body), DEFAULTS).kind.time_data_type == "TIMESTAMP_NTZ"
+    wrong = body.replace('"timestamp", dialect="duckdb"', '"int"')
+    with pytest.raises(ProjectError, match="time_data_type 'INT' is not a date or timestamp type"):
+        load_python_model(_model_file(tmp_path, wrong, "w.py"), DEFAULTS)

@@ -18,7 +18,7 @@ from dagster_sparkmesh.model.kinds import (
 from dagster_sparkmesh.model.dialects import is_known_dialect
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.python.options import Where, names
-from dagster_sparkmesh.project.sql.header_kind import spark_time_format
+from dagster_sparkmesh.project.sql.header_kind import spark_time_format, spark_validity_type
 from dagster_sparkmesh.project.sql.merge_properties import read_merge_filter, read_when_matched
 from dagster_sparkmesh.sqlmesh_api.kinds import TimeColumn
 
@@ -55,6 +55,8 @@ def build_kind(
         dialect = str(raw.pop("dialect")).lower()
         if not is_known_dialect(dialect):
             raise where.error("kind", f"unknown dialect {dialect!r} of the kind", raw_kind, "use a sqlglot dialect name such as spark or duckdb")
+    if "time_data_type" in raw:  # a type of the kind's dialect, as a header reads it
+        raw["time_data_type"] = spark_validity_type(str(raw["time_data_type"]), dialect)
     for refused in AUTO_RESTATEMENT_FIELDS & raw.keys():
         raise where.error("kind", auto_restatement_message(refused), raw_kind, AUTO_RESTATEMENT_HINT)
     _one_batch_at_a_time(raw, where, raw_kind)

@@ -273,12 +273,18 @@ _MODEL_NAME = re.compile(r"[(,]\s*name\s+([A-Za-z0-9_.`\"]+)", re.IGNORECASE)
 
 
 # Properties whose SQL is read in the model's dialect (then kept as Spark SQL), by kind.
-def _time_data_type(value: Value, dialect: str) -> Fields:
-    """SQLMesh's ``time_data_type`` (a type of the kind's dialect) as the Spark type of the validity columns."""
+def spark_validity_type(text: str, dialect: str) -> str:
+    """SQLMesh's ``time_data_type`` (a type of ``dialect``) as Spark's type of the validity columns, or ``text`` as
+    written when it is none of them (the kind record refuses it)."""
     try:
-        spark_type = exp.DataType.build(value.scalar(), dialect=dialect).sql(dialect="spark").upper()
+        spark_type = exp.DataType.build(text, dialect=dialect).sql(dialect="spark").upper()
     except (ParseError, ValueError):
-        spark_type = value.scalar()
+        return text
+    return "TIMESTAMP" if spark_type == "TIMESTAMP_LTZ" else spark_type
+
+
+def _time_data_type(value: Value, dialect: str) -> Fields:
+    spark_type = spark_validity_type(value.scalar(), dialect)
     if spark_type not in VALIDITY_TYPES:
         raise value.error(f"time_data_type {value.scalar()!r} is not a date or timestamp type Spark has",
                           f"use one of: {', '.join(VALIDITY_TYPES)}")
