@@ -100,21 +100,29 @@ def add_columns(engine: SparkEngine, table: str, added: Sequence[tuple[str, str]
     _switch_view(engine, table)
 
 
+DROP_REFUSED = "Spark cannot drop a column of a Parquet table (nor of a Delta table without column mapping)"
+DROP_REFUSED_HINT = (
+    "keep the columns in the query (e.g. CAST(NULL AS <type>) AS <name>), make a breaking change (not forward-only) "
+    "that rebuilds the table, or, for a Delta table, create it with column mapping: physical_properties "
+    "(delta.columnMapping.mode = 'name')"
+)
+
+
+def can_hide_columns(engine: SparkEngine, table: str, *, droppable: bool = False) -> bool:
+    """Whether ``hide_columns`` can take columns away from ``table``: a table that drops them itself, or a period
+    table, which hides them."""
+    return droppable or engine.period_layout(table) is not None
+
+
 def hide_columns(engine: SparkEngine, table: str, dropped: Sequence[str], *, droppable: bool = False) -> None:
     """Stop showing ``dropped`` columns of a period table; ``droppable``: a table that drops columns itself (an
     Iceberg table: a change of its metadata, its files untouched); refused for any other table."""
     if droppable:
         engine.catalog.execute(f"ALTER TABLE {quote(table)} DROP COLUMNS ({', '.join(map(quote_identifier, dropped))})")
         return
-    layout = engine.period_layout(table)
-    if layout is None:
-        raise EngineError(
-            f"cannot drop column(s) {', '.join(dropped)} of {table} in a forward-only change: Spark cannot drop a "
-            "column of a Parquet table (nor of a Delta table without column mapping)",
-            hint="keep the columns in the query (e.g. CAST(NULL AS <type>) AS <name>), make a breaking change "
-            "(not forward-only) that rebuilds the table, or, for a Delta table, create it with column mapping: "
-            "physical_properties (delta.columnMapping.mode = 'name')",
-        )
+    if not can_hide_columns(engine, table):
+        raise EngineError(f"cannot drop column(s) {', '.join(dropped)} of {table} in a forward-only change: {DROP_REFUSED}",
+                          hint=DROP_REFUSED_HINT)
     data = period_data_table(table)
     for name in dropped:
         _comment(engine, data, name, HIDDEN_COLUMN_COMMENT)

@@ -13,7 +13,9 @@ as it is, so every evaluation of the plan may run it.
 
 from __future__ import annotations
 
-from dagster_sparkmesh.engine.column_additions import add_columns, column_changes, hide_columns
+from dagster_sparkmesh.engine.column_additions import (
+    DROP_REFUSED, DROP_REFUSED_HINT, add_columns, can_hide_columns, column_changes, hide_columns,
+)
 from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
@@ -63,6 +65,11 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
     dropped = [name for name in changes.dropped if name.lower() not in _managed(model)]
     if dropped:
         _check_drop_allowed(target, dropped)
+        if not can_hide_columns(ctx.engine, target.table, droppable=drops_columns(model)):
+            raise ExecutionError(
+                f"forward-only change to {model.name} drops column(s) {', '.join(dropped)} of its table: {DROP_REFUSED}",
+                path=model.path, line=model.line, hint=DROP_REFUSED_HINT,
+            )
         hide_columns(ctx.engine, target.table, dropped, droppable=drops_columns(model))
         if lakehouse_format(model) is not None:
             _refresh_views(ctx, target)

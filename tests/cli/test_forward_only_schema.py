@@ -118,7 +118,9 @@ def test_a_dropped_column_of_a_unique_key_table_is_refused_clearly(tmp_path, spa
     model.write_text(header + "SELECT 1 AS id\n")
     refused = _plan(project, engine, "--forward-only")
     assert refused.exit_code == 2, refused.output
-    assert "cannot drop column(s) amount" in refused.output and "Parquet" in refused.output
+    flat = " ".join(refused.output.split())
+    assert "drops column(s) amount of its table" in flat and "Parquet" in flat
+    assert "latest.sql:1" in flat  # the model's file and line
     assert _columns(spark, "db.latest") == ["id", "amount"]
 
 

@@ -120,3 +120,15 @@ def test_a_date_history_keeps_days(tmp_path, spark, engine, clean_catalog, serve
     assert _history(spark, "v, updated_at, valid_from, valid_to") == [
         ("a", "2024-01-01", "1970-01-01", "2024-01-02"), ("c", "2024-01-02", "2024-01-02", None),
     ]
+
+
+def test_a_column_dropped_from_a_history_on_a_plain_table_is_refused_with_its_file(tmp_path, spark, engine, clean_catalog):
+    project = _project(tmp_path / "p", None)
+    _write(project, value="a", day=1, options=", on_destructive_change allow", more=", 7 AS extra")
+    _plan(project, engine, "2024-01-02")
+    _write(project, value="a", day=1, options=", on_destructive_change allow")
+    result, _ = invoke(project, ["plan", "prod", "--auto-apply", "--no-prompts", "--end", "2024-01-03"], engine)
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.output.split())
+    assert "s.hist drops column(s) extra of its table" in flat and "hist.sql:1" in flat
+    assert [name for name, _ in spark.table("s.hist").dtypes] == ["id", "v", "updated_at", "extra", "valid_from", "valid_to"]
