@@ -381,9 +381,14 @@ def kind_type(name: str) -> type[KindBase]:
 
 
 
+def taken_defaults(kind: type[KindBase], defaults: Mapping[str, object], written: Collection[str]) -> dict[str, object]:
+    """The project's defaults (field -> value, None: no default) of the fields ``kind`` takes from them
+    (``project_defaults``) and the model did not write."""
+    return {field: value for field, value in defaults.items()
+            if value is not None and field in kind.project_defaults and field not in written}
+
+
 def with_project_defaults(kind: KindBase, defaults: Mapping[str, object], written: Collection[str]) -> KindBase:
-    """``kind`` with the project's defaults (field -> value, None: no default) of the fields its kind takes from
-    them (``project_defaults``) and the model did not write."""
-    taken = {field: value for field, value in defaults.items()
-             if value is not None and field in kind.project_defaults and field not in written}
+    """``kind`` with the project's defaults it takes (``taken_defaults``)."""
+    taken = taken_defaults(type(kind), defaults, written)
     return kind.model_copy(update=taken) if taken else kind

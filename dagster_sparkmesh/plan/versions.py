@@ -118,7 +118,7 @@ def _direct(
             hint="plan the change without --forward-only (a new table is built in the new catalog), or keep the "
             "catalog's declaration as it was",
         )
-    _refuse_renamed_managed_columns(model, previous)
+    _refuse_changed_managed_columns(model, previous)
     destructive = tuple(model_destructive_changes(previous, model))
     warnings = [_check_destructive(model, destructive), _check_additive(model, added_columns(previous, model))]
     warning = "; ".join(w for w in warnings if w) or None
@@ -167,7 +167,7 @@ def _is_forward_only(model: Model, previous: Model, ctx: VersionContext) -> bool
     return ctx.forward_only or bool(getattr(model.kind, "forward_only", False))
 
 
-def _refuse_renamed_managed_columns(model: Model, previous: Model) -> None:
+def _refuse_changed_managed_columns(model: Model, previous: Model) -> None:
     """The columns the kind adds itself (an SCD type 2 history's validity) hold the history: a forward-only change
     cannot rename or retype them in the table it keeps."""
     before, after = previous.kind.managed_columns, model.kind.managed_columns

@@ -9,7 +9,7 @@ from croniter import croniter
 
 from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.model.cron_zones import read_cron_tz
-from dagster_sparkmesh.model.dialects import is_known_dialect
+from dagster_sparkmesh.model.dialects import DIALECT_HINT, is_known_dialect
 from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
 from dagster_sparkmesh.model.kinds import SCHEMA_CHANGE_CHOICES
 from dagster_sparkmesh.project.config.sqlmesh_keys import CRON_ALIASES
@@ -18,7 +18,7 @@ from dagster_sparkmesh.project.config.sqlmesh_keys import CRON_ALIASES
 def check_default(key: str, value: object, error: Callable[[str, str], ConfigError]) -> None:
     """Raise ``error(message, hint)`` when ``value`` cannot be ``model_defaults.<key>``."""
     if key == "dialect" and not is_known_dialect(str(value).lower()):
-        raise error(f"unknown dialect {value!r}", "use a sqlglot dialect name such as spark or duckdb")
+        raise error(f"unknown dialect {value!r}", DIALECT_HINT)
     if key in ("allow_partials", "enabled") and not isinstance(value, bool):
         raise error(f"model_defaults.{key} must be true or false, not {value!r}",
                     f"write {key}: true")

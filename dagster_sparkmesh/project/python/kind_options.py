@@ -12,10 +12,10 @@ from sqlglot import exp
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.kinds import (
-    AUTO_RESTATEMENT_FIELDS, AUTO_RESTATEMENT_HINT, KIND_ALIASES, SCHEMA_CHANGE_CHOICES, ModelKind,
-    auto_restatement_message, kind_type,
+    AUTO_RESTATEMENT_FIELDS, AUTO_RESTATEMENT_HINT, KIND_ALIASES, SCHEMA_CHANGE_CHOICES, KindBase, ModelKind,
+    auto_restatement_message, kind_type, taken_defaults,
 )
-from dagster_sparkmesh.model.dialects import is_known_dialect
+from dagster_sparkmesh.model.dialects import DIALECT_HINT, is_known_dialect
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.python.options import Where, names
 from dagster_sparkmesh.project.sql.header_kind import spark_time_format, spark_validity_type
@@ -54,7 +54,7 @@ def build_kind(
     if record.has_kind_dialect and "dialect" in raw:  # the one its SQL properties are written in
         dialect = str(raw.pop("dialect")).lower()
         if not is_known_dialect(dialect):
-            raise where.error("kind", f"unknown dialect {dialect!r} of the kind", raw_kind, "use a sqlglot dialect name such as spark or duckdb")
+            raise where.error("kind", f"unknown dialect {dialect!r} of the kind", raw_kind, DIALECT_HINT)
     if "time_data_type" in raw:  # a type of the kind's dialect, as a header reads it
         raw["time_data_type"] = spark_validity_type(str(raw["time_data_type"]), dialect)
     for refused in AUTO_RESTATEMENT_FIELDS & raw.keys():
@@ -74,13 +74,11 @@ def build_kind(
         raise where.error("kind", f"{place}: {problem['msg']}" if place else problem["msg"], raw_kind, _KIND_HINT) from error
 
 
-def _take_project_defaults(raw: dict[str, Any], record: type, defaults: ModelDefaults, *, written_as_dict: bool) -> None:
+def _take_project_defaults(raw: dict[str, Any], record: type[KindBase], defaults: ModelDefaults, *, written_as_dict: bool) -> None:
     """The project's defaults of the fields the kind takes and ``raw`` leaves out. SQLMesh passes its defaults to a
     kind written as a dict only (a name or a kind object keeps the kind's own); ``batch_size`` is sparkmesh's."""
-    taken = record.project_defaults - raw.keys()
-    if not written_as_dict:
-        taken &= {"batch_size"}
-    raw.update({field: value for field, value in defaults.kind_fields.items() if field in taken and value is not None})
+    taken = taken_defaults(record, defaults.kind_fields, raw.keys())
+    raw.update(taken if written_as_dict else {field: value for field, value in taken.items() if field == "batch_size"})
 
 
 def _one_batch_at_a_time(raw: dict[str, Any], where: Where, raw_kind: object) -> None:

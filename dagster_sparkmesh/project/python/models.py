@@ -42,7 +42,7 @@ from dagster_sparkmesh.project.python.options import IGNORED_ARGUMENTS, SUPPORTE
 from dagster_sparkmesh.project.python.sql_models import project_default_catalog, project_variables, query_of
 from dagster_sparkmesh.project.signals import signal_calls
 from dagster_sparkmesh.sqlmesh_api.importer import project_imports
-from dagster_sparkmesh.model.dialects import is_known_dialect
+from dagster_sparkmesh.model.dialects import DIALECT_HINT, is_known_dialect
 
 SPEC_ATTRIBUTE = "__sparkmesh_model__"
 _MODULE_PREFIX = "sparkmesh_python_model"
@@ -244,7 +244,7 @@ def _model_name(name: object, line: int, path: Path) -> str:
 def _dialect(value: object, defaults: ModelDefaults, where: Where) -> str:
     dialect = python_model_options.optional_text("dialect", value, where) or defaults.dialect
     if not is_known_dialect(dialect.lower()):
-        raise where.error("dialect", f"unknown dialect {dialect!r}", value, "use a sqlglot dialect name such as spark or duckdb")
+        raise where.error("dialect", f"unknown dialect {dialect!r}", value, DIALECT_HINT)
     return dialect.lower()
 
 

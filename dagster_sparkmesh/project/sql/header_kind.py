@@ -31,7 +31,7 @@ from dagster_sparkmesh.model.kinds import (
     SeedKind,
     ViewKind,
 )
-from dagster_sparkmesh.model.dialects import is_known_dialect
+from dagster_sparkmesh.model.dialects import DIALECT_HINT, is_known_dialect
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.project.sql.merge_properties import read_merge_filter, read_when_matched
 from dagster_sparkmesh.records import Record
@@ -305,7 +305,7 @@ _IN_DIALECT: dict[str, dict[str, Callable[[Value, str], Fields]]] = {
 def _kind_dialect(value: Value) -> str:
     dialect = value.word().lower()
     if not is_known_dialect(dialect):
-        raise value.error(f"unknown dialect {dialect!r} of the kind", "use a sqlglot dialect name such as spark or duckdb")
+        raise value.error(f"unknown dialect {dialect!r} of the kind", DIALECT_HINT)
     return dialect
 
 
