@@ -111,3 +111,24 @@ def clean_catalog(spark):
     for (name,) in spark.sql("SHOW DATABASES").collect():
         if name != "default":
             spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
+
+
+STATE_STORE_PARAMETERS = ("state_backend", "state")
+"""The fixtures that run a test once per state store (SQLite, PostgreSQL)."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """In a table-format lane a test parametrized over the state store runs on SQLite only (the others are
+    deselected): the store and the table format never meet (intervals and leases in the store, rows in the format),
+    and the main lane runs each such test on PostgreSQL and plain tables."""
+    if not os.environ.get(TABLE_FORMAT_ENV):
+        return
+    on_postgres = [item for item in items if _runs_on_postgres(item)]
+    if on_postgres:
+        config.hook.pytest_deselected(items=on_postgres)
+        items[:] = [item for item in items if item not in on_postgres]
+
+
+def _runs_on_postgres(item: pytest.Item) -> bool:
+    parameters = getattr(getattr(item, "callspec", None), "params", {})
+    return any(parameters.get(name) == "postgres" for name in STATE_STORE_PARAMETERS)
