@@ -263,6 +263,7 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...], 
     from dagster_sparkmesh.execution.abort import run_until_stopped
     from dagster_sparkmesh.execution.apply import apply_plan
     from dagster_sparkmesh.execution.plans import plan_for
+    from dagster_sparkmesh.execution.scheduled_restatements import last_looks, record_looks
     from dagster_sparkmesh.plan.standalone_audits import with_standalone_audits
 
     console = make_console()
@@ -271,7 +272,9 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...], 
         selected = _with_upstream(ctx.project.models, select_models_) if select_models_ else None
         # An environment planned with an explicit end is a bounded preview: it does not grow past that end.
         # Forward-only previews keep their start (a preview grows with time, never back to the environment start).
-        the_plan = plan_for(ctx, current.start, current.end or ctx.clock(), preview_start=current.preview_start)
+        # A run of prod restates the models whose auto_restatement_cron ticked since the last run looked.
+        the_plan = plan_for(ctx, current.start, current.end or ctx.clock(), preview_start=current.preview_start,
+                            looked_for_restatements=last_looks(ctx, current))
         if the_plan.has_changes:
             raise PlanError(
                 f"the project differs from the `{environment}` environment",
@@ -284,9 +287,12 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...], 
             # Only the standalone audits reading the selected models' new data run (``plan.standalone_audits``).
             the_plan = with_standalone_audits(narrowed, ctx.project, current)
         if not the_plan.missing_intervals:
+            record_looks(ctx, the_plan, selected)
             scope = "the selected models of " if selected is not None else ""
             console.print(f"Every interval of {scope}`{environment}` is up to date (as of {the_plan.end:%Y-%m-%d %H:%M})")
             return
+        for name, span in the_plan.scheduled_restatements.items():
+            console.print(f"  {name}: restated on its auto_restatement_cron, {span.start:%Y-%m-%d %H:%M} to {span.end:%Y-%m-%d %H:%M}")
         for line in missing_interval_lines(the_plan):
             console.print(f"  {line}")
         began = time.monotonic()
@@ -297,6 +303,7 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...], 
                     ctx, the_plan, promote_after=False, on_model_done=on_model_done, should_stop=stop
                 )
             )
+        record_looks(ctx, the_plan, selected)
         computed = [r for r in applied.models if not r.skipped]
         console.print(run_summary(computed, ctx.project.models, time.monotonic() - began))
         if applied.audits:  # standalone audits over the models that got data

@@ -16,7 +16,13 @@ INTERVAL_UNIT_CRONS = {
 }
 """Each unit's name, longest first, and the cron whose ticks bound its intervals."""
 SHORTEST_INTERVAL = timedelta(minutes=5)
+CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly", "@annually", "@midnight"})
 _SAMPLED_TICKS = 400  # enough for a yearly pattern of any 5-field cron finer than monthly
+
+
+def valid_cron(text: str) -> bool:
+    """A cron SQLMesh accepts: one of its aliases (``@daily``...) or five fields croniter reads."""
+    return text.lower() in CRON_ALIASES or croniter.is_valid(text)
 
 
 @lru_cache(maxsize=1024)

@@ -10,8 +10,10 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Annotated, ClassVar, Literal, Union, get_args
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import AfterValidator, Field, PositiveInt, field_validator
 
+
+from dagster_sparkmesh.model.interval_units import valid_cron
 from dagster_sparkmesh.records import Record
 
 OnDestructiveChange = Literal["error", "warn", "allow"]
@@ -19,19 +21,20 @@ OnAdditiveChange = Literal["error", "warn", "allow", "ignore"]
 """What a forward-only change that adds columns does: alter the table (allow, warn), refuse the plan (error), or
 keep the table's columns (ignore), as SQLMesh's ``on_additive_change``."""
 
-# SQLMesh's scheduled restatements of the latest intervals (late data): not done here, so refused rather than
-# ignored, which would leave late rows out of tables SQLMesh would have recomputed.
-AUTO_RESTATEMENT_FIELDS = frozenset({"auto_restatement_cron", "auto_restatement_intervals"})
-AUTO_RESTATEMENT_HINT = ("remove it, and restate the latest intervals when late data arrived: "
-                         "sparkmesh plan --restate-model NAME --start ...")
+def _checked_cron(value: str | None) -> str | None:
+    if value is not None and not valid_cron(value):
+        raise ValueError(f"invalid cron {value!r}: write @daily, @weekly... or five fields like '0 6 * * 1'")
+    return value
 
 
-def auto_restatement_message(field_name: str) -> str:
-    return f"{field_name} is not supported: sparkmesh does not restate intervals on a schedule"
+ScheduleCron = Annotated[str | None, AfterValidator(_checked_cron)]
+"""``auto_restatement_cron``: when a prod ``run`` restates the model again (``plan.auto_restatements``)."""
 
 
 # Kind fields that only change scheduling; kept out of the data hash, included in the metadata hash.
-METADATA_KIND_FIELDS = frozenset({"batch_size", "lookback", "batch_concurrency"})
+METADATA_KIND_FIELDS = frozenset(
+    {"batch_size", "lookback", "batch_concurrency", "auto_restatement_cron", "auto_restatement_intervals"}
+)
 
 SCHEMA_CHANGE_CHOICES: dict[str, tuple[str, ...]] = {
     "on_destructive_change": get_args(OnDestructiveChange), "on_additive_change": get_args(OnAdditiveChange),
@@ -145,6 +148,9 @@ class IncrementalByTimeRangeKind(KindBase):
     disable_restatement: bool = False
     on_destructive_change: OnDestructiveChange = "error"
     on_additive_change: OnAdditiveChange = "allow"
+    auto_restatement_cron: ScheduleCron = None
+    auto_restatement_intervals: PositiveInt | None = None
+    """How many of the latest intervals a scheduled restatement recomputes (None: everything recorded)."""
 
 
 class IncrementalByUniqueKeyKind(KindBase):
@@ -168,6 +174,7 @@ class IncrementalByUniqueKeyKind(KindBase):
     disable_restatement: bool = False
     on_destructive_change: OnDestructiveChange = "error"
     on_additive_change: OnAdditiveChange = "allow"
+    auto_restatement_cron: ScheduleCron = None
 
 
 class IncrementalByPartitionKind(KindBase):
@@ -186,6 +193,7 @@ class IncrementalByPartitionKind(KindBase):
     disable_restatement: bool = False
     on_destructive_change: OnDestructiveChange = "error"
     on_additive_change: OnAdditiveChange = "allow"
+    auto_restatement_cron: ScheduleCron = None
 
 
 class IncrementalUnmanagedKind(KindBase):
@@ -204,6 +212,7 @@ class IncrementalUnmanagedKind(KindBase):
     disable_restatement: bool = True
     on_destructive_change: OnDestructiveChange = "error"
     on_additive_change: OnAdditiveChange = "allow"
+    auto_restatement_cron: ScheduleCron = None
 
 
 class CustomKind(KindBase):
@@ -231,6 +240,8 @@ class CustomKind(KindBase):
     lookback: int = 0
     forward_only: bool = False
     disable_restatement: bool = False
+    auto_restatement_cron: ScheduleCron = None
+    auto_restatement_intervals: PositiveInt | None = None
 
     @field_validator("materialization_properties", mode="before")
     @classmethod
@@ -265,6 +276,7 @@ class _ScdType2Fields(KindBase):
     disable_restatement: bool = True
     on_destructive_change: OnDestructiveChange = "error"
     on_additive_change: OnAdditiveChange = "allow"
+    auto_restatement_cron: ScheduleCron = None
     has_physical_layer = True
     restates_whole_table = True
     keeps_history = True

@@ -34,6 +34,7 @@ from dagster_sparkmesh.plan.intervals import interval_cron
 from dagster_sparkmesh.plan.missing import Window, missing_intervals
 from dagster_sparkmesh.plan.windows import model_windows
 from dagster_sparkmesh.plan.previews import preview_from, preview_range, preview_version, previewed_models
+from dagster_sparkmesh.plan.auto_restatements import scheduled_restatements
 from dagster_sparkmesh.plan.restatements import (
     RestatementInputs,
     effective_from_ranges,
@@ -88,6 +89,7 @@ def build_plan(
     include_unmodified: bool | None = None,
     restate_within: Interval | None = None,
     partial_intervals: bool = True,
+    looked_for_restatements: Mapping[tuple[str, str], datetime] | None = None,
 ) -> Plan:
     """``selected``: plan only these models' changes; the others keep the environment's current snapshots.
     ``effective_from``: forward-only models recompute their intervals from that date once applied to prod.
@@ -98,7 +100,8 @@ def build_plan(
     ``plan.include_unmodified``, false as in SQLMesh: views of the models changed in it only).
     ``restate_within``: restate ``restate_models`` over this part of their window only (a Dagster run's range).
     ``partial_intervals``: ``allow_partials`` models compute their interval so far (False in Dagster, whose
-    partitions are whole intervals)."""
+    partitions are whole intervals).
+    ``looked_for_restatements``: a run of prod's last looks per (model, version) (``plan.auto_restatements``)."""
     environment = _identifier(environment, "environment name")
     current = state.get_environment(environment)
     base_env = current or (state.get_environment(create_from) if create_from != environment else None)
@@ -133,6 +136,9 @@ def build_plan(
     if effective_from is not None:
         start_at = parse_datetime(effective_from, now=execution_time)
         seeds = union(seeds, effective_from_ranges(decisions, spans, start_at, environment, effective_from))
+    scheduled = {} if looked_for_restatements is None else scheduled_restatements(
+        models, recorded, looked_for_restatements, [d.snapshot for d in decisions.values()], execution_time)
+    seeds = union(seeds, scheduled)
     inputs = RestatementInputs(models, spans, recorded, _shared_with_prod(state, environment, versions))
     seeds = union(seeds, filled_behind(inputs))
     restatements, notes = restatement_ranges(inputs, seeds)
@@ -169,6 +175,7 @@ def build_plan(
         missing_intervals=missing,
         previews=previews.ranges,
         restatements=restatements,
+        scheduled_restatements=scheduled,
         notes=tuple(notes),
         warnings=tuple(d.warning for d in decisions.values() if d.warning),
         uncategorized=tuple(

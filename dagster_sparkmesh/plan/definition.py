@@ -67,6 +67,9 @@ class Plan(Record):
     (forward-only changes and their descendants: ``plan.previews``); ``version_of`` gives the preview version."""
     restatements: dict[str, Interval] = {}
     """Model name → range whose recorded intervals are removed (then recomputed as missing)."""
+    scheduled_restatements: dict[str, Interval] = {}
+    """The models a run of prod restates because their ``auto_restatement_cron`` ticked (``plan.auto_restatements``),
+    each over its own range; their readers follow in ``restatements``."""
     standalone_audits: tuple[str, ...] = ()
     """Standalone audits to run before the promotion: new or changed since the environment ran them, or reading a
     model this plan computes or restates (``plan.standalone_audits``)."""

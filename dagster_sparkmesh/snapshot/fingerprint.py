@@ -44,6 +44,10 @@ _ADDED_TO_KINDS_LATER: dict[tuple[str, str], object] = {
     **{(scd, field): default for scd in ("SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN")
        for field, default in (("forward_only", True), ("on_destructive_change", "error"), ("time_data_type", "TIMESTAMP"),
                                  ("batch_size", None))},
+    **{(kind, "auto_restatement_cron"): None for kind in (
+        "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY", "INCREMENTAL_BY_PARTITION", "INCREMENTAL_UNMANAGED",
+        "SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN", "CUSTOM")},
+    **{(kind, "auto_restatement_intervals"): None for kind in ("INCREMENTAL_BY_TIME_RANGE", "CUSTOM")},
 }
 
 _ANY = object()

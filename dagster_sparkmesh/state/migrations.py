@@ -180,6 +180,18 @@ def _v7_write_inputs(connection: sa.Connection) -> None:
     meta.create_all(connection)
 
 
+def _v8_restatement_looks(connection: sa.Connection) -> None:
+    """When a run of prod last looked for a model version's scheduled restatements (``auto_restatement_cron``)."""
+    meta = sa.MetaData()
+    sa.Table(
+        "restatement_looks", meta,
+        sa.Column("name", sa.String, primary_key=True),
+        sa.Column("version", sa.String, primary_key=True),
+        sa.Column("looked_at", sa.String, nullable=False),
+    )
+    meta.create_all(connection)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     _v1_initial_tables,
     _v2_plan_application_log,
@@ -188,6 +200,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v5_stored_plans,
     _v6_table_write_locks,
     _v7_write_inputs,
+    _v8_restatement_looks,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

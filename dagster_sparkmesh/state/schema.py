@@ -112,6 +112,14 @@ write_inputs = sa.Table(
     sa.Column("written_at", sa.String, nullable=False),
 )
 
+restatement_looks = sa.Table(
+    "restatement_looks",
+    metadata,
+    sa.Column("name", sa.String, primary_key=True),
+    sa.Column("version", sa.String, primary_key=True),
+    sa.Column("looked_at", sa.String, nullable=False),
+)
+
 plans = sa.Table(
     "plans",
     metadata,

@@ -22,7 +22,8 @@ from dagster_sparkmesh.project.config import state_dir
 from dagster_sparkmesh.snapshot import intervals as interval_math
 from dagster_sparkmesh.snapshot.records import Environment, Interval, Snapshot, SnapshotId
 from dagster_sparkmesh.state import (
-    environments, interval_rows, leases, migrations, plan_log, plans, snapshots, write_inputs, write_locks,
+    environments, interval_rows, leases, migrations, plan_log, plans, restatement_looks, snapshots, write_inputs,
+    write_locks,
 )
 from dagster_sparkmesh.state.connection import (
     create_state_engine,
@@ -278,6 +279,17 @@ class StateStore:
     def record_write_inputs(self, table_name: str, digest: str | None) -> None:
         with write_transaction(self._engine) as connection:
             write_inputs.record(connection, table_name, digest, self._clock())
+
+    # scheduled restatements
+
+    def restatement_looks(self, versions: Iterable[tuple[str, str]]) -> dict[tuple[str, str], datetime]:
+        """(model, version) → when a run of prod last looked for its scheduled restatement (``state.restatement_looks``)."""
+        with read_transaction(self._engine) as connection:
+            return restatement_looks.looks(connection, versions)
+
+    def record_restatement_looks(self, versions: Iterable[tuple[str, str]], looked_at: datetime) -> None:
+        with write_transaction(self._engine) as connection:
+            restatement_looks.record(connection, versions, looked_at)
 
     # stored plans
 

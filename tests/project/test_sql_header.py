@@ -21,7 +21,7 @@ model (
     forward_only true,
     disable_restatement true,
     on_destructive_change allow,
-    on_additive_change warn
+    on_additive_change warn, auto_restatement_cron '0 0 * * 0', auto_restatement_intervals 3
   ),
   cron '0 6 * * *',
   start '2024-01-01',
@@ -62,6 +62,8 @@ def test_every_property_is_read():
         "disable_restatement": True,
         "on_destructive_change": "allow",
         "on_additive_change": "warn",
+        "auto_restatement_cron": "0 0 * * 0",
+        "auto_restatement_intervals": 3,
     }
     assert (model.cron, model.start, model.end) == ("0 6 * * *", "2024-01-01", "2024-12-31")
     assert model.owner == "jen"
@@ -97,6 +99,7 @@ def test_every_property_is_read():
                 "lookback": 0, "batch_size": None, "batch_concurrency": None, "forward_only": False,
                 "disable_restatement": False,
                 "on_destructive_change": "error", "on_additive_change": "allow",
+                "auto_restatement_cron": None, "auto_restatement_intervals": None,
             },
         ),
         (
@@ -105,6 +108,7 @@ def test_every_property_is_read():
                 "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("id",), "when_matched": None, "merge_filter": None,
                 "batch_size": None, "forward_only": False,
                 "disable_restatement": False, "on_destructive_change": "error", "on_additive_change": "allow",
+                "auto_restatement_cron": None,
             },
         ),
         (
@@ -113,6 +117,7 @@ def test_every_property_is_read():
                 "name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("a", "b"), "when_matched": None, "merge_filter": None,
                 "batch_size": 3, "forward_only": False,
                 "disable_restatement": False, "on_destructive_change": "error", "on_additive_change": "allow",
+                "auto_restatement_cron": None,
             },
         ),
     ],
@@ -199,8 +204,12 @@ def error_of(text: str, **kwargs) -> ProjectError:
          "reads v, which names neither source nor target", 2, "target.v = source.v"),
         ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n merge_filter ds > @start_ds)); SELECT 1",
          "merge_filter reads ds, which names neither", 2, "source"),
-        ("MODEL (name db.m, kind INCREMENTAL_BY_TIME_RANGE (time_column ds,\n auto_restatement_cron '@weekly')); SELECT 1",
-         "auto_restatement_cron is not supported", 2, "--restate-model"),
+        ("MODEL (name db.m, kind INCREMENTAL_BY_TIME_RANGE (time_column ds,\n auto_restatement_cron 'sundays')); SELECT 1",
+         "invalid auto_restatement_cron 'sundays'", 2, "@weekly"),
+        ("MODEL (name db.m, kind INCREMENTAL_BY_TIME_RANGE (time_column ds,\n auto_restatement_intervals 0)); SELECT 1",
+         "auto_restatement_intervals must be at least 1", 2, "restate everything recorded"),
+        ("MODEL (name db.m, kind FULL (auto_restatement_cron '@daily')); SELECT 1",
+         "unknown property 'auto_restatement_cron' of kind FULL", 1, "properties of FULL"),
         ("MODEL (name db.m, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key id,\n when_matched (WHEN MATCHED THEN DELETE "
          "WHEN MATCHED AND source.v > 0 THEN UPDATE SET target.v = source.v))); SELECT 1",
          "only the last WHEN MATCHED clause may omit its condition", 2, "give the earlier clause a condition"),
@@ -237,6 +246,7 @@ SCD_DEFAULTS = {  # forward-only and never restated unless the kind says otherwi
     "unique_key": ("id",), "valid_from_name": "valid_from", "valid_to_name": "valid_to",
     "invalidate_hard_deletes": False, "disable_restatement": True, "forward_only": True,
     "on_destructive_change": "error", "on_additive_change": "allow", "batch_size": None, "time_data_type": "TIMESTAMP",
+    "auto_restatement_cron": None,
 }
 
 

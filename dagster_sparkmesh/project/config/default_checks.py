@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date
 
-from croniter import croniter
 
 from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.model.cron_zones import read_cron_tz
 from dagster_sparkmesh.model.dialects import DIALECT_HINT, is_known_dialect
-from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
+from dagster_sparkmesh.model.interval_units import (
+    TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message, valid_cron,
+)
 from dagster_sparkmesh.model.kinds import SCHEMA_CHANGE_CHOICES
-from dagster_sparkmesh.project.config.sqlmesh_keys import CRON_ALIASES
 
 
 def check_default(key: str, value: object, error: Callable[[str, str], ConfigError]) -> None:
@@ -26,7 +26,7 @@ def check_default(key: str, value: object, error: Callable[[str, str], ConfigErr
         read_cron_tz(str(value), error)
     if key == "interval_unit":
         read_interval_unit(str(value), error)
-    if key == "cron" and str(value).lower() not in CRON_ALIASES and not croniter.is_valid(str(value)):
+    if key == "cron" and not valid_cron(str(value)):
         raise error(f"invalid cron {value!r}", "use @daily, @hourly, ... or a 5-field cron expression")
     if key == "cron" and _too_frequent_or_never(str(value)):
         raise error(f"{too_frequent_message(str(value))} (or never)", TOO_FREQUENT_HINT)

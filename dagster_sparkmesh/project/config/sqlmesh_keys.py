@@ -1,7 +1,6 @@
 """SQLMesh's configuration keys that have no meaning on Spark here: accepted with a warning, so that an existing
 SQLMesh project loads unchanged (any other unknown key is most likely a typo, and an error)."""
 
-CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly", "@annually", "@midnight"})
 
 # SQLMesh settings that do not apply to sparkmesh: accepted with a warning.
 IGNORED_KEYS = frozenset(

@@ -11,10 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 from sqlglot import exp
 
 from dagster_sparkmesh.errors import ProjectError
-from dagster_sparkmesh.model.kinds import (
-    AUTO_RESTATEMENT_FIELDS, AUTO_RESTATEMENT_HINT, KIND_ALIASES, SCHEMA_CHANGE_CHOICES, KindBase, ModelKind,
-    auto_restatement_message, kind_type, taken_defaults,
-)
+from dagster_sparkmesh.model.kinds import KIND_ALIASES, SCHEMA_CHANGE_CHOICES, KindBase, ModelKind, kind_type, taken_defaults
 from dagster_sparkmesh.model.dialects import DIALECT_HINT, is_known_dialect
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.python.options import Where, names
@@ -57,8 +54,6 @@ def build_kind(
             raise where.error("kind", f"unknown dialect {dialect!r} of the kind", raw_kind, DIALECT_HINT)
     if "time_data_type" in raw:  # a type of the kind's dialect, as a header reads it
         raw["time_data_type"] = spark_validity_type(str(raw["time_data_type"]), dialect)
-    for refused in AUTO_RESTATEMENT_FIELDS & raw.keys():
-        raise where.error("kind", auto_restatement_message(refused), raw_kind, AUTO_RESTATEMENT_HINT)
     _one_batch_at_a_time(raw, where, raw_kind)
     _read_merge_clauses(raw, where, raw_kind, dialect)
     allowed = _KIND_NAMES - _NOT_FOR_PYTHON if computed else _KIND_NAMES

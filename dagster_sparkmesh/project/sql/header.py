@@ -16,13 +16,14 @@ from datetime import date, datetime
 from pathlib import Path
 
 import sqlglot
-from croniter import croniter
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.cron_zones import read_cron_tz
-from dagster_sparkmesh.model.interval_units import TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message
+from dagster_sparkmesh.model.interval_units import (
+    TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message, valid_cron,
+)
 from dagster_sparkmesh.model.records import AuditCall, SignalCall
 from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.project.sql.header_kind import read_kind
@@ -34,7 +35,6 @@ _HEADER_START = re.compile(r"\s*MODEL\s*\(", re.IGNORECASE)
 _PART = r'[`"]?([A-Za-z_][A-Za-z0-9_]*)[`"]?'
 _NAME = re.compile(rf"^(?:{_PART}\.)?{_PART}\.{_PART}$")
 """``schema.table`` or ``catalog.schema.table`` (see ``snapshot.naming`` for what a catalog becomes)."""
-CRON_ALIASES = frozenset({"@daily", "@hourly", "@weekly", "@monthly", "@yearly", "@annually", "@midnight"})
 
 
 @dataclass(frozen=True)
@@ -191,7 +191,7 @@ def _read_name(header: ModelHeader, value: Value, dialect: str) -> None:
 
 def _read_cron(header: ModelHeader, value: Value, dialect: str) -> None:
     cron = value.scalar()
-    if cron.lower() not in CRON_ALIASES and not croniter.is_valid(cron):
+    if not valid_cron(cron):
         raise value.error(
             f"invalid cron {cron!r}",
             "use @hourly, @daily, @weekly, @monthly, @yearly or a 5-field cron expression like '0 6 * * *'",

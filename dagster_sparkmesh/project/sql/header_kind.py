@@ -11,11 +11,8 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.model.kinds import (
-    AUTO_RESTATEMENT_FIELDS,
-    AUTO_RESTATEMENT_HINT,
     SCHEMA_CHANGE_CHOICES,
     VALIDITY_TYPES,
-    auto_restatement_message,
     KIND_ALIASES,
     AuditOnlyKind,
     CustomKind,
@@ -32,6 +29,7 @@ from dagster_sparkmesh.model.kinds import (
     ViewKind,
 )
 from dagster_sparkmesh.model.dialects import DIALECT_HINT, is_known_dialect
+from dagster_sparkmesh.model.interval_units import valid_cron
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.project.sql.merge_properties import read_merge_filter, read_when_matched
 from dagster_sparkmesh.records import Record
@@ -106,6 +104,27 @@ def _property_value(value: Value) -> object:
     return value.text
 
 
+def _schedule_cron(value: Value) -> str:
+    cron = value.scalar()
+    if not valid_cron(cron):
+        raise value.error(f"invalid auto_restatement_cron {cron!r}",
+                          "use @daily, @weekly, @monthly... or a 5-field cron expression like '0 6 * * 1'")
+    return cron
+
+
+def _positive_count(value: Value) -> int:
+    number = value.integer()
+    if number < 1:
+        raise value.error(f"auto_restatement_intervals must be at least 1, not {number}",
+                          "write auto_restatement_intervals 3, or remove it to restate everything recorded")
+    return number
+
+
+_AUTO_RESTATEMENT: dict[str, PropertyReader] = {"auto_restatement_cron": _field("auto_restatement_cron", _schedule_cron)}
+_AUTO_RESTATED_INTERVALS: dict[str, PropertyReader] = {
+    **_AUTO_RESTATEMENT, "auto_restatement_intervals": _field("auto_restatement_intervals", _positive_count),
+}
+
 _INCREMENTAL_COMMON: dict[str, PropertyReader] = {
     "batch_size": _field("batch_size", Value.integer),
     "forward_only": _field("forward_only", Value.boolean),
@@ -178,6 +197,7 @@ _SCD_TYPE_2_COMMON: dict[str, PropertyReader] = {
     "on_destructive_change": _destructive,
     "on_additive_change": _additive,
     "batch_size": _field("batch_size", Value.integer),
+    **_AUTO_RESTATEMENT,
 }
 
 _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]]] = {
@@ -190,6 +210,7 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
             "lookback": _field("lookback", Value.integer),
             "batch_concurrency": _field("batch_concurrency", _positive_concurrency),
             **_INCREMENTAL_COMMON,
+            **_AUTO_RESTATED_INTERVALS,
         },
         ("time_column",),
     ),
@@ -199,6 +220,7 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
             "unique_key": _field("unique_key", _names),
             "batch_concurrency": _only_one_batch_at_a_time,
             **_INCREMENTAL_COMMON,
+            **_AUTO_RESTATEMENT,
         },
         ("unique_key",),
     ),
@@ -227,6 +249,7 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
             "disable_restatement": _field("disable_restatement", Value.boolean),
             "on_destructive_change": _destructive,
             "on_additive_change": _additive,
+            **_AUTO_RESTATEMENT,
         },
         (),
     ),
@@ -238,6 +261,7 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
             "disable_restatement": _field("disable_restatement", Value.boolean),
             "on_destructive_change": _destructive,
             "on_additive_change": _additive,
+            **_AUTO_RESTATEMENT,
         },
         (),
     ),
@@ -251,6 +275,7 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
             "lookback": _field("lookback", Value.integer),
             "forward_only": _field("forward_only", Value.boolean),
             "disable_restatement": _field("disable_restatement", Value.boolean),
+            **_AUTO_RESTATED_INTERVALS,
         },
         ("materialization",),
     ),
@@ -375,8 +400,6 @@ def _model_of(value: Value) -> str:
 def _kind_property(kind: str, item: Value, readers: dict[str, PropertyReader]) -> Fields:
     key_match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*", item.text)
     key = key_match.group(1).lower() if key_match else ""
-    if key in AUTO_RESTATEMENT_FIELDS:
-        raise item.error(auto_restatement_message(key), AUTO_RESTATEMENT_HINT)
     if key not in readers:
         close = difflib.get_close_matches(key, list(readers), n=2)
         known = ", ".join(readers) or "none"
