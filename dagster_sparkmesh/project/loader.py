@@ -121,7 +121,7 @@ def _load(
             repo.cache.save()
     audits: dict[str, AuditDefinition] = {}
     for repo in repos:
-        audits.update(load_audits(repo.path))
+        audits.update(load_audits(repo.path, repo.config.model_defaults.dialect))
     audits = _with_inline_audits(audits, parsed)
     check_audit_names([*ordered.values(), *externals.values()], audits)
     fingerprinted = chain_fingerprints(ordered, externals)
@@ -338,7 +338,7 @@ def _standalone_audits(
     unique across all of them."""
     found: dict[str, StandaloneAudit] = {}
     for repo in repos:
-        texts = audit_files.load_standalone_audits(repo.path).values()
+        texts = audit_files.load_standalone_audits(repo.path, repo.config.model_defaults.dialect).values()
         found.update(resolve_standalone_audits(texts, models, externals, repo.config.variables, taken=[*audits, *found]))
     found.update(audit_only_audits(audit_only, models, externals, taken=[*audits, *found]))
     return found

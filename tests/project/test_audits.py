@@ -8,6 +8,7 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.builtin_audits import BUILTIN_AUDITS, render_audit_query
 from dagster_sparkmesh.model.records import AuditCall, AuditDefinition
 from dagster_sparkmesh.project.checks.audits import load_audits
+from dagster_sparkmesh.project.loader import load_project
 
 FIXTURE = Path(__file__).parent / "fixtures" / "other_project"
 TABLE = "`db`.`t`"
@@ -155,3 +156,20 @@ def test_audit_file_errors(tmp_path: Path, text: str, fragment: str, line: int) 
 def test_other_dialect_is_transpiled(tmp_path: Path) -> None:
     text = "AUDIT (name a, dialect 'duckdb');\nSELECT * FROM @this_model WHERE x::INT > 1"
     assert load_audits(_audits_file(tmp_path, text))["a"].query == "SELECT * FROM ${this_model} WHERE CAST(x AS INT) > 1"
+
+
+def test_an_audit_without_a_dialect_is_read_in_the_projects_or_its_models_dialect(tmp_path: Path) -> None:
+    # DuckDB quotes identifiers with "": read as Spark, "x" would be the string 'x', never NULL (SQLMesh 0.236.4
+    # reads both audits below in the project's dialect and reports the row whose x is NULL).
+    (tmp_path / "models").mkdir()
+    (tmp_path / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n")
+    (tmp_path / "models" / "m.sql").write_text(
+        "MODEL (name main.m, kind FULL, audits (a_inline, a_file));\nSELECT CAST(NULL AS INT) AS x;\n\n"
+        'AUDIT (name a_inline);\nSELECT * FROM @this_model WHERE "x" IS NULL AND EXTRACT(dow FROM DATE \'2024-01-07\') = 0\n'
+    )
+    _audits_file(tmp_path, 'AUDIT (name a_file);\nSELECT * FROM @this_model WHERE "x" IS NULL')
+    project = load_project(tmp_path, use_cache=False)
+    assert project.audits["a_file"].query == "SELECT * FROM ${this_model} WHERE `x` IS NULL"
+    assert project.audits["a_inline"].query == (
+        "SELECT * FROM ${this_model} WHERE `x` IS NULL AND (DAYOFWEEK(CAST('2024-01-07' AS DATE)) - 1) = 0"
+    )

@@ -19,6 +19,7 @@ from sqlglot.tokens import Token, TokenType
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.builtin_audits import BUILTIN_AUDITS, THIS_MODEL
 from dagster_sparkmesh.model.records import AuditDefinition
+from dagster_sparkmesh.project.sql.spark_support import with_spark_equivalents
 
 _KEYS = ("name", "blocking", "defaults", "dialect", "description", "standalone", "skip")
 
@@ -55,21 +56,23 @@ class StandaloneAuditText:
     query_line: int
 
 
-def load_audits(project_path: Path) -> dict[str, AuditDefinition]:
-    """Every custom audit of the project that models attach, by (lower-case) name."""
-    return {name: audit for name, audit in _load_all(project_path).items() if isinstance(audit, AuditDefinition)}
+def load_audits(project_path: Path, dialect: str = "spark") -> dict[str, AuditDefinition]:
+    """Every custom audit of the project that models attach, by (lower-case) name. ``dialect``: the project's
+    (``model_defaults.dialect``), in which an audit that names none is read, as SQLMesh reads it."""
+    return {name: audit for name, audit in _load_all(project_path, dialect).items() if isinstance(audit, AuditDefinition)}
 
 
-def load_standalone_audits(project_path: Path) -> dict[str, StandaloneAuditText]:
+def load_standalone_audits(project_path: Path, dialect: str = "spark") -> dict[str, StandaloneAuditText]:
     """Every ``standalone true`` audit of the project, by (lower-case) name."""
-    return {name: audit for name, audit in _load_all(project_path).items() if isinstance(audit, StandaloneAuditText)}
+    return {name: audit for name, audit in _load_all(project_path, dialect).items()
+            if isinstance(audit, StandaloneAuditText)}
 
 
-def _load_all(project_path: Path) -> dict[str, AuditDefinition | StandaloneAuditText]:
+def _load_all(project_path: Path, dialect: str) -> dict[str, AuditDefinition | StandaloneAuditText]:
     folder = project_path / "audits"
     result: dict[str, AuditDefinition | StandaloneAuditText] = {}
     for path in sorted(folder.rglob("*.sql")) if folder.is_dir() else []:
-        for audit, offset, source in _read_file(path):
+        for audit, offset, source in _read_file(path, dialect):
             if audit.name in result:
                 raise ProjectError(
                     f"audit {audit.name} is defined twice",
@@ -80,10 +83,11 @@ def _load_all(project_path: Path) -> dict[str, AuditDefinition | StandaloneAudit
     return result
 
 
-def read_inline_audits(path: Path, text: str) -> tuple[AuditDefinition, ...]:
-    """The ``AUDIT (...); query`` blocks of a model file (``text``: the file with everything else blanked)."""
+def read_inline_audits(path: Path, text: str, dialect: str) -> tuple[AuditDefinition, ...]:
+    """The ``AUDIT (...); query`` blocks of a model file (``text``: the file with everything else blanked), read in
+    the model's ``dialect`` unless they name their own."""
     audits = []
-    for audit, offset, source in _read_source(_Source(path, text)):
+    for audit, offset, source in _read_source(_Source(path, text), dialect):
         if isinstance(audit, StandaloneAuditText):
             raise ProjectError(f"standalone audit {audit.name} is written in a model file",
                                hint="move it to a file under audits/: a standalone audit belongs to no model",
@@ -92,15 +96,15 @@ def read_inline_audits(path: Path, text: str) -> tuple[AuditDefinition, ...]:
     return tuple(audits)
 
 
-def _read_file(path: Path) -> list[tuple[AuditDefinition | StandaloneAuditText, int, _Source]]:
+def _read_file(path: Path, dialect: str) -> list[tuple[AuditDefinition | StandaloneAuditText, int, _Source]]:
     try:
         source = _Source(path, path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as error:
         raise ProjectError("audit file is not valid UTF-8", path=path, hint="save the file as UTF-8") from error
-    return _read_source(source)
+    return _read_source(source, dialect)
 
 
-def _read_source(source: _Source) -> list[tuple[AuditDefinition | StandaloneAuditText, int, _Source]]:
+def _read_source(source: _Source, dialect: str) -> list[tuple[AuditDefinition | StandaloneAuditText, int, _Source]]:
     statements = _statements(source)
     audits = []
     index = 0
@@ -114,7 +118,7 @@ def _read_source(source: _Source) -> list[tuple[AuditDefinition | StandaloneAudi
         while index + 1 < len(statements) and not _is_header(statements[index + 1]):
             index += 1
             body.append(statements[index])
-        audits.append((_build(source, header, body), header[0].start, source))
+        audits.append((_build(source, header, body, dialect), header[0].start, source))
         index += 1
     return audits
 
@@ -139,7 +143,9 @@ def _is_header(statement: list[Token]) -> bool:
     return len(statement) > 1 and statement[0].text.upper() == "AUDIT" and statement[1].token_type == TokenType.L_PAREN
 
 
-def _build(source: _Source, header: list[Token], body: list[list[Token]]) -> AuditDefinition | StandaloneAuditText:
+def _build(
+    source: _Source, header: list[Token], body: list[list[Token]], default_dialect: str
+) -> AuditDefinition | StandaloneAuditText:
     properties = _properties(source, header)
     if "name" not in properties:
         raise ProjectError("audit without a name", hint="write AUDIT (name my_audit);", **source.where(header[0].start))
@@ -157,7 +163,8 @@ def _build(source: _Source, header: list[Token], body: list[list[Token]]) -> Aud
         )
     if len(body) > 1:
         raise ProjectError(f"audit {name} has more than one query", hint="an audit is a single query", **source.where(body[1][0].start))
-    dialect = source.between(*_ends(properties["dialect"])).strip("'\"").lower() if "dialect" in properties else "spark"
+    written = properties.get("dialect")
+    dialect = source.between(*_ends(written)).strip("'\"").lower() if written else default_dialect
     if _flag(source, properties, "standalone", default=False):
         return _standalone(source, header, body[0], properties, name, dialect)
     if "skip" in properties:
@@ -278,7 +285,7 @@ def _query(source: _Source, tokens: list[Token], dialect: str, name: str) -> str
             **source.where(tokens[0].start),
         )
     # Spark keeps the text as written (placeholders stay @name); other dialects are transpiled once, here.
-    return text if dialect == "spark" else parsed.sql(dialect="spark")
+    return text if dialect == "spark" else with_spark_equivalents(parsed, dialect=dialect).sql(dialect="spark")
 
 
 _HIDDEN = "__sparkmesh_param__"

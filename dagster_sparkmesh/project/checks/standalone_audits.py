@@ -14,6 +14,7 @@ from datetime import datetime
 from sqlglot import exp
 from sqlglot.errors import ParseError, SqlglotError
 
+from dagster_sparkmesh.project.sql.spark_support import with_spark_equivalents
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.macros import expansion
 from dagster_sparkmesh.macros.evaluator import MacroEvaluator
@@ -89,7 +90,7 @@ def parse_standalone_audit(
     references = _references(statements[0])
     audit = StandaloneAudit(
         name=text.name,
-        query=canonical_sql(statements[0]),
+        query=canonical_sql(with_spark_equivalents(statements[0], dialect=text.dialect)),
         depends_on=frozenset(name for name, _ in references),
         blocking=text.blocking,
         skip=text.skip,

@@ -191,7 +191,7 @@ def _parse_model_file(
         depends_on=frozenset(reference.name for reference in references),
     )
     _check_interval_unit(model)
-    audits = read_inline_audits(path, audits_text) if audits_text is not None else ()
+    audits = read_inline_audits(path, audits_text, dialect) if audits_text is not None else ()
     return ParsedSqlModel(model=model, references=unique_references(references), audits=audits)
 
 

@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.project.sql.dialect_functions import with_dialect_functions
 
 SPARK_DIALECTS = frozenset({"spark", "spark2", "hive"})
 # Type names open-source Spark's parser accepts (``DataType`` keywords of Spark 4).
@@ -120,14 +121,15 @@ def _line_of(node: exp.Expression | None) -> int | None:
 def with_spark_equivalents(statement: exp.Expression, *, dialect: str) -> exp.Expression:
     """Constructs of another dialect that Spark runs once rewritten, where sqlglot's own transpiling loses them:
     DuckDB's ``READ_PARQUET([paths])`` (sqlglot writes a list as an empty path) reads each path as
-    ``parquet.`path```, several unioned by position, as DuckDB reads a list."""
+    ``parquet.`path```, several unioned by position, as DuckDB reads a list; and the functions of
+    ``dialect_functions`` (epochs with fractions, days of the week, DuckDB's ``TRY_STRPTIME``)."""
     if dialect.lower() in SPARK_DIALECTS:
         return statement
     for table in list(statement.find_all(exp.Table)):
         reader = table.this
         if isinstance(reader, exp.ReadParquet) and len(reader.expressions) == 1 and isinstance(reader.expressions[0], exp.Array):
             _read_each_path(table, reader.expressions[0].expressions)
-    return statement
+    return with_dialect_functions(statement, dialect)
 
 
 def _read_each_path(table: exp.Table, paths: list[exp.Expression]) -> None:

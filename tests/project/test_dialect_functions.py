@@ -1,0 +1,52 @@
+"""Functions whose meaning sqlglot's transpiling to Spark changed (``project.sql.dialect_functions``): the SQL
+written, and on Spark the values the source dialect returns (PostgreSQL and DuckDB count the days of the week from
+Sunday = 0; TO_TIMESTAMP of an epoch keeps its microseconds; DuckDB's TRY_STRPTIME gives NULL for text that does not
+match). Found in SQLMesh users' projects: a weekend flag that was true on Saturdays and Mondays, load times that
+lost their fraction of a second, a model that did not run."""
+
+from __future__ import annotations
+
+import pytest
+import sqlglot
+
+from dagster_sparkmesh.project.sql.spark_support import with_spark_equivalents
+
+SUNDAY, MONDAY, SATURDAY = "DATE '2024-01-07'", "DATE '2024-01-08'", "DATE '2024-01-06'"
+
+
+def spark_sql(sql: str, dialect: str) -> str:
+    return with_spark_equivalents(sqlglot.parse_one(sql, read=dialect), dialect=dialect).sql(dialect="spark")
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql", "written"),
+    [
+        ("duckdb", "SELECT TO_TIMESTAMP(x)", "SELECT TIMESTAMP_SECONDS(x)"),
+        ("postgres", "SELECT TO_TIMESTAMP(x)", "SELECT TIMESTAMP_SECONDS(x)"),
+        ("duckdb", "SELECT EPOCH_MS(x)", "SELECT TIMESTAMP_MILLIS(x)"),
+        ("duckdb", "SELECT dayofweek(d), isodow(d), DATE_PART('dow', d), DATE_PART('year', d)",
+         "SELECT (DAYOFWEEK(d) - 1), EXTRACT(DAYOFWEEK_ISO FROM d), (DAYOFWEEK(d) - 1), DATE_PART('year', d)"),
+        ("postgres", "SELECT EXTRACT(dow FROM d), EXTRACT(isodow FROM d), EXTRACT(year FROM d)",
+         "SELECT (DAYOFWEEK(d) - 1), EXTRACT(DAYOFWEEK_ISO FROM d), EXTRACT(YEAR FROM d)"),
+        ("snowflake", "SELECT DAYOFWEEK(d)", "SELECT (DAYOFWEEK(d) - 1)"),
+        ("trino", "SELECT day_of_week(d), EXTRACT(DOW FROM d)",
+         "SELECT EXTRACT(DAYOFWEEK_ISO FROM d), EXTRACT(DAYOFWEEK_ISO FROM d)"),
+        ("mysql", "SELECT DAYOFWEEK(d)", "SELECT DAYOFWEEK(d)"),  # Sunday = 1 there too
+        ("bigquery", "SELECT EXTRACT(DAYOFWEEK FROM d)", "SELECT EXTRACT(DAYOFWEEK FROM d)"),
+        ("duckdb", "SELECT TRY_STRPTIME(s, '%d/%m/%Y')", "SELECT TRY_TO_TIMESTAMP(s, 'd/M/yyyy')"),
+        ("spark", "SELECT EXTRACT(DOW FROM d), FROM_UNIXTIME(x)", "SELECT EXTRACT(DOW FROM d), FROM_UNIXTIME(x)"),
+    ],
+)
+def test_the_spark_sql_written(dialect, sql, written):
+    assert spark_sql(sql, dialect) == written
+
+
+def test_spark_returns_what_the_source_dialect_returns(engine):
+    days = f"SELECT EXTRACT(dow FROM d) AS dow, EXTRACT(isodow FROM d) AS iso FROM (VALUES ({SUNDAY}), ({MONDAY}), ({SATURDAY})) AS t(d)"
+    rows = engine.catalog.query_rows(spark_sql(days, "postgres"))
+    assert [tuple(row) for row in rows] == [(0, 7), (1, 1), (6, 6)]
+    duckdb = ("SELECT dayofweek(DATE '2024-01-07') AS dow, CAST(TO_TIMESTAMP(1733274321.225736) AS VARCHAR) AS t, "
+              "TRY_STRPTIME('17/04/2025', '%d/%m/%Y') AS parsed, TRY_STRPTIME('no date', '%d/%m/%Y') AS unparsed")
+    (row,) = engine.catalog.query_rows(spark_sql(duckdb, "duckdb"))
+    assert row[0] == 0 and row[1] == "2024-12-04 01:05:21.225736"
+    assert str(row[2]) == "2025-04-17 00:00:00" and row[3] is None
