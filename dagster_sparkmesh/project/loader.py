@@ -16,7 +16,7 @@ from typing import Any
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.builtin_audits import check_audit_names
-from dagster_sparkmesh.model.records import AuditDefinition, Model
+from dagster_sparkmesh.model.records import AuditDefinition, ExternalModel, Model, UnitTest
 from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
 from dagster_sparkmesh.macros import builtins as macro_builtins
 from dagster_sparkmesh.macros import clauses as macro_clauses
@@ -60,6 +60,7 @@ from dagster_sparkmesh.project.sql.model import ParsedSqlFile, ParsedSqlModel
 from dagster_sparkmesh.project.sql.references import TableReference
 from dagster_sparkmesh.project.checks.unit_tests import load_unit_tests, validate_unit_tests
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
+from dagster_sparkmesh.snapshot.naming import without_default_catalog
 
 _PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, model_blueprints, macro_clauses,
                    macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
@@ -164,7 +165,7 @@ def _read_repo(project_path: Path, use_cache: bool, gateway: str | None, broken:
     loaded = load_config(project_path, gateway=gateway)
     config = loaded.config
     user_macros = load_user_macros(project_path)
-    externals = load_external_models(project_path, gateway=config.default_gateway)
+    externals = _named_in_schemas(load_external_models(project_path, gateway=config.default_gateway), config.default_catalog)
     external_columns = {name: dict(external.columns) for name, external in externals.items() if external.columns}
     cache = _sql_cache(project_path, config, user_macros, external_columns) if use_cache else None
     parsed = parsed_sql_files(_files(project_path / "models", "*.sql"), config, cache, user_macros, external_columns, broken)
@@ -180,9 +181,29 @@ def _read_repo(project_path: Path, use_cache: bool, gateway: str | None, broken:
         parsed=parsed,
         reading_columns=tuple(reading_columns),
         externals=externals,
-        unit_tests=load_unit_tests(project_path),
+        unit_tests=tuple(_test_named_in_schemas(test, config.default_catalog) for test in load_unit_tests(project_path)),
         cache=cache,
     )
+
+
+def _named_in_schemas(externals: dict[str, ExternalModel], catalog: str | None) -> dict[str, ExternalModel]:
+    """External models named with the default catalog, as SQLMesh writes them, under their ``schema.table``."""
+    named = {}
+    for name, external in externals.items():
+        short = without_default_catalog(name, catalog)
+        named[short] = external if short == name else external.model_copy(update={"name": short})
+    return named
+
+
+def _test_named_in_schemas(test: UnitTest, catalog: str | None) -> UnitTest:
+    """A unit test whose model and inputs are named with the default catalog, under their ``schema.table``."""
+    def short(name: str) -> str:
+        return without_default_catalog(name, catalog)
+    return test.model_copy(update={
+        "model": short(test.model),
+        "inputs": tuple((short(name), rows) for name, rows in test.inputs),
+        "input_queries": tuple((short(name), query) for name, query in test.input_queries),
+    })
 
 
 def _merged_externals(repos: list[_Repo]) -> dict:

@@ -73,6 +73,13 @@ def qualified_name(parts: list[str] | tuple[str, ...], what: str = "model name")
     return ".".join(lowered)
 
 
+def without_default_catalog(name: str, catalog: str | None) -> str:
+    """``catalog.schema.table`` as ``schema.table`` when ``catalog`` is the project's default catalog (the name
+    SQLMesh gives its own models and tables, e.g. in the external models ``create_external_models`` writes)."""
+    parts = name.split(".")
+    return ".".join(parts[1:]) if catalog and len(parts) == 3 and parts[0] == catalog.lower() else name
+
+
 def split_model_name(model_name: str, catalog: str | None = None) -> tuple[str, str]:
     """``(schema, table)`` of the objects a model owns; a catalog other than the model's own Spark catalog
     (``catalog``) is folded into the schema (see above)."""

@@ -54,3 +54,21 @@ def test_an_is_sql_python_model_naming_the_default_catalog(tmp_path: Path) -> No
     )
     project = load_project(root, use_cache=False)
     assert project.models["ibis.py_reader"].depends_on == frozenset({"ibis.src"})
+
+
+def test_external_models_and_unit_tests_named_with_the_default_catalog_are_the_projects(tmp_path: Path) -> None:
+    # What `sqlmesh create_external_models` writes on a DuckDB gateway, and unit tests written the same way: SQLMesh
+    # 0.236.4 loads this project and passes the test.
+    root = _project(tmp_path, GATEWAYS["database"], "SELECT id, amount FROM raw.events")
+    (root / "external_models.yaml").write_text("- name: '\"db\".\"raw\".\"events\"'\n  columns:\n    id: INT\n    amount: DOUBLE\n")
+    (root / "tests").mkdir()
+    (root / "tests" / "test_reader.yaml").write_text(
+        "test_reader:\n  model: '\"db\".\"ibis\".\"reader\"'\n  inputs:\n    '\"db\".\"raw\".\"events\"':\n"
+        "      rows:\n        - {id: 1, amount: 2.5}\n  outputs:\n    query:\n      rows:\n        - {id: 1, amount: 2.5}\n"
+    )
+    project = load_project(root, use_cache=False)
+    assert list(project.external_models) == ["raw.events"]
+    assert project.external_models["raw.events"].columns == (("id", "INT"), ("amount", "DOUBLE"))
+    (test,) = project.unit_tests
+    assert (test.model, [name for name, _ in test.inputs]) == ("ibis.reader", ["raw.events"])
+    assert project.models["ibis.reader"].depends_on == {"raw.events"}

@@ -478,3 +478,9 @@ def test_sqlmesh_placement_properties_load_without_effect_as_for_python_models(p
     plain = parse("MODEL (name db.m, kind FULL); SELECT 1 AS id").model
     placed = parse(f"MODEL (name db.m, kind FULL,\n  {prop}); SELECT 1 AS id").model
     assert placed.model_dump(exclude={"line"}) == plain.model_dump(exclude={"line"})
+
+
+def test_an_audit_argument_name_may_be_quoted_as_dbt_converted_projects_write_it():
+    model = parse("MODEL (name db.m, dialect duckdb, audits (ACCEPTED_VALUES(\"column\" = status, is_in = ['a', 'b'])));"
+                  " SELECT 'a' AS status").model
+    assert model.audits == (AuditCall(name="accepted_values", args=(("column", "status"), ("is_in", "('a', 'b')"))),)

@@ -235,7 +235,8 @@ def _audit_call(item: Value, dialect: str) -> AuditCall:
 
 
 def _audit_arg(arg: Value, dialect: str) -> tuple[str, str]:
-    match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*:?=\s*", arg.text)
+    # The name may be quoted ("column" = status: projects converted from dbt quote that keyword), as SQLMesh reads it.
+    match = re.match(r"(?:([A-Za-z_][A-Za-z0-9_]*)|[\"`]([A-Za-z_][A-Za-z0-9_]*)[\"`])\s*:?=\s*", arg.text)
     if not match:
         raise arg.error(f"malformed audit argument {arg.text!r}", "write audit arguments as name := value")
     sql = arg.text[match.end() :]
@@ -248,7 +249,7 @@ def _audit_arg(arg: Value, dialect: str) -> tuple[str, str]:
         expression = exp.Tuple(expressions=expression.expressions)
     for identifier in expression.find_all(exp.Identifier):
         identifier.set("this", identifier.name.lower())
-    return match.group(1).lower(), expression.sql(dialect="spark", comments=False, normalize=True)
+    return (match.group(1) or match.group(2)).lower(), expression.sql(dialect="spark", comments=False, normalize=True)
 
 
 def _read_columns(header: ModelHeader, value: Value, dialect: str) -> None:
