@@ -3,7 +3,7 @@ small sample."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -17,12 +17,14 @@ SAMPLE_ROWS = 5
 
 
 def run_audits(
-    ctx: ExecutionContext, model: Model, table: str, written: Interval | None = None, counted: Mapping[int, int] = {}
+    ctx: ExecutionContext, model: Model, table: str, written: Interval | None = None, counted: Mapping[int, int] = {},
+    table_for: Callable[[str], str] | None = None,
 ) -> list[AuditResult]:
     """The model's audits over its table; over only the ``written`` interval for a model with a time column, as
     SQLMesh audits an incremental model's new data (a daily run then reads one day, not the whole history).
     ``counted``: audit position → offending rows, as the write counted them (``execution.row_checks``): not
-    counted again (the table is read only for a sample of the offending rows)."""
+    counted again (the table is read only for a sample of the offending rows). ``table_for``: the tables of the
+    models a custom audit names (``ModelTarget.table_lookup``)."""
     if not model.audits:
         return []
     from dagster_sparkmesh.model.builtin_audits import render_audit_query
@@ -32,7 +34,7 @@ def run_audits(
         audited = _rows_of_interval(ctx, model, table, written)
     results = []
     for position, call in enumerate(model.audits):
-        query = render_audit_query(call, audited, ctx.project.audits, model.name)
+        query = render_audit_query(call, audited, ctx.project.audits, model.name, table_for)
         failing = counted.get(position)
         results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query, failing=failing))
     return results

@@ -168,15 +168,18 @@ def check_audit_names(models: Iterable[Model], custom: Mapping[str, AuditDefinit
 
 
 def render_audit_query(
-    call: AuditCall, table_sql: str, custom: Mapping[str, AuditDefinition], model_name: str | None = None
+    call: AuditCall, table_sql: str, custom: Mapping[str, AuditDefinition], model_name: str | None = None,
+    table_for: Callable[[str], str] | None = None,
 ) -> str:
     """Spark SQL selecting the rows of ``table_sql`` (a quoted table name or a parenthesized query) that fail.
     ``model_name``: the audited model; a custom audit naming it (``FROM db.orders``, as SQLMesh allows) reads
-    ``table_sql`` there too: the version being audited, not the one the environment's view serves."""
+    ``table_sql`` there too: the version being audited, not the one the environment's view serves.
+    ``table_for``: model name → the table of the version the audited one reads (its parents'), for a custom audit
+    that names another model, as SQLMesh renders it (not the view of whatever environment is promoted)."""
     table = _parse(f"SELECT * FROM {table_sql}", what="audited table").find(exp.From).this
     definition = custom.get(call.name) or custom.get(call.base_name)
     if definition is not None:
-        return _render_custom(call, definition, table, model_name)
+        return _render_custom(call, definition, table, model_name, table_for)
     builtin = BUILTIN_AUDITS.get(call.base_name)
     if builtin is None:
         near = difflib.get_close_matches(call.name, audit_names(custom), n=3)
@@ -203,7 +206,10 @@ def _arguments(call: AuditCall, params: tuple[str, ...]) -> _Arguments:
     return _Arguments(call.name, values)
 
 
-def _render_custom(call: AuditCall, definition: AuditDefinition, table: exp.Expression, model_name: str | None) -> str:
+def _render_custom(
+    call: AuditCall, definition: AuditDefinition, table: exp.Expression, model_name: str | None,
+    table_for: Callable[[str], str] | None,
+) -> str:
     values = {name: _parse(text, what=f"default {name} of audit {definition.name}") for name, text in definition.defaults}
     values.update({name: _parse(text, what=f"argument {name} of audit {call.name}") for name, text in call.args})
     query = _expand_macros(definition, values) or _parse(definition.query, what=f"query of audit {definition.name}", path=definition)
@@ -216,6 +222,8 @@ def _render_custom(call: AuditCall, definition: AuditDefinition, table: exp.Expr
             if node.args.get("alias"):
                 replacement.set("alias", node.args["alias"].copy())
             return replacement
+        if isinstance(node, exp.Table) and table_for is not None and isinstance(node.this, exp.Identifier):
+            return _other_model(node, table_for)
         if isinstance(node, exp.In) and isinstance(node.args.get("field"), exp.Parameter):
             # ``x IN @values`` with a list argument becomes ``x IN (a, b)``.
             items = _Arguments(call.name, {"v": _value(node.args["field"], values, call, definition)}).items("v")
@@ -225,6 +233,18 @@ def _render_custom(call: AuditCall, definition: AuditDefinition, table: exp.Expr
         return node
 
     return query.transform(substitute).sql(dialect="spark")
+
+
+def _other_model(node: exp.Table, table_for: Callable[[str], str]) -> exp.Expression:
+    """A table the audit names, read from the physical table ``table_for`` gives (under the name it was written
+    with, so that its columns keep their qualifier)."""
+    written = ".".join(part.name for part in node.parts).lower()
+    physical = table_for(written)
+    if physical == written:
+        return node
+    replacement = exp.to_table(physical, dialect="spark")
+    replacement.set("alias", node.args["alias"].copy() if node.args.get("alias") else exp.TableAlias(this=exp.to_identifier(node.name)))
+    return replacement
 
 
 def _names(table: exp.Table, model_name: str | None) -> bool:

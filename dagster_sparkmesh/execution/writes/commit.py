@@ -32,7 +32,8 @@ def commit(
     run_statements(ctx, target, span_of(batch), target.model.post_statements)
     counted = checks.holding if checks else {}
     audited = staged.relation if staged is not None else target.table
-    audits = run_audits(ctx, target.model, audited, written=span_of(batch), counted=counted) if audit else []
+    audits = (run_audits(ctx, target.model, audited, written=span_of(batch), counted=counted, table_for=target.table_lookup())
+              if audit else [])
     failed = [audit for audit in audits if audit.blocking and not audit.passed]
     if failed:
         raise AuditFailure(
