@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Sequence
-from datetime import date, datetime, time
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
@@ -141,10 +141,23 @@ def rows_as_json(columns: Sequence[str], rows: Sequence[tuple]) -> list[dict[str
     return [{column: json_value(value) for column, value in zip(columns, row)} for row in rows]
 
 
+def iso_duration(value: timedelta) -> str:
+    """An interval as ISO 8601 writes a duration: ``P6D``, ``PT1H30M``, ``-P1DT0.5S``."""
+    sign, value = ("-", -value) if value < timedelta(0) else ("", value)
+    hours, rest = divmod(value.seconds, 3600)
+    minutes, seconds = divmod(rest, 60)
+    second_text = f"{seconds + value.microseconds / 1_000_000:g}S" if seconds or value.microseconds else ""
+    time_text = (f"{hours}H" if hours else "") + (f"{minutes}M" if minutes else "") + second_text
+    text = (f"{value.days}D" if value.days else "") + (f"T{time_text}" if time_text else "")
+    return f"{sign}P{text or 'T0S'}"
+
+
 def json_value(value: object) -> object:
     """Spark values as JSON: dates and times as ISO strings, decimals as numbers, nested rows as objects."""
     if isinstance(value, (datetime, date, time)):
         return value.isoformat()
+    if isinstance(value, timedelta):  # a day-time interval (`date - date`)
+        return iso_duration(value)
     if isinstance(value, Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
     if isinstance(value, (bytes, bytearray)):

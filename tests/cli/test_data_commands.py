@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import textwrap
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -111,6 +111,9 @@ def test_json_values():
     assert json_value(datetime(2024, 1, 2, 3, 4)) == "2024-01-02T03:04:00"
     assert json_value(Decimal("12.00")) == 12 and json_value(Decimal("0.25")) == 0.25
     assert json_value([Decimal("1"), None]) == [1, None]
+    # Day-time intervals (PostgreSQL's `date - date` read on Spark) as ISO 8601 durations, not a traceback.
+    assert [json_value(value) for value in (timedelta(days=6), timedelta(hours=1, minutes=30), -timedelta(seconds=0.5))] == [
+        "P6D", "PT1H30M", "-PT0.5S"]
 
 
 def test_table_diff_view_shows_schema_counts_mismatches_and_sample():

@@ -35,6 +35,9 @@ def spark_sql(sql: str, dialect: str) -> str:
         ("bigquery", "SELECT EXTRACT(DAYOFWEEK FROM d)", "SELECT EXTRACT(DAYOFWEEK FROM d)"),
         ("duckdb", "SELECT TRY_STRPTIME(s, '%d/%m/%Y')", "SELECT TRY_TO_TIMESTAMP(s, 'd/M/yyyy')"),
         ("spark", "SELECT EXTRACT(DOW FROM d), FROM_UNIXTIME(x)", "SELECT EXTRACT(DOW FROM d), FROM_UNIXTIME(x)"),
+        ("postgres", "SELECT CURRENT_DATE - d::date, a - b", "SELECT DATEDIFF(CURRENT_DATE, CAST(d AS DATE)), a - b"),
+        ("duckdb", "SELECT CAST(UNNEST([1, 2]) AS VARCHAR) AS s",
+         "SELECT EXPLODE(TRANSFORM(ARRAY(1, 2), sparkmesh_item -> CAST(sparkmesh_item AS STRING))) AS s"),
     ],
 )
 def test_the_spark_sql_written(dialect, sql, written):
@@ -50,3 +53,7 @@ def test_spark_returns_what_the_source_dialect_returns(engine):
     (row,) = engine.catalog.query_rows(spark_sql(duckdb, "duckdb"))
     assert row[0] == 0 and row[1] == "2024-12-04 01:05:21.225736"
     assert str(row[2]) == "2025-04-17 00:00:00" and row[3] is None
+    calendar = ("SELECT generate_series('2020-01-01'::date, '2020-01-03'::date, '1 day'::interval)::date AS d, "
+                "DATE '2024-01-07' - DATE '2024-01-01' AS days")
+    rows = engine.catalog.query_rows(spark_sql(calendar, "postgres"))
+    assert [(str(row[0]), row[1]) for row in rows] == [("2020-01-01", 6), ("2020-01-02", 6), ("2020-01-03", 6)]

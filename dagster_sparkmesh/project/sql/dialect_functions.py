@@ -8,6 +8,12 @@ returns what the source dialect returns (each checked on Spark against the diale
   ``DATE_PART('dow', ...)``, DuckDB's and Snowflake's ``DAYOFWEEK``), Spark from Sunday = 1; and the ISO day
   (Monday = 1 ... Sunday = 7), which sqlglot writes as ``DAYOFWEEK(d) % 7 + 1`` (Sunday = 2), is Spark's
   ``EXTRACT(DAYOFWEEK_ISO ...)``;
+- a date minus a date, a whole number of days in PostgreSQL, DuckDB, Redshift and Snowflake, an interval in Spark:
+  ``DATEDIFF(a, b)`` where both sides are dates by their spelling (a cast to DATE, a date literal,
+  ``CURRENT_DATE``); a column's type is not known when the model loads, and such a subtraction is left as written;
+- a cast of a set-returning function (PostgreSQL's ``generate_series(a, b, step)::date``), which sqlglot writes as
+  ``CAST(EXPLODE(SEQUENCE(...)) AS DATE)`` and Spark refuses (a generator inside an expression): the cast is
+  applied to each element, ``EXPLODE(TRANSFORM(SEQUENCE(...), item -> CAST(item AS DATE)))``;
 - DuckDB's ``TRY_STRPTIME(text, format)``, which sqlglot leaves as it is (Spark has no such function): Spark's
   ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters, NULL where the text does not match.
 """
@@ -19,6 +25,7 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
+"""Also the dialects in which a date minus a date is a number of days."""
 _ISO_DOW_DIALECTS = frozenset({"trino", "presto", "athena"})  # their EXTRACT(DOW ...) is the ISO day
 _DAY_OF_WEEK_UNITS = frozenset({"DOW", "DAYOFWEEK", "WEEKDAY"})
 _ISO_UNITS = frozenset({"ISODOW", "DAYOFWEEK_ISO", "DOW_ISO"})
@@ -42,7 +49,25 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _extracted_day(node, dialect)
     if isinstance(node, exp.Anonymous):
         return _anonymous(node, dialect)
+    if isinstance(node, exp.Cast) and type(node.this) in (exp.Explode, exp.ExplodingGenerateSeries):
+        return _cast_each(node)
+    if isinstance(node, exp.Sub) and dialect in _SUNDAY_ZERO_DIALECTS and _is_date(node.this) and _is_date(node.expression):
+        return exp.Anonymous(this="DATEDIFF", expressions=[node.this, node.expression])
     return node
+
+
+def _cast_each(node: exp.Cast) -> exp.Expression:
+    generator = node.this
+    array = generator.this if isinstance(generator, exp.Explode) else exp.GenerateSeries(**generator.args)
+    item = exp.to_identifier("sparkmesh_item")
+    cast = exp.Cast(this=exp.column(item.copy()), to=node.to.copy())
+    return exp.Explode(this=exp.Transform(this=array, expression=exp.Lambda(this=cast, expressions=[item])))
+
+
+def _is_date(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Paren):
+        return _is_date(node.this)
+    return isinstance(node, exp.CurrentDate) or (isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.DATE))
 
 
 def _plain_seconds(node: exp.UnixToTime) -> bool:
