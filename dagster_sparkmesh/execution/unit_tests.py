@@ -8,6 +8,7 @@ from datetime import date, datetime, timedelta
 import sqlglot
 from sqlglot import exp
 
+from dagster_sparkmesh.errors import EngineError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.python_runner import python_model_frame
 from dagster_sparkmesh.model.records import UnitTest
@@ -32,11 +33,20 @@ class UnitTestResult(Record):
 
 
 def run_unit_tests(ctx: ExecutionContext, names: set[str] | None = None) -> list[UnitTestResult]:
+    """Every selected test, each with its own result: one that Spark cannot run fails with Spark's message, and the
+    others still run (as SQLMesh reports each test)."""
     return [
-        _run_one(ctx, test)
+        _run_reported(ctx, test)
         for test in ctx.project.unit_tests
         if names is None or test.name in names or test.model in names
     ]
+
+
+def _run_reported(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
+    try:
+        return _run_one(ctx, test)
+    except EngineError as error:
+        return UnitTestResult(name=test.name, model=test.model, passed=False, message=f"error: {error.message}")
 
 
 def _run_one(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
@@ -121,6 +131,9 @@ def _difference(ctx: ExecutionContext, sql: str, rows: tuple, query: str | None)
     """What differs between the rows ``sql`` returns and the expected ones (None: they match, in any order)."""
     frame = ctx.engine.catalog.query_df(sql)
     columns = [column for column, _ in rows[0]] if rows else list(frame.columns)
+    unknown = [column for column in columns if column.lower() not in {name.lower() for name in frame.columns}]
+    if unknown:
+        return f"the outputs name column(s) {', '.join(unknown)} that the model does not return (it returns: {', '.join(frame.columns)})"
     actual = sorted((_normalize(row) for row in frame.select(*columns).collect()), key=repr)  # repr: NULLs sort too
     expected = sorted((_normalize(tuple(dict(row).get(c) for c in columns)) for row in rows), key=repr)
     if query:

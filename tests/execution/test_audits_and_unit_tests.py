@@ -64,3 +64,22 @@ def test_an_incremental_models_audits_read_only_the_interval_written(spark, mini
     assert [a.failing_rows for a in daily.audits] == [0]
     assert "2024-01-05" in daily.audits[0].query and "2024-01-06" in daily.audits[0].query
     assert ctx.state.get_intervals("shop.daily", plan.version_of("shop.daily"))[-1].end == END
+
+
+def test_a_test_spark_cannot_run_or_naming_a_column_the_model_lacks_fails_alone(tmp_path, make_context, clean_catalog):
+    # As SQLMesh reports them: each test its own result; a user's project stopped at the first such test before.
+    project = tmp_path / "p"
+    (project / "models").mkdir(parents=True)
+    (project / "tests").mkdir()
+    (project / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n")
+    (project / "models" / "src.sql").write_text("MODEL (name main.src, kind FULL);\nSELECT 1 AS a\n")
+    (project / "models" / "m.sql").write_text("MODEL (name main.m, kind VIEW);\nSELECT a FROM main.src\n")
+    (project / "models" / "n.sql").write_text("MODEL (name main.n, kind VIEW);\nSELECT a, no_such_function(a) AS b FROM main.src\n")
+    tests = {"test_m": ("main.m", "{a: 1, b: 2}"), "test_n": ("main.n", "{a: 1, b: 2}"), "test_ok": ("main.m", "{a: 1}")}
+    (project / "tests" / "t.yaml").write_text("".join(
+        f"{name}:\n  model: {model}\n  inputs:\n    main.src:\n      rows: [{{a: 1}}]\n  outputs:\n    query:\n      rows: [{row}]\n"
+        for name, (model, row) in tests.items()))
+    results = {result.name: result for result in run_unit_tests(make_context(project))}
+    assert results["test_m"].message == "the outputs name column(s) b that the model does not return (it returns: a)"
+    assert results["test_n"].message.startswith("error: Spark refused the statement: [UNRESOLVED_ROUTINE]")
+    assert results["test_ok"].passed and not results["test_m"].passed and not results["test_n"].passed
