@@ -105,7 +105,7 @@ def build_sparkmesh_specs(
         partitions_def = translator.get_partitions_def(model, default_start)
         spec = _model_spec(project, model, translator, environment, partitions_def, derived.get(name, ()))
         spec = _final_spec(translator, model, lineage.add_to(spec, model))
-        checks = _check_specs(model, spec.key, translator, project.audits)
+        checks = _check_specs(model, spec.key, translator, project.audits_for(name))
         key_by_model[name] = spec.key
         check_keys[name] = tuple(check.key for check in checks)
         batch_size = getattr(model.kind, "batch_size", None) if partitions_def is not None else None

@@ -34,9 +34,9 @@ def run_audits(
         audited = _rows_of_interval(ctx, model, table, written)
     results = []
     for position, call in enumerate(model.audits):
-        query = render_audit_query(call, audited, ctx.project.audits, model.name, table_for)
+        query = render_audit_query(call, audited, ctx.project.audits_for(model.name), model.name, table_for)
         failing = counted.get(position)
-        results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, call), query, failing=failing))
+        results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, model, call), query, failing=failing))
     return results
 
 
@@ -69,8 +69,8 @@ def _time_column_type(ctx: ExecutionContext, model: Model, table: str, column: s
     return {name.lower(): data_type for name, data_type in columns}[column.lower()]
 
 
-def _is_blocking(ctx: ExecutionContext, call) -> bool:
-    custom = ctx.project.audits.get(call.base_name)
+def _is_blocking(ctx: ExecutionContext, model: Model, call) -> bool:
+    custom = ctx.project.audits_for(model.name).get(call.base_name)
     if custom is not None and not call.name.endswith("_non_blocking"):
         return custom.blocking
     return call.blocking

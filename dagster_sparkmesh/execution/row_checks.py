@@ -35,7 +35,7 @@ def row_checks(ctx: ExecutionContext, model: Model) -> RowChecks | None:
         return None
     conditions = {}
     for position, call in enumerate(model.audits):  # by position: a model may call one audit twice
-        condition = offending_condition(render_audit_query(call, f"`{_AUDITED}`", ctx.project.audits))
+        condition = offending_condition(render_audit_query(call, f"`{_AUDITED}`", ctx.project.audits_for(model.name)))
         if condition is not None:
             conditions[position] = condition
     return RowChecks(conditions) if conditions else None

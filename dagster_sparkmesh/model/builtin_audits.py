@@ -148,11 +148,15 @@ def audit_names(custom: Mapping[str, AuditDefinition] = {}) -> list[str]:
     return names + [name for name in custom for name in (name, name + NON_BLOCKING_SUFFIX)]
 
 
-def check_audit_names(models: Iterable[Model], custom: Mapping[str, AuditDefinition]) -> None:
-    """Every audit a model calls exists (a built-in or an audit of the project): a typo is a load-time error, not an
-    audit that never runs or fails only once the model is computed."""
-    known = set(audit_names(custom))
+def check_audit_names(
+    models: Iterable[Model], custom: Mapping[str, AuditDefinition],
+    own: Mapping[str, Mapping[str, AuditDefinition]] = {},
+) -> None:
+    """Every audit a model calls exists (a built-in, an audit of the project or of the model's own file, ``own``): a
+    typo is a load-time error, not an audit that never runs or fails only once the model is computed."""
+    project_known = set(audit_names(custom))
     for model in models:
+        known = project_known | set(audit_names(own.get(model.name, {})))
         for call in model.audits:
             if call.name in known:
                 continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -123,8 +123,10 @@ def _load(
     audits: dict[str, AuditDefinition] = {}
     for repo in repos:
         audits.update(load_audits(repo.path, repo.config.model_defaults.dialect))
-    audits = _with_inline_audits(audits, parsed)
-    check_audit_names([*ordered.values(), *externals.values()], audits)
+    model_audits = {item.model.name: {audit.name: audit for audit in item.audits} for item in parsed if item.audits}
+    audits = _with_inline_audits(audits, model_audits)
+    check_audit_names(ordered.values(), audits, model_audits)
+    check_audit_names(externals.values(), audits)
     fingerprinted = chain_fingerprints(ordered, externals)
     return Project(
         path=first.path,
@@ -132,6 +134,7 @@ def _load(
         models=fingerprinted,
         external_models=externals,
         audits=audits,
+        model_audits=model_audits,
         standalone_audits=_standalone_audits(repos, fingerprinted, externals, audits, audit_only),
         unit_tests=unit_tests,
         warnings=(*(warning for repo in repos for warning in repo.warnings), *undeclared_warnings),
@@ -336,15 +339,19 @@ def _seed_from_root(model: Model, project_path: Path) -> Model:
     return model.model_copy(update={"kind": model.kind.model_copy(update={"path": relative})})
 
 
-def _with_inline_audits(audits: dict[str, AuditDefinition], parsed: list[ParsedSqlModel]) -> dict[str, AuditDefinition]:
-    """Audits written inside model files join those of ``audits/``; a name is defined once in the project."""
+def _with_inline_audits(
+    audits: dict[str, AuditDefinition], model_audits: Mapping[str, Mapping[str, AuditDefinition]]
+) -> dict[str, AuditDefinition]:
+    """The project's audits (``audits/``) and those of model files whose name one model file alone defines (other
+    models may call it, as before); a name several model files define stays each file's own."""
+    defined: dict[str, list[AuditDefinition]] = {}
+    for own in model_audits.values():
+        for audit in own.values():
+            defined.setdefault(audit.name, []).append(audit)
     merged = dict(audits)
-    for item in parsed:
-        for audit in item.audits:
-            if audit.name in merged:
-                raise ProjectError(f"audit {audit.name} is defined twice: in {merged[audit.name].path} and in {audit.path}",
-                                   path=audit.path, hint="rename one of them")
-            merged[audit.name] = audit
+    for name, definitions in defined.items():
+        if name not in merged and len(definitions) == 1:
+            merged[name] = definitions[0]
     return merged
 
 

@@ -18,6 +18,9 @@ class Project(Record):
     """Model name → Model, in topological order (parents before children), fingerprints filled in."""
     external_models: dict[str, ExternalModel] = {}
     audits: dict[str, AuditDefinition] = {}
+    model_audits: dict[str, dict[str, AuditDefinition]] = {}
+    """Model name → the audits its own file defines (``AUDIT (...)`` after its query): its calls find them first,
+    as in SQLMesh, where two model files may each define an audit of the same name."""
     standalone_audits: dict[str, StandaloneAudit] = {}
     """``AUDIT (..., standalone true)``: audits of their own, over the models they name, run before promotion."""
     unit_tests: tuple[UnitTest, ...] = ()
@@ -27,6 +30,11 @@ class Project(Record):
     home: Path | None = None
     """Where the project's state store, warehouse and Spark server live, when its files were read from elsewhere (a
     branch's commit exported beside the checkout: ``project.commit_trees``); None: ``path`` itself."""
+
+    def audits_for(self, model_name: str) -> dict[str, AuditDefinition]:
+        """The custom audits a model's calls can name: the project's, and its own file's over them."""
+        own = self.model_audits.get(model_name)
+        return {**self.audits, **own} if own else self.audits
 
     @property
     def runtime_path(self) -> Path:

@@ -36,3 +36,18 @@ def test_a_relationship_audit_reads_the_parent_version_being_built(tmp_path, eng
     assert dev.exit_code == 0, dev.output
     assert [tuple(r) for r in engine.catalog.query_rows("SELECT id FROM rel__dev.b")] == [(2,)]
     assert [tuple(r) for r in engine.catalog.query_rows("SELECT id FROM rel.a")] == [(1,)]
+
+
+def test_two_model_files_may_each_define_an_audit_of_the_same_name(tmp_path, engine, clean_catalog):
+    # As in SQLMesh, where inline audits belong to their model (a user's project had one in two model files).
+    project = tmp_path / "p"
+    (project / "models").mkdir(parents=True)
+    (project / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n  start: '2024-01-01'\n")
+    (project / "models" / "a.sql").write_text("MODEL (name rel.a, kind FULL, audits (nn));\nSELECT 1 AS id;\n\n"
+                                              "AUDIT (name nn);\nSELECT * FROM @this_model WHERE id IS NULL\n")
+    # b's own nn passes on its NULL id; a's would fail it.
+    (project / "models" / "b.sql").write_text("MODEL (name rel.b, kind FULL, audits (nn));\nSELECT CAST(NULL AS INT) AS id;\n\n"
+                                              "AUDIT (name nn);\nSELECT * FROM @this_model WHERE id = 5\n")
+    applied, _ = invoke(project, ["plan", "--auto-apply", "--end", "2024-01-02"], engine)
+    assert applied.exit_code == 0, applied.output
+    assert [tuple(r) for r in engine.catalog.query_rows("SELECT id FROM rel.b")] == [(None,)]
