@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.errors import ExecutionError, SparkMeshError
 from dagster_sparkmesh.execution.abort import ApplyAborted, StopRequested
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.evaluator import evaluate_model, model_session
@@ -14,6 +14,7 @@ from dagster_sparkmesh.execution.preflight import PreflightReport, run_preflight
 from dagster_sparkmesh.execution.results import ModelRunResult
 from dagster_sparkmesh.execution.scheduler import DagRunError, run_dag
 from dagster_sparkmesh.execution.unbuilt_parents import check_parents_built
+from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.plan.stages import Backfill
 from dagster_sparkmesh.project.signals import check_missing_intervals
@@ -82,7 +83,7 @@ def run_models(
         if all(isinstance(error, StopRequested) for error in failure.errors.values()):
             done = [failure.results[n] for n in order if n in failure.results]
             raise ApplyAborted(done, [n for n in order if n not in failure.results]) from None  # type: ignore[arg-type]
-        raise BackfillFailed(failure, order) from next(iter(failure.errors.values()))
+        raise BackfillFailed(failure, order, ctx.project.models) from next(iter(failure.errors.values()))
     if len(results) < len(order):  # the scheduler stops starting models only when a stop was requested
         raise ApplyAborted([results[n] for n in order if n in results], [n for n in order if n not in results])
     return [results[name] for name in order if name in results]
@@ -91,11 +92,15 @@ def run_models(
 class BackfillFailed(ExecutionError):
     """Some models failed; ``results`` holds those that completed, ``blocked`` those not started because of it."""
 
-    def __init__(self, failure: DagRunError, order: list[str]) -> None:
+    def __init__(self, failure: DagRunError, order: list[str], models: Mapping[str, Model]) -> None:
         self.errors: dict[str, BaseException] = failure.errors
         self.results: list[ModelRunResult] = [failure.results[n] for n in order if n in failure.results]  # type: ignore[misc]
         self.blocked = sorted(failure.blocked)
         failed = ", ".join(sorted(self.errors))
-        first = next(iter(self.errors.values()))
-        hint = f"not run because an upstream model failed: {', '.join(self.blocked)}" if self.blocked else None
-        super().__init__(f"backfill failed for {failed}: {first}", hint=hint)
+        name, first = next(iter(self.errors.items()))
+        hint = f"not run, since a model they read failed: {', '.join(self.blocked)}" if self.blocked else None
+        # Where to look: the failure's own place when it names one, else the failed model's file.
+        located = isinstance(first, SparkMeshError) and first.path is not None
+        model = models.get(name)
+        path, line = (first.path, first.line) if located else (model.path, model.line) if model else (None, None)  # type: ignore[union-attr]
+        super().__init__(f"backfill failed for {failed}: {first}", hint=hint, path=path, line=line)

@@ -51,3 +51,4 @@ def test_two_model_files_may_each_define_an_audit_of_the_same_name(tmp_path, eng
     applied, _ = invoke(project, ["plan", "--auto-apply", "--end", "2024-01-02"], engine)
     assert applied.exit_code == 0, applied.output
     assert [tuple(r) for r in engine.catalog.query_rows("SELECT id FROM rel.b")] == [(None,)]
+
