@@ -141,6 +141,7 @@ def make_console() -> Console:
 @click.option("--auto-apply", is_flag=True, help="Apply without asking.")
 @click.option("--no-prompts", is_flag=True, help="Never ask; without --auto-apply the plan is only shown.")
 @click.option("--explain", is_flag=True, help="Print what applying would do, and change nothing.")
+@click.option("--skip-tests", is_flag=True, help="Do not run the unit tests of the models the plan changes first.")
 @EXECUTION_TIME
 @pass_cli_context
 def plan(
@@ -156,9 +157,11 @@ def plan(
     auto_apply: bool,
     no_prompts: bool,
     explain: bool,
+    skip_tests: bool,
     execution_time: str | None,
 ) -> None:
-    """Compare the project with ENVIRONMENT (default prod), show the changes, and apply them."""
+    """Compare the project with ENVIRONMENT (default prod), show the changes, and apply them. The unit tests of the
+    models it adds or changes run first, and a failing one stops the plan, as in SQLMesh (--skip-tests)."""
     from dagster_sparkmesh.cli.plan_view import explain_steps, plan_tree
     from dagster_sparkmesh.execution.plans import plan_for
     from dagster_sparkmesh.plan.selectors import select_models
@@ -183,6 +186,8 @@ def plan(
         if the_plan.is_noop:
             console.print(f"No changes to plan: project files match the `{the_plan.environment}` environment")
             return
+        if not skip_tests:
+            _refuse_failing_tests(ctx, the_plan, console)
         console.print(plan_tree(the_plan))
         if explain:
             console.print(Text("Explanation: applying this plan would", style="bold"))
@@ -194,6 +199,14 @@ def plan(
             console.print("Plan not applied")
             return
         apply_with_progress(ctx, the_plan, console)
+
+
+def _refuse_failing_tests(ctx: ExecutionContext, the_plan: Plan, console: Console) -> None:
+    from dagster_sparkmesh.execution.unit_tests import failing_tests_of_changes
+
+    passed = failing_tests_of_changes(ctx, the_plan)
+    if passed:
+        console.print(f"{passed} unit test(s) of the changed models passed")
 
 
 def _categories_for(the_plan: Plan, no_prompts: bool, console: Console) -> dict:

@@ -8,10 +8,11 @@ from datetime import date, datetime, timedelta
 import sqlglot
 from sqlglot import exp
 
-from dagster_sparkmesh.errors import EngineError
+from dagster_sparkmesh.errors import EngineError, UnitTestFailure
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.python_runner import python_model_frame
 from dagster_sparkmesh.model.records import UnitTest
+from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.snapshot.naming import quote_identifier
@@ -40,6 +41,24 @@ def run_unit_tests(ctx: ExecutionContext, names: set[str] | None = None) -> list
         for test in ctx.project.unit_tests
         if names is None or test.name in names or test.model in names
     ]
+
+
+def failing_tests_of_changes(ctx: ExecutionContext, plan: Plan) -> int:
+    """Run the unit tests of the models ``plan`` adds or changes (directly or through a parent); raise when one
+    fails, as SQLMesh's plan stops on a failing test; else return how many passed."""
+    changed = {*plan.added, *plan.directly_modified, *plan.indirectly_modified}
+    tested = {test.model for test in ctx.project.unit_tests} & changed
+    if not tested:
+        return 0
+    results = run_unit_tests(ctx, tested)
+    failed = [result for result in results if not result.passed]
+    if failed:
+        raise UnitTestFailure(
+            f"{len(failed)} of {len(results)} unit test(s) of the changed models failed: the plan stops here",
+            snippet="\n".join(f"{result.name} ({result.model}): {result.message}" for result in failed),
+            hint="fix the model or its test (`sparkmesh test` runs them), or plan with --skip-tests",
+        )
+    return len(results)
 
 
 def _run_reported(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
