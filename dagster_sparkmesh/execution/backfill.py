@@ -99,8 +99,12 @@ class BackfillFailed(ExecutionError):
         failed = ", ".join(sorted(self.errors))
         name, first = next(iter(self.errors.items()))
         hint = f"not run, since a model they read failed: {', '.join(self.blocked)}" if self.blocked else None
-        # Where to look: the failure's own place when it names one, else the failed model's file.
-        located = isinstance(first, SparkMeshError) and first.path is not None
+        # Where to look: the failure's own place when it names one, else the failed model's file (and its header's
+        # line for an error in that file with none of its own, such as a failing audit).
         model = models.get(name)
-        path, line = (first.path, first.line) if located else (model.path, model.line) if model else (None, None)  # type: ignore[union-attr]
-        super().__init__(f"backfill failed for {failed}: {first}", hint=hint, path=path, line=line)
+        own = first if isinstance(first, SparkMeshError) else None
+        path = own.path if own is not None and own.path is not None else model.path if model else None
+        line = own.line if own is not None and own.line is not None else model.line if model and path == model.path else None
+        what = own.message if own is not None else str(first)
+        super().__init__(f"backfill failed for {failed}: {what}", hint=hint or (own.hint if own else None), path=path,
+                         line=line, snippet=own.snippet if own else None)
