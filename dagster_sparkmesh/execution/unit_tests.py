@@ -87,8 +87,10 @@ def _run_one(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
 
 def _compare(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> UnitTestResult:
     sql = _model_sql(ctx, test, views)
-    problems = [problem for name, rows, query in test.expected_ctes if (problem := _cte_difference(ctx, sql, name, rows, query))]
-    if test.checks_query and (problem := _difference(ctx, sql, test.expected_rows, test.expected_query)) is not None:
+    problems = [problem for name, rows, query in test.expected_ctes
+                if (problem := _cte_difference(ctx, sql, name, rows, query, name in test.partial))]
+    partial = "" in test.partial
+    if test.checks_query and (problem := _difference(ctx, sql, test.expected_rows, test.expected_query, partial)):
         problems.append(problem)
     return UnitTestResult(name=test.name, model=test.model, passed=not problems, message="; ".join(problems))
 
@@ -137,29 +139,44 @@ def cte_names(query: exp.Expression) -> list[str]:
     return [item.alias_or_name.lower() for item in with_clause.expressions] if with_clause else []
 
 
-def _cte_difference(ctx: ExecutionContext, sql: str, cte: str, rows: tuple, query: str | None) -> str | None:
+def _cte_difference(
+    ctx: ExecutionContext, sql: str, cte: str, rows: tuple, query: str | None, partial: bool
+) -> str | None:
     reduced = cte_query(sql, cte)
     if reduced is None:
         found = ", ".join(cte_names(sqlglot.parse_one(sql, dialect="spark"))) or "none"
         return f"the model's query has no CTE named {cte} (its CTEs: {found})"
-    problem = _difference(ctx, reduced, rows, query)
+    problem = _difference(ctx, reduced, rows, query, partial)
     return f"CTE {cte}: {problem}" if problem else None
 
 
-def _difference(ctx: ExecutionContext, sql: str, rows: tuple, query: str | None) -> str | None:
-    """What differs between the rows ``sql`` returns and the expected ones (None: they match, in any order)."""
+def _difference(ctx: ExecutionContext, sql: str, rows: tuple, query: str | None, partial: bool) -> str | None:
+    """What differs between the rows ``sql`` returns and the expected ones (None: they match, in any order). As in
+    SQLMesh, the expected rows cover every column of the output, NULL where they name none, unless ``partial``:
+    then only the columns they name are compared."""
     frame = ctx.engine.catalog.query_df(sql)
-    columns = [column for column, _ in rows[0]] if rows else list(frame.columns)
-    unknown = [column for column in columns if column.lower() not in {name.lower() for name in frame.columns}]
+    if query:
+        expected_frame = ctx.engine.catalog.query_df(query)
+        named = list(expected_frame.columns)
+        rows = tuple(tuple(zip(named, row)) for row in expected_frame.collect())
+    else:
+        named = list(dict.fromkeys(column for row in rows for column, _ in row))
+    returned = {name.lower(): name for name in frame.columns}
+    unknown = [column for column in named if column.lower() not in returned]
     if unknown:
         return f"the outputs name column(s) {', '.join(unknown)} that the model does not return (it returns: {', '.join(frame.columns)})"
+    columns = [returned[column.lower()] for column in named] if partial else list(frame.columns)
     actual = sorted((_normalize(row) for row in frame.select(*columns).collect()), key=repr)  # repr: NULLs sort too
-    expected = sorted((_normalize(tuple(dict(row).get(c) for c in columns)) for row in rows), key=repr)
-    if query:
-        expected = sorted((_normalize(tuple(r)) for r in ctx.engine.catalog.query_rows(query)), key=repr)
+    expected = sorted((_normalize(_values(row, columns)) for row in rows), key=repr)
     if actual == expected:
         return None
     return f"expected {len(expected)} row(s) {expected[:5]}, got {len(actual)} row(s) {actual[:5]}"
+
+
+def _values(row: tuple, columns: list[str]) -> tuple:
+    """The row's values in ``columns``' order (names compared case-insensitively), None for a column it lacks."""
+    given = {column.lower(): value for column, value in row}
+    return tuple(given.get(column.lower()) for column in columns)
 
 
 def _parse_end(value: str | None) -> datetime | None:

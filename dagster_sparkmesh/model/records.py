@@ -207,3 +207,6 @@ class UnitTest(Record):
     model's query."""
     checks_query: bool = True
     """False when the outputs name CTEs only: the model's own output is then not compared."""
+    partial: tuple[str, ...] = ()
+    """The outputs compared on the columns they name only (SQLMesh's ``partial: true``): ``""`` for the query, else
+    CTE names. Any other output expects NULL in each column it leaves out, as SQLMesh does."""

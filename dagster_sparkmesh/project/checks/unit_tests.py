@@ -35,7 +35,7 @@ from dagster_sparkmesh.project.externals import compose_yaml, node_col, node_lin
 Row = tuple[tuple[str, object], ...]
 _TEST_KEYS = ("model", "inputs", "outputs", "vars", "description")
 _INPUT_KEYS = ("rows", "query", "format", "csv")
-_OUTPUT_KEYS = ("query", "ctes")
+_OUTPUT_KEYS = ("query", "ctes", "partial")
 _VARS = ("start", "end", "execution_time")
 
 
@@ -140,6 +140,9 @@ def _read_test(path: Path, name: str, key: yaml.Node, node: yaml.Node) -> UnitTe
                            hint="add 'query:' with the expected rows (or 'ctes:' with those of named CTEs)")
     expected_rows, expected_query = _expected(path, outputs["query"], f"outputs of {name}") if "query" in outputs else ((), None)
     ctes = _read_ctes(path, outputs["ctes"], name) if "ctes" in outputs else ()
+    every = _flag(path, outputs.get("partial"))  # ``outputs: partial: true`` stands for each output
+    partial = [""] if "query" in outputs and (every or _partial(path, outputs["query"])) else []
+    partial += [cte for cte, node in _cte_nodes(outputs.get("ctes")) if every or _partial(path, node)]
     variables = _read_vars(path, fields["vars"]) if "vars" in fields else {}
     return UnitTest(
         name=name,
@@ -150,6 +153,7 @@ def _read_test(path: Path, name: str, key: yaml.Node, node: yaml.Node) -> UnitTe
         expected_query=expected_query,
         expected_ctes=ctes,
         checks_query="query" in outputs,
+        partial=tuple(partial),
         path=path,
         line=node_line(key),
         **variables,
@@ -186,12 +190,31 @@ def _expected(path: Path, output: yaml.Node, what: str) -> tuple[tuple[Row, ...]
         return _rows(path, output), None
     if isinstance(output, yaml.ScalarNode) and isinstance(node_value(output), str):
         return (), _query(path, output)
-    inner = _fields(path, output, ("rows", "query"), what)
+    inner = _fields(path, output, ("rows", "query", "partial"), what)
     if "query" in inner:
         return (), _query(path, inner["query"])
     if "rows" not in inner:
         raise ProjectError(f"{what} have no rows", path=path, line=node_line(output), hint="add 'rows:'")
     return _rows(path, inner["rows"]), None
+
+
+def _flag(path: Path, node: yaml.Node | None) -> bool:
+    value = node_value(node) if node is not None else False
+    if not isinstance(value, bool):
+        raise ProjectError(f"partial must be true or false, not {value!r}", path=path, line=node_line(node))  # type: ignore[arg-type]
+    return value
+
+
+def _partial(path: Path, output: yaml.Node) -> bool:
+    """An output's own ``partial: true`` (beside its ``rows`` or ``query``)."""
+    found = _child(output, "partial") if isinstance(output, yaml.MappingNode) else None
+    return _flag(path, found[1]) if found else False
+
+
+def _cte_nodes(node: yaml.Node | None) -> list[tuple[str, yaml.Node]]:
+    if not isinstance(node, yaml.MappingNode):
+        return []
+    return [(str(node_value(key)).lower(), value) for key, value in node.value]
 
 
 def _read_ctes(path: Path, node: yaml.Node, test: str) -> tuple[tuple[str, tuple[Row, ...], str | None], ...]:
