@@ -36,6 +36,9 @@ def spark_sql(sql: str, dialect: str) -> str:
         ("duckdb", "SELECT TRY_STRPTIME(s, '%d/%m/%Y')", "SELECT TRY_TO_TIMESTAMP(s, 'd/M/yyyy')"),
         ("spark", "SELECT EXTRACT(DOW FROM d), FROM_UNIXTIME(x)", "SELECT EXTRACT(DOW FROM d), FROM_UNIXTIME(x)"),
         ("postgres", "SELECT CURRENT_DATE - d::date, a - b", "SELECT DATEDIFF(CURRENT_DATE, CAST(d AS DATE)), a - b"),
+        ("duckdb", "SELECT CONCAT(lat, '|', lon)",
+         "SELECT CONCAT(COALESCE(CAST(lat AS STRING), ''), '|', COALESCE(CAST(lon AS STRING), ''))"),
+        ("snowflake", "SELECT CONCAT(lat, lon)", "SELECT CONCAT(lat, lon)"),  # NULL in, NULL out there too
         ("duckdb", "SELECT CAST(UNNEST([1, 2]) AS VARCHAR) AS s",
          "SELECT EXPLODE(TRANSFORM(ARRAY(1, 2), sparkmesh_item -> CAST(sparkmesh_item AS STRING))) AS s"),
     ],
@@ -53,6 +56,10 @@ def test_spark_returns_what_the_source_dialect_returns(engine):
     (row,) = engine.catalog.query_rows(spark_sql(duckdb, "duckdb"))
     assert row[0] == 0 and row[1] == "2024-12-04 01:05:21.225736"
     assert str(row[2]) == "2025-04-17 00:00:00" and row[3] is None
+    keys = ("SELECT CONCAT(lat, '|', lon) AS k, CONCAT(NULL, 'a') AS n "
+            "FROM (SELECT '-87.6298'::DECIMAL(18, 3) AS lat, '0.0001'::DECIMAL(18, 4) AS lon)")
+    (row,) = engine.catalog.query_rows(spark_sql(keys, "duckdb"))
+    assert tuple(row) == ("-87.630|0.0001", "a")  # DuckDB's (SQLMesh 0.236.4 built this very query)
     calendar = ("SELECT generate_series('2020-01-01'::date, '2020-01-03'::date, '1 day'::interval)::date AS d, "
                 "DATE '2024-01-07' - DATE '2024-01-01' AS days")
     rows = engine.catalog.query_rows(spark_sql(calendar, "postgres"))

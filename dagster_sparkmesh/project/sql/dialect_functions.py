@@ -14,6 +14,9 @@ returns what the source dialect returns (each checked on Spark against the diale
 - a cast of a set-returning function (PostgreSQL's ``generate_series(a, b, step)::date``), which sqlglot writes as
   ``CAST(EXPLODE(SEQUENCE(...)) AS DATE)`` and Spark refuses (a generator inside an expression): the cast is
   applied to each element, ``EXPLODE(TRANSFORM(SEQUENCE(...), item -> CAST(item AS DATE)))``;
+- ``CONCAT`` in PostgreSQL and DuckDB, which skips NULL arguments: sqlglot writes ``COALESCE(x, '')``, which Spark
+  types as a DOUBLE for a DECIMAL ``x`` (``-87.630`` became ``-87.63``, ``0.0001`` became ``1.0E-4``, and hash keys
+  built from them changed); each argument is cast to a string first, as those dialects print it;
 - DuckDB's ``TRY_STRPTIME(text, format)``, which sqlglot leaves as it is (Spark has no such function): Spark's
   ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters, NULL where the text does not match.
 """
@@ -49,11 +52,24 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _extracted_day(node, dialect)
     if isinstance(node, exp.Anonymous):
         return _anonymous(node, dialect)
+    if isinstance(node, exp.Concat) and node.args.get("coalesce"):
+        return _concat_of_strings(node)
     if isinstance(node, exp.Cast) and type(node.this) in (exp.Explode, exp.ExplodingGenerateSeries):
         return _cast_each(node)
     if isinstance(node, exp.Sub) and dialect in _SUNDAY_ZERO_DIALECTS and _is_date(node.this) and _is_date(node.expression):
         return exp.Anonymous(this="DATEDIFF", expressions=[node.this, node.expression])
     return node
+
+
+def _concat_of_strings(node: exp.Concat) -> exp.Expression:
+    def as_text(argument: exp.Expression) -> exp.Expression:
+        if argument.is_string:
+            return argument
+        text = argument if isinstance(argument, exp.Cast) and argument.to.is_type(*exp.DataType.TEXT_TYPES) else \
+            exp.Cast(this=argument, to=exp.DataType.build("STRING"))
+        return exp.Coalesce(this=text, expressions=[exp.Literal.string("")])
+
+    return exp.Concat(expressions=[as_text(argument) for argument in node.expressions], safe=node.args.get("safe"))
 
 
 def _cast_each(node: exp.Cast) -> exp.Expression:
