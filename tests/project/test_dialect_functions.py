@@ -64,3 +64,10 @@ def test_spark_returns_what_the_source_dialect_returns(engine):
                 "DATE '2024-01-07' - DATE '2024-01-01' AS days")
     rows = engine.catalog.query_rows(spark_sql(calendar, "postgres"))
     assert [(str(row[0]), row[1]) for row in rows] == [("2020-01-01", 6), ("2020-01-02", 6), ("2020-01-03", 6)]
+
+
+def test_a_function_a_macro_built_by_name_is_read_in_the_models_dialect():
+    # A user's surrogate-key macro: exp.func("SHA256", ...) without a dialect stays an unknown SHA256 call, which
+    # DuckDB has and Spark spells SHA2(x, 256); a function no dialect knows (a user function) stays as written.
+    built = sqlglot.select(sqlglot.exp.func("SHA256", sqlglot.exp.column("x")).as_("k"), sqlglot.exp.func("MY_UDF", "x"))
+    assert with_spark_equivalents(built, dialect="duckdb").sql(dialect="spark") == "SELECT SHA2(x, 256) AS k, MY_UDF(x)"

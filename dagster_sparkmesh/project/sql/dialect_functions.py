@@ -17,6 +17,8 @@ returns what the source dialect returns (each checked on Spark against the diale
 - ``CONCAT`` in PostgreSQL and DuckDB, which skips NULL arguments: sqlglot writes ``COALESCE(x, '')``, which Spark
   types as a DOUBLE for a DECIMAL ``x`` (``-87.630`` became ``-87.63``, ``0.0001`` became ``1.0E-4``, and hash keys
   built from them changed); each argument is cast to a string first, as those dialects print it;
+- a function a Python macro built by name (``exp.func("SHA256", x)``, no dialect given): read again in the model's
+  dialect, where it may name a function Spark spells otherwise (DuckDB's ``SHA256(x)`` is ``SHA2(x, 256)``);
 - DuckDB's ``TRY_STRPTIME(text, format)``, which sqlglot leaves as it is (Spark has no such function): Spark's
   ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters, NULL where the text does not match.
 """
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.spark import Spark
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
@@ -121,4 +124,16 @@ def _anonymous(node: exp.Anonymous, dialect: str) -> exp.Expression:
         parsed = sqlglot.parse_one(f"STRPTIME(x, {arguments[1].sql(dialect='duckdb')})", read="duckdb")
         pattern = sqlglot.parse_one(Spark().generator().format_time(parsed) or "''", read="spark")
         return exp.Anonymous(this="TRY_TO_TIMESTAMP", expressions=[arguments[0], pattern])
-    return node
+    return _as_the_dialect_reads(node, dialect)
+
+
+def _as_the_dialect_reads(node: exp.Anonymous, dialect: str) -> exp.Expression:
+    """A function left unknown (a macro's ``exp.func`` without a dialect, or a user function) as the model's dialect
+    parses it; unchanged when that dialect does not know it either (or it is a macro's call, kept for its render)."""
+    if node.name.upper() not in Dialect.get_or_raise(dialect).parser_class.FUNCTIONS:
+        return node
+    try:
+        parsed = sqlglot.parse_one(node.sql(dialect=dialect), read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return node
+    return node if isinstance(parsed, exp.Anonymous) else parsed
