@@ -135,3 +135,15 @@ def test_entries_deleted_while_loading(tmp_path):
     finally:
         stop.set()
         thread.join(timeout=5)
+
+
+def test_every_module_that_shapes_a_parsed_sql_file_is_in_the_caches_key():
+    # An edit of any of them (an upgrade that transpiles differently) must never serve models parsed by the old code.
+    import pkgutil
+
+    import dagster_sparkmesh.project.sql as sql_package
+    from dagster_sparkmesh.project import loader
+
+    salted = {module.__name__ for module in loader._PARSER_MODULES}
+    parsing = {f"{sql_package.__name__}.{info.name}" for info in pkgutil.iter_modules(sql_package.__path__)}
+    assert parsing - {f"{sql_package.__name__}.formatter"} <= salted, sorted(parsing - salted)
