@@ -300,7 +300,7 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...], 
             # Only the standalone audits reading the selected models' new data run (``plan.standalone_audits``).
             the_plan = with_standalone_audits(narrowed, ctx.project, current)
         if not the_plan.missing_intervals:
-            record_looks(ctx, the_plan, selected)
+            record_looks(ctx, the_plan, selected, nothing_to_do=True)
             scope = "the selected models of " if selected is not None else ""
             console.print(f"Every interval of {scope}`{environment}` is up to date (as of {the_plan.end:%Y-%m-%d %H:%M})")
             return
@@ -310,13 +310,15 @@ def run(context: CliContext, environment: str, select_models_: tuple[str, ...], 
             console.print(f"  {line}")
         began = time.monotonic()
         with model_progress(console, total=len(ctx.project.models)) as on_model_done:
-            # Ctrl-C stops between models and batches, as for plan (ApplyAborted, exit code 130).
-            applied = run_until_stopped(
-                lambda stop: apply_plan(
-                    ctx, the_plan, promote_after=False, on_model_done=on_model_done, should_stop=stop
+            try:
+                # Ctrl-C stops between models and batches, as for plan (ApplyAborted, exit code 130).
+                applied = run_until_stopped(
+                    lambda stop: apply_plan(
+                        ctx, the_plan, promote_after=False, on_model_done=on_model_done, should_stop=stop
+                    )
                 )
-            )
-        record_looks(ctx, the_plan, selected)
+            finally:  # once prepared, what the run restated stays missing until computed, whatever happens next
+                record_looks(ctx, the_plan, selected)
         computed = [r for r in applied.models if not r.skipped]
         console.print(run_summary(computed, ctx.project.models, time.monotonic() - began))
         if applied.audits:  # standalone audits over the models that got data

@@ -98,3 +98,24 @@ def test_a_model_without_a_count_is_restated_whole_and_the_look_is_recorded(tmp_
     with open_state_store(None, project) as state:
         version = next(s.version for s in state.get_environment("prod").snapshots if s.name == "shop.daily")
         assert state.restatement_looks([("shop.daily", version)]) == {("shop.daily", version): datetime(2024, 1, 7)}
+
+
+def test_a_run_that_fails_after_restating_leaves_the_days_missing_for_the_next_run(tmp_path, engine, clean_catalog):
+    # The look is recorded once the restated intervals were removed (as SQLMesh records its next restatement time):
+    # the next run computes them without restating again.
+    engine.catalog.execute("CREATE SCHEMA IF NOT EXISTS late_src")
+    engine.catalog.execute("CREATE TABLE late_src.events (ds DATE, amount INT) USING parquet")
+    _add_rows(engine, *range(1, 7))
+    checked = DAILY.replace("SUM(amount) AS total", "SUM(amount) AS total, ASSERT_TRUE(MAX(amount) < 100) AS checked")
+    project = _project(tmp_path / "p", checked)
+    applied, _ = invoke(project, ["plan", "--auto-apply", "--execution-time", "2024-01-05"], engine)
+    assert applied.exit_code == 0, applied.output
+    engine.catalog.execute("INSERT INTO late_src.events VALUES (DATE'2024-01-04', 1), (DATE'2024-01-05', 1000)")
+    failed, _ = invoke(project, ["run", "--execution-time", "2024-01-07T00:00:00"], engine)
+    assert failed.exit_code != 0 and "restated on its auto_restatement_cron" in failed.output
+    engine.catalog.execute("DROP TABLE late_src.events")  # the bad row is corrected at its source
+    engine.catalog.execute("CREATE TABLE late_src.events (ds DATE, amount INT) USING parquet")
+    _add_rows(engine, *range(1, 7), 4, 5)
+    after = _run(project, engine, "2024-01-07T06:00:00")
+    assert "restated on its auto_restatement_cron" not in after
+    assert _totals(engine, "shop.daily") == {1: 1, 2: 1, 3: 1, 4: 2, 5: 2, 6: 1}

@@ -39,6 +39,14 @@ def spark_sql(sql: str, dialect: str) -> str:
         ("duckdb", "SELECT CONCAT(lat, '|', lon)",
          "SELECT CONCAT(COALESCE(CAST(lat AS STRING), ''), '|', COALESCE(CAST(lon AS STRING), ''))"),
         ("snowflake", "SELECT CONCAT(lat, lon)", "SELECT CONCAT(lat, lon)"),  # NULL in, NULL out there too
+        ("duckdb", "SELECT CONCAT_WS('-', a, b)", "SELECT CONCAT_WS('-', a, b)"),  # skips NULLs in Spark as well
+        ("duckdb", "SELECT TRY_CAST(UNNEST(x) AS INT) AS i",
+         "SELECT EXPLODE(TRANSFORM(x, sparkmesh_item -> TRY_CAST(sparkmesh_item AS INT))) AS i"),
+        ("snowflake", "SELECT TRY_TO_TIMESTAMP(s, 'yyyyMMdd'), TRY_TO_DATE(s, 'yyyymmdd'), TO_DATE(s, 'yyyymmdd')",
+         "SELECT TRY_TO_TIMESTAMP(s, 'yyyyMMdd'), CAST(TRY_TO_TIMESTAMP(s, 'yyyyMMdd') AS DATE), TO_DATE(s, 'yyyyMMdd')"),
+        ("duckdb", "SELECT * FROM e QUALIFY ROW_NUMBER() OVER (PARTITION BY id ORDER BY v DESC) = 1",
+         "SELECT * EXCEPT (_w) FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY id ORDER BY v DESC) AS _w FROM e) AS _t "
+         "WHERE _w = 1"),
         ("duckdb", "SELECT CAST(UNNEST([1, 2]) AS VARCHAR) AS s",
          "SELECT EXPLODE(TRANSFORM(ARRAY(1, 2), sparkmesh_item -> CAST(sparkmesh_item AS STRING))) AS s"),
     ],
@@ -60,6 +68,19 @@ def test_spark_returns_what_the_source_dialect_returns(engine):
             "FROM (SELECT '-87.6298'::DECIMAL(18, 3) AS lat, '0.0001'::DECIMAL(18, 4) AS lon)")
     (row,) = engine.catalog.query_rows(spark_sql(keys, "duckdb"))
     assert tuple(row) == ("-87.630|0.0001", "a")  # DuckDB's (SQLMesh 0.236.4 built this very query)
+    # A rewrite inside a rewritten function: the day of the week and the DECIMAL inside CONCATs.
+    nested = ("SELECT CONCAT('k', EXTRACT(dow FROM DATE '2024-01-07')) AS k, "
+              "CONCAT('a', CONCAT('b', 0.0001::NUMERIC(10, 4))) AS n, CONCAT_WS('-', 'x', NULL, 1.50::NUMERIC(5, 2)) AS w")
+    (row,) = engine.catalog.query_rows(spark_sql(nested, "postgres"))
+    assert tuple(row) == ("k0", "ab0.0001", "x-1.50")
+    assert engine.catalog.query_rows(spark_sql("SELECT weekday(DATE '2024-01-07')", "duckdb"))[0][0] == 0
+    parsed = engine.catalog.query_rows(spark_sql(
+        "SELECT TRY_TO_TIMESTAMP(s, 'yyyyMMdd') AS t FROM (VALUES ('20240105'), ('garbage')) AS v(s)", "snowflake"))
+    assert [str(row[0]) for row in parsed] == ["2024-01-05 00:00:00", "None"]
+    latest = ("SELECT * FROM (VALUES (1, 10), (1, 20), (2, 5)) AS e(id, v) "
+              "QUALIFY ROW_NUMBER() OVER (PARTITION BY id ORDER BY v DESC) = 1")
+    frame = engine.catalog.query_df(spark_sql(latest, "duckdb"))
+    assert frame.columns == ["id", "v"] and sorted(tuple(r) for r in frame.collect()) == [(1, 20), (2, 5)]
     calendar = ("SELECT generate_series('2020-01-01'::date, '2020-01-03'::date, '1 day'::interval)::date AS d, "
                 "DATE '2024-01-07' - DATE '2024-01-01' AS days")
     rows = engine.catalog.query_rows(spark_sql(calendar, "postgres"))

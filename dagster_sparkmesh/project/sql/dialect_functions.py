@@ -19,8 +19,15 @@ returns what the source dialect returns (each checked on Spark against the diale
   built from them changed); each argument is cast to a string first, as those dialects print it;
 - a function a Python macro built by name (``exp.func("SHA256", x)``, no dialect given): read again in the model's
   dialect, where it may name a function Spark spells otherwise (DuckDB's ``SHA256(x)`` is ``SHA2(x, 256)``);
-- DuckDB's ``TRY_STRPTIME(text, format)``, which sqlglot leaves as it is (Spark has no such function): Spark's
-  ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters, NULL where the text does not match.
+- DuckDB's ``TRY_STRPTIME(text, format)``, which sqlglot leaves as it is (Spark has no such function), and the
+  other dialects' parses that give NULL for text that does not match (Snowflake's ``TRY_TO_TIMESTAMP``,
+  ``TRY_TO_DATE``), which sqlglot writes as Spark's ``TO_TIMESTAMP`` / ``TO_DATE``, which fail on such text:
+  Spark's ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters (cast to DATE for a date);
+- ``QUALIFY`` over ``SELECT *``: Spark has no QUALIFY, and sqlglot's rewrite (a subquery with the window as a column
+  ``_w``) selected ``*`` of it, so the table got a column ``_w``; the outer query now leaves it out.
+
+Rewrites go from the leaves up, so a function inside a rewritten one (a day of the week inside a CONCAT) is
+rewritten too.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.spark import Spark
+from sqlglot.transforms import eliminate_qualify
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
 """Also the dialects in which a date minus a date is a number of days."""
@@ -36,12 +44,20 @@ _ISO_DOW_DIALECTS = frozenset({"trino", "presto", "athena"})  # their EXTRACT(DO
 _DAY_OF_WEEK_UNITS = frozenset({"DOW", "DAYOFWEEK", "WEEKDAY"})
 _ISO_UNITS = frozenset({"ISODOW", "DAYOFWEEK_ISO", "DOW_ISO"})
 _DAY_UNITS = _DAY_OF_WEEK_UNITS | _ISO_UNITS
+_SAFE_PARSES = (exp.StrToTime, exp.StrToDate, exp.TsOrDsToDate)
 
 
 def with_dialect_functions(statement: exp.Expression, dialect: str) -> exp.Expression:
     """``statement`` (parsed from ``dialect``) with the functions above written so that Spark returns the same."""
     dialect = dialect.lower()
-    return statement.transform(lambda node: _rewritten(node, dialect), copy=False)
+    for node in reversed(list(statement.walk())):  # breadth-first, reversed: every node after its descendants
+        rewritten = _rewritten(node, dialect)
+        if rewritten is not node:
+            if node is statement:
+                statement = rewritten
+            else:
+                node.replace(rewritten)
+    return statement
 
 
 def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
@@ -55,13 +71,38 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _extracted_day(node, dialect)
     if isinstance(node, exp.Anonymous):
         return _anonymous(node, dialect)
-    if isinstance(node, exp.Concat) and node.args.get("coalesce"):
+    if type(node) is exp.Concat and node.args.get("coalesce"):  # (CONCAT_WS skips NULLs in Spark as well)
         return _concat_of_strings(node)
     if isinstance(node, exp.Cast) and type(node.this) in (exp.Explode, exp.ExplodingGenerateSeries):
         return _cast_each(node)
     if isinstance(node, exp.Sub) and dialect in _SUNDAY_ZERO_DIALECTS and _is_date(node.this) and _is_date(node.expression):
         return exp.Anonymous(this="DATEDIFF", expressions=[node.this, node.expression])
+    if isinstance(node, _SAFE_PARSES) and node.args.get("safe"):
+        return _tried_parse(node)
+    if isinstance(node, exp.Select) and node.args.get("qualify"):
+        return _without_qualify(node)
     return node
+
+
+def _tried_parse(node: exp.Expression) -> exp.Expression:
+    pattern = Spark().generator().format_time(node)
+    arguments = [node.this, *([sqlglot.parse_one(pattern, read="spark")] if pattern else [])]
+    parsed = exp.Anonymous(this="TRY_TO_TIMESTAMP", expressions=arguments)
+    return parsed if isinstance(node, exp.StrToTime) else exp.Cast(this=parsed, to=exp.DataType.build("DATE"))
+
+
+def _without_qualify(select: exp.Select) -> exp.Expression:
+    """sqlglot's subquery for QUALIFY, whose window column the outer query's ``*`` must not pick."""
+    outer = eliminate_qualify(select.copy())
+    inner = outer.args["from_"].this.this if outer.args.get("from_") else None
+    if isinstance(inner, exp.Select) and any(_is_star(projection) for projection in outer.expressions):
+        window = inner.expressions[-1].alias_or_name
+        outer.set("expressions", [exp.Star(except_=[exp.column(window)])])
+    return outer
+
+
+def _is_star(projection: exp.Expression) -> bool:
+    return isinstance(projection, exp.Star) or (isinstance(projection, exp.Column) and isinstance(projection.this, exp.Star))
 
 
 def _concat_of_strings(node: exp.Concat) -> exp.Expression:
@@ -79,7 +120,8 @@ def _cast_each(node: exp.Cast) -> exp.Expression:
     generator = node.this
     array = generator.this if isinstance(generator, exp.Explode) else exp.GenerateSeries(**generator.args)
     item = exp.to_identifier("sparkmesh_item")
-    cast = exp.Cast(this=exp.column(item.copy()), to=node.to.copy())
+    cast = node.copy()  # a TRY_CAST stays one
+    cast.set("this", exp.column(item.copy()))
     return exp.Explode(this=exp.Transform(this=array, expression=exp.Lambda(this=cast, expressions=[item])))
 
 
@@ -122,8 +164,10 @@ def _anonymous(node: exp.Anonymous, dialect: str) -> exp.Expression:
         return _extracted_day(exp.Extract(this=exp.var(_day_unit(arguments[0])), expression=arguments[1]), dialect)
     if name == "TRY_STRPTIME" and dialect == "duckdb" and len(arguments) == 2 and arguments[1].is_string:
         parsed = sqlglot.parse_one(f"STRPTIME(x, {arguments[1].sql(dialect='duckdb')})", read="duckdb")
-        pattern = sqlglot.parse_one(Spark().generator().format_time(parsed) or "''", read="spark")
-        return exp.Anonymous(this="TRY_TO_TIMESTAMP", expressions=[arguments[0], pattern])
+        parsed.set("this", arguments[0])
+        return _tried_parse(parsed)
+    if name == "WEEKDAY" and dialect == "duckdb" and len(arguments) == 1:  # Sunday = 0 there, Monday = 0 in Spark
+        return _from_sunday_zero(arguments[0])
     return _as_the_dialect_reads(node, dialect)
 
 
