@@ -106,5 +106,6 @@ class BackfillFailed(ExecutionError):
         path = own.path if own is not None and own.path is not None else model.path if model else None
         line = own.line if own is not None and own.line is not None else model.line if model and path == model.path else None
         what = own.message if own is not None else str(first)
-        super().__init__(f"backfill failed for {failed}: {what}", hint=hint or (own.hint if own else None), path=path,
-                         line=line, snippet=own.snippet if own else None)
+        hints = [text for text in (own.hint if own else None, hint) if text]
+        super().__init__(f"backfill failed for {failed}: {what}", hint="; ".join(hints) or None, path=path, line=line,
+                         snippet=own.snippet if own else None)
