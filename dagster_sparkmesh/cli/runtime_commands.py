@@ -116,7 +116,7 @@ def make_console() -> Console:
 
 
 @click.command()
-@click.argument("environment", default=PROD, required=False)
+@click.argument("environment", required=False)
 @click.option("--start", help="Start of the window (YYYY-MM-DD or timestamp). Default: the earliest model start.")
 @click.option("--end", help="End of the window; a date includes that day. Default: now.")
 @click.option("--forward-only", is_flag=True, help="Reuse the current physical tables; changes apply going forward.")
@@ -146,7 +146,7 @@ def make_console() -> Console:
 @pass_cli_context
 def plan(
     context: CliContext,
-    environment: str,
+    environment: str | None,
     start: str | None,
     end: str | None,
     forward_only: bool,
@@ -160,8 +160,10 @@ def plan(
     skip_tests: bool,
     execution_time: str | None,
 ) -> None:
-    """Compare the project with ENVIRONMENT (default prod), show the changes, and apply them. The unit tests of the
-    models it adds or changes run first, and a failing one stops the plan, as in SQLMesh (--skip-tests)."""
+    """Compare the project with ENVIRONMENT (default: the config's default_target_environment, else prod), show the
+    changes, and apply them. The unit tests of the models it adds or changes run first, and a failing one stops the
+    plan, as in SQLMesh (--skip-tests)."""
+    environment = environment or context.project().config.default_target_environment
     from dagster_sparkmesh.cli.plan_view import explain_steps, plan_tree
     from dagster_sparkmesh.execution.plans import plan_for
     from dagster_sparkmesh.plan.selectors import select_models
@@ -261,7 +263,7 @@ def apply_with_progress(ctx: ExecutionContext, the_plan: Plan, console: Console)
 
 
 @click.command()
-@click.argument("environment", default=PROD, required=False)
+@click.argument("environment", required=False)
 @click.option(
     "--select-model",
     "select_models_",
@@ -270,8 +272,10 @@ def apply_with_progress(ctx: ExecutionContext, the_plan: Plan, console: Console)
 )
 @EXECUTION_TIME
 @pass_cli_context
-def run(context: CliContext, environment: str, select_models_: tuple[str, ...], execution_time: str | None) -> None:
-    """Compute the intervals that became due (by cron) for ENVIRONMENT's current models; promote nothing new."""
+def run(context: CliContext, environment: str | None, select_models_: tuple[str, ...], execution_time: str | None) -> None:
+    """Compute the intervals that became due (by cron) for ENVIRONMENT's current models (default: the config's
+    default_target_environment, else prod); promote nothing new."""
+    environment = environment or context.project().config.default_target_environment
     from dagster_sparkmesh.cli.plan_view import audits_text, missing_interval_lines, model_progress, run_summary
     from dagster_sparkmesh.execution.abort import run_until_stopped
     from dagster_sparkmesh.execution.apply import apply_plan

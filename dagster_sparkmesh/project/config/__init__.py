@@ -132,6 +132,8 @@ class ProjectConfig(Record):
     environment_ttl: str = "in 1 week"
     snapshot_ttl: str = "in 1 week"
     plan: PlanDefaults = Field(default_factory=PlanDefaults)
+    default_target_environment: str = "prod"
+    """The environment ``plan`` and ``run`` act on when the command names none, as in SQLMesh."""
     preview_days: int = Field(default=1, ge=1)
     """A forward-only change planned in a development environment without ``--start`` is previewed over the
     last ``preview_days`` days before the plan's end (at least the model's last complete interval)."""

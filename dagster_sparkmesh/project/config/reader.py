@@ -368,6 +368,7 @@ _SECTIONS: dict[str, Callable[[ConfigReader, yaml.Node], object]] = {
     "model_defaults": ConfigReader.model_defaults,
     "gateways": ConfigReader.gateways,
     "default_gateway": lambda reader, node: reader._text(node, "default_gateway"),
+    "default_target_environment": lambda reader, node: reader._text(node, "default_target_environment").lower(),
     "state_connection": ConfigReader.state_connection,
     "environment_ttl": _ttl,
     "snapshot_ttl": _ttl,
