@@ -276,3 +276,13 @@ def test_variables_may_be_lists_and_mappings(tmp_path):
     assert load_config(write(tmp_path, text)).config.variables == {
         "regions": ["eu", "us"], "limits": {"eu": 1, "us": 2}, "day": "2024-01-31",
     }  # fmt: skip
+
+
+def test_the_projects_dotenv_is_loaded_before_the_config_reads_the_environment(tmp_path, monkeypatch):
+    # As SQLMesh loads <project>/.env (a user's project kept its credentials and region there).
+    monkeypatch.setenv("SHOP_REGION", "us")  # .env wins, as SQLMesh's override=True
+    monkeypatch.setenv("SHOP_NAME", "")  # so that the test puts both back as they were
+    (tmp_path / ".env").write_text("# the shop\nexport SHOP_REGION=eu\nSHOP_NAME='north shop'\n")
+    (tmp_path / "config.yaml").write_text(
+        "variables:\n  region: \"{{ env_var('SHOP_REGION') }}\"\n  name: \"{{ env_var('SHOP_NAME') }}\"\n")
+    assert load_config(tmp_path).config.variables == {"region": "eu", "name": "north shop"}

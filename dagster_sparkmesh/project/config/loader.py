@@ -33,11 +33,23 @@ class LoadedConfig(Record):
 
 def load_config(project_path: Path, *, gateway: str | None = None) -> LoadedConfig:
     """The project's config (``config.py`` and/or ``config.yaml``), SQLMesh's personal overlay and ``SQLMESH__``
-    variables over it, ``gateway`` selected (as ``sqlmesh --gateway``), then the ``SPARKMESH_SPARK_*`` overrides."""
+    variables over it, ``gateway`` selected (as ``sqlmesh --gateway``), then the ``SPARKMESH_SPARK_*`` overrides.
+    The project's ``.env`` is loaded into the environment first, over what it holds, as SQLMesh loads it."""
+    _load_dotenv(project_path)
     loaded = _load_config_file(project_path, read_overrides(os.environ))
     selected = _select_gateway(loaded.config, gateway, project_path) if gateway is not None else loaded.config
     config = apply_connection_overrides(_with_gateway_model_defaults(selected), os.environ)
     return loaded if config is loaded.config else loaded.model_copy(update={"config": config})
+
+
+def _load_dotenv(project_path: Path) -> None:
+    """``<project>/.env`` (credentials, variables the config reads with ``env_var``), with python-dotenv's rules, as
+    SQLMesh reads it (a dependency of Dagster's, so always installed with it)."""
+    env_file = project_path / ".env"
+    if env_file.is_file():
+        from dotenv import load_dotenv
+
+        load_dotenv(dotenv_path=env_file, override=True)
 
 
 def _with_gateway_model_defaults(config: ProjectConfig) -> ProjectConfig:
