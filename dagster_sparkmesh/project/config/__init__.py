@@ -40,6 +40,8 @@ def default_mode() -> EngineMode:
 
 
 class ModelDefaults(Record):
+    infer_names: bool = False
+    """SQLMesh's ``model_naming.infer_names``: a model without a name is ``schema.table`` of its folder and file."""
     dialect: str = "spark"
     start: str | None = None
     cron: str = "@daily"

@@ -76,13 +76,19 @@ class ConfigReader:
             self._warn(None, _NO_DIALECT)
             return ProjectConfig()
         fields: dict[str, object] = {}
+        infer_names = False
         for key, key_node, value_node in self._items(root, "config.yaml"):
             if key in IGNORED_KEYS:
                 self._warn(key_node, f"{key!r} is a SQLMesh setting that sparkmesh does not use; ignored")
             elif key in _SECTIONS:
                 fields[key] = _SECTIONS[key](self, value_node)
+            elif key == "model_naming":
+                infer_names = self._model_naming(value_node)
             else:
-                raise self._unknown(key, key_node, list(_SECTIONS), "config.yaml")
+                raise self._unknown(key, key_node, [*_SECTIONS, "model_naming"], "config.yaml")
+        if infer_names:  # carried with the defaults every model file is parsed with
+            defaults = fields.get("model_defaults") or ModelDefaults()
+            fields["model_defaults"] = defaults.model_copy(update={"infer_names": True})  # type: ignore[union-attr]
         if "dialect" not in getattr(fields.get("model_defaults"), "model_fields_set", ()):
             self._warn(root, _NO_DIALECT)
         gateways = fields.get("gateways")
@@ -169,6 +175,18 @@ class ConfigReader:
             raise self._error(node, f"invalid value for {where}: {problem['msg']}", "see the configuration reference") from None
 
     # -- sections -------------------------------------------------------------------------------------------
+
+    def _model_naming(self, node: yaml.Node) -> bool:
+        """SQLMesh's ``model_naming: {infer_names: true}``: a model without a name is named after its file."""
+        infer = False
+        for key, key_node, value_node in self._items(node, "model_naming"):
+            if key != "infer_names":
+                raise self._unknown(key, key_node, ["infer_names"], "model_naming")
+            infer = boolean_text(self._value(value_node))
+            if not isinstance(infer, bool):
+                raise self._error(value_node, f"model_naming.infer_names must be true or false, not {infer!r}",
+                                  "write infer_names: true")
+        return infer
 
     def model_defaults(self, node: yaml.Node) -> ModelDefaults:
         known = ("dialect", "start", "cron", "cron_tz", "interval_unit", "allow_partials", "owner", "batch_size",

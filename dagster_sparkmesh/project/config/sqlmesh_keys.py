@@ -5,7 +5,7 @@ SQLMesh project loads unchanged (any other unknown key is most likely a typo, an
 # SQLMesh settings that do not apply to sparkmesh: accepted with a warning.
 IGNORED_KEYS = frozenset(
     """project format ui run users notification_targets linter default_connection default_test_connection
-    default_scheduler physical_schema_override cicd_bot model_naming
+    default_scheduler physical_schema_override cicd_bot
     ignore_patterns cache_dir env_vars physical_schema_mapping
     environment_suffix_target physical_table_naming_convention log_limit janitor migration environment_catalog_mapping gateway_managed_virtual_layer
     infer_python_dependencies disable_anonymized_analytics auto_categorize_changes time_column_format

@@ -20,7 +20,7 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, SqlglotError
 
-from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.errors import ProjectError, SparkMeshError
 from dagster_sparkmesh.model.kinds import ModelKind, ViewKind, with_project_defaults
 from dagster_sparkmesh.model.records import AuditDefinition, Model
 from dagster_sparkmesh.model.cron_zones import model_zone
@@ -43,6 +43,7 @@ from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark, wit
 from dagster_sparkmesh.project.sql.header import ModelFile, ModelHeader, read_audit_call, read_header, split_model_file
 from dagster_sparkmesh.project.sql.virtual_update import split_virtual_update
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.snapshot.naming import qualified_name
 
 # Identifiers spelled like a keyword are always quoted, so `date` and date give one canonical text (and a
 # quoted `select` never comes out as a bare, broken select).
@@ -120,6 +121,8 @@ def _parse_model_file(
     evaluator = load_evaluator(path, defaults.dialect, variables, macros, gateway, text, external_columns)
     evaluator.blueprint_variables = blueprint
     header = read_header(_expand_header(model_file, evaluator), defaults.dialect)
+    if header.name is None and defaults.infer_names:
+        header.name = inferred_name(path)
     if header.name is None:
         raise ProjectError(
             "the MODEL header has no name",
@@ -368,6 +371,18 @@ def canonical_sql(expression: exp.Expression) -> str:
     # copy=False: the caller's tree is already being rewritten here, and copying a large query (sqlglot deep-copies
     # every node's position dict) costs more than generating it.
     return expression.sql(dialect="spark", comments=False, normalize=True, copy=False)
+
+
+def inferred_name(path: Path) -> str:
+    """SQLMesh's name of a model without one, under ``model_naming.infer_names``: the folders below ``models/`` and
+    the file's name, the last three of them (``models/shop/orders.sql`` is ``shop.orders``)."""
+    parts = [*path.parts[path.parts.index("models") + 1 : -1], path.stem] if "models" in path.parts else [path.stem]
+    try:
+        return qualified_name(parts[-3:])
+    except SparkMeshError as error:
+        raise ProjectError(f"cannot name the model after its file: {error.message}", path=path,
+                           hint="put the file in a folder named after its schema (models/shop/orders.sql), or "
+                                "give the MODEL header a name") from None
 
 
 def without_catalog(statement: exp.Expression, catalog: str | None) -> exp.Expression:
