@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import lru_cache
+from typing import Annotated
 
 from croniter import croniter
+from pydantic import AfterValidator
 
 from dagster_sparkmesh.errors import PlanError
 
@@ -23,6 +25,16 @@ _SAMPLED_TICKS = 400  # enough for a yearly pattern of any 5-field cron finer th
 def valid_cron(text: str) -> bool:
     """A cron SQLMesh accepts: one of its aliases (``@daily``...) or five fields croniter reads."""
     return text.lower() in CRON_ALIASES or croniter.is_valid(text)
+
+
+def _checked_cron(value: str | None) -> str | None:
+    if value is not None and not valid_cron(value):
+        raise ValueError(f"invalid cron {value!r}: write @daily, @weekly... or five fields like '0 6 * * 1'")
+    return value
+
+
+ScheduleCron = Annotated[str | None, AfterValidator(_checked_cron)]
+"""A kind's ``auto_restatement_cron``: when a prod ``run`` restates the model again (``plan.auto_restatements``)."""
 
 
 @lru_cache(maxsize=1024)

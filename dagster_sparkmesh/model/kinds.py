@@ -10,26 +10,15 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Annotated, ClassVar, Literal, Union, get_args
 
-from pydantic import AfterValidator, Field, PositiveInt, field_validator
+from pydantic import Field, PositiveInt, field_validator
 
-
-from dagster_sparkmesh.model.interval_units import valid_cron
+from dagster_sparkmesh.model.interval_units import ScheduleCron
 from dagster_sparkmesh.records import Record
 
 OnDestructiveChange = Literal["error", "warn", "allow"]
 OnAdditiveChange = Literal["error", "warn", "allow", "ignore"]
 """What a forward-only change that adds columns does: alter the table (allow, warn), refuse the plan (error), or
 keep the table's columns (ignore), as SQLMesh's ``on_additive_change``."""
-
-def _checked_cron(value: str | None) -> str | None:
-    if value is not None and not valid_cron(value):
-        raise ValueError(f"invalid cron {value!r}: write @daily, @weekly... or five fields like '0 6 * * 1'")
-    return value
-
-
-ScheduleCron = Annotated[str | None, AfterValidator(_checked_cron)]
-"""``auto_restatement_cron``: when a prod ``run`` restates the model again (``plan.auto_restatements``)."""
-
 
 # Kind fields that only change scheduling; kept out of the data hash, included in the metadata hash.
 METADATA_KIND_FIELDS = frozenset(

@@ -189,14 +189,8 @@ def _optional_datetime(value: DateLike | None, now: datetime) -> datetime | None
     return parse_datetime(value, now=now) if value is not None else None
 
 
-def _previews(
-    state: StateReader,
-    environment: str,
-    decisions: dict[str, Decision],
-    windows: dict[str, Window],
-    held_back: set[str],
-    begin: datetime,
-) -> tuple[_Previews, dict[str, Window]]:
+def _previews(state: StateReader, environment: str, decisions: dict[str, Decision], windows: dict[str, Window],
+              held_back: set[str], begin: datetime) -> tuple[_Previews, dict[str, Window]]:
     """A development plan's previews, and the model windows narrowed to the preview range for them."""
     if environment == PROD:
         return _NO_PREVIEWS, windows

@@ -112,17 +112,19 @@ def _schedule_cron(value: Value) -> str:
     return cron
 
 
-def _positive_count(value: Value) -> int:
-    number = value.integer()
-    if number < 1:
-        raise value.error(f"auto_restatement_intervals must be at least 1, not {number}",
-                          "write auto_restatement_intervals 3, or remove it to restate everything recorded")
-    return number
+def _at_least_one(name: str, hint: str) -> Callable[[Value], int]:
+    def read(value: Value) -> int:
+        number = value.integer()
+        if number < 1:
+            raise value.error(f"{name} must be at least 1, not {number}", hint)
+        return number
+    return read
 
 
 _AUTO_RESTATEMENT: dict[str, PropertyReader] = {"auto_restatement_cron": _field("auto_restatement_cron", _schedule_cron)}
 _AUTO_RESTATED_INTERVALS: dict[str, PropertyReader] = {
-    **_AUTO_RESTATEMENT, "auto_restatement_intervals": _field("auto_restatement_intervals", _positive_count),
+    **_AUTO_RESTATEMENT, "auto_restatement_intervals": _field("auto_restatement_intervals", _at_least_one(
+        "auto_restatement_intervals", "write auto_restatement_intervals 3, or remove it to restate everything recorded")),
 }
 
 _INCREMENTAL_COMMON: dict[str, PropertyReader] = {
@@ -132,20 +134,6 @@ _INCREMENTAL_COMMON: dict[str, PropertyReader] = {
     "on_destructive_change": _destructive,
     "on_additive_change": _additive,
 }
-
-
-def _positive(value: Value) -> int:
-    number = value.integer()
-    if number < 1:
-        raise value.error(f"max_failing_rows must be at least 1, not {number}", "write max_failing_rows 10")
-    return number
-
-
-def _positive_concurrency(value: Value) -> int:
-    number = value.integer()
-    if number < 1:
-        raise value.error(f"batch_concurrency must be at least 1, not {number}", "write batch_concurrency 1")
-    return number
 
 
 def _only_one_batch_at_a_time(value: Value) -> Fields:
@@ -208,7 +196,7 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
         {
             "time_column": _time_column,
             "lookback": _field("lookback", Value.integer),
-            "batch_concurrency": _field("batch_concurrency", _positive_concurrency),
+            "batch_concurrency": _field("batch_concurrency", _at_least_one("batch_concurrency", "write batch_concurrency 1")),
             **_INCREMENTAL_COMMON,
             **_AUTO_RESTATED_INTERVALS,
         },
@@ -284,7 +272,8 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
     "EXTERNAL": (ExternalKind, {}, ()),
     "AUDIT_ONLY": (
         AuditOnlyKind,
-        {"blocking": _field("blocking", Value.boolean), "max_failing_rows": _field("max_failing_rows", _positive)},
+        {"blocking": _field("blocking", Value.boolean), "max_failing_rows": _field(
+            "max_failing_rows", _at_least_one("max_failing_rows", "write max_failing_rows 10"))},
         (),
     ),
 }
