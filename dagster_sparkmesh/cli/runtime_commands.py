@@ -163,7 +163,8 @@ def plan(
     """Compare the project with ENVIRONMENT (default: the config's default_target_environment, else prod), show the
     changes, and apply them. The unit tests of the models it adds or changes run first, and a failing one stops the
     plan, as in SQLMesh (--skip-tests)."""
-    environment = environment or context.project().config.default_target_environment
+    if environment is None:  # (an empty name given is refused as any bad name)
+        environment = context.project().config.default_target_environment
     from dagster_sparkmesh.cli.plan_view import explain_steps, plan_tree
     from dagster_sparkmesh.execution.plans import plan_for
     from dagster_sparkmesh.plan.selectors import select_models
@@ -275,7 +276,8 @@ def apply_with_progress(ctx: ExecutionContext, the_plan: Plan, console: Console)
 def run(context: CliContext, environment: str | None, select_models_: tuple[str, ...], execution_time: str | None) -> None:
     """Compute the intervals that became due (by cron) for ENVIRONMENT's current models (default: the config's
     default_target_environment, else prod); promote nothing new."""
-    environment = environment or context.project().config.default_target_environment
+    if environment is None:  # (an empty name given is refused as any bad name)
+        environment = context.project().config.default_target_environment
     from dagster_sparkmesh.cli.plan_view import audits_text, missing_interval_lines, model_progress, run_summary
     from dagster_sparkmesh.execution.abort import run_until_stopped
     from dagster_sparkmesh.execution.apply import apply_plan
