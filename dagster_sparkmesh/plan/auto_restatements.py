@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 
-from croniter import croniter
-
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.plan.intervals import Schedule, interval_cron
 from dagster_sparkmesh.snapshot.records import Interval, Snapshot
@@ -26,7 +24,7 @@ def restates_on_schedule(model: Model) -> bool:
 
 def next_tick(model: Model, after: datetime) -> datetime:
     """The first tick of the model's ``auto_restatement_cron`` after ``after`` (UTC, as SQLMesh reads it)."""
-    return croniter(model.kind.auto_restatement_cron.lower(), after).get_next(datetime)  # type: ignore[attr-defined]
+    return Schedule.of(model.kind.auto_restatement_cron).next(after)  # type: ignore[attr-defined]
 
 
 def scheduled_restatements(
