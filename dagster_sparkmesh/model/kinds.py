@@ -376,6 +376,11 @@ KIND_ALIASES = {"SCD_TYPE_2": "SCD_TYPE_2_BY_TIME"}
 _BY_NAME: dict[str, type[KindBase]] = {kind.model_fields["name"].default: kind for kind in get_args(get_args(ModelKind)[0])}
 
 
+def kinds_with_field(field_name: str) -> tuple[str, ...]:
+    """The names of the kinds that have the field ``field_name``."""
+    return tuple(name for name, kind in _BY_NAME.items() if field_name in kind.model_fields)
+
+
 def kind_type(name: str) -> type[KindBase]:
     """The kind record class named ``name``, for asking a stored snapshot's kind about its behaviour."""
     return _BY_NAME.get(name, KindBase)

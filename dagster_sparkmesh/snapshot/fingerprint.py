@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.interval_units import INTERVAL_UNIT_CRONS, unit_cron
-from dagster_sparkmesh.model.kinds import METADATA_KIND_FIELDS
+from dagster_sparkmesh.model.kinds import METADATA_KIND_FIELDS, kinds_with_field
 from dagster_sparkmesh.model.records import ExternalModel, Model
 from dagster_sparkmesh.model.table_formats import lakehouse_format
 from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
@@ -44,10 +44,8 @@ _ADDED_TO_KINDS_LATER: dict[tuple[str, str], object] = {
     **{(scd, field): default for scd in ("SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN")
        for field, default in (("forward_only", True), ("on_destructive_change", "error"), ("time_data_type", "TIMESTAMP"),
                                  ("batch_size", None))},
-    **{(kind, "auto_restatement_cron"): None for kind in (
-        "INCREMENTAL_BY_TIME_RANGE", "INCREMENTAL_BY_UNIQUE_KEY", "INCREMENTAL_BY_PARTITION", "INCREMENTAL_UNMANAGED",
-        "SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN", "CUSTOM")},
-    **{(kind, "auto_restatement_intervals"): None for kind in ("INCREMENTAL_BY_TIME_RANGE", "CUSTOM")},
+    **{(kind, field): None for field in ("auto_restatement_cron", "auto_restatement_intervals")
+       for kind in kinds_with_field(field)},
 }
 
 _ANY = object()
