@@ -18,6 +18,7 @@ from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import AuditCall, AuditDefinition, Model
+from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
 THIS_MODEL = "this_model"
 NON_BLOCKING_SUFFIX = "_non_blocking"
@@ -296,7 +297,7 @@ def _parse(text: str, *, what: str, path: AuditDefinition | None = None) -> exp.
         expressions = [expression for expression in sqlglot.parse(text, dialect="spark") if expression is not None]
     except ParseError as error:
         raise ProjectError(
-            f"cannot parse {what}: {error}", path=path.path if path else None, snippet=text, hint="write Spark SQL"
+            f"cannot parse {what}: {parse_error_description(error)}", path=path.path if path else None, snippet=text, hint="write Spark SQL"
         ) from error
     if len(expressions) != 1:
         # One expression only: an argument must never smuggle in a second statement.

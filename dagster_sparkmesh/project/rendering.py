@@ -26,6 +26,7 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project import macros
 from dagster_sparkmesh.project.query_tables import qualified_reference, quoted_table, renamed, unqualify_columns
 from dagster_sparkmesh.snapshot.naming import physical_table
+from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
 TableFor = Callable[[str], "str | None"] | Mapping[str, str]
 Variables = Mapping[str, "str | int | float | bool"]
@@ -206,9 +207,8 @@ def _parse_all(text: str, model: Model, context: _Context) -> list[exp.Expressio
     try:
         statements = expansion.expand(expansion.parse(text, "spark", evaluator.source), evaluator)
     except ParseError as error:
-        detail = error.errors[0] if error.errors else {}
         raise ProjectError(
-            f"cannot parse the SQL of model {model.name}: {detail.get('description', error)}",
+            f"cannot parse the SQL of model {model.name}: {parse_error_description(error)}",
             path=model.path,
             line=model.line,
             snippet=text,

@@ -28,6 +28,7 @@ from dagster_sparkmesh.model.records import Model, SignalCall
 from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.project.code_files import import_project_file, project_code, python_files
 from dagster_sparkmesh.sqlmesh_api.signals import collect_signals
+from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
 SIGNALS_FOLDER = "signals"
 _CALL_HINT = 'write signals=["name"], signals=[("name", {"arg": 1})] or signals=["name(arg := 1)"]'
@@ -68,7 +69,7 @@ def parse_signal_text(text: str, *, path: Path, line: int | None = None) -> Sign
     try:
         call = sqlglot.parse_one(text, dialect="spark")
     except ParseError as error:
-        raise ProjectError(f"cannot parse signal {text!r}: {error}", path=path, line=line, snippet=text) from None
+        raise ProjectError(f"cannot parse signal {text!r}: {parse_error_description(error)}", path=path, line=line, snippet=text) from None
     if isinstance(call, exp.Column) and not call.table:
         return SignalCall(name=call.name.lower())
     if not isinstance(call, exp.Anonymous):

@@ -20,6 +20,7 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.builtin_audits import BUILTIN_AUDITS, THIS_MODEL
 from dagster_sparkmesh.model.records import AuditDefinition
 from dagster_sparkmesh.project.sql.spark_support import with_spark_equivalents
+from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
 _KEYS = ("name", "blocking", "defaults", "dialect", "description", "standalone", "skip")
 
@@ -259,7 +260,7 @@ def _defaults(source: _Source, tokens: list[Token]) -> tuple[tuple[str, str], ..
         try:
             parsed = sqlglot.parse_one(value, dialect="spark")
         except ParseError as error:
-            raise ProjectError(f"cannot parse default {value!r}: {error}", **source.where(part[2].start)) from error
+            raise ProjectError(f"cannot parse default {value!r}: {parse_error_description(error)}", **source.where(part[2].start)) from error
         defaults.append((part[0].text.lower(), parsed.sql(dialect="spark")))
     return tuple(defaults)
 
@@ -275,7 +276,7 @@ def _query(source: _Source, tokens: list[Token], dialect: str, name: str) -> str
             # sqlglot counts lines from the start of the query; report them in the file.
             line = int(where["line"]) + detail["line"] - 1
             where.update(line=line, col=detail.get("col"), snippet=source.text.splitlines()[line - 1])
-        raise ProjectError(f"cannot parse the query of audit {name}: {detail.get('description', error)}", **where) from error
+        raise ProjectError(f"cannot parse the query of audit {name}: {parse_error_description(error)}", **where) from error
     if not any(parameter.name.lower() == THIS_MODEL for parameter in parsed.find_all(exp.Parameter)) and not any(
         isinstance(table.this, exp.Identifier) for table in parsed.find_all(exp.Table)
     ):

@@ -27,6 +27,7 @@ from dagster_sparkmesh.project.checks.audits import StandaloneAuditText
 from dagster_sparkmesh.project.rendering import TableFor, Variables, render_query
 from dagster_sparkmesh.project.sql.model import canonical_sql
 from dagster_sparkmesh.snapshot.fingerprint import external_fingerprint, standalone_audit_fingerprint
+from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
 
 def resolve_standalone_audits(
@@ -80,7 +81,7 @@ def parse_standalone_audit(
         statements = expansion.expand(expansion.parse(padded, text.dialect, evaluator.source), evaluator)
     except ParseError as error:
         detail = error.errors[0] if error.errors else {}
-        raise _error(text, f"cannot parse the query of standalone audit {text.name}: {detail.get('description', error)}",
+        raise _error(text, f"cannot parse the query of standalone audit {text.name}: {parse_error_description(error)}",
                      detail.get("line") or text.query_line) from None
     except SqlglotError as error:
         raise _error(text, f"cannot parse the query of standalone audit {text.name}: {error}", text.query_line) from None

@@ -31,6 +31,7 @@ from sqlglot.errors import ParseError
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import UnitTest
 from dagster_sparkmesh.project.externals import compose_yaml, node_col, node_line, node_value, normalize_table_name
+from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
 Row = tuple[tuple[str, object], ...]
 _TEST_KEYS = ("model", "inputs", "outputs", "vars", "description")
@@ -266,7 +267,7 @@ def _query(path: Path, node: yaml.Node) -> str:
     try:
         statements = [statement for statement in sqlglot.parse(text, dialect="spark") if statement is not None]
     except ParseError as error:
-        raise ProjectError(f"cannot parse query: {error}", path=path, line=node_line(node), snippet=text) from error
+        raise ProjectError(f"cannot parse query: {parse_error_description(error)}", path=path, line=node_line(node), snippet=text) from error
     if len(statements) != 1:
         raise ProjectError("expected exactly one query", path=path, line=node_line(node), snippet=text, hint="remove the ';'")
     return statements[0].sql(dialect="spark")

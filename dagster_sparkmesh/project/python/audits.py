@@ -11,6 +11,7 @@ from sqlglot.errors import ParseError
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import AuditCall
 from dagster_sparkmesh.project.python.options import Where
+from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
 
 def audits(entries: object, where: Where) -> tuple[AuditCall, ...]:
@@ -39,7 +40,7 @@ def parse_audit_call(text: str, *, path: Path, line: int | None = None) -> Audit
     try:
         call = exp.maybe_parse(text.strip(), dialect="spark")
     except ParseError as error:
-        raise ProjectError(f"cannot parse audit {text!r}: {error}", path=path, line=line, snippet=text) from error
+        raise ProjectError(f"cannot parse audit {text!r}: {parse_error_description(error)}", path=path, line=line, snippet=text) from error
     if isinstance(call, exp.Column) and not call.table:
         return AuditCall(name=call.name.lower())
     if not isinstance(call, exp.Func):

@@ -24,6 +24,7 @@ from dagster_sparkmesh.model.table_formats import merged_properties, property_te
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.project.config.values import boolean_text
 from dagster_sparkmesh.project.externals import spark_type
+from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
 SUPPORTED_ARGUMENTS = frozenset(
     """kind columns depends_on cron start end owner description tags grains grain partitioned_by audits enabled
@@ -166,7 +167,7 @@ def statements(argument: str, value: object, where: Where, dialect: str) -> tupl
         try:
             parsed = item.copy() if isinstance(item, exp.Expression) else _statement(str(item), dialect, where)
         except ParseError as error:
-            raise where.error(argument, f"cannot parse {item!r}: {error}", item, "write SQL in the model's dialect") from None
+            raise where.error(argument, f"cannot parse {item!r}: {parse_error_description(error)}", item, "write SQL in the model's dialect") from None
         if parsed is None:  # a macro call that returned None when the model loaded: no statement, as in SQLMesh
             continue
         try:

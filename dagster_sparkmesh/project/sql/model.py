@@ -30,6 +30,7 @@ from dagster_sparkmesh.project.checks.audits import read_inline_audits
 from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.project.config import ModelDefaults
 from dagster_sparkmesh.macros import expansion, jinja
+from dagster_sparkmesh.macros.parse_errors import parse_error_description
 from dagster_sparkmesh.project.sql.blueprints import Blueprint, split_blueprints
 from dagster_sparkmesh.macros.code_digest import macro_code_digest
 from dagster_sparkmesh.macros.evaluator import MacroEvaluator
@@ -304,7 +305,7 @@ def _syntax_error(error: ParseError, body: str, path: Path) -> ProjectError:
     line = detail.get("line")
     lines = body.splitlines()
     snippet = lines[line - 1] if line and 0 < line <= len(lines) else None
-    description = detail.get("description") or str(error).splitlines()[0]
+    description = parse_error_description(error)
     return ProjectError(
         f"SQL syntax error: {description}",
         path=path,
