@@ -232,12 +232,19 @@ def _render_custom(
         if isinstance(node, exp.In) and isinstance(node.args.get("field"), exp.Parameter):
             # ``x IN @values`` with a list argument becomes ``x IN (a, b)``.
             items = _Arguments(call.name, {"v": _value(node.args["field"], values, call, definition)}).items("v")
-            return exp.In(this=node.this, expressions=items)
+            # The replacement is not walked again: the left side's own placeholders (``@column IN @values``) are
+            # substituted here.
+            return exp.In(this=node.this.transform(substitute), expressions=items)
         if isinstance(node, exp.Parameter):
             return _value(node, values, call, definition)
         return node
 
-    return query.transform(substitute).sql(dialect="spark")
+    rendered = query.transform(substitute)
+    left = next(rendered.find_all(exp.Parameter), None)
+    if left is not None:  # Spark would read it as a variable of its own (`${x}`): never run such a query
+        raise ProjectError(f"audit {call.name}: @{left.name} is left in its query after substitution",
+                           path=definition.path, hint="write the argument where the audit's query can use it")
+    return rendered.sql(dialect="spark")
 
 
 def _other_model(node: exp.Table, table_for: Callable[[str], str]) -> exp.Expression:

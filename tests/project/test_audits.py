@@ -124,6 +124,22 @@ def test_custom_audit_list_parameter_and_missing_value() -> None:
         render_audit_query(AuditCall(name="in_list"), TABLE, custom)
 
 
+@pytest.mark.parametrize(
+    ("where", "rendered"),
+    [
+        ("@column IN @values", "status IN ('a', 'b')"),
+        ("@column NOT IN @values", "NOT status IN ('a', 'b')"),
+        ("NOT @column IN @values", "NOT status IN ('a', 'b')"),
+    ],
+)
+def test_a_column_argument_left_of_in_a_list_argument_is_substituted(where, rendered) -> None:
+    # A user's accepted-values audit: its column stayed `${column}`, which Spark's variable substitution read as
+    # nothing, so the audit found no row and passed.
+    custom = {"vals": AuditDefinition(name="vals", query=f"SELECT * FROM @this_model WHERE {where}", path=Path("a.sql"))}
+    call = AuditCall(name="vals", args=(("column", "status"), ("values", "ARRAY['a', 'b']")))
+    assert render_audit_query(call, TABLE, custom) == f"SELECT * FROM `db`.`t` WHERE {rendered}"
+
+
 def _audits_file(tmp_path: Path, text: str) -> Path:
     (tmp_path / "audits").mkdir()
     (tmp_path / "audits" / "a.sql").write_text(text)
