@@ -23,6 +23,9 @@ returns what the source dialect returns (each checked on Spark against the diale
   other dialects' parses that give NULL for text that does not match (Snowflake's ``TRY_TO_TIMESTAMP``,
   ``TRY_TO_DATE``), which sqlglot writes as Spark's ``TO_TIMESTAMP`` / ``TO_DATE``, which fail on such text:
   Spark's ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters (cast to DATE for a date);
+- a difference of dates or times in a unit, which DuckDB, Snowflake and BigQuery's ``DATE_DIFF`` count as the
+  unit's boundaries crossed and Spark as whole units elapsed: both sides are truncated to the unit first;
+- ``ARRAY_AGG`` with an ORDER BY, or in a dialect that keeps NULL elements (``ordered_aggregates.py``);
 - ``QUALIFY`` over ``SELECT *``: Spark has no QUALIFY, and sqlglot's rewrite (a subquery with the window as a column
   ``_w``) selected ``*`` of it, so the table got a column ``_w``; the outer query now leaves it out.
 
@@ -38,6 +41,8 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.spark import Spark
 from sqlglot.transforms import eliminate_qualify
 
+from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
+
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
 """Also the dialects in which a date minus a date is a number of days."""
 _ISO_DOW_DIALECTS = frozenset({"trino", "presto", "athena"})  # their EXTRACT(DOW ...) is the ISO day
@@ -45,6 +50,7 @@ _DAY_OF_WEEK_UNITS = frozenset({"DOW", "DAYOFWEEK", "WEEKDAY"})
 _ISO_UNITS = frozenset({"ISODOW", "DAYOFWEEK_ISO", "DOW_ISO"})
 _DAY_UNITS = _DAY_OF_WEEK_UNITS | _ISO_UNITS
 _SAFE_PARSES = (exp.StrToTime, exp.StrToDate, exp.TsOrDsToDate)
+_BOUNDARY_UNITS = frozenset({"YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"})
 
 
 def with_dialect_functions(statement: exp.Expression, dialect: str) -> exp.Expression:
@@ -81,7 +87,20 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _tried_parse(node)
     if isinstance(node, exp.Select) and node.args.get("qualify"):
         return _without_qualify(node)
-    return node
+    if isinstance(node, exp.DateDiff) and node.args.get("date_part_boundary"):
+        return _boundaries_crossed(node)
+    return ordered_array_agg(node, dialect)
+
+
+def _boundaries_crossed(node: exp.DateDiff) -> exp.Expression:
+    """DuckDB's, Snowflake's and BigQuery's DATE_DIFF count the unit's boundaries crossed (a second across a minute
+    is 1 minute); Spark's counts whole units elapsed (0): both sides truncated to the unit first. (DuckDB's weeks
+    are elapsed weeks; the dialects disagree on when a week starts: a week is left as it is.)"""
+    unit = _day_unit(node.args.get("unit") or exp.var("DAY"))
+    if unit not in _BOUNDARY_UNITS:
+        return node
+    truncated = [exp.TimestampTrunc(this=side.copy(), unit=exp.var(unit)) for side in (node.this, node.expression)]
+    return exp.DateDiff(this=truncated[0], expression=truncated[1], unit=exp.var(unit))
 
 
 def _tried_parse(node: exp.Expression) -> exp.Expression:
