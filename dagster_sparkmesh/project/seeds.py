@@ -2,6 +2,8 @@
 project error at load time (with its line) rather than a Spark failure in the middle of a run.
 
 Declared column types win; other columns are inferred from their values (empty cells are NULL and don't vote).
+A cell holding one of the markers pandas reads as missing by default (``NA``, ``N/A``, ``NULL``, ``nan``, ...) is
+NULL too, as SQLMesh (which reads seeds with pandas) loads it, quoted or not and whatever the column's type.
 """
 
 from __future__ import annotations
@@ -28,6 +30,12 @@ _INT = re.compile(r"^[+-]?\d+$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
 _BOOLEANS = {"true": True, "false": False}
+_MISSING_MARKERS = frozenset({
+    "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL",
+    "NaN", "None", "n/a", "nan", "null",
+})
+"""pandas' default ``na_values``: what ``read_csv`` reads as missing (compared with the whole cell, as pandas does)."""
+_MARKERS_READ_AS_NULL = b"seed cells read as NULL: pandas' markers\0"
 
 
 class SeedData(Record):
@@ -48,11 +56,18 @@ class _Table:
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
     lines: tuple[int, ...]
+    marked: bool = False
+    """Whether a cell held a missing marker (it is empty in ``rows``)."""
 
 
 def seed_content_hash(csv_path: Path) -> str:
-    """sha256 of the file's bytes: any edit of the seed changes the model's data hash."""
-    return hashlib.sha256(_read_bytes(Path(csv_path).resolve())).hexdigest()
+    """sha256 of the file's bytes: any edit of the seed changes the model's data hash. A file with cells that are
+    missing markers is hashed with a salt: its rows changed when those cells began to be read as NULL, so a table
+    written before holds other rows and its version must not be reused; other files keep their hash."""
+    csv_path = Path(csv_path).resolve()
+    data = _read_bytes(csv_path)
+    salt = _MARKERS_READ_AS_NULL if _parse(csv_path).marked else b""
+    return hashlib.sha256(salt + data).hexdigest()
 
 
 def seed_columns(csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str] = ()) -> tuple[tuple[str, str], ...]:
@@ -147,7 +162,9 @@ def _parse(csv_path: Path) -> _Table:
                 snippet=_source_line(text, line),
                 hint="every row needs one value per header column (quote values that contain commas)",
             )
-    return _Table(header_names, tuple(tuple(row) for row, _ in records), tuple(line for _, line in records))
+    rows = tuple(tuple("" if cell in _MISSING_MARKERS else cell for cell in row) for row, _ in records)
+    marked = any(cell in _MISSING_MARKERS for row, _ in records for cell in row)
+    return _Table(header_names, rows, tuple(line for _, line in records), marked)
 
 
 def _header(csv_path: Path, header: list[str]) -> tuple[str, ...]:

@@ -120,3 +120,26 @@ def test_bad_declared_type(tmp_path: Path) -> None:
 
 def test_bom_is_ignored(tmp_path: Path) -> None:
     assert seed_columns(_csv(tmp_path, b"\xef\xbb\xbfid\n1\n"), ()) == (("id", "INT"),)
+
+
+def test_pandas_missing_markers_are_null_as_sqlmesh_loads_them(tmp_path: Path) -> None:
+    # SQLMesh reads seeds with pandas, whose default na_values make these cells NULL (quoted or not, in a declared
+    # STRING column too): a user's zone lookup had "N/A" service zones that SQLMesh's models saw as NULL.
+    seed = tmp_path / "regions.csv"
+    seed.write_text('id,code,label,n\n1,NA,North America,1\n2,N/A,n/a,nan\n3,NULL,null,NULL\n4,None,nan,2\n'
+                    '5,NaN,#N/A,3\n6,<NA>,-nan,4\n7,EU,,5\n8,AF,"NA",6\n9, NA,Nan,7\n')
+    data = read_seed(seed, {"label": "STRING"})
+    assert dict(data.columns) == {"id": "INT", "code": "STRING", "label": "STRING", "n": "INT"}
+    codes = [row[1] for row in data.rows]
+    labels = [row[2] for row in data.rows]
+    assert codes == [None, None, None, None, None, None, "EU", "AF", " NA"]  # a marker is the whole cell
+    assert labels == ["North America", None, None, None, None, None, None, None, "Nan"]
+    assert [row[3] for row in data.rows] == [1, None, None, 2, 3, 4, 5, 6, 7]
+
+
+def test_a_seed_with_missing_markers_gets_a_new_content_hash_and_others_keep_theirs(tmp_path: Path) -> None:
+    plain, marked = tmp_path / "plain.csv", tmp_path / "marked.csv"
+    plain.write_text("id,code\n1,EU\n")
+    marked.write_text("id,code\n1,NA\n")
+    assert seed_content_hash(plain) == hashlib.sha256(plain.read_bytes()).hexdigest()
+    assert seed_content_hash(marked) != hashlib.sha256(marked.read_bytes()).hexdigest()
