@@ -2,7 +2,11 @@
 parsed in the dialect each tool wrote, catalogs dropped (physical and default-catalog names are no part of the
 comparison), then the optimizer steps SQLMesh applies to its own renders (qualify with the models' schema, type
 annotation, simplification), written as Spark SQL without comments. SQLMesh's render is already in that form, so
-the steps leave it as it is; sparkmesh's render is brought to it."""
+the steps leave it as it is; sparkmesh's render is brought to it.
+
+sparkmesh rounds a number cast to an integer in the dialects that round (DuckDB, PostgreSQL, Snowflake, BigQuery),
+which SQLMesh's render for Spark leaves to Spark's truncating cast: where the typed value is a whole number already,
+the two casts are the same and compare equal; where it may hold a fraction, they stay apart."""
 
 from __future__ import annotations
 
@@ -21,9 +25,9 @@ def canonical_sql(sql: str, dialect: str, schema: Schema) -> str:
     for table in tree.find_all(exp.Table):
         table.set("catalog", None)
     try:
-        tree = simplify(annotate_types(qualify(tree, dialect="spark", schema=schema,
-                                               validate_qualify_columns=False, quote_identifiers=False),
-                                       schema=schema, dialect="spark"), dialect="spark")
+        annotated = annotate_types(qualify(tree, dialect="spark", schema=schema, validate_qualify_columns=False,
+                                           quote_identifiers=False), schema=schema, dialect="spark")
+        tree = simplify(_plain_whole_number_casts(annotated), dialect="spark")
     except sqlglot.errors.SqlglotError:
         # As SQLMesh does, a query the optimizer cannot qualify is left unqualified; it is still simplified, so
         # that it compares with the other tool's qualified render of it (simplify rewrites BETWEEN, for one).
@@ -31,6 +35,21 @@ def canonical_sql(sql: str, dialect: str, schema: Schema) -> str:
     for identifier in tree.find_all(exp.Identifier):  # Spark's names are case-insensitive: quotes say nothing
         identifier.set("quoted", False)
     return tree.sql(dialect="spark", comments=False, normalize=True, identify=True)
+
+
+_WHOLE = (exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT)
+
+
+def _plain_whole_number_casts(tree: exp.Expression) -> exp.Expression:
+    """sparkmesh's rounded cast ``CAST([CASE WHEN TYPEOF(x) ... THEN BROUND(..) ELSE] ROUND(CAST(x AS DECIMAL(38, 18)))
+    [END] AS INT)`` as the plain ``CAST(x AS INT)`` where ``x`` is typed a whole number."""
+    for cast in list(tree.find_all(exp.Cast)):
+        rounded = cast.this.args.get("default") if isinstance(cast.this, exp.Case) else cast.this
+        exact = rounded.this if isinstance(rounded, exp.Round) else None
+        if isinstance(exact, exp.Cast) and exact.to.is_type(exp.DataType.Type.DECIMAL) and exact.this.type \
+                and exact.this.type.is_type(*_WHOLE):
+            cast.set("this", exact.this.copy())
+    return tree
 
 
 def _simplified(tree: exp.Expression) -> exp.Expression:

@@ -170,8 +170,8 @@ def test_audit_file_errors(tmp_path: Path, text: str, fragment: str, line: int) 
 
 
 def test_other_dialect_is_transpiled(tmp_path: Path) -> None:
-    text = "AUDIT (name a, dialect 'duckdb');\nSELECT * FROM @this_model WHERE x::INT > 1"
-    assert load_audits(_audits_file(tmp_path, text))["a"].query == "SELECT * FROM ${this_model} WHERE CAST(x AS INT) > 1"
+    text = "AUDIT (name a, dialect 'duckdb');\nSELECT * FROM @this_model WHERE x::VARCHAR > '1'"
+    assert load_audits(_audits_file(tmp_path, text))["a"].query == "SELECT * FROM ${this_model} WHERE CAST(x AS STRING) > '1'"
 
 
 def test_an_audit_without_a_dialect_is_read_in_the_projects_or_its_models_dialect(tmp_path: Path) -> None:

@@ -92,3 +92,31 @@ def test_a_function_a_macro_built_by_name_is_read_in_the_models_dialect():
     # DuckDB has and Spark spells SHA2(x, 256); a function no dialect knows (a user function) stays as written.
     built = sqlglot.select(sqlglot.exp.func("SHA256", sqlglot.exp.column("x")).as_("k"), sqlglot.exp.func("MY_UDF", "x"))
     assert with_spark_equivalents(built, dialect="duckdb").sql(dialect="spark") == "SELECT SHA2(x, 256) AS k, MY_UDF(x)"
+
+
+CASTS = ("(VALUES (1, CAST(2.5 AS DOUBLE), CAST(2.5 AS DECIMAL(10, 2)), '-3.5', true), "
+         "(2, CAST(3.5 AS DOUBLE), CAST(-2.5 AS DECIMAL(10, 2)), '23.0', false), "
+         "(3, CAST(-2.5 AS DOUBLE), CAST(0.49 AS DECIMAL(10, 2)), ' 12 ', NULL)) AS t(id, dbl, num, s, flag)")
+
+
+def test_a_number_cast_to_an_integer_is_rounded_as_the_dialect_rounds_it(engine):
+    # DuckDB (checked) and PostgreSQL round a DOUBLE half to even and a DECIMAL half away from zero; DuckDB reads a
+    # string as a number first. Spark truncates: a user's quantities were one short.
+    duckdb = f"SELECT id, CAST(dbl AS INT), CAST(num AS INT) AS n, s::INTEGER AS s, CAST(flag AS INT) AS f FROM {CASTS}"
+    frame = engine.catalog.query_df(spark_sql(duckdb, "duckdb") + " ORDER BY id")
+    assert list(frame.columns) == ["id", "dbl", "n", "s", "f"]  # an unaliased cast keeps its column's name
+    assert [tuple(row) for row in frame.collect()] == [(1, 2, 3, -4, 1), (2, 4, -3, 23, 0), (3, -2, 0, 12, None)]
+    # BigQuery and Snowflake round both half away from zero.
+    bigquery = "SELECT CAST(2.5 AS INT64), CAST(CAST(-3.5 AS FLOAT64) AS INT64), SAFE_CAST('x' AS INT64)"
+    assert list(engine.catalog.query_rows(spark_sql(bigquery, "bigquery"))[0]) == [3, -4, None]
+    assert spark_sql("SELECT CAST(x AS INT), CAST(COUNT(*) AS BIGINT), CAST('7' AS INT)", "spark") == (
+        "SELECT CAST(x AS INT), CAST(COUNT(*) AS BIGINT), CAST('7' AS INT)")
+    assert spark_sql("SELECT CAST(COUNT(*) AS BIGINT), CAST('7' AS INT), CAST(1 AS INT)", "duckdb") == (
+        "SELECT CAST(COUNT(*) AS BIGINT), CAST('7' AS INT), CAST(1 AS INT)")  # whole numbers by their spelling
+
+
+def test_greatest_and_least_are_null_where_the_dialect_makes_them_null(engine):
+    rows = "(VALUES (1, 10, 3), (2, 7, NULL), (3, NULL, NULL)) AS t(id, a, b)"
+    sql = f"SELECT id, GREATEST(a - b, 0), LEAST(a, b) FROM {rows} ORDER BY id"
+    assert [tuple(r) for r in engine.catalog.query_rows(spark_sql(sql, "snowflake"))] == [(1, 7, 3), (2, None, None), (3, None, None)]
+    assert [tuple(r) for r in engine.catalog.query_rows(spark_sql(sql, "duckdb"))] == [(1, 7, 3), (2, 0, 7), (3, 0, None)]

@@ -12,6 +12,9 @@ from sqlglot import exp
 
 from dagster_sparkmesh.macros.builtins._common import builtin, flag, items, option
 
+CAST_TO_OWN_TYPE = "sparkmesh_cast_to_own_type"
+"""Marks @STAR's casts in their ``meta``: each column to the type it is declared with."""
+
 
 def relation_name(relation: Any) -> str:
     if isinstance(relation, exp.Literal):
@@ -42,6 +45,7 @@ def star(
             continue
         column = exp.column(name, table=qualifier, quoted=quoted)
         cast = exp.cast(column, exp.DataType.build(str(data_type), dialect="spark"))
+        cast.meta[CAST_TO_OWN_TYPE] = True  # a column cast to its declared type: nothing for a dialect to round
         target = f"{option(prefix, '')}{name}{option(suffix, '')}"
         projections.append(exp.alias_(cast, exp.to_identifier(target, quoted=quoted)))
     return projections

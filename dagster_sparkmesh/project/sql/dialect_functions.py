@@ -25,6 +25,8 @@ returns what the source dialect returns (each checked on Spark against the diale
   Spark's ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters (cast to DATE for a date);
 - a difference of dates or times in a unit, which DuckDB, Snowflake and BigQuery's ``DATE_DIFF`` count as the
   unit's boundaries crossed and Spark as whole units elapsed: both sides are truncated to the unit first;
+- ``GREATEST`` / ``LEAST``, NULL in Snowflake, BigQuery and Trino when an argument is, where Spark skips NULLs;
+- a number cast to an integer type, rounded in PostgreSQL, DuckDB, Snowflake and BigQuery, truncated by Spark;
 - ``ARRAY_AGG`` with an ORDER BY, or in a dialect that keeps NULL elements (``ordered_aggregates.py``);
 - ``QUALIFY`` over ``SELECT *``: Spark has no QUALIFY, and sqlglot's rewrite (a subquery with the window as a column
   ``_w``) selected ``*`` of it, so the table got a column ``_w``; the outer query now leaves it out.
@@ -41,6 +43,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.spark import Spark
 from sqlglot.transforms import eliminate_qualify
 
+from dagster_sparkmesh.macros.builtins.star import CAST_TO_OWN_TYPE
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
@@ -50,6 +53,10 @@ _DAY_OF_WEEK_UNITS = frozenset({"DOW", "DAYOFWEEK", "WEEKDAY"})
 _ISO_UNITS = frozenset({"ISODOW", "DAYOFWEEK_ISO", "DOW_ISO"})
 _DAY_UNITS = _DAY_OF_WEEK_UNITS | _ISO_UNITS
 _SAFE_PARSES = (exp.StrToTime, exp.StrToDate, exp.TsOrDsToDate)
+_ROUNDING_CASTS = frozenset({"postgres", "duckdb", "redshift", "materialize", "risingwave", "snowflake", "bigquery"})
+_INTEGRAL = (exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT)
+_INTEGRAL_FUNCTIONS = (exp.Count, exp.RowNumber, exp.Rank, exp.DenseRank, exp.Length, exp.Year, exp.Month, exp.Day,
+                       exp.DayOfWeek, exp.DayOfWeekIso, exp.Extract, exp.DateDiff)
 _BOUNDARY_UNITS = frozenset({"YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"})
 
 
@@ -58,12 +65,20 @@ def with_dialect_functions(statement: exp.Expression, dialect: str) -> exp.Expre
     dialect = dialect.lower()
     for node in reversed(list(statement.walk())):  # breadth-first, reversed: every node after its descendants
         rewritten = _rewritten(node, dialect)
+        if rewritten is not node and _named_projection(node):
+            # Spark names an unaliased ``CAST(x AS INT)`` column x; its rewrite keeps that name.
+            rewritten = exp.alias_(rewritten, node.this.this.copy())
         if rewritten is not node:
             if node is statement:
                 statement = rewritten
             else:
                 node.replace(rewritten)
     return statement
+
+
+def _named_projection(node: exp.Expression) -> bool:
+    return isinstance(node, exp.Cast) and isinstance(node.this, exp.Column) and isinstance(node.parent, exp.Select) \
+        and node.arg_key == "expressions"
 
 
 def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
@@ -89,7 +104,55 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _without_qualify(node)
     if isinstance(node, exp.DateDiff) and node.args.get("date_part_boundary"):
         return _boundaries_crossed(node)
+    if isinstance(node, (exp.Greatest, exp.Least)) and node.args.get("ignore_nulls") is False:
+        return _null_if_any_null(node)
+    if isinstance(node, exp.Cast) and dialect in _ROUNDING_CASTS and node.to.is_type(*_INTEGRAL) and not _integral(node):
+        return _rounded_cast(node, half_even_doubles=dialect in _SUNDAY_ZERO_DIALECTS - {"snowflake"})
     return ordered_array_agg(node, dialect)
+
+
+def _null_if_any_null(node: exp.Expression) -> exp.Expression:
+    """Snowflake's, BigQuery's and Trino's GREATEST / LEAST are NULL when an argument is; Spark's skip NULLs."""
+    arguments = [node.this, *node.expressions]
+    any_null = exp.or_(*(exp.Is(this=argument.copy(), expression=exp.Null()) for argument in arguments
+                         if not isinstance(argument, exp.Literal)) or exp.false())
+    spark = node.copy()
+    spark.set("ignore_nulls", None)
+    return exp.Case(ifs=[exp.If(this=any_null, true=exp.Null())], default=spark)
+
+
+def _rounded_cast(node: exp.Cast, half_even_doubles: bool) -> exp.Expression:
+    """A number cast to an integer type is rounded in PostgreSQL, DuckDB, Snowflake and BigQuery (DuckDB and
+    PostgreSQL round a DOUBLE half to even, a DECIMAL half away from zero; the others both half away from zero);
+    Spark's cast truncates. The value goes through a DECIMAL wide enough for any BIGINT and a double's digits (a
+    string or a boolean casts there as to an integer), then is rounded, then cast as written (a TRY_CAST stays one)."""
+    exact = node.copy()
+    exact.set("to", exp.DataType.build("DECIMAL(38, 18)"))
+    half_away = exp.Round(this=exact)
+    rounded: exp.Expression = half_away
+    if half_even_doubles:
+        is_double = exp.In(this=exp.Anonymous(this="TYPEOF", expressions=[node.this.copy()]),
+                           expressions=[exp.Literal.string("double"), exp.Literal.string("float")])
+        bankers = exp.Anonymous(this="BROUND", expressions=[exact.copy()])
+        rounded = exp.Case(ifs=[exp.If(this=is_double, true=bankers)], default=half_away)
+    cast = node.copy()
+    cast.set("this", rounded)
+    return cast
+
+
+def _integral(cast: exp.Cast) -> bool:
+    """Whether the value ``cast`` converts is a whole number by its spelling or its declaration (nothing to round)."""
+    return bool(cast.meta.get(CAST_TO_OWN_TYPE)) or _whole_number(cast.this)
+
+
+def _whole_number(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Paren):
+        return _whole_number(node.this)
+    if isinstance(node, exp.Literal):
+        return node.is_int or (node.is_string and node.name.strip().lstrip("+-").isdigit())
+    if isinstance(node, exp.Cast):
+        return node.to.is_type(*_INTEGRAL)
+    return isinstance(node, (exp.Boolean, *_INTEGRAL_FUNCTIONS))
 
 
 def _boundaries_crossed(node: exp.DateDiff) -> exp.Expression:
