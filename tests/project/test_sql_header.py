@@ -484,3 +484,14 @@ def test_an_audit_argument_name_may_be_quoted_as_dbt_converted_projects_write_it
     model = parse("MODEL (name db.m, dialect duckdb, audits (ACCEPTED_VALUES(\"column\" = status, is_in = ['a', 'b'])));"
                   " SELECT 'a' AS status").model
     assert model.audits == (AuditCall(name="accepted_values", args=(("column", "status"), ("is_in", "('a', 'b')"))),)
+
+
+def test_a_list_property_may_be_spelled_as_an_array():
+    # SQLMesh reads a property's value as SQL, so ARRAY[...] is the list it spells (a user's every model wrote
+    # `grain ARRAY[order_id, customer_id]` and `audits ARRAY[...]`; the project did not load).
+    model = parse(
+        "MODEL (name s.m, kind FULL, grain ARRAY[id, ds], audits array[not_null(columns := [id])], tags ARRAY ('a', 'b'));\n"
+        "SELECT 1 AS id, DATE '2024-01-01' AS ds\n"
+    ).model
+    assert (model.grains, model.tags) == (("id", "ds"), ("a", "b"))
+    assert model.audits == (AuditCall(name="not_null", args=(("columns", "(id)"),)),)

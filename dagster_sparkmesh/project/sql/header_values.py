@@ -13,6 +13,7 @@ from pathlib import Path
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.macros import sql_text
 
+_ARRAY = re.compile(r"ARRAY\s*[\[(]", re.IGNORECASE)
 _BARE = re.compile(r"^[^\s(),\[\]'\"`]+$")
 _WORD = re.compile(r'^[`"]?([A-Za-z_][A-Za-z0-9_]*)[`"]?$')
 _INT = re.compile(r"^\d+$")
@@ -49,16 +50,24 @@ class Value:
         return Value(raw.strip(), self.offset + start + lead, self.source, self.path)
 
     def is_list(self) -> bool:
-        if self.text[:1] not in ("(", "["):
-            return False
-        return sql_text.matching_close(self.source, self.offset) == self.offset + len(self.text) - 1
+        return self._opening() is not None
 
     def items(self) -> list[Value]:
-        """``(a, b)`` or ``[a, b]`` → its items; anything else is a list of one."""
-        if not self.is_list():
+        """``(a, b)``, ``[a, b]`` or ``ARRAY[a, b]`` → its items; anything else is a list of one."""
+        opening = self._opening()
+        if opening is None:
             return [self] if self.text else []
-        pieces = sql_text.split_top_level(self.source, self.offset + 1, self.offset + len(self.text) - 1)
+        pieces = sql_text.split_top_level(self.source, opening + 1, self.offset + len(self.text) - 1)
         return [Value(piece.text, piece.offset, self.source, self.path) for piece in pieces]
+
+    def _opening(self) -> int | None:
+        """The offset in the source of the bracket that opens the list the whole value is, if it is one (SQLMesh
+        reads ``ARRAY[a, b]`` and ``ARRAY(a, b)`` as the list they spell)."""
+        spelled_array = _ARRAY.match(self.text)
+        start = self.offset + (spelled_array.end() - 1 if spelled_array else 0)
+        if self.source[start:start + 1] not in ("(", "["):
+            return None
+        return start if sql_text.matching_close(self.source, start) == self.offset + len(self.text) - 1 else None
 
     def scalar(self) -> str:
         """A quoted string (unescaped) or a bare word."""
