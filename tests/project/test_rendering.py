@@ -129,7 +129,7 @@ def test_a_model_named_after_a_spark_keyword_keeps_its_name_as_a_quoted_alias():
     # A user's `core.full`: `FROM <table> AS full` is a syntax error in Spark (FULL starts a join).
     model = MODELS["shop.daily"].model_copy(update={"query": "SELECT COUNT(id) AS total FROM shop.full JOIN shop.orders"})
     rendered = _render(model, table_for={"shop.full": "phys.full_1", "shop.orders": "phys.orders_1"}, models=None)
-    assert rendered == "SELECT COUNT(id) AS total FROM `phys`.`full_1` AS `full` JOIN `phys`.`orders_1` AS orders"
+    assert rendered == "SELECT COUNT(id) AS total FROM `phys`.`full_1` AS `full` JOIN `phys`.`orders_1` AS orders ON TRUE"
 
 
 def test_aware_datetimes_are_converted_to_utc():
