@@ -120,3 +120,24 @@ def test_greatest_and_least_are_null_where_the_dialect_makes_them_null(engine):
     sql = f"SELECT id, GREATEST(a - b, 0), LEAST(a, b) FROM {rows} ORDER BY id"
     assert [tuple(r) for r in engine.catalog.query_rows(spark_sql(sql, "snowflake"))] == [(1, 7, 3), (2, None, None), (3, None, None)]
     assert [tuple(r) for r in engine.catalog.query_rows(spark_sql(sql, "duckdb"))] == [(1, 7, 3), (2, 0, 7), (3, 0, None)]
+
+
+def test_regexp_replace_replaces_the_first_match_unless_flagged_global_as_duckdb_and_postgres_do(engine):
+    # DuckDB's results (checked): a user's `REGEXP_REPLACE(gb, '[^0-9]', '')` turned '5GB' into '5B', which their
+    # TRY_CAST then made NULL; Spark replaced every match.
+    values = "(VALUES ('5GB'), ('$1,299.00'), ('Apple apple'), (NULL)) AS t(x)"
+    sql = (f"SELECT REGEXP_REPLACE(x, '[^0-9]', ''), REGEXP_REPLACE(x, 'a(p)', '<\\1>', 'g'), "
+           f"REGEXP_REPLACE(x, 'apple', 'X', 'i') FROM {values}")
+    rows = [tuple(row) for row in engine.catalog.query_rows(spark_sql(sql, "duckdb"))]
+    assert rows == [("5B", "5GB", "5GB"), ("1,299.00", "$1,299.00", "$1,299.00"),
+                    ("pple apple", "Apple <p>ple", "X apple"), (None, None, None)]
+    assert [tuple(r) for r in engine.catalog.query_rows(spark_sql(sql, "postgres"))] == rows
+    # PostgreSQL's \\& is the whole match, and a $ in the replacement is itself.
+    whole = "SELECT REGEXP_REPLACE('Apple apple', 'a(p)', '[\\&$]', 'g')"
+    assert engine.catalog.query_rows(spark_sql(whole, "postgres"))[0][0] == "Apple [ap$]ple"
+
+
+def test_day_and_month_names_are_whole_in_duckdb_and_abbreviated_in_snowflake(engine):
+    sql = f"SELECT DAYNAME({SUNDAY}), MONTHNAME({SUNDAY})"
+    assert list(engine.catalog.query_rows(spark_sql(sql, "duckdb"))[0]) == ["Sunday", "January"]
+    assert list(engine.catalog.query_rows(spark_sql(sql, "snowflake"))[0]) == ["Sun", "Jan"]

@@ -25,6 +25,9 @@ returns what the source dialect returns (each checked on Spark against the diale
   Spark's ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters (cast to DATE for a date);
 - a difference of dates or times in a unit, which DuckDB, Snowflake and BigQuery's ``DATE_DIFF`` count as the
   unit's boundaries crossed and Spark as whole units elapsed: both sides are truncated to the unit first;
+- DuckDB's ``DAYNAME`` / ``MONTHNAME``, the whole names where Spark's are abbreviated;
+- ``REGEXP_REPLACE`` of DuckDB and PostgreSQL, which replaces the first match only unless flagged 'g', and reads
+  its flags and replacement in its own way;
 - ``GREATEST`` / ``LEAST``, NULL in Snowflake, BigQuery and Trino when an argument is, where Spark skips NULLs;
 - a number cast to an integer type, rounded in PostgreSQL, DuckDB, Snowflake and BigQuery, truncated by Spark;
 - ``ARRAY_AGG`` with an ORDER BY, or in a dialect that keeps NULL elements (``ordered_aggregates.py``);
@@ -104,11 +107,60 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _without_qualify(node)
     if isinstance(node, exp.DateDiff) and node.args.get("date_part_boundary"):
         return _boundaries_crossed(node)
+    if isinstance(node, (exp.Dayname, exp.Monthname)) and not node.args.get("abbreviated"):
+        # DuckDB's DAYNAME / MONTHNAME are the whole names (Sunday, January); Spark's are abbreviated.
+        pattern = "EEEE" if isinstance(node, exp.Dayname) else "MMMM"
+        return exp.Anonymous(this="DATE_FORMAT", expressions=[node.this, exp.Literal.string(pattern)])
+    if isinstance(node, exp.RegexpReplace) and node.args.get("single_replace"):
+        return _regexp_replaced(node)
     if isinstance(node, (exp.Greatest, exp.Least)) and node.args.get("ignore_nulls") is False:
         return _null_if_any_null(node)
     if isinstance(node, exp.Cast) and dialect in _ROUNDING_CASTS and node.to.is_type(*_INTEGRAL) and not _integral(node):
         return _rounded_cast(node, half_even_doubles=dialect in _SUNDAY_ZERO_DIALECTS - {"snowflake"})
     return ordered_array_agg(node, dialect)
+
+
+def _regexp_replaced(node: exp.RegexpReplace) -> exp.Expression:
+    """DuckDB's and PostgreSQL's REGEXP_REPLACE replace the first match only, unless flagged 'g' (all), ignore case
+    if flagged 'i', and write a group in the replacement as ``\\1``; Spark's replaces every match and reads ``$1``.
+    Other flags, or a replacement that is not a literal, are left as sqlglot writes them."""
+    flags = node.args.get("modifiers")
+    letters = flags.name if isinstance(flags, exp.Literal) and flags.is_string else ("" if flags is None else None)
+    replacement = node.args.get("replacement")
+    if letters is None or set(letters) - set("gic") or not (replacement is None or replacement.is_string):
+        return node
+    pattern = node.expression
+    if "i" in letters:
+        pattern = exp.Literal.string("(?i)" + pattern.name) if pattern.is_string else \
+            exp.Concat(expressions=[exp.Literal.string("(?i)"), pattern])
+    java = exp.Literal.string(_java_replacement(replacement.name if replacement is not None else ""))
+    if "g" in letters:
+        return exp.RegexpReplace(this=node.this, expression=pattern, replacement=java)
+    first = exp.Anonymous(this="JAVA_METHOD", expressions=[
+        exp.Literal.string("org.apache.commons.lang3.RegExUtils"), exp.Literal.string("replaceFirst"),
+        node.this.copy(), pattern, java])
+    # JAVA_METHOD hands a NULL on as the text 'null'.
+    return exp.Case(ifs=[exp.If(this=exp.Is(this=node.this.copy(), expression=exp.Null()), true=exp.Null())], default=first)
+
+
+def _java_replacement(text: str) -> str:
+    """A DuckDB / PostgreSQL replacement (``\\1`` a group, ``\\&`` the match, ``\\\\`` a backslash, ``$`` itself) in
+    Java's syntax (``$1``, ``$0``, ``\\\\``, ``\\$``)."""
+    out, index = [], 0
+    while index < len(text):
+        char = text[index]
+        following = text[index + 1] if index + 1 < len(text) else ""
+        if char == "\\" and (following.isdigit() or following == "&"):
+            out.append("$" + ("0" if following == "&" else following))
+            index += 2
+            continue
+        if char == "\\" and following == "\\":
+            out.append("\\\\")
+            index += 2
+            continue
+        out.append("\\$" if char == "$" else "\\\\" if char == "\\" else char)
+        index += 1
+    return "".join(out)
 
 
 def _null_if_any_null(node: exp.Expression) -> exp.Expression:
