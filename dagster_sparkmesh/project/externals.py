@@ -23,6 +23,7 @@ from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.errors import PlanError, ProjectError
 from dagster_sparkmesh.model.records import AuditCall, ExternalModel, Model
 from dagster_sparkmesh.snapshot.naming import qualified_name
+from dagster_sparkmesh.project.sql.dialect_functions import spark_data_type
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = ("name", "columns", "description", "gateway", "dialect", "start", "audits")
@@ -266,7 +267,7 @@ def spark_type(text: object, *, path: Path, node: yaml.Node | None = None, line:
     try:
         if not isinstance(text, str) or not text.strip():
             raise ValueError("not a type name")
-        data_type = exp.DataType.build(text, dialect=dialect)
+        data_type = spark_data_type(text, dialect)
     except (ParseError, ValueError, TypeError) as error:
         raise ProjectError(
             f"invalid column type {text!r}",

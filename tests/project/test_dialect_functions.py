@@ -141,3 +141,13 @@ def test_day_and_month_names_are_whole_in_duckdb_and_abbreviated_in_snowflake(en
     sql = f"SELECT DAYNAME({SUNDAY}), MONTHNAME({SUNDAY})"
     assert list(engine.catalog.query_rows(spark_sql(sql, "duckdb"))[0]) == ["Sunday", "January"]
     assert list(engine.catalog.query_rows(spark_sql(sql, "snowflake"))[0]) == ["Sun", "Jan"]
+
+
+def test_a_decimal_without_precision_keeps_the_dialects_digits(engine):
+    # PostgreSQL's unconstrained NUMERIC (a user's latitudes became whole degrees); BigQuery's NUMERIC is (38, 9).
+    rows = "(VALUES (1, 2.5), (1, 3.25), (1, 2.875)) AS t(g, x)"
+    sql = f"SELECT ROUND(AVG(x)::numeric, 2), SUM(x)::NUMERIC, CAST(42.136 AS DECIMAL) FROM {rows} GROUP BY g"
+    assert [float(v) for v in engine.catalog.query_rows(spark_sql(sql, "postgres"))[0]] == [2.88, 8.625, 42.136]
+    assert spark_sql("SELECT CAST(x AS NUMERIC), CAST(x AS NUMERIC(10, 2))", "bigquery") == (
+        "SELECT CAST(x AS DECIMAL(38, 9)), CAST(x AS DECIMAL(10, 2))")
+    assert spark_sql("SELECT CAST(x AS DECIMAL)", "duckdb") == "SELECT CAST(x AS DECIMAL(18, 3))"  # sqlglot's, as DuckDB

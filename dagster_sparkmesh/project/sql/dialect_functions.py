@@ -25,6 +25,8 @@ returns what the source dialect returns (each checked on Spark against the diale
   Spark's ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters (cast to DATE for a date);
 - a difference of dates or times in a unit, which DuckDB, Snowflake and BigQuery's ``DATE_DIFF`` count as the
   unit's boundaries crossed and Spark as whole units elapsed: both sides are truncated to the unit first;
+- a DECIMAL or NUMERIC without precision, DECIMAL(10, 0) in Spark, which dropped the fraction of PostgreSQL's
+  ``ROUND(AVG(x)::numeric, 2)``: each dialect's own default (``_BARE_DECIMALS``);
 - DuckDB's ``DAYNAME`` / ``MONTHNAME``, the whole names where Spark's are abbreviated;
 - ``REGEXP_REPLACE`` of DuckDB and PostgreSQL, which replaces the first match only unless flagged 'g', and reads
   its flags and replacement in its own way;
@@ -56,6 +58,13 @@ _DAY_OF_WEEK_UNITS = frozenset({"DOW", "DAYOFWEEK", "WEEKDAY"})
 _ISO_UNITS = frozenset({"ISODOW", "DAYOFWEEK_ISO", "DOW_ISO"})
 _DAY_UNITS = _DAY_OF_WEEK_UNITS | _ISO_UNITS
 _SAFE_PARSES = (exp.StrToTime, exp.StrToDate, exp.TsOrDsToDate)
+_BARE_DECIMALS = {
+    "postgres": "DECIMAL(38, 18)", "materialize": "DECIMAL(38, 18)", "risingwave": "DECIMAL(38, 18)",
+    "redshift": "DECIMAL(18, 0)", "tsql": "DECIMAL(18, 0)", "bigquery": "DECIMAL(38, 9)",
+    "trino": "DECIMAL(38, 0)", "presto": "DECIMAL(38, 0)", "athena": "DECIMAL(38, 0)",
+}
+"""A DECIMAL / NUMERIC without precision in each dialect (Spark's is DECIMAL(10, 0)): PostgreSQL's keeps every digit,
+approached by 20 whole and 18 fractional digits; the others' defaults as their documentation gives them."""
 _ROUNDING_CASTS = frozenset({"postgres", "duckdb", "redshift", "materialize", "risingwave", "snowflake", "bigquery"})
 _INTEGRAL = (exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT)
 _INTEGRAL_FUNCTIONS = (exp.Count, exp.RowNumber, exp.Rank, exp.DenseRank, exp.Length, exp.Year, exp.Month, exp.Day,
@@ -77,6 +86,17 @@ def with_dialect_functions(statement: exp.Expression, dialect: str) -> exp.Expre
             else:
                 node.replace(rewritten)
     return statement
+
+
+def spark_data_type(text: str, dialect: str) -> exp.DataType:
+    """A type written in ``dialect`` (a declared column's) as the Spark type that holds what the dialect holds."""
+    return with_precision(exp.DataType.build(text, dialect=dialect), dialect.lower())
+
+
+def with_precision(data_type: exp.DataType, dialect: str) -> exp.DataType:
+    if data_type.this == exp.DataType.Type.DECIMAL and not data_type.expressions and dialect in _BARE_DECIMALS:
+        return exp.DataType.build(_BARE_DECIMALS[dialect])
+    return data_type
 
 
 def _named_projection(node: exp.Expression) -> bool:
@@ -107,6 +127,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _without_qualify(node)
     if isinstance(node, exp.DateDiff) and node.args.get("date_part_boundary"):
         return _boundaries_crossed(node)
+    if isinstance(node, exp.DataType):
+        return with_precision(node, dialect)
     if isinstance(node, (exp.Dayname, exp.Monthname)) and not node.args.get("abbreviated"):
         # DuckDB's DAYNAME / MONTHNAME are the whole names (Sunday, January); Spark's are abbreviated.
         pattern = "EEEE" if isinstance(node, exp.Dayname) else "MMMM"

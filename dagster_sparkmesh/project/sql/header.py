@@ -30,6 +30,7 @@ from dagster_sparkmesh.project.sql.header_kind import read_kind
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.snapshot.naming import qualified_name
 from dagster_sparkmesh.model.dialects import is_known_dialect
+from dagster_sparkmesh.project.sql.dialect_functions import spark_data_type
 
 _HEADER_START = re.compile(r"\s*MODEL\s*\(", re.IGNORECASE)
 _PART = r'[`"]?([A-Za-z_][A-Za-z0-9_]*)[`"]?'
@@ -261,7 +262,7 @@ def _read_columns(header: ModelHeader, value: Value, dialect: str) -> None:
             raise item.error(f"malformed column {item.text!r}", "write columns (name TYPE, ...)")
         name, type_text = match.group(1) or match.group(2), match.group(3)
         try:
-            spark_type = exp.DataType.build(type_text, dialect=dialect).sql(dialect="spark")
+            spark_type = spark_data_type(type_text, dialect).sql(dialect="spark")
         except (SqlglotError, ValueError):
             raise item.error(f"unknown column type {type_text!r}", "use a SQL type such as INT, STRING, DATE, DECIMAL(10, 2)") from None
         columns.append((name.lower(), spark_type))
