@@ -23,7 +23,7 @@ from dagster_sparkmesh.clock import utc_now
 from dagster_sparkmesh.errors import PlanError, ProjectError
 from dagster_sparkmesh.model.records import AuditCall, ExternalModel, Model
 from dagster_sparkmesh.snapshot.naming import qualified_name
-from dagster_sparkmesh.project.sql.dialect_functions import spark_data_type
+from dagster_sparkmesh.project.sql.dialect_numbers import spark_data_type
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _KEYS = ("name", "columns", "description", "gateway", "dialect", "start", "audits")

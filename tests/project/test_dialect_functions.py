@@ -151,3 +151,18 @@ def test_a_decimal_without_precision_keeps_the_dialects_digits(engine):
     assert spark_sql("SELECT CAST(x AS NUMERIC), CAST(x AS NUMERIC(10, 2))", "bigquery") == (
         "SELECT CAST(x AS DECIMAL(38, 9)), CAST(x AS DECIMAL(10, 2))")
     assert spark_sql("SELECT CAST(x AS DECIMAL)", "duckdb") == "SELECT CAST(x AS DECIMAL(18, 3))"  # sqlglot's, as DuckDB
+
+
+def test_times_in_a_zone_epochs_and_truncated_numbers_as_their_dialects_compute_them(engine):
+    # DuckDB's and BigQuery's results (checked with DuckDB where it has the function): each failed on Spark.
+    moment = "TIMESTAMP '2024-03-10 09:30:00.25'"
+    duckdb = (f"SELECT EXTRACT(EPOCH FROM {moment}), epoch({moment}), TRUNC(-3.789, 1), TRUNC(3.789, 2), "
+              f"current_date('America/New_York') = CAST(CONVERT_TIMEZONE('America/New_York', CURRENT_TIMESTAMP()) AS DATE)")
+    assert [float(v) for v in engine.catalog.query_rows(spark_sql(duckdb, "duckdb"))[0]] == [
+        1710063000.25, 1710063000.25, -3.7, 3.78, 1.0]
+    assert engine.catalog.query_rows(spark_sql("SELECT EXTRACT(EPOCH FROM DATE '2024-01-02')", "postgres"))[0][0] == 1704153600
+    bigquery = (f"SELECT CAST(DATETIME({moment}, 'America/Los_Angeles') AS STRING), "
+                f"DATE(TIMESTAMP '2024-01-01 03:00:00', 'America/Los_Angeles'), "
+                f"CAST(TIMESTAMP(DATETIME '2024-01-01 00:00:00', 'America/Los_Angeles') AS STRING)")
+    row = engine.catalog.query_rows(spark_sql(bigquery, "bigquery"))[0]
+    assert [str(v) for v in row] == ["2024-03-10 01:30:00.25", "2023-12-31", "2024-01-01 08:00:00"]

@@ -25,13 +25,12 @@ returns what the source dialect returns (each checked on Spark against the diale
   Spark's ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters (cast to DATE for a date);
 - a difference of dates or times in a unit, which DuckDB, Snowflake and BigQuery's ``DATE_DIFF`` count as the
   unit's boundaries crossed and Spark as whole units elapsed: both sides are truncated to the unit first;
-- a DECIMAL or NUMERIC without precision, DECIMAL(10, 0) in Spark, which dropped the fraction of PostgreSQL's
-  ``ROUND(AVG(x)::numeric, 2)``: each dialect's own default (``_BARE_DECIMALS``);
+- dates and times in a time zone (DuckDB's ``CURRENT_DATE(zone)``, BigQuery's ``DATETIME(ts, zone)``, ...), the
+  epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
+- numbers: see ``dialect_numbers.py``;
 - DuckDB's ``DAYNAME`` / ``MONTHNAME``, the whole names where Spark's are abbreviated;
 - ``REGEXP_REPLACE`` of DuckDB and PostgreSQL, which replaces the first match only unless flagged 'g', and reads
   its flags and replacement in its own way;
-- ``GREATEST`` / ``LEAST``, NULL in Snowflake, BigQuery and Trino when an argument is, where Spark skips NULLs;
-- a number cast to an integer type, rounded in PostgreSQL, DuckDB, Snowflake and BigQuery, truncated by Spark;
 - ``ARRAY_AGG`` with an ORDER BY, or in a dialect that keeps NULL elements (``ordered_aggregates.py``);
 - ``QUALIFY`` over ``SELECT *``: Spark has no QUALIFY, and sqlglot's rewrite (a subquery with the window as a column
   ``_w``) selected ``*`` of it, so the table got a column ``_w``; the outer query now leaves it out.
@@ -48,7 +47,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.spark import Spark
 from sqlglot.transforms import eliminate_qualify
 
-from dagster_sparkmesh.macros.builtins.star import CAST_TO_OWN_TYPE
+from dagster_sparkmesh.project.sql.dialect_numbers import number_rewrite
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
@@ -58,17 +57,7 @@ _DAY_OF_WEEK_UNITS = frozenset({"DOW", "DAYOFWEEK", "WEEKDAY"})
 _ISO_UNITS = frozenset({"ISODOW", "DAYOFWEEK_ISO", "DOW_ISO"})
 _DAY_UNITS = _DAY_OF_WEEK_UNITS | _ISO_UNITS
 _SAFE_PARSES = (exp.StrToTime, exp.StrToDate, exp.TsOrDsToDate)
-_BARE_DECIMALS = {
-    "postgres": "DECIMAL(38, 18)", "materialize": "DECIMAL(38, 18)", "risingwave": "DECIMAL(38, 18)",
-    "redshift": "DECIMAL(18, 0)", "tsql": "DECIMAL(18, 0)", "bigquery": "DECIMAL(38, 9)",
-    "trino": "DECIMAL(38, 0)", "presto": "DECIMAL(38, 0)", "athena": "DECIMAL(38, 0)",
-}
-"""A DECIMAL / NUMERIC without precision in each dialect (Spark's is DECIMAL(10, 0)): PostgreSQL's keeps every digit,
-approached by 20 whole and 18 fractional digits; the others' defaults as their documentation gives them."""
-_ROUNDING_CASTS = frozenset({"postgres", "duckdb", "redshift", "materialize", "risingwave", "snowflake", "bigquery"})
-_INTEGRAL = (exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType.Type.INT, exp.DataType.Type.BIGINT)
-_INTEGRAL_FUNCTIONS = (exp.Count, exp.RowNumber, exp.Rank, exp.DenseRank, exp.Length, exp.Year, exp.Month, exp.Day,
-                       exp.DayOfWeek, exp.DayOfWeekIso, exp.Extract, exp.DateDiff)
+_FRACTIONAL_EPOCHS = frozenset({"duckdb", "trino", "presto", "athena"})  # their epoch(ts) keeps the microseconds
 _BOUNDARY_UNITS = frozenset({"YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"})
 
 
@@ -88,17 +77,6 @@ def with_dialect_functions(statement: exp.Expression, dialect: str) -> exp.Expre
     return statement
 
 
-def spark_data_type(text: str, dialect: str) -> exp.DataType:
-    """A type written in ``dialect`` (a declared column's) as the Spark type that holds what the dialect holds."""
-    return with_precision(exp.DataType.build(text, dialect=dialect), dialect.lower())
-
-
-def with_precision(data_type: exp.DataType, dialect: str) -> exp.DataType:
-    if data_type.this == exp.DataType.Type.DECIMAL and not data_type.expressions and dialect in _BARE_DECIMALS:
-        return exp.DataType.build(_BARE_DECIMALS[dialect])
-    return data_type
-
-
 def _named_projection(node: exp.Expression) -> bool:
     return isinstance(node, exp.Cast) and isinstance(node.this, exp.Column) and isinstance(node.parent, exp.Select) \
         and node.arg_key == "expressions"
@@ -111,6 +89,10 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _iso_day(node.this)
     if isinstance(node, exp.DayOfWeek) and dialect in _SUNDAY_ZERO_DIALECTS:
         return _from_sunday_zero(node.this)
+    if isinstance(node, exp.Extract) and _day_unit(node.this) == "EPOCH":
+        return _epoch_seconds(node.expression)
+    if isinstance(node, exp.TimeToUnix) and dialect in _FRACTIONAL_EPOCHS:
+        return _epoch_seconds(node.this)
     if isinstance(node, exp.Extract):
         return _extracted_day(node, dialect)
     if isinstance(node, exp.Anonymous):
@@ -127,18 +109,18 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _without_qualify(node)
     if isinstance(node, exp.DateDiff) and node.args.get("date_part_boundary"):
         return _boundaries_crossed(node)
-    if isinstance(node, exp.DataType):
-        return with_precision(node, dialect)
+    numeric = number_rewrite(node, dialect)
+    if numeric is not node:
+        return numeric
+    zoned = _in_time_zone(node)
+    if zoned is not None:
+        return zoned
     if isinstance(node, (exp.Dayname, exp.Monthname)) and not node.args.get("abbreviated"):
         # DuckDB's DAYNAME / MONTHNAME are the whole names (Sunday, January); Spark's are abbreviated.
         pattern = "EEEE" if isinstance(node, exp.Dayname) else "MMMM"
         return exp.Anonymous(this="DATE_FORMAT", expressions=[node.this, exp.Literal.string(pattern)])
     if isinstance(node, exp.RegexpReplace) and node.args.get("single_replace"):
         return _regexp_replaced(node)
-    if isinstance(node, (exp.Greatest, exp.Least)) and node.args.get("ignore_nulls") is False:
-        return _null_if_any_null(node)
-    if isinstance(node, exp.Cast) and dialect in _ROUNDING_CASTS and node.to.is_type(*_INTEGRAL) and not _integral(node):
-        return _rounded_cast(node, half_even_doubles=dialect in _SUNDAY_ZERO_DIALECTS - {"snowflake"})
     return ordered_array_agg(node, dialect)
 
 
@@ -185,48 +167,32 @@ def _java_replacement(text: str) -> str:
     return "".join(out)
 
 
-def _null_if_any_null(node: exp.Expression) -> exp.Expression:
-    """Snowflake's, BigQuery's and Trino's GREATEST / LEAST are NULL when an argument is; Spark's skip NULLs."""
-    arguments = [node.this, *node.expressions]
-    any_null = exp.or_(*(exp.Is(this=argument.copy(), expression=exp.Null()) for argument in arguments
-                         if not isinstance(argument, exp.Literal)) or exp.false())
-    spark = node.copy()
-    spark.set("ignore_nulls", None)
-    return exp.Case(ifs=[exp.If(this=any_null, true=exp.Null())], default=spark)
+def _in_time_zone(node: exp.Expression) -> exp.Expression | None:
+    """A date or time read in a time zone (DuckDB's ``CURRENT_DATE(zone)``, BigQuery's ``DATETIME(ts, zone)``,
+    ``DATE(ts, zone)``, ``TIMESTAMP(naive, zone)``), which Spark has no such functions for: the wall clock of the
+    instant in ``zone`` (the session's time zone is UTC), or the instant of a wall clock in ``zone``."""
+    if isinstance(node, exp.CurrentDate) and node.this is not None:
+        return exp.Cast(this=_wall_clock(node.this, exp.CurrentTimestamp()), to=exp.DataType.build("DATE"))
+    if isinstance(node, exp.Datetime) and node.expression is not None:
+        return _wall_clock(node.expression, node.this)
+    if isinstance(node, exp.Date) and node.args.get("zone") is not None and not node.expressions:
+        return exp.Cast(this=_wall_clock(node.args["zone"], node.this), to=exp.DataType.build("DATE"))
+    if isinstance(node, exp.Timestamp) and node.args.get("zone") is not None:
+        return exp.Anonymous(this="TO_UTC_TIMESTAMP", expressions=[node.this, node.args["zone"]])
+    return None
 
 
-def _rounded_cast(node: exp.Cast, half_even_doubles: bool) -> exp.Expression:
-    """A number cast to an integer type is rounded in PostgreSQL, DuckDB, Snowflake and BigQuery (DuckDB and
-    PostgreSQL round a DOUBLE half to even, a DECIMAL half away from zero; the others both half away from zero);
-    Spark's cast truncates. The value goes through a DECIMAL wide enough for any BIGINT and a double's digits (a
-    string or a boolean casts there as to an integer), then is rounded, then cast as written (a TRY_CAST stays one)."""
-    exact = node.copy()
-    exact.set("to", exp.DataType.build("DECIMAL(38, 18)"))
-    half_away = exp.Round(this=exact)
-    rounded: exp.Expression = half_away
-    if half_even_doubles:
-        is_double = exp.In(this=exp.Anonymous(this="TYPEOF", expressions=[node.this.copy()]),
-                           expressions=[exp.Literal.string("double"), exp.Literal.string("float")])
-        bankers = exp.Anonymous(this="BROUND", expressions=[exact.copy()])
-        rounded = exp.Case(ifs=[exp.If(this=is_double, true=bankers)], default=half_away)
-    cast = node.copy()
-    cast.set("this", rounded)
-    return cast
+def _wall_clock(zone: exp.Expression, moment: exp.Expression) -> exp.Expression:
+    return exp.Anonymous(this="CONVERT_TIMEZONE", expressions=[zone.copy(), moment.copy()])
 
 
-def _integral(cast: exp.Cast) -> bool:
-    """Whether the value ``cast`` converts is a whole number by its spelling or its declaration (nothing to round)."""
-    return bool(cast.meta.get(CAST_TO_OWN_TYPE)) or _whole_number(cast.this)
-
-
-def _whole_number(node: exp.Expression) -> bool:
-    if isinstance(node, exp.Paren):
-        return _whole_number(node.this)
-    if isinstance(node, exp.Literal):
-        return node.is_int or (node.is_string and node.name.strip().lstrip("+-").isdigit())
-    if isinstance(node, exp.Cast):
-        return node.to.is_type(*_INTEGRAL)
-    return isinstance(node, (exp.Boolean, *_INTEGRAL_FUNCTIONS))
+def _epoch_seconds(moment: exp.Expression) -> exp.Expression:
+    """Seconds since 1970 with their fraction (PostgreSQL's and DuckDB's ``EXTRACT(EPOCH ...)``, DuckDB's
+    ``epoch``), of a timestamp or of a date's midnight; Spark has no EPOCH field and ``UNIX_TIMESTAMP`` drops the
+    fraction."""
+    timestamp = exp.Cast(this=moment.copy(), to=exp.DataType.build("TIMESTAMP"))
+    micros = exp.Anonymous(this="UNIX_MICROS", expressions=[timestamp])
+    return exp.Paren(this=exp.Div(this=micros, expression=exp.Literal.number(1000000)))
 
 
 def _boundaries_crossed(node: exp.DateDiff) -> exp.Expression:

@@ -30,7 +30,7 @@ from dagster_sparkmesh.project.sql.header_kind import read_kind
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.snapshot.naming import qualified_name
 from dagster_sparkmesh.model.dialects import is_known_dialect
-from dagster_sparkmesh.project.sql.dialect_functions import spark_data_type
+from dagster_sparkmesh.project.sql.dialect_numbers import spark_data_type
 
 _HEADER_START = re.compile(r"\s*MODEL\s*\(", re.IGNORECASE)
 _PART = r'[`"]?([A-Za-z_][A-Za-z0-9_]*)[`"]?'
