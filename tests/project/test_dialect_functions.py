@@ -166,3 +166,14 @@ def test_times_in_a_zone_epochs_and_truncated_numbers_as_their_dialects_compute_
                 f"CAST(TIMESTAMP(DATETIME '2024-01-01 00:00:00', 'America/Los_Angeles') AS STRING)")
     row = engine.catalog.query_rows(spark_sql(bigquery, "bigquery"))[0]
     assert [str(v) for v in row] == ["2024-03-10 01:30:00.25", "2023-12-31", "2024-01-01 08:00:00"]
+
+
+def test_try_cast_of_text_to_a_date_is_null_where_duckdb_reads_no_date(engine):
+    # DuckDB's results (checked): a user's TRY_CAST over CSV text was there to null out '2023' and '2023-01'.
+    texts = ["2023-01-05", "2023-1-5", "2023-01-05 10:00:00", " 2023-01-05 ", "2023-02-30", "2023", "2023-01", "2023-01-05 "]
+    values = ", ".join(f"({i}, '{t}')" for i, t in enumerate(texts))
+    sql = f"SELECT CAST(TRY_CAST(s AS DATE) AS STRING), CAST(TRY_CAST(s AS TIMESTAMP) AS STRING) FROM (VALUES {values}) AS t(i, s) ORDER BY i"
+    rows = [tuple(r) for r in engine.catalog.query_rows(spark_sql(sql, "duckdb"))]
+    assert rows == [("2023-01-05", "2023-01-05 00:00:00"), ("2023-01-05", "2023-01-05 00:00:00"),
+                    ("2023-01-05", "2023-01-05 10:00:00"), ("2023-01-05", None), (None, None), (None, None), (None, None),
+                    ("2023-01-05", None)]

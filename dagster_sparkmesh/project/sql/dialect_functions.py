@@ -28,6 +28,7 @@ returns what the source dialect returns (each checked on Spark against the diale
 - dates and times in a time zone (DuckDB's ``CURRENT_DATE(zone)``, BigQuery's ``DATETIME(ts, zone)``, ...), the
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
 - numbers: see ``dialect_numbers.py``;
+- DuckDB's ``TRY_CAST`` of text to a date or a timestamp, NULL for a partial date ('2023-01') that Spark completes;
 - DuckDB's ``DAYNAME`` / ``MONTHNAME``, the whole names where Spark's are abbreviated;
 - ``REGEXP_REPLACE`` of DuckDB and PostgreSQL, which replaces the first match only unless flagged 'g', and reads
   its flags and replacement in its own way;
@@ -57,6 +58,13 @@ _DAY_OF_WEEK_UNITS = frozenset({"DOW", "DAYOFWEEK", "WEEKDAY"})
 _ISO_UNITS = frozenset({"ISODOW", "DAYOFWEEK_ISO", "DOW_ISO"})
 _DAY_UNITS = _DAY_OF_WEEK_UNITS | _ISO_UNITS
 _SAFE_PARSES = (exp.StrToTime, exp.StrToDate, exp.TsOrDsToDate)
+_DUCKDB_DATE_TEXT = {
+    exp.DataType.Type.DATE: r"^\s*\d{4}-\d{1,2}-\d{1,2}",
+    exp.DataType.Type.TIMESTAMP: r"^\s*\d{4}-\d{1,2}-\d{1,2}(.*\S)?$",
+    exp.DataType.Type.TIMESTAMPNTZ: r"^\s*\d{4}-\d{1,2}-\d{1,2}(.*\S)?$",
+}
+"""The text DuckDB's TRY_CAST reads as a date (a whole year-month-day, spaces around) or a timestamp (no trailing
+space); Spark's also reads '2023' and '2023-01' as 2023-01-01, where DuckDB gives NULL."""
 _FRACTIONAL_EPOCHS = frozenset({"duckdb", "trino", "presto", "athena"})  # their epoch(ts) keeps the microseconds
 _BOUNDARY_UNITS = frozenset({"YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"})
 
@@ -99,6 +107,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _anonymous(node, dialect)
     if type(node) is exp.Concat and node.args.get("coalesce"):  # (CONCAT_WS skips NULLs in Spark as well)
         return _concat_of_strings(node)
+    if isinstance(node, exp.TryCast) and dialect == "duckdb" and node.to.is_type(*_DUCKDB_DATE_TEXT):
+        return _duckdb_date_text(node)
     if isinstance(node, exp.Cast) and type(node.this) in (exp.Explode, exp.ExplodingGenerateSeries):
         return _cast_each(node)
     if isinstance(node, exp.Sub) and dialect in _SUNDAY_ZERO_DIALECTS and _is_date(node.this) and _is_date(node.expression):
@@ -165,6 +175,13 @@ def _java_replacement(text: str) -> str:
         out.append("\\$" if char == "$" else "\\\\" if char == "\\" else char)
         index += 1
     return "".join(out)
+
+
+def _duckdb_date_text(node: exp.TryCast) -> exp.Expression:
+    pattern = next(text for kind, text in _DUCKDB_DATE_TEXT.items() if node.to.is_type(kind))
+    as_text = exp.Cast(this=node.this.copy(), to=exp.DataType.build("STRING"))
+    readable = exp.RegexpLike(this=as_text, expression=exp.Literal.string(pattern))
+    return exp.If(this=readable, true=node.copy(), false=exp.Null())
 
 
 def _in_time_zone(node: exp.Expression) -> exp.Expression | None:
