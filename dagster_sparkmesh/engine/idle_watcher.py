@@ -1,7 +1,8 @@
 """The idle watcher's process: ``python -m dagster_sparkmesh.engine.idle_watcher PROJECT PID PORT SECONDS``.
 
 Started by ``connect_server`` beside each managed server it launches (see ``idle_stop`` for what "idle" means);
-it exits when the server is gone, replaced, or stopped by it for being idle.
+it exits when the server is gone, or once it stopped the server: for being idle, or for being out of reach (its
+project folder deleted, or made again without it).
 """
 
 from __future__ import annotations
@@ -22,8 +23,13 @@ def watch(project_path: Path, server_pid: int, port: int, idle_timeout: float) -
         if not project_path.is_dir():  # deleted: nobody can reach or stop the server through the project any more
             connect_server.terminate_server(server_pid)
             return f"stopped the server (pid {server_pid}): its project folder {project_path} was deleted"
-        if connect_server.recorded_pid(project_path) != server_pid or not connect_server.is_our_server(server_pid):
-            return "the server stopped or was replaced"
+        if not connect_server.is_our_server(server_pid):
+            return "the server stopped"
+        if connect_server.recorded_pid(project_path) != server_pid:
+            # The project no longer records it (its folder deleted and made again, as a script that copies a
+            # project afresh does; its server file removed; another server started for it): nobody reaches it.
+            connect_server.terminate_server(server_pid)
+            return f"stopped the server (pid {server_pid}): its project {project_path} no longer records it"
         if not is_idle(folder, port, idle_timeout):
             continue
         with connect_server.start_lock(project_path):

@@ -54,10 +54,14 @@ def test_two_projects_plan_at_the_same_time_each_with_its_own_server(tmp_path):
         assert f"is taken by the Spark server of another project, {first.resolve()}" in refused.stderr
         assert f"sparkmesh -p {first.resolve()} spark stop" in refused.stderr
 
-        # The second project's folder is deleted: its watcher stops its server (it would hold memory and a port).
+        # The second project's folder is deleted and made again at once, as a script that copies a project afresh
+        # does: its watcher stops the server nobody can reach any more (it would hold memory and a port).
         pid = server_status(second).pid
         assert is_our_server(pid)
+        config = (second / "config.yaml").read_text()
         subprocess.run(["rm", "-rf", str(second)], check=True)
+        second.mkdir()
+        (second / "config.yaml").write_text(config)
         deadline = time.monotonic() + 60
         while is_our_server(pid) and time.monotonic() < deadline:
             time.sleep(1)
