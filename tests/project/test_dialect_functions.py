@@ -177,3 +177,12 @@ def test_try_cast_of_text_to_a_date_is_null_where_duckdb_reads_no_date(engine):
     assert rows == [("2023-01-05", "2023-01-05 00:00:00"), ("2023-01-05", "2023-01-05 00:00:00"),
                     ("2023-01-05", "2023-01-05 10:00:00"), ("2023-01-05", None), (None, None), (None, None), (None, None),
                     ("2023-01-05", None)]
+
+
+def test_the_length_of_a_list_and_a_continuous_quantile_as_duckdb_computes_them(engine):
+    # DuckDB's results (checked): both stopped the backfill on Spark.
+    rows = "(VALUES ('a-b-c', 1.0), ('d', 2.0), ('e-f', 4.0), ('g', 10.0)) AS t(s, x)"
+    sql = (f"SELECT LEN(STRING_SPLIT(s, '-')), LEN(s), QUANTILE_CONT(x, 0.25) OVER (), "
+           f"(SELECT QUANTILE_CONT(x, 0.5) FROM {rows}) FROM {rows} ORDER BY s")
+    found = [tuple(float(v) for v in row) for row in engine.catalog.query_rows(spark_sql(sql, "duckdb"))]
+    assert found == [(3, 5, 1.75, 3.0), (1, 1, 1.75, 3.0), (2, 3, 1.75, 3.0), (1, 1, 1.75, 3.0)]

@@ -28,6 +28,7 @@ returns what the source dialect returns (each checked on Spark against the diale
 - dates and times in a time zone (DuckDB's ``CURRENT_DATE(zone)``, BigQuery's ``DATETIME(ts, zone)``, ...), the
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
 - numbers: see ``dialect_numbers.py``;
+- DuckDB's ``LEN`` of a list (by its spelling: a split, an array) and ``QUANTILE_CONT(x, p)``, which Spark refused;
 - DuckDB's ``TRY_CAST`` of text to a date or a timestamp, NULL for a partial date ('2023-01') that Spark completes;
 - DuckDB's ``DAYNAME`` / ``MONTHNAME``, the whole names where Spark's are abbreviated;
 - ``REGEXP_REPLACE`` of DuckDB and PostgreSQL, which replaces the first match only unless flagged 'g', and reads
@@ -65,6 +66,7 @@ _DUCKDB_DATE_TEXT = {
 }
 """The text DuckDB's TRY_CAST reads as a date (a whole year-month-day, spaces around) or a timestamp (no trailing
 space); Spark's also reads '2023' and '2023-01' as 2023-01-01, where DuckDB gives NULL."""
+_ARRAYS = (exp.Split, exp.RegexpSplit, exp.Array, exp.ArrayAgg, exp.ArrayConcat, exp.StringToArray)
 _FRACTIONAL_EPOCHS = frozenset({"duckdb", "trino", "presto", "athena"})  # their epoch(ts) keeps the microseconds
 _BOUNDARY_UNITS = frozenset({"YEAR", "QUARTER", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "MILLISECOND", "MICROSECOND"})
 
@@ -107,6 +109,12 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _anonymous(node, dialect)
     if type(node) is exp.Concat and node.args.get("coalesce"):  # (CONCAT_WS skips NULLs in Spark as well)
         return _concat_of_strings(node)
+    if isinstance(node, exp.Length) and isinstance(node.this, _ARRAYS):  # DuckDB's LEN of a list: its size
+        return exp.ArraySize(this=node.this)
+    if isinstance(node, exp.PercentileCont) and node.expression is not None:
+        # DuckDB's QUANTILE_CONT(x, p), which sqlglot writes as a PERCENTILE_CONT Spark takes one argument of:
+        # Spark's PERCENTILE interpolates as continuously, and works as a window too.
+        return exp.Anonymous(this="PERCENTILE", expressions=[node.this, node.expression])
     if isinstance(node, exp.TryCast) and dialect == "duckdb" and node.to.is_type(*_DUCKDB_DATE_TEXT):
         return _duckdb_date_text(node)
     if isinstance(node, exp.Cast) and type(node.this) in (exp.Explode, exp.ExplodingGenerateSeries):
