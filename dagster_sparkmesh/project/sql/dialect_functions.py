@@ -43,6 +43,8 @@ rewritten too.
 
 from __future__ import annotations
 
+import re
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
@@ -187,6 +189,8 @@ def _java_replacement(text: str) -> str:
 
 def _duckdb_date_text(node: exp.TryCast) -> exp.Expression:
     pattern = next(text for kind, text in _DUCKDB_DATE_TEXT.items() if node.to.is_type(kind))
+    if node.this.is_string:  # a literal (a date spine's bounds): decided here
+        return node if re.search(pattern, node.this.name) else exp.Cast(this=exp.Null(), to=node.to.copy())
     as_text = exp.Cast(this=node.this.copy(), to=exp.DataType.build("STRING"))
     readable = exp.RegexpLike(this=as_text, expression=exp.Literal.string(pattern))
     return exp.If(this=readable, true=node.copy(), false=exp.Null())
