@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from dagster_sparkmesh.project.sql.references import reference_name
+from dagster_sparkmesh.project.sql.references import is_file_table, reference_name
 
 
 def qualified_reference(table: exp.Table) -> str | None:
     """``[catalog.]schema.table`` of a qualified reference (``spark_catalog`` dropped); CTE names are never models.
 
-    A catalog-qualified name that is neither a model nor an external model is left as written."""
-    if not table.args.get("db") or not isinstance(table.this, exp.Identifier):
+    A catalog-qualified name that is neither a model nor an external model is left as written; a file read
+    (``parquet.`/x/t.parquet```) names no table, and renaming it would split its path at the dots."""
+    if not table.args.get("db") or not isinstance(table.this, exp.Identifier) or is_file_table(table):
         return None
     return reference_name(table)
 

@@ -30,7 +30,7 @@ def query_references(query: exp.Expression, body: str) -> list[TableReference]:
         name = table.name.lower()
         if not table.db and name in cte_names:
             continue
-        if _is_file_table(table):
+        if is_file_table(table):
             continue
         line = table.this.meta.get("line") or 0
         snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
@@ -41,8 +41,9 @@ def query_references(query: exp.Expression, body: str) -> list[TableReference]:
 _FILE_FORMATS = frozenset({"parquet", "delta", "csv", "json", "orc", "avro", "text", "binaryfile"})
 
 
-def _is_file_table(table: exp.Table) -> bool:
-    """Spark's ``parquet.`/path/file.parquet```: files read directly, no table of the project or its externals."""
+def is_file_table(table: exp.Table) -> bool:
+    """Spark's ``parquet.`/path/file.parquet```: files read directly, no table of the project or its externals.
+    Its quoted path is one name part: it must never go through a dotted string (``t.parquet`` would split)."""
     return (
         not table.catalog
         and table.db.lower() in _FILE_FORMATS

@@ -1,0 +1,38 @@
+"""Files read by a model (DuckDB's ``READ_PARQUET('t.parquet')``, Spark's ``parquet.`t.parquet```) build on Spark
+with their rows: the file reference is no table, so the backfill must not rename it (a dotted name would split
+``t.parquet`` into ``t``.``parquet``), and a relative path is read from the project folder, not Spark's."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.execution.apply import apply_plan
+from dagster_sparkmesh.execution.plans import plan_for
+
+
+@pytest.fixture
+def parquet_project(tmp_path: Path, spark, clean_catalog) -> Path:
+    root = tmp_path / "proj.v1"  # a dot in the folder too: no part of the path may be split
+    (root / "models").mkdir(parents=True)
+    (root / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n  start: '2024-01-01'\n")
+    frame = spark.createDataFrame([(1, "a"), (2, None)], "id INT, v STRING")
+    frame.write.parquet(str(root / "data" / "t.parquet"))
+    return root
+
+
+def _rows(spark, table: str) -> list[tuple]:
+    return sorted((tuple(row) for row in spark.table(table).collect()), key=lambda row: row[0])
+
+
+def test_read_parquet_of_an_absolute_path_builds_its_rows(spark, parquet_project, make_context):
+    path = parquet_project / "data" / "t.parquet"
+    (parquet_project / "models" / "m.sql").write_text(
+        f"MODEL (name s.m, kind FULL);\nSELECT * FROM read_parquet('{path}')\n"
+    )
+    ctx = make_context(parquet_project)
+    apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 2)))
+    assert _rows(spark, "s.m") == [(1, "a"), (2, None)]
+
