@@ -61,6 +61,10 @@ class Model(Record):
     source: ModelSource
     path: Path
     """The file that defines the model (the .sql, .py or .csv file)."""
+    root: Path | None = None
+    """The project folder the file was loaded from: a relative file read (``parquet.`data/t.parquet```) is
+    anchored there when the query is rendered, where SQLMesh users run ``sqlmesh`` (not the Spark server's folder).
+    Not hashed: two checkouts of one project get the same versions."""
     line: int = 1
     dialect: str = "spark"
     """The dialect the model was written in; ``query`` is already transpiled to Spark SQL."""

@@ -99,7 +99,8 @@ def _load(
     first = repos[0]
     externals = _merged_externals(repos)
     repos = _with_models_reading_columns(repos, externals)
-    parsed = [item for repo in repos for item in repo.parsed]
+    parsed = [item.model_copy(update={"model": item.model.model_copy(update={"root": repo.path})})
+              for repo in repos for item in repo.parsed]
     models, references = _collect(parsed)
     models = dag.drop_disabled(models, references)
     models = placed_in_catalogs(models, first.config.connection)

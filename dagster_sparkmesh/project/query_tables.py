@@ -3,6 +3,9 @@ another table with everything else kept, and columns qualified by a schema that 
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from sqlglot import exp
 
 from dagster_sparkmesh.project.sql.references import is_file_table, reference_name
@@ -34,6 +37,22 @@ def quoted_table(qualified_name: str) -> exp.Table:
     for identifier in table.find_all(exp.Identifier):
         identifier.set("quoted", True)
     return table
+
+
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def anchor_file_read(table: exp.Table, root: Path | None) -> None:
+    """A file read by a relative path (``parquet.`data/t.parquet```) made absolute against the project folder:
+    DuckDB, and a local Spark session, read it from where ``sqlmesh`` runs, the project folder; a Spark server
+    would read it from its own working directory. Anchored when rendered, so the stored query (and the fingerprint)
+    keeps the path as written. Absolute paths and URLs (``s3://``, ``file:``) are left alone."""
+    if root is None or not is_file_table(table):
+        return
+    path = table.name
+    if not path or path.startswith("/") or _URL_SCHEME.match(path):
+        return
+    table.set("this", exp.to_identifier(str(root / path), quoted=True))
 
 
 def unqualify_columns(expression: exp.Expression, replaced: set[tuple[str, str]]) -> None:

@@ -36,3 +36,16 @@ def test_read_parquet_of_an_absolute_path_builds_its_rows(spark, parquet_project
     apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 2)))
     assert _rows(spark, "s.m") == [(1, "a"), (2, None)]
 
+
+def test_relative_paths_are_read_from_the_project_folder(spark, parquet_project, make_context):
+    """The test runs elsewhere (pytest's folder), as a Spark server does: only the project folder has data/."""
+    (parquet_project / "models" / "duck.sql").write_text(
+        "MODEL (name s.duck, kind FULL);\nSELECT id, v FROM read_parquet('data/t.parquet') WHERE id > 1\n"
+    )
+    (parquet_project / "models" / "spark.sql").write_text(
+        "MODEL (name s.spark, kind FULL, dialect spark);\nSELECT id FROM parquet.`data/t.parquet` AS t\n"
+    )
+    ctx = make_context(parquet_project)
+    apply_plan(ctx, plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 2)))
+    assert _rows(spark, "s.duck") == [(2, None)]
+    assert _rows(spark, "s.spark") == [(1,), (2,)]
