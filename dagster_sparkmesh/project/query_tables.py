@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sqlglot import exp
 
+from dagster_sparkmesh.project.sql.file_readers import FILE_READ
 from dagster_sparkmesh.project.sql.references import is_file_table, reference_name
 
 
@@ -47,12 +48,33 @@ def anchor_file_read(table: exp.Table, root: Path | None) -> None:
     DuckDB, and a local Spark session, read it from where ``sqlmesh`` runs, the project folder; a Spark server
     would read it from its own working directory. Anchored when rendered, so the stored query (and the fingerprint)
     keeps the path as written. Absolute paths and URLs (``s3://``, ``file:``) are left alone."""
-    if root is None or not is_file_table(table):
-        return
-    path = table.name
-    if not path or path.startswith("/") or _URL_SCHEME.match(path):
-        return
-    table.set("this", exp.to_identifier(str(root / path), quoted=True))
+    if root is not None and is_file_table(table):
+        table.set("this", exp.to_identifier(_anchored(table.name, root), quoted=True))
+
+
+def _anchored(path: str, root: Path | None) -> str:
+    if root is None or not path or path.startswith("/") or _URL_SCHEME.match(path):
+        return path
+    return str(root / path)
+
+
+def spark_file_read(table: exp.Table, root: Path | None) -> exp.Table | None:
+    """Spark's file read with options (``csv.`/p/f.csv` WITH ('header' = 'true')``) for a ``SPARKMESH_FILE(...)``
+    call (``sql.file_readers``), else None. sqlglot neither parses nor writes such options, so the read is text
+    (a ``Var``) that the generator writes as it is; its values are written as Spark string literals."""
+    call = table.this
+    if not isinstance(call, exp.Anonymous) or not isinstance(call.this, str) or call.this.upper() != FILE_READ:
+        return None
+    file_format, path, *options = (argument.name for argument in call.expressions)
+    pairs = ", ".join(f"{_string(key)} = {_string(value)}" for key, value in zip(options[::2], options[1::2]))
+    quoted_path = _anchored(path, root).replace("`", "``")
+    read = exp.Table(this=exp.Var(this=f"{file_format}.`{quoted_path}`" + (f" WITH ({pairs})" if pairs else "")))
+    read.set("alias", table.args.get("alias"))
+    return read
+
+
+def _string(value: str) -> str:
+    return exp.Literal.string(value).sql(dialect="spark")
 
 
 def unqualify_columns(expression: exp.Expression, replaced: set[tuple[str, str]]) -> None:

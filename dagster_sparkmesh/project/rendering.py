@@ -25,7 +25,7 @@ from dagster_sparkmesh.macros.project_macros import user_macros_for
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project import macros
 from dagster_sparkmesh.project.query_tables import (anchor_file_read, qualified_reference, quoted_table, renamed,
-                                                    unqualify_columns)
+                                                    spark_file_read, unqualify_columns)
 from dagster_sparkmesh.snapshot.naming import physical_table
 from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
@@ -331,6 +331,10 @@ def _replace_tables(
     replaced: set[tuple[str, str]] = set()
     for table in list(expression.find_all(exp.Table)):
         anchor_file_read(table, model.root)
+        file_read = spark_file_read(table, model.root)
+        if file_read is not None:
+            table.replace(file_read)
+            continue
         name = qualified_reference(table)
         if name is None:
             continue

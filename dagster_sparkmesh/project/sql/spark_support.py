@@ -19,6 +19,7 @@ from sqlglot.errors import ErrorLevel, UnsupportedError
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.project.sql.dialect_functions import with_dialect_functions
+from dagster_sparkmesh.project.sql.file_readers import UnsupportedRead, needs_translation, spark_reads
 
 SPARK_DIALECTS = frozenset({"spark", "spark2", "hive"})
 # Type names open-source Spark's parser accepts (``DataType`` keywords of Spark 4).
@@ -84,6 +85,13 @@ def check_runs_on_spark(statement: exp.Expression, *, dialect: str, path: Path, 
     if dialect.lower() in SPARK_DIALECTS:
         return
     for node in statement.walk():
+        if needs_translation(node):  # left by ``with_spark_equivalents``: say why
+            try:
+                spark_reads(node)
+                reason = f"{node.sql(dialect=dialect)} outside FROM"
+            except UnsupportedRead as error:
+                reason = str(error)
+            raise _refusal(node, statement, body, path, dialect, f"{reason}: it cannot run on Spark", _READER_HINT)
         for rule in _RULES:
             if rule.matches(node):
                 what = rule.construct
@@ -96,6 +104,13 @@ def check_runs_on_spark(statement: exp.Expression, *, dialect: str, path: Path, 
         message = str(error).splitlines()[0]
         raise _refusal(statement, statement, body, path, dialect, f"sqlglot cannot write this in Spark SQL: {message}",
                        "rewrite the statement without it (or in Spark SQL, with dialect spark)") from None
+
+
+_READER_HINT = (
+    "read_csv / read_csv_auto are read by Spark with header = true (required), delim/sep, quote, escape, nullstr, "
+    "all_varchar; read_parquet with union_by_name; for anything else read the file in a Python model "
+    "(context.spark.read.options(...).csv(path))"
+)
 
 
 def _refusal(
@@ -128,12 +143,17 @@ def with_spark_equivalents(statement: exp.Expression, *, dialect: str) -> exp.Ex
     for table in list(statement.find_all(exp.Table)):
         reader = table.this
         if isinstance(reader, exp.ReadParquet) and len(reader.expressions) == 1 and isinstance(reader.expressions[0], exp.Array):
-            _read_each_path(table, reader.expressions[0].expressions)
+            _read_each_path(table, [exp.ReadParquet(expressions=[path.copy()]) for path in reader.expressions[0].expressions])
+        elif needs_translation(reader):
+            try:
+                _read_each_path(table, spark_reads(reader))  # file reads with options (``file_readers``)
+            except UnsupportedRead:
+                pass  # refused, with its reason, by ``check_runs_on_spark``
     return with_dialect_functions(statement, dialect)
 
 
-def _read_each_path(table: exp.Table, paths: list[exp.Expression]) -> None:
-    readers = [exp.Table(this=exp.ReadParquet(expressions=[path.copy()])) for path in paths]
+def _read_each_path(table: exp.Table, calls: list[exp.Expression]) -> None:
+    readers = [exp.Table(this=call) for call in calls]
     if len(readers) == 1:
         table.set("this", readers[0].this)
         return

@@ -1,0 +1,84 @@
+"""DuckDB's ``READ_CSV`` / ``READ_CSV_AUTO`` and ``READ_PARQUET`` with options: translated to Spark's file reads with
+options where Spark reads the same rows, refused at load (file, line, why, what to write) otherwise."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.project.loader import load_project
+from dagster_sparkmesh.project.rendering import render_query
+
+
+def _model(root: Path, query: str):
+    (root / "models").mkdir(parents=True, exist_ok=True)
+    (root / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n")
+    (root / "models" / "m.sql").write_text(f"MODEL (name s.m, kind FULL);\n\n{query}\n")
+    project = load_project(root, use_cache=False)
+    return project.models["s.m"], project
+
+
+def _rendered(root: Path, query: str) -> str:
+    model, project = _model(root, query)
+    assert model.depends_on == frozenset() and not project.external_models
+    return render_query(model, start=datetime(2024, 1, 1), end=datetime(2024, 1, 2), execution_time=datetime(2024, 1, 2),
+                        table_for=lambda name: None, models=project.models)
+
+
+def test_read_csv_auto_with_a_header_is_a_csv_read_with_inferred_types(tmp_path: Path) -> None:
+    model, _ = _model(tmp_path, "SELECT * FROM read_csv_auto('data/z.csv', header=true) AS z")
+    # The stored query keeps the path as written: the fingerprint does not depend on the checkout's folder.
+    assert model.query == "SELECT * FROM SPARKMESH_FILE('csv', 'data/z.csv', 'header', 'true', 'inferSchema', 'true', 'escape', '\"') AS z"
+    assert _rendered(tmp_path, "SELECT * FROM read_csv_auto('data/z.csv', header=true) AS z") == (
+        f"SELECT * FROM csv.`{tmp_path.resolve()}/data/z.csv` WITH ('header' = 'true', 'inferSchema' = 'true', "
+        "'escape' = '\"') AS z"
+    )
+
+
+def test_read_csv_options_with_a_spark_equivalent(tmp_path: Path) -> None:
+    rendered = _rendered(tmp_path, "SELECT a FROM read_csv('/d/s.csv', header = true, delim = ';', nullstr = 'NA', "
+                                   "quote = '''', all_varchar = true)")
+    assert rendered == (
+        "SELECT a FROM csv.`/d/s.csv` WITH ('header' = 'true', 'inferSchema' = 'false', 'escape' = '\"', "
+        "'sep' = ';', 'nullValue' = 'NA', 'quote' = '\\'')"
+    )
+
+
+def test_a_list_of_csv_files_is_unioned_by_position(tmp_path: Path) -> None:
+    assert _rendered(tmp_path, "SELECT * FROM read_csv(['/d/a.csv', '/d/b.csv'], header = true) AS t") == (
+        "SELECT * FROM (SELECT * FROM csv.`/d/a.csv` WITH ('header' = 'true', 'inferSchema' = 'true', 'escape' = '\"') "
+        "UNION ALL SELECT * FROM csv.`/d/b.csv` WITH ('header' = 'true', 'inferSchema' = 'true', 'escape' = '\"')) AS t"
+    )
+
+
+def test_union_by_name_merges_the_parquet_schemas(tmp_path: Path) -> None:
+    assert _rendered(tmp_path, "SELECT * FROM read_parquet('/d/*.parquet', union_by_name = true)") == (
+        "SELECT * FROM parquet.`/d/*.parquet` WITH ('mergeSchema' = 'true')"
+    )
+    assert _rendered(tmp_path, "SELECT * FROM read_parquet('/d/*.parquet', union_by_name = false)") == (
+        "SELECT * FROM parquet.`/d/*.parquet`"
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "why"),
+    [
+        ("read_csv_auto('z.csv')", "READ_CSV_AUTO without header = true"),
+        ("read_csv('z.csv', header = false)", "READ_CSV without header = true"),
+        ("read_csv('z.csv', header = true, columns = {'a': 'INT'})", "READ_CSV's option columns has no Spark equivalent"),
+        ("read_csv('z.csv', header = true, auto_detect = false)", "READ_CSV with auto_detect = false"),
+        ("read_parquet('a.parquet', filename = true)", "READ_PARQUET's option filename has no Spark equivalent"),
+        ("read_parquet(['a.parquet', 'b.parquet'], union_by_name = true)", "READ_PARQUET of a list of files with union_by_name"),
+        ("read_json_auto('a.json')", "DuckDB's READ_JSON_AUTO has no Spark equivalent"),
+    ],
+)
+def test_what_spark_would_read_differently_is_refused_at_load(tmp_path: Path, call: str, why: str) -> None:
+    with pytest.raises(ProjectError) as raised:
+        _model(tmp_path, f"SELECT *\nFROM {call}")
+    error = raised.value
+    assert error.message.startswith(why) and "cannot run on Spark" in error.message
+    assert error.path == tmp_path / "models" / "m.sql" and error.line == 4
+    assert "header = true" in error.hint and "Python model" in error.hint
