@@ -36,7 +36,7 @@ from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unre
 from dagster_sparkmesh.model import cron_zones, kinds, merge_clauses
 from dagster_sparkmesh.project.sql import header_kind, merge_properties
 from dagster_sparkmesh.project.sql import header_values
-from dagster_sparkmesh.project.sql import dialect_functions, dialect_numbers, ordered_aggregates, spark_support
+from dagster_sparkmesh.project.sql import dialect_functions, dialect_numbers, file_readers, ordered_aggregates, spark_support
 from dagster_sparkmesh.project.sql import references as sql_references
 from dagster_sparkmesh.project.sql import header as sql_header
 from dagster_sparkmesh.project.sql import model as sql_model
@@ -66,7 +66,7 @@ from dagster_sparkmesh.snapshot.naming import without_default_catalog
 _PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, model_blueprints, macro_clauses,
                    macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
                    macro_values, virtual_update, spark_support, dialect_functions, merge_properties, merge_clauses,
-                   cron_zones, kinds, sql_references, ordered_aggregates, dialect_numbers,
+                   cron_zones, kinds, sql_references, ordered_aggregates, dialect_numbers, file_readers,
                    *macro_builtins.MODULES)
 
 
