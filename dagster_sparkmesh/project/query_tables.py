@@ -85,3 +85,19 @@ def unqualify_columns(expression: exp.Expression, replaced: set[tuple[str, str]]
         db = column.args.get("db")
         if db is not None and not column.args.get("catalog") and (db.name.lower(), column.table.lower()) in replaced:
             column.set("db", None)
+
+
+_SPARK_KEYWORDS = frozenset("""
+    ALL AND ANTI ANY AS ASC BETWEEN BOTH BY CASE CAST CHECK COLLATE COLUMN CONSTRAINT CREATE CROSS CURRENT DESC DISTINCT
+    ELSE END ESCAPE EXCEPT FALSE FETCH FILTER FOR FOREIGN FROM FULL GRANT GROUP HAVING IN INNER INTERSECT INTERVAL INTO
+    IS JOIN LATERAL LEADING LEFT LIKE LIMIT MINUS NATURAL NOT NULL OF OFFSET ON ONLY OR ORDER OUTER OVER PARTITION
+    PRIMARY REFERENCES RIGHT SELECT SEMI SETMINUS SOME TABLE THEN TO TRAILING TRUE UNION UNIQUE USER USING VALUES WHEN
+    WHERE WINDOW WITH
+""".split())
+"""Words Spark's parser takes for syntax where an alias stands (the join keywords even with reserved keywords not
+enforced): a model may be named after one (``core.full``)."""
+
+
+def alias_keeping(name: str) -> exp.TableAlias:
+    """The alias that keeps a replaced table's name usable as a qualifier, quoted where Spark would read a keyword."""
+    return exp.TableAlias(this=exp.to_identifier(name.lower(), quoted=name.upper() in _SPARK_KEYWORDS))

@@ -24,7 +24,7 @@ from dagster_sparkmesh.macros.evaluator import MacroEvaluator
 from dagster_sparkmesh.macros.project_macros import user_macros_for
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project import macros
-from dagster_sparkmesh.project.query_tables import (anchor_file_read, qualified_reference, quoted_table, renamed,
+from dagster_sparkmesh.project.query_tables import (alias_keeping, anchor_file_read, qualified_reference, quoted_table, renamed,
                                                     spark_file_read, unqualify_columns)
 from dagster_sparkmesh.snapshot.naming import physical_table
 from dagster_sparkmesh.macros.parse_errors import parse_error_description
@@ -346,33 +346,17 @@ def _replace_tables(
     return expression
 
 
-_SPARK_KEYWORDS = frozenset("""
-    ALL AND ANTI ANY AS ASC BETWEEN BOTH BY CASE CAST CHECK COLLATE COLUMN CONSTRAINT CREATE CROSS CURRENT DESC DISTINCT
-    ELSE END ESCAPE EXCEPT FALSE FETCH FILTER FOR FOREIGN FROM FULL GRANT GROUP HAVING IN INNER INTERSECT INTERVAL INTO
-    IS JOIN LATERAL LEADING LEFT LIKE LIMIT MINUS NATURAL NOT NULL OF OFFSET ON ONLY OR ORDER OUTER OVER PARTITION
-    PRIMARY REFERENCES RIGHT SELECT SEMI SETMINUS SOME TABLE THEN TO TRAILING TRUE UNION UNIQUE USER USING VALUES WHEN
-    WHERE WINDOW WITH
-""".split())
-"""Words Spark's parser takes for syntax where an alias stands (the join keywords even with reserved keywords not
-enforced): a model may be named after one (``core.full``)."""
-
-
-def _alias_keeping(name: str) -> exp.TableAlias:
-    """The alias that keeps a replaced table's name usable as a qualifier, quoted where Spark would read a keyword."""
-    return exp.TableAlias(this=exp.to_identifier(name.lower(), quoted=name.upper() in _SPARK_KEYWORDS))
-
-
 def _replacement(
     table: exp.Table, name: str, model: Model, context: _Context, stack: tuple[str, ...]
 ) -> exp.Expression | None:
     alias = table.args.get("alias")
     if alias is None and isinstance(table.parent, (exp.From, exp.Join)):
         # The original name stays usable as a qualifier (``orders.id``); DDL targets take no alias.
-        alias = _alias_keeping(table.name)
+        alias = alias_keeping(table.name)
     referenced = context.models.get(name)
     if referenced is not None and referenced.kind.inlined:
         inlined = _render_model(referenced, context, stack)
-        return exp.Subquery(this=inlined, alias=alias or _alias_keeping(table.name))
+        return exp.Subquery(this=inlined, alias=alias or alias_keeping(table.name))
     target = context.resolve(name)
     if target is None:
         if referenced is not None:
