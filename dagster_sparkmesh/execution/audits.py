@@ -4,6 +4,7 @@ small sample."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta
 
 from dagster_sparkmesh.engine.partition_sql import TimeWindow
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -14,6 +15,7 @@ from dagster_sparkmesh.snapshot.records import Interval
 from dagster_sparkmesh.snapshot.naming import quote
 
 SAMPLE_ROWS = 5
+_EPOCH = datetime(1970, 1, 1)
 
 
 def run_audits(
@@ -33,11 +35,21 @@ def run_audits(
     if written is not None and model.kind.has_time_column:
         audited = _rows_of_interval(ctx, model, table, written)
     results = []
+    times = _time_values(ctx, written)
     for position, call in enumerate(model.audits):
-        query = render_audit_query(call, audited, ctx.project.audits_for(model.name), model.name, table_for)
+        query = render_audit_query(call, audited, ctx.project.audits_for(model.name), model.name, table_for, times)
         failing = counted.get(position)
         results.append(evaluate_audit(ctx, call.name, _is_blocking(ctx, model, call), query, failing=failing))
     return results
+
+
+def _time_values(ctx: ExecutionContext, written: Interval | None) -> dict:
+    """The time macros an audit may use: the written interval's and the execution time's (without an interval, as
+    SQLMesh renders a table's audit, the interval is empty at the epoch)."""
+    from dagster_sparkmesh.project.rendering import time_macro_values
+
+    start, end = (written.start, written.end) if written is not None else (_EPOCH, _EPOCH + timedelta(microseconds=1))
+    return time_macro_values(start, end, ctx.clock())
 
 
 def evaluate_audit(

@@ -174,17 +174,19 @@ def check_audit_names(
 
 def render_audit_query(
     call: AuditCall, table_sql: str, custom: Mapping[str, AuditDefinition], model_name: str | None = None,
-    table_for: Callable[[str], str] | None = None,
+    table_for: Callable[[str], str] | None = None, time_values: Mapping[str, exp.Expression] | None = None,
 ) -> str:
     """Spark SQL selecting the rows of ``table_sql`` (a quoted table name or a parenthesized query) that fail.
     ``model_name``: the audited model; a custom audit naming it (``FROM db.orders``, as SQLMesh allows) reads
     ``table_sql`` there too: the version being audited, not the one the environment's view serves.
     ``table_for``: model name → the table of the version the audited one reads (its parents'), for a custom audit
-    that names another model, as SQLMesh renders it (not the view of whatever environment is promoted)."""
+    that names another model, as SQLMesh renders it (not the view of whatever environment is promoted).
+    ``time_values``: the time macros of the audited interval (``@start_ds``, ``@execution_dt`` ...), which a custom
+    audit may use as SQLMesh's do; its defaults and arguments of the same name win."""
     table = _parse(f"SELECT * FROM {table_sql}", what="audited table").find(exp.From).this
     definition = custom.get(call.name) or custom.get(call.base_name)
     if definition is not None:
-        return _render_custom(call, definition, table, model_name, table_for)
+        return _render_custom(call, definition, table, model_name, table_for, time_values or {})
     builtin = BUILTIN_AUDITS.get(call.base_name)
     if builtin is None:
         near = difflib.get_close_matches(call.name, audit_names(custom), n=3)
@@ -213,9 +215,10 @@ def _arguments(call: AuditCall, params: tuple[str, ...]) -> _Arguments:
 
 def _render_custom(
     call: AuditCall, definition: AuditDefinition, table: exp.Expression, model_name: str | None,
-    table_for: Callable[[str], str] | None,
+    table_for: Callable[[str], str] | None, time_values: Mapping[str, exp.Expression],
 ) -> str:
-    values = {name: _parse(text, what=f"default {name} of audit {definition.name}") for name, text in definition.defaults}
+    values = {name: value.copy() for name, value in time_values.items()}
+    values.update({name: _parse(text, what=f"default {name} of audit {definition.name}") for name, text in definition.defaults})
     values.update({name: _parse(text, what=f"argument {name} of audit {call.name}") for name, text in call.args})
     query = _expand_macros(definition, values) or _parse(definition.query, what=f"query of audit {definition.name}", path=definition)
 

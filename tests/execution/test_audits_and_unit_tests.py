@@ -83,3 +83,21 @@ def test_a_test_spark_cannot_run_or_naming_a_column_the_model_lacks_fails_alone(
     assert results["test_m"].message == "the outputs name column(s) b that the model does not return (it returns: a)"
     assert results["test_n"].message.startswith("error: Spark refused the statement: [UNRESOLVED_ROUTINE]")
     assert results["test_ok"].passed and not results["test_m"].passed and not results["test_n"].passed
+
+
+def test_a_custom_audit_reads_the_time_macros_of_the_interval_it_audits(spark, mini_project, make_context):
+    # SQLMesh renders an audit with the audited interval's time macros; here @start_ds had "no value" and the write
+    # failed. The audit finds the days of its interval whose total is over 0 (the execution time is 2024-01-06).
+    (mini_project / "audits").mkdir(exist_ok=True)
+    (mini_project / "audits" / "window.sql").write_text(
+        "AUDIT (name in_window, blocking false);\n"
+        "SELECT * FROM @this_model WHERE ds BETWEEN @start_ds AND @end_ds AND total > 0 AND @execution_ds > '2000-01-01'\n")
+    daily = mini_project / "models" / "daily.sql"
+    daily.write_text(daily.read_text().replace("audits (not_null(columns := (ds, total)))", "audits (in_window)"))
+    ctx = make_context(mini_project)
+    plan = plan_for(ctx, START, START + timedelta(days=2))
+    results = apply_plan(ctx, plan)
+    audits = [a for r in results.models if r.model == "shop.daily" for a in r.audits]
+    (audit,) = audits  # one batch of both days
+    assert "ds BETWEEN '2024-01-01' AND '2024-01-02'" in audit.query and "'2024-01-06' > '2000-01-01'" in audit.query
+    assert (audit.passed, audit.failing_rows) == (False, 2)
