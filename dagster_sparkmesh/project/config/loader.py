@@ -2,7 +2,7 @@
 
 YAML is composed into nodes first so that every error names its line. SQLMesh keys that have no meaning here
 give a warning (an existing SQLMesh project must load unchanged); any other unknown key is most likely a typo
-and is an error. ``{{ env_var('NAME'[, 'default']) }}`` is substituted first, as SQLMesh does. A ``config.py``
+and is an error. The file is rendered as a Jinja template first (``env_var``, ``var``, ``user``), as SQLMesh does. A ``config.py``
 is turned into the same data by ``project.config_python`` and read by the same reader.
 """
 
@@ -20,7 +20,7 @@ from dagster_sparkmesh.project.config.connection_overrides import apply_connecti
 from dagster_sparkmesh.project.config.python_file import read_python_config
 from dagster_sparkmesh.project.config.reader import ConfigReader
 from dagster_sparkmesh.project.config.sqlmesh_overrides import Overrides, deep_merge, read_overrides
-from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
+from dagster_sparkmesh.project.config.template import render_config
 from dagster_sparkmesh.records import Record
 
 CONFIG_FILES = ("config.yaml", "config.yml")
@@ -121,7 +121,7 @@ def _load_layers(python_path: Path | None, yaml_path: Path | None, overrides: Ov
 
 def _yaml_data(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(_substitute_env_vars(_read_text(path), path)) or {}
+        data = yaml.safe_load(render_config(_read_text(path), path).text) or {}
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         raise ConfigError(f"invalid YAML: {error}", path=path, line=mark.line + 1 if mark else None,

@@ -32,7 +32,7 @@ from dagster_sparkmesh.project.config.default_checks import check_default
 from dagster_sparkmesh.project.config.values import NOT_JSON, boolean_text, json_value, kind_text
 from dagster_sparkmesh.project.config.values import postgres_url as _postgres_url
 from dagster_sparkmesh.project.config.values import spark_conf_text as _spark_conf_text
-from dagster_sparkmesh.project.config.values import substitute_env_vars as _substitute_env_vars
+from dagster_sparkmesh.project.config.template import render_config
 from dagster_sparkmesh.model.kinds import SCHEMA_CHANGE_CHOICES
 from dagster_sparkmesh.model.table_formats import property_text
 from dagster_sparkmesh.records import Record
@@ -52,7 +52,10 @@ class ConfigReader:
         self.path = path
         # config.py: the text is generated, so every message names the line of its Config(...) call instead.
         self.fixed_line = line
-        self.text = _substitute_env_vars(text, path) if line is None else text
+        rendered = render_config(text, path) if line is None else None
+        self.text = rendered.text if rendered is not None else text
+        # Jinja tags spanning lines: the lines named below are those of the rendered text, which the note says.
+        self._line_note = " (line of the file as rendered by Jinja)" if rendered is not None and rendered.shifted else ""
         self.warnings: list[str] = []
         self.skipped_gateways: set[str] = set()
         self.gateway_variables: dict[str, dict[str, object]] = {}
@@ -66,10 +69,13 @@ class ConfigReader:
             root = yaml.compose(self.text, Loader=yaml.SafeLoader)
         except yaml.YAMLError as error:
             mark = getattr(error, "problem_mark", None)
+            line = mark.line + 1 if mark else None
+            lines = self.text.splitlines()
             raise ConfigError(
-                f"invalid YAML: {getattr(error, 'problem', None) or error}",
+                f"invalid YAML: {getattr(error, 'problem', None) or error}{self._line_note}",
                 path=self.path,
-                line=mark.line + 1 if mark else None,
+                line=line,
+                snippet=lines[line - 1] if line is not None and line <= len(lines) else None,
                 hint="check indentation and quoting",
             ) from None
         if root is None:
@@ -155,7 +161,8 @@ class ConfigReader:
         line = node.start_mark.line + 1
         lines = self.text.splitlines()
         snippet = lines[line - 1] if line <= len(lines) else None
-        return ConfigError(message, path=self.path, line=line, col=node.start_mark.column + 1, snippet=snippet, hint=hint)
+        return ConfigError(message + self._line_note, path=self.path, line=line, col=node.start_mark.column + 1,
+                           snippet=snippet, hint=hint)
 
     def _unknown(self, key: str, node: yaml.Node, known: list[str], where: str) -> ConfigError:
         close = difflib.get_close_matches(key, known, n=2)
@@ -164,7 +171,7 @@ class ConfigReader:
 
     def _warn(self, node: yaml.Node | None, message: str) -> None:
         line = self.fixed_line if self.fixed_line is not None else node.start_mark.line + 1 if node is not None else 1
-        self.warnings.append(f"{self.path.name}:{line}: {message}")
+        self.warnings.append(f"{self.path.name}:{line}: {message}{self._line_note}")
 
     def _build(self, record: type[Record], fields: dict[str, object], node: yaml.Node) -> Record:
         try:

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from dagster_sparkmesh.errors import ConfigError
+from dagster_sparkmesh.project.config.template import render_config
 
 ENV_PREFIX = "SQLMESH__"
 HOME_VARIABLE = "SQLMESH_HOME"
@@ -62,7 +63,8 @@ def _overlay_path(environ: Mapping[str, str]) -> Path:
 
 def _read_overlay(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        # Rendered as a Jinja template first, as SQLMesh renders every config file (env_var for credentials).
+        data = yaml.safe_load(render_config(path.read_text(encoding="utf-8"), path).text) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as error:
         mark = getattr(error, "problem_mark", None)
         raise ConfigError(f"invalid personal configuration: {error}", path=path,

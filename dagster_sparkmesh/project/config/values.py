@@ -1,19 +1,13 @@
-"""Value conversions of the config reader: ``env_var`` substitution, PostgreSQL URLs, Spark configuration text,
+"""Value conversions of the config reader: PostgreSQL URLs, Spark configuration text,
 variables as JSON values."""
 
 from __future__ import annotations
 
-import os
-import re
 from datetime import date
-from pathlib import Path
 
 from sqlalchemy.engine import URL
 
-from dagster_sparkmesh.errors import ConfigError
 from dagster_sparkmesh.model.kinds import KIND_ALIASES, KindBase, kind_type
-
-_ENV_VAR = re.compile(r"""\{\{\s*env_var\(\s*(['"])(\w+)\1\s*(?:,\s*(['"])(.*?)\3\s*)?\)\s*\}\}""")
 
 
 def postgres_url(values: dict[str, object]) -> str:
@@ -35,24 +29,6 @@ def _optional_text(value: object) -> str | None:
 def spark_conf_text(value: object) -> str:
     # Spark configuration values are strings; YAML turns true/1 into bool/int.
     return str(value).lower() if isinstance(value, bool) else str(value)
-
-
-def substitute_env_vars(text: str, path: Path) -> str:
-    def replace(match: re.Match[str]) -> str:
-        name, default = match.group(2), match.group(4)
-        value = os.environ.get(name, default)
-        if value is None:
-            line = text.count("\n", 0, match.start()) + 1
-            raise ConfigError(
-                f"environment variable {name} is not set",
-                path=path,
-                line=line,
-                snippet=match.group(),
-                hint=f"set {name} or give a default: env_var('{name}', 'value')",
-            )
-        return value
-
-    return _ENV_VAR.sub(replace, text) if "env_var" in text else text
 
 
 NOT_JSON = object()
