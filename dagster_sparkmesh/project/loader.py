@@ -119,7 +119,7 @@ def _load(
     models = dag.with_self_references(models)
     ordered = {name: models[name] for name in dag.topological_order(models)}
     unit_tests = tuple(test for repo in repos for test in repo.unit_tests)
-    _validate_unit_tests(unit_tests, ordered, externals)
+    test_warnings = _validate_unit_tests(unit_tests, ordered, externals)
     for repo in repos:
         if repo.cache is not None:
             repo.cache.save()
@@ -140,7 +140,7 @@ def _load(
         model_audits=model_audits,
         standalone_audits=_standalone_audits(repos, fingerprinted, externals, audits, audit_only),
         unit_tests=unit_tests,
-        warnings=(*(warning for repo in repos for warning in repo.warnings), *undeclared_warnings),
+        warnings=(*(warning for repo in repos for warning in repo.warnings), *undeclared_warnings, *test_warnings),
         broken=tuple(broken or ()),
     )
 
@@ -221,10 +221,11 @@ def _merged_externals(repos: list[_Repo]) -> dict:
     return merged
 
 
-def _validate_unit_tests(unit_tests: tuple, models: dict[str, Model], externals: dict) -> None:
-    if unit_tests:
-        parents = {name: _test_parents(model) for name, model in models.items()}
-        validate_unit_tests(unit_tests, [*models, *externals], parents)
+def _validate_unit_tests(unit_tests: tuple, models: dict[str, Model], externals: dict) -> tuple[str, ...]:
+    if not unit_tests:
+        return ()
+    parents = {name: _test_parents(model) for name, model in models.items()}
+    return validate_unit_tests(unit_tests, [*models, *externals], parents)
 
 
 def _test_parents(model: Model) -> frozenset[str]:

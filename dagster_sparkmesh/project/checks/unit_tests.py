@@ -62,9 +62,15 @@ def validate_unit_tests(
     tests: Collection[UnitTest],
     model_names: Collection[str],
     parents: Mapping[str, Collection[str]] | None = None,
-) -> None:
-    """Every test must name a known model, and its inputs known models (and, given ``parents``, its parents)."""
+) -> tuple[str, ...]:
+    """Every test must name a known model; returns warnings (``file:line: ...``) for its inputs that the model does
+    not read (given ``parents``) or that no model or external model declares.
+
+    SQLMesh creates a fixture table for every input and runs the test, so an input the model does not read is
+    unused, never an error (a test copied from another model keeps working). It is still said, without stopping
+    anything: here a misspelled input leaves the table the model reads without the test's rows."""
     known = set(model_names)
+    warnings: list[str] = []
     for test in tests:
         if test.model not in known:
             raise ProjectError(
@@ -74,23 +80,17 @@ def validate_unit_tests(
                 snippet=test.model,
                 hint=_near_hint(test.model, known),
             )
+        reads = parents.get(test.model, ()) if parents is not None else None
         for name in [name for name, _ in test.inputs] + [name for name, _ in test.input_queries]:
             if name not in known:
-                raise ProjectError(
-                    f"input {name} of unit test {test.name} is not a model of the project",
-                    path=test.path,
-                    line=_key_line(test, ("inputs", name)),
-                    snippet=name,
-                    hint=_near_hint(name, known),
-                )
-            if parents is not None and name not in parents.get(test.model, ()):
-                raise ProjectError(
-                    f"input {name} of unit test {test.name} is not read by {test.model}",
-                    path=test.path,
-                    line=_key_line(test, ("inputs", name)),
-                    snippet=name,
-                    hint=f"{test.model} reads: {', '.join(sorted(parents.get(test.model, ()))) or 'nothing'}",
-                )
+                problem = f"is not a model of the project ({_near_hint(name, known)})"
+            elif reads is not None and name not in reads:
+                problem = f"is not read by {test.model} (it reads: {', '.join(sorted(reads)) or 'nothing'})"
+            else:
+                continue
+            warnings.append(f"{test.path.name}:{_key_line(test, ('inputs', name))}: input {name} of unit test "
+                            f"{test.name} {problem}: unused, as in SQLMesh")
+    return tuple(warnings)
 
 
 def _near_hint(name: str, known: Collection[str]) -> str:
