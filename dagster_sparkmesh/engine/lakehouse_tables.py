@@ -52,20 +52,31 @@ EXISTED = _Existed()
 @dataclass(frozen=True)
 class Partitioning:
     """How a lakehouse table is partitioned: an Iceberg transform of the time column (``days``, ``hours``), so
-    that an interval's condition covers whole files, then plain columns."""
+    that an interval's condition covers whole files, then plain columns, then the Iceberg transforms a model's
+    ``partitioned_by`` expressions mean (``bucket(4, id)``)."""
 
     columns: tuple[str, ...] = ()
     time_transform: tuple[str, str] | None = None
     """(transform, column): ``("days", "event_ts")`` partitions by the day of ``event_ts``."""
+    transforms: tuple[tuple[str, str, int | None], ...] = ()
+    """(transform, column, width): ``("bucket", "id", 4)``; width None for the time transforms."""
+
+    def _all_transforms(self) -> list[tuple[str, str, int | None]]:
+        time = [] if self.time_transform is None else [(*self.time_transform, None)]
+        return [*time, *self.transforms]
 
     def sql(self) -> str:
-        transform = [] if self.time_transform is None else [f"{self.time_transform[0]}({quote_identifier(self.time_transform[1])})"]
-        return ", ".join(transform + [quote_identifier(column) for column in self.columns])
+        transforms = [f"{name}({'' if width is None else f'{width}, '}{quote_identifier(column)})"
+                      for name, column, width in self._all_transforms()]
+        first = transforms[:1] if self.time_transform is not None else []
+        return ", ".join(first + [quote_identifier(column) for column in self.columns] + transforms[len(first):])
 
     def frame_columns(self) -> list[Column]:
         """The same partitioning for Spark's table writer."""
-        transform = [] if self.time_transform is None else [getattr(partition_transforms, self.time_transform[0])(self.time_transform[1])]
-        return transform + [col(column) for column in self.columns]
+        made = [getattr(partition_transforms, name)(column) if width is None
+                else getattr(partition_transforms, name)(width, column) for name, column, width in self._all_transforms()]
+        first = made[:1] if self.time_transform is not None else []
+        return first + [col(column) for column in self.columns] + made[len(first):]
 
 
 def create_lakehouse_table(

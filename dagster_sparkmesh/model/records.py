@@ -35,6 +35,20 @@ class AuditCall(Record):
         return self.name.removesuffix("_non_blocking")
 
 
+class PartitionExpression(Record):
+    """An expression of ``partitioned_by`` over one column (BigQuery's ``DATE(ts)``, Iceberg's ``bucket(4, id)``),
+    which SQLMesh accepts. A Spark table partitions by columns: the table is not partitioned by it, except that an
+    Iceberg table partitions by the transform it means, when it means one (``iceberg``)."""
+
+    written: str
+    """As written in the header, for messages."""
+    column: str
+    """The one column it reads (lower case), as SQLMesh requires."""
+    line: int
+    iceberg: tuple[str, str, int | None] | None = None
+    """(transform, column, width): ``("days", "ts", None)``, ``("bucket", "id", 4)``; None: it means none."""
+
+
 class SignalCall(Record):
     """A signal gating a model's intervals: ``one_week_ago()`` or ``random_signal(threshold := 0.5)``."""
 
@@ -110,6 +124,9 @@ class Model(Record):
     tags: tuple[str, ...] = ()
     grains: tuple[str, ...] = ()
     partitioned_by: tuple[str, ...] = ()
+    """Partition columns; ``partition_expressions`` holds the entries that are expressions (kept apart, so that
+    every user of this field keeps reading column names)."""
+    partition_expressions: tuple[PartitionExpression, ...] = ()
     catalog: str | None = None
     """The Spark catalog the model's table and views live in, when its name's catalog is one the project's
     connection declares (``snapshot.naming``); None: the session's catalog."""
@@ -148,6 +165,19 @@ class Model(Record):
     def _partitioned_kind_has_partitions(self) -> Model:
         """SQLMesh's rule, checked here so SQL and Python models both meet it. A ProjectError, not a ValueError:
         pydantic passes it through unchanged, with the file and line."""
+        replaces_partitions = self.kind.needs_partitioned_by or getattr(self.kind, "insert_overwrite", False)
+        if self.partition_expressions and replaces_partitions:
+            # These kinds replace the partitions the new rows hold: the expression's values would decide which rows
+            # go, and the table is partitioned by columns only (SQLMesh's Spark engine refuses it too).
+            expression = self.partition_expressions[0]
+            raise ProjectError(
+                f"model {self.name} is {self.kind.name}, which replaces the partitions its rows hold, but partitioned_by "
+                f"{expression.written} is an expression",
+                path=self.path,
+                line=expression.line,
+                hint=f"compute it as a column in the query (SELECT ..., {expression.written} AS part) and write "
+                     "partitioned_by part",
+            )
         if self.kind.needs_partitioned_by and not self.partitioned_by:
             raise ProjectError(
                 f"model {self.name} is {self.kind.name} but has no partitioned_by",

@@ -59,6 +59,8 @@ def categorize_model_change(old: Model, new: Model) -> ChangeCategory:
     """The category of a change to a model's own definition (its data hash differs)."""
     if any(getattr(old, field) != getattr(new, field) for field in _OTHER_DATA_FIELDS):
         return ChangeCategory.BREAKING
+    if _partition_texts(old) != _partition_texts(new):  # (their lines may move: not a change)
+        return ChangeCategory.BREAKING
     if new.columns[: len(old.columns)] != old.columns:
         return ChangeCategory.BREAKING
     if old.query is None or new.query is None:
@@ -165,3 +167,7 @@ def _output_columns(query: str | None) -> dict[str, str | None] | None:
 
 def _lower(columns: tuple[tuple[str, str], ...]) -> dict[str, str | None]:
     return {name.lower(): type_.lower() for name, type_ in columns}
+
+
+def _partition_texts(model: Model) -> tuple[str, ...]:
+    return tuple(expression.written for expression in model.partition_expressions)

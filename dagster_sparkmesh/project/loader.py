@@ -34,7 +34,7 @@ from dagster_sparkmesh.project.load_limit import load_time_limit
 from dagster_sparkmesh.project import dag, macros
 from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
 from dagster_sparkmesh.model import cron_zones, kinds, merge_clauses
-from dagster_sparkmesh.project.sql import header_kind, merge_properties
+from dagster_sparkmesh.project.sql import header_kind, header_partitions, merge_properties
 from dagster_sparkmesh.project.sql import header_values
 from dagster_sparkmesh.project.sql import dialect_functions, dialect_numbers, file_readers, ordered_aggregates, spark_support
 from dagster_sparkmesh.project.sql import references as sql_references
@@ -67,6 +67,7 @@ _PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sq
                    macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
                    macro_values, virtual_update, spark_support, dialect_functions, merge_properties, merge_clauses,
                    cron_zones, kinds, sql_references, ordered_aggregates, dialect_numbers, file_readers,
+                   header_partitions,
                    *macro_builtins.MODULES)
 
 
@@ -140,7 +141,8 @@ def _load(
         model_audits=model_audits,
         standalone_audits=_standalone_audits(repos, fingerprinted, externals, audits, audit_only),
         unit_tests=unit_tests,
-        warnings=(*(warning for repo in repos for warning in repo.warnings), *undeclared_warnings, *test_warnings),
+        warnings=(*(warning for repo in repos for warning in repo.warnings), *undeclared_warnings, *test_warnings,
+                  *header_partitions.partition_warnings(fingerprinted.values())),
         broken=tuple(broken or ()),
     )
 

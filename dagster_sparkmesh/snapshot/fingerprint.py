@@ -95,6 +95,8 @@ def _later_data(model: Model) -> list[object]:
         later.append(["interval_unit", model.interval_unit])  # (written, and not the one the cron implies)
     if model.catalog is not None:  # (its table lives in that catalog: another catalog, another table)
         later.append(["catalog", model.catalog])
+    if model.partition_expressions:  # (as SQLMesh hashes partitioned_by: another partitioning, another table)
+        later.append(["partition_expressions", [expression.written for expression in model.partition_expressions]])
     written_format = lakehouse_format(model)
     if written_format is not None:
         later.append(["table_format", written_format])

@@ -126,16 +126,37 @@ def table_partitioning(model: Model, types: dict[str, str], table_format: str) -
     """SQLMesh partitions a time-range model's table by its time column first (``partition_by_time_column``),
     then by ``partitioned_by``. A timestamp time column is partitioned by its day (its hour for intervals shorter
     than a day) on Iceberg, whose overwrite must cover whole files; Delta's needs no partitioning, and a partition
-    per distinct timestamp would only cost."""
+    per distinct timestamp would only cost. An Iceberg table partitions by the transforms its ``partitioned_by``
+    expressions mean too (the others are left out, as the loader says)."""
     time_column = model.kind.time_column if model.kind.has_time_column else None
     others = tuple(column for column in model.partitioned_by if column != time_column)
     if time_column is None:
-        return Partitioning(columns=others)
+        return Partitioning(columns=others, transforms=_transforms(model, table_format, None))
     if types.get(time_column, "").lower() not in _TIMESTAMPS:
-        return Partitioning(columns=(time_column, *others))
+        return Partitioning(columns=(time_column, *others), transforms=_transforms(model, table_format, time_column))
     if table_format != ICEBERG:
         return Partitioning(columns=others)
-    return Partitioning(columns=others, time_transform=("days" if daily_or_longer(model) else "hours", time_column))
+    return Partitioning(columns=others, time_transform=("days" if daily_or_longer(model) else "hours", time_column),
+                        transforms=_transforms(model, table_format, time_column))
+
+
+def _transforms(model: Model, table_format: str, time_column: str | None) -> tuple[tuple[str, str, int | None], ...]:
+    """The Iceberg transforms of the model's ``partitioned_by`` expressions. A second time transform of a column
+    already partitioned by time is left out: Iceberg refuses redundant partition fields (its files are grouped by
+    the first one anyway)."""
+    if table_format != ICEBERG:
+        return ()
+    made: list[tuple[str, str, int | None]] = []
+    timed = {time_column} if time_column is not None else set()
+    for transform in (expression.iceberg for expression in model.partition_expressions):
+        if transform is None or transform in made:
+            continue
+        if transform[2] is None:  # a time transform
+            if transform[1] in timed:
+                continue
+            timed.add(transform[1])
+        made.append(transform)
+    return tuple(made)
 
 
 def _create_with_rows(ctx: ExecutionContext, target: ModelTarget, table: LakehouseTable, select: str) -> int | None:

@@ -24,9 +24,10 @@ from dagster_sparkmesh.model.cron_zones import read_cron_tz
 from dagster_sparkmesh.model.interval_units import (
     TOO_FREQUENT_HINT, read_interval_unit, too_frequent, too_frequent_message, valid_cron,
 )
-from dagster_sparkmesh.model.records import AuditCall, SignalCall
+from dagster_sparkmesh.model.records import AuditCall, PartitionExpression, SignalCall
 from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.project.sql.header_kind import read_kind
+from dagster_sparkmesh.project.sql.header_partitions import read_partitioned_by
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.snapshot.naming import qualified_name
 from dagster_sparkmesh.model.dialects import is_known_dialect
@@ -76,6 +77,7 @@ class ModelHeader:
     tags: tuple[str, ...] = ()
     grains: tuple[str, ...] = ()
     partitioned_by: tuple[str, ...] = ()
+    partition_expressions: tuple[PartitionExpression, ...] = ()
     table_format: str | None = None
     storage_format: str | None = None
     stamp: str | None = None
@@ -341,6 +343,10 @@ def _setter(field_name: str, read: Callable[[Value], object]) -> Callable[[Model
     return apply
 
 
+def _read_partitioned_by(header: ModelHeader, value: Value, dialect: str) -> None:
+    header.partitioned_by, header.partition_expressions = read_partitioned_by(value, dialect)
+
+
 def _read_kind(header: ModelHeader, value: Value, dialect: str) -> None:
     header.kind, header.kind_fields_written = read_kind(value, dialect)
 
@@ -363,7 +369,7 @@ _READERS: dict[str, Callable[[ModelHeader, Value, str], None]] = {
     "description": _setter("description", lambda value: value.scalar()),
     "tags": _setter("tags", lambda value: tuple(item.scalar() for item in value.items())),
     "grains": _setter("grains", _lower_words),
-    "partitioned_by": _setter("partitioned_by", _lower_words),
+    "partitioned_by": _read_partitioned_by,
     "table_format": _setter("table_format", lambda value: value.word().lower()),
     "storage_format": _setter("storage_format", lambda value: value.word().lower()),
     "stamp": _setter("stamp", lambda value: value.scalar()),

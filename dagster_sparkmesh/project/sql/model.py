@@ -178,6 +178,7 @@ def _parse_model_file(
         tags=header.tags,
         grains=header.grains,
         partitioned_by=header.partitioned_by,
+        partition_expressions=header.partition_expressions,
         table_format=header.table_format or defaults.table_format,
         storage_format=header.storage_format or defaults.storage_format,
         stamp=header.stamp,
