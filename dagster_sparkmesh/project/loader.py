@@ -18,31 +18,13 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.builtin_audits import check_audit_names
 from dagster_sparkmesh.model.records import AuditDefinition, ExternalModel, Model, UnitTest
 from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
-from dagster_sparkmesh.macros import builtins as macro_builtins
-from dagster_sparkmesh.macros import clauses as macro_clauses
-from dagster_sparkmesh.macros import evaluation as macro_evaluation
-from dagster_sparkmesh.macros import evaluator as macro_evaluator
-from dagster_sparkmesh.macros import expansion as macro_expansion
-from dagster_sparkmesh.project.sql import blueprints as model_blueprints
-from dagster_sparkmesh.macros import header as macro_header
-from dagster_sparkmesh.macros import jinja as macro_jinja
-from dagster_sparkmesh.macros import nodes as macro_nodes
-from dagster_sparkmesh.macros import syntax as macro_syntax
-from dagster_sparkmesh.macros import values as macro_values
 from dagster_sparkmesh.macros.registry import UserMacros, load_user_macros
 from dagster_sparkmesh.project.load_limit import load_time_limit
-from dagster_sparkmesh.project import dag, macros
-from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
-from dagster_sparkmesh.model import cron_zones, kinds, merge_clauses
-from dagster_sparkmesh.project.sql import header_kind, header_partitions, merge_properties
-from dagster_sparkmesh.project.sql import header_values
-from dagster_sparkmesh.project.sql import dialect_functions, dialect_numbers, file_readers, ordered_aggregates, spark_support
-from dagster_sparkmesh.project.sql import references as sql_references
-from dagster_sparkmesh.project.sql import header as sql_header
-from dagster_sparkmesh.project.sql import model as sql_model
-from dagster_sparkmesh.macros import sql_text
-from dagster_sparkmesh.project.sql import virtual_update
+from dagster_sparkmesh.project import dag
+from dagster_sparkmesh.project.parse_cache_key import PARSER_MODULES
+from dagster_sparkmesh.project.sql import header_partitions
 from dagster_sparkmesh.project.checks import audits as audit_files
+from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
 from dagster_sparkmesh.project.cache import RecordCache, cache_dir, cache_salt
 from dagster_sparkmesh.project.column_schema import ModelColumns
 from dagster_sparkmesh.project.catalogs import placed_in_catalogs
@@ -63,12 +45,6 @@ from dagster_sparkmesh.project.checks.unit_tests import load_unit_tests, validat
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 from dagster_sparkmesh.snapshot.naming import without_default_catalog
 
-_PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql_text, audit_files, macro_builtins, model_blueprints, macro_clauses,
-                   macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
-                   macro_values, virtual_update, spark_support, dialect_functions, merge_properties, merge_clauses,
-                   cron_zones, kinds, sql_references, ordered_aggregates, dialect_numbers, file_readers,
-                   header_partitions,
-                   *macro_builtins.MODULES)
 
 
 def load_project(
@@ -247,7 +223,7 @@ def _sql_cache(
     # the external models' declared columns.
     settings = (config.model_defaults.model_dump_json(), repr(sorted(config.variables.items())), user_macros.digest,
                 config.default_gateway, config.default_catalog or "", repr(sorted(external_columns.items())))
-    return RecordCache(cache_dir(project_path, "sql_models"), cache_salt(settings, _PARSER_MODULES), ParsedSqlFile)
+    return RecordCache(cache_dir(project_path, "sql_models"), cache_salt(settings, PARSER_MODULES), ParsedSqlFile)
 
 
 def _python_models(

@@ -142,8 +142,8 @@ def test_every_module_that_shapes_a_parsed_sql_file_is_in_the_caches_key():
     import pkgutil
 
     import dagster_sparkmesh.project.sql as sql_package
-    from dagster_sparkmesh.project import loader
+    from dagster_sparkmesh.project.parse_cache_key import PARSER_MODULES
 
-    salted = {module.__name__ for module in loader._PARSER_MODULES}
+    salted = {module.__name__ for module in PARSER_MODULES}
     parsing = {f"{sql_package.__name__}.{info.name}" for info in pkgutil.iter_modules(sql_package.__path__)}
     assert parsing - {f"{sql_package.__name__}.formatter"} <= salted, sorted(parsing - salted)
