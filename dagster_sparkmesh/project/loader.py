@@ -97,6 +97,7 @@ def _load(
     ordered = {name: models[name] for name in dag.topological_order(models)}
     unit_tests = tuple(test for repo in repos for test in repo.unit_tests)
     test_warnings = _validate_unit_tests(unit_tests, ordered, externals)
+    unit_tests = tuple(test for test in unit_tests if test.model in ordered)  # (a test of no model: warned, left out)
     for repo in repos:
         if repo.cache is not None:
             repo.cache.save()

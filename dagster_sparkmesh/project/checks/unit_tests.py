@@ -63,8 +63,8 @@ def validate_unit_tests(
     model_names: Collection[str],
     parents: Mapping[str, Collection[str]] | None = None,
 ) -> tuple[str, ...]:
-    """Every test must name a known model; returns warnings (``file:line: ...``) for its inputs that the model does
-    not read (given ``parents``) or that no model or external model declares.
+    """Warnings (``file:line: ...``) for a test of a model the project does not have (the loader leaves it out), and
+    for inputs that the model does not read (given ``parents``) or that no model or external model declares.
 
     SQLMesh creates a fixture table for every input and runs the test, so an input the model does not read is
     unused, never an error (a test copied from another model keeps working). It is still said, without stopping
@@ -72,14 +72,10 @@ def validate_unit_tests(
     known = set(model_names)
     warnings: list[str] = []
     for test in tests:
-        if test.model not in known:
-            raise ProjectError(
-                f"unit test {test.name} is for unknown model {test.model}",
-                path=test.path,
-                line=_key_line(test, ("model",)),
-                snippet=test.model,
-                hint=_near_hint(test.model, known),
-            )
+        if test.model not in known:  # SQLMesh warns and leaves the test out
+            warnings.append(f"{test.path.name}:{_key_line(test, ('model',))}: unit test {test.name} is for unknown "
+                            f"model {test.model} ({_near_hint(test.model, known)}): not run, as in SQLMesh")
+            continue
         reads = parents.get(test.model, ()) if parents is not None else None
         for name in [name for name, _ in test.inputs] + [name for name, _ in test.input_queries]:
             if name not in known:

@@ -1,6 +1,0 @@
-from dagster_sparkmesh.project.python.models import model
-
-
-@model("shop.scores")
-def execute(context, start, end, execution_time, **kwargs):
-    return context.spark.range(3)
