@@ -14,7 +14,12 @@ overlap. An interval write adds new segments and switches the view to them in on
   ``MAX_SEGMENTS_PER_PERIOD`` segments is merged into one by the write that would add the next;
 - a retired segment is dropped by a later write once ``RETIRED_SEGMENT_GRACE`` has passed since the write that
   retired it began (a reader may still list it that long after); a segment no view ever named (a crashed write's)
-  is dropped as soon as a later write finds it.
+  is dropped as soon as a later write finds it;
+- the view names every current segment, and the metastore keeps a view's text in at most 32,700 characters
+  (Derby's LONG VARCHAR, about 560 names): a table of day periods (a sub-daily model's) whose view would name more
+  than ``SEAL_ABOVE`` segments has its older months *sealed* by the write, each month's segments merged into one
+  segment of the whole month. A later write into a sealed month rewrites that month, as a table of month periods
+  would.
 
 This module is pure: it plans, the engine runs the statements.
 """
@@ -34,6 +39,10 @@ from dagster_sparkmesh.snapshot.naming import quote, quote_identifier
 MAX_SEGMENTS_PER_PERIOD = 8
 """A month of daily runs would otherwise read 30 folders; merging at 9 keeps a daily write's amortized cost at about
 one extra day rewritten (a month's rows rewritten once every eight days)."""
+SEAL_ABOVE = 120
+"""Two years of days would name 730 segments. Sealed above 120, a table of daily segments seals its months but the
+newest about every four months, each month once (its rows written once more, whenever it is sealed), and its view
+names at most 120 segments plus the newest month's (at most 8 a day): 368 names, 21,000 characters."""
 RETIRED_SEGMENT_GRACE = timedelta(minutes=15)
 _STAMP = "%Y%m%dT%H%M%S"
 _EPOCH = datetime(1970, 1, 1)
@@ -116,25 +125,60 @@ class SegmentWrite:
 
 def plan_segment_write(
     current: Sequence[Segment], start: datetime, end: datetime, period: str, version: str,
-    max_per_period: int = MAX_SEGMENTS_PER_PERIOD,
+    max_per_period: int = MAX_SEGMENTS_PER_PERIOD, seal_above: int | None = None,
 ) -> SegmentWrite:
     replaced: list[Segment] = []
     written: list[Segment] = []
     for first_day in periods_touched(start, end, period):
-        period_start = datetime.combine(first_day, datetime.min.time())
-        period_end = datetime.combine(next_period(first_day, period), datetime.min.time())
+        period_start = _midnight(first_day)
+        period_end = _midnight(next_period(first_day, period))
         lower, upper = max(start, period_start), min(end, period_end)
         in_period = [s for s in current if s.overlaps(period_start, period_end)]
         overlapping = [s for s in in_period if s.overlaps(lower, upper)]
         if len(in_period) - len(overlapping) + 1 > max_per_period:
             overlapping = in_period  # merge the period's segments into the one written now
-        replaced += overlapping
+        replaced += [s for s in overlapping if s not in replaced]  # a sealed month overlaps each of its days
         # The union of segments that each overlap [lower, upper) and that interval is one range without gaps.
         written.append(Segment(
             min([lower, *(s.start for s in overlapping)]), max([upper, *(s.end for s in overlapping)]), version
         ))
     kept = [s for s in current if s not in replaced]
-    return SegmentWrite(tuple(replaced), tuple(written), tuple(sorted(kept + written)))
+    joined = _joined(written)
+    plan = SegmentWrite(tuple(replaced), joined, tuple(sorted([*kept, *joined])))
+    return _sealed(plan, version, SEAL_ABOVE if seal_above is None else seal_above) if period == "day" else plan
+
+
+def _joined(written: list[Segment]) -> tuple[Segment, ...]:
+    """The written ranges with overlapping ones made one (the days of a sealed month each extend to the month)."""
+    joined: list[Segment] = []
+    for segment in sorted(written):
+        if joined and segment.start < joined[-1].end:
+            last = joined.pop()
+            segment = Segment(last.start, max(last.end, segment.end), segment.version)
+        joined.append(segment)
+    return tuple(joined)
+
+
+def _sealed(plan: SegmentWrite, version: str, seal_above: int) -> SegmentWrite:
+    """``plan`` with its oldest months sealed while the view would name more than ``seal_above`` segments; the
+    newest month keeps its days, where the next writes go."""
+    current, replaced, written = list(plan.current_after), list(plan.replaced), list(plan.written)
+    months = sorted({s.start.date().replace(day=1) for s in current})
+    for month in months[:-1]:
+        if len(current) <= seal_above:
+            break
+        inside = [s for s in current if s.start.date().replace(day=1) == month]
+        if len(inside) < 2:
+            continue
+        whole = Segment(_midnight(month), _midnight(next_period(month, "month")), version)
+        replaced += [s for s in inside if s not in written]  # kept segments: their rows are read back
+        written = [s for s in written if s not in inside] + [whole]
+        current = [s for s in current if s not in inside] + [whole]
+    return SegmentWrite(tuple(replaced), tuple(sorted(written)), tuple(sorted(current)))
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, datetime.min.time())
 
 
 def droppable_segments(
@@ -159,15 +203,21 @@ def droppable_segments(
 
 
 def segment_of_rows(column: str, period: str, written: Sequence[Segment]) -> str:
-    """SQL mapping a row's time column to the segment written for its period (every row is in a touched period)."""
+    """SQL mapping a row's time column to the segment written for its period (every row is in a touched period;
+    a sealed month's segment holds the rows of each of its days)."""
     as_date = f"CAST({quote_identifier(column)} AS DATE)"
     key = f"CAST(TRUNC({as_date}, 'MM') AS STRING)" if period == "month" else f"CAST({as_date} AS STRING)"
-    cases = " ".join(
-        f"WHEN {string_literal(period_start(segment.start, period).isoformat())} THEN {string_literal(segment.value)}"
-        for segment in written
-    )
+    cases = " ".join(f"WHEN {_periods_of(key, segment, period)} THEN {string_literal(segment.value)}" for segment in written)
     # A row outside every touched period would land in no segment: fail the write rather than file it under NULL.
-    return f"CASE {key} {cases} ELSE RAISE_ERROR('sparkmesh: a row outside the periods of its interval') END"
+    return f"CASE {cases} ELSE RAISE_ERROR('sparkmesh: a row outside the periods of its interval') END"
+
+
+def _periods_of(key: str, segment: Segment, period: str) -> str:
+    """The test of a row's period ``key`` (an ISO date, which orders as text) for the periods ``segment`` spans."""
+    first = period_start(segment.start, period)
+    if _midnight(next_period(first, period)) >= segment.end:
+        return f"{key} = {string_literal(first.isoformat())}"
+    return f"{key} >= {string_literal(first.isoformat())} AND {key} < {string_literal(segment.end.date().isoformat())}"
 
 
 def period_start(moment: datetime, period: str) -> date:

@@ -4,8 +4,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from dagster_sparkmesh.engine import period_segments
 from dagster_sparkmesh.engine.period_segments import (
-    Segment, current_values, droppable_segments, parse_segment, periods_touched, plan_segment_write, view_sql,
+    Segment, current_values, droppable_segments, parse_segment, periods_touched, plan_segment_write,
+    segment_of_rows, view_sql,
 )
 
 V1, V2, V3 = "1700000000000aaaaaaaaa", "1700000060000bbbbbbbbb", "1700000120000ccccccccc"
@@ -106,3 +108,66 @@ def test_the_view_names_the_current_segments_and_they_read_back():
     assert [parse_segment(v, "month") for v in current_values(sql)] == segments
     assert current_values(view_sql("s.t__data", "`id`", "sparkmesh_month", [])) == []
     assert current_values("SELECT `id` FROM `s`.`t__data`") is None
+
+
+def _days(first: str, count: int, version: str = V1) -> list[Segment]:
+    start = _at(first)
+    return [Segment(start + timedelta(days=n), start + timedelta(days=n + 1), version) for n in range(count)]
+
+
+def test_a_day_table_about_to_name_too_many_segments_seals_its_older_months_but_the_newest():
+    current = _days("2024-01-01", 70)  # January 1 to March 10
+    plan = plan_segment_write(current, _at("2024-03-11"), _at("2024-03-12"), "day", V2, seal_above=30)
+    # January's segments alone leave 40 named: February is sealed too; March keeps its days.
+    assert _ranges(plan.current_after[:2]) == ["2024-01-01..2024-02-01", "2024-02-01..2024-03-01"]
+    assert len(plan.current_after) == 2 + 11
+    assert plan.replaced == tuple(current[:60])  # their rows are read back into the sealed months
+    assert _ranges(plan.written) == ["2024-01-01..2024-02-01", "2024-02-01..2024-03-01", "2024-03-11..2024-03-12"]
+    assert {s.version for s in plan.written} == {V2}
+
+
+def test_the_longest_view_of_a_sealed_table_fits_the_metastore():
+    # Derby keeps a view's text in 32,700 characters. The most a sealed table names: SEAL_ABOVE segments, and a newest
+    # month of 31 days of eight hour-long segments each.
+    hours = [
+        Segment(_at("2024-12-01") + timedelta(days=d, hours=h), _at("2024-12-01") + timedelta(days=d, hours=h + 1), V3)
+        for d in range(31) for h in range(8)
+    ]
+    plan = plan_segment_write([*_days("2023-01-01", 600), *hours], _at("2025-01-01"), _at("2025-01-01 01:00"), "day", V3)
+    assert len(plan.current_after) <= period_segments.SEAL_ABOVE + 31 * 8 + 1
+    columns = ", ".join(f"`column_with_a_long_name_{n}`" for n in range(100))
+    assert len(view_sql("analytics.events__1234567890__data", columns, "sparkmesh_day", plan.current_after)) < 30_000
+
+
+def test_a_day_table_under_the_limit_is_not_sealed():
+    current = _days("2024-01-01", 30)
+    plan = plan_segment_write(current, _at("2024-01-31"), _at("2024-02-01"), "day", V2, seal_above=31)
+    assert plan.replaced == () and len(plan.current_after) == 31
+
+
+def test_a_first_write_of_many_days_seals_its_own_older_months():
+    plan = plan_segment_write([], _at("2024-01-01"), _at("2024-03-03"), "day", V1, seal_above=10)
+    assert plan.replaced == ()
+    assert _ranges(plan.written) == [
+        "2024-01-01..2024-02-01", "2024-02-01..2024-03-01", "2024-03-01..2024-03-02", "2024-03-02..2024-03-03"
+    ]
+    assert plan.current_after == plan.written
+
+
+def test_days_written_into_a_sealed_month_rewrite_the_month_once():
+    january = _segment("2024-01-01", "2024-02-01")
+    february = _days("2024-02-01", 2)
+    plan = plan_segment_write([january, *february], _at("2024-01-05 06:00"), _at("2024-01-07"), "day", V2)
+    assert plan.replaced == (january,)
+    assert _ranges(plan.written) == ["2024-01-01..2024-02-01"]
+    assert _ranges(plan.current_after) == ["2024-01-01..2024-02-01", "2024-02-01..2024-02-02", "2024-02-02..2024-02-03"]
+
+
+def test_rows_of_a_sealed_month_map_to_its_segment_by_their_day():
+    sealed, day = _segment("2024-01-01", "2024-02-01"), _segment("2024-02-01", "2024-02-02")
+    key = "CAST(CAST(`ts` AS DATE) AS STRING)"
+    assert segment_of_rows("ts", "day", [sealed, day]) == (
+        f"CASE WHEN {key} >= '2024-01-01' AND {key} < '2024-02-01' THEN '{sealed.value}' "
+        f"WHEN {key} = '2024-02-01' THEN '{day.value}' "
+        "ELSE RAISE_ERROR('sparkmesh: a row outside the periods of its interval') END"
+    )

@@ -289,3 +289,38 @@ def test_a_char_column_leaves_the_row_checks_to_the_audits(engine, schema):
     assert engine.overwrite_interval(table, query, _window("2024-01-02", "2024-01-03"), checks=checks) == 1
     assert checks.holding == {}
     assert engine.catalog.query_rows(f"SELECT length(code) FROM {table}") == [(5,)]
+
+
+def _hourly_days(first: str, days: int) -> str:
+    """One row at 06:00 of each of ``days`` days from ``first`` (ids 0..days-1)."""
+    return (
+        f"SELECT CAST(n AS INT) AS id, CAST(DATE'{first}' + CAST(n AS INT) AS TIMESTAMP) + INTERVAL 6 HOURS AS ts "
+        f"FROM RANGE({days}) AS t(n)"
+    )
+
+
+def test_an_hourly_model_with_two_years_of_history_is_written_read_and_restated(engine, schema, monkeypatch):
+    # A sub-daily model's periods are days: two years of them named one by one overflowed the view text the
+    # metastore keeps (32,700 characters in Derby), and the write failed. Its older months are sealed instead (here
+    # above 40 segments, for fewer partitions to write: the default's bound is held by test_period_segments).
+    monkeypatch.setattr(period_segments, "SEAL_ABOVE", 40)
+    table = f"{schema}.hourly__v1"
+    window = TimeWindow("ts", datetime(2023, 1, 1), datetime(2024, 12, 1), period="day")
+    days = (date(2024, 12, 1) - date(2023, 1, 1)).days
+    query = _hourly_days("2023-01-01", days)
+    engine.creation.create_interval_table(table, query, window)
+    assert engine.overwrite_interval(table, query, window, fresh=True) == days
+    current = _current(engine, table)
+    assert current[0] == "20230101..20230201" and current[-1] == "20241130..20241201"
+    assert len(current) == 22 + 30  # January 2023 to October 2024 sealed, November's days
+
+    # One day restated inside a sealed month: that day's rows replaced, the month's others kept.
+    restated = "SELECT -1 AS id, TIMESTAMP'2023-03-05 07:00:00' AS ts"
+    restate = TimeWindow("ts", datetime(2023, 3, 5), datetime(2023, 3, 6), period="day")
+    assert engine.overwrite_interval(table, restated, restate) == 1
+    march = engine.catalog.query_rows(
+        f"SELECT id, ts FROM {table} WHERE ts >= '2023-03-04' AND ts < '2023-03-07' ORDER BY ts"
+    )
+    assert [row[0] for row in march] == [62, -1, 64]
+    assert engine.catalog.query_rows(f"SELECT COUNT(*) FROM {table}")[0][0] == days
+    assert "20230301..20230401" in _current(engine, table)
