@@ -1,0 +1,87 @@
+"""Integer division in dialects that divide two integers into an integer (``project.sql.typed_division``):
+PostgreSQL's ``7 / 2`` is 3 and ``-7 / 2`` is -3, where Spark's ``/`` gave 3.5 and -3.5. Written as SQLMesh renders
+such a model for Spark (``CAST(a / b AS BIGINT)``, which truncates as PostgreSQL does) when the operands' types are
+known, and as before when they are not."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import sqlglot
+from sqlglot.schema import MappingSchema
+
+from dagster_sparkmesh.project.loader import load_project
+from dagster_sparkmesh.project.rendering import render_query
+from dagster_sparkmesh.project.sql.model import canonical_sql
+from dagster_sparkmesh.project.sql.typed_division import MARKER, marked_divisions, resolved_divisions
+
+QUERY = "SELECT (a + b) / c / 2 AS x, a / (b / 'x,)') AS y, a / 2.0 AS z, a / b AS q FROM s.nums WHERE d >= @start_ds"
+SCHEMA = MappingSchema({"s": {"nums": {"a": "INT", "b": "INT", "c": "BIGINT", "d": "DATE"}}}, dialect="spark")
+
+
+def _marked(sql: str, dialect: str) -> str:
+    return canonical_sql(marked_divisions(sqlglot.parse_one(sql, read=dialect), dialect))
+
+
+def test_divisions_of_integers_are_cast_and_the_others_are_written_as_before():
+    assert resolved_divisions(_marked(QUERY, "postgres"), SCHEMA) == (
+        "SELECT CAST(CAST((a + b) / c AS BIGINT) / 2 AS BIGINT) AS x, a / (b / 'x,)') AS y, a / 2.0 AS z, "
+        "CAST(a / b AS BIGINT) AS q FROM s.nums WHERE d >= ${start_ds}"
+    )
+
+
+def test_without_the_operands_types_the_query_is_the_one_written_before():
+    unmarked = canonical_sql(sqlglot.parse_one(QUERY, read="postgres"))
+    assert resolved_divisions(_marked(QUERY, "postgres"), MappingSchema(dialect="spark")) == unmarked
+    assert MARKER not in unmarked
+
+
+@pytest.mark.parametrize("dialect", ["duckdb", "snowflake", "bigquery", "spark", "mysql"])
+def test_dialects_whose_division_is_exact_are_left_alone(dialect):
+    assert MARKER not in _marked("SELECT a / b AS q FROM s.nums", dialect)
+
+
+@pytest.mark.parametrize("dialect", ["postgres", "trino", "redshift", "tsql", "sqlite"])
+def test_dialects_that_divide_integers_into_integers_are_marked(dialect):
+    assert MARKER in _marked("SELECT a / b AS q FROM s.nums", dialect)
+
+
+def _project(folder: Path, files: dict[str, str]) -> Path:
+    (folder / "models").mkdir(parents=True)
+    (folder / "seeds").mkdir()
+    (folder / "seeds" / "nums.csv").write_text("a,b\n7,2\n-7,2\n9,3\n")
+    (folder / "config.yaml").write_text("model_defaults:\n  dialect: postgres\n  start: '2024-01-01'\n")
+    for name, text in files.items():
+        (folder / "models" / name).write_text(text)
+    return folder
+
+
+MODELS = {
+    "nums.sql": "MODEL (name s.nums, kind SEED (path '../seeds/nums.csv'), columns (a INT, b INT));\n",
+    "divs.sql": "MODEL (name s.divs, kind FULL);\nSELECT a, b, a / b AS q, a / 2.0 AS half FROM s.nums\n",
+    "halves.sql": "MODEL (name s.halves, kind FULL);\nSELECT q, q / 2 AS qq, q / half AS r FROM s.divs\n",
+    "unknown.sql": "MODEL (name s.unknown, kind FULL);\nSELECT x / y AS r FROM raw.events\n",
+    "check.sql": "MODEL (name s.check, kind AUDIT_ONLY);\nSELECT * FROM s.divs WHERE a / b > 3\n",
+}
+
+
+def test_a_projects_queries_are_typed_with_their_parents_columns_and_keep_no_marker(tmp_path):
+    project = load_project(_project(tmp_path / "p", MODELS), use_cache=False)
+    queries = {name: model.query for name, model in project.models.items()}
+    assert queries["s.divs"] == "SELECT a, b, CAST(a / b AS BIGINT) AS q, a / 2.0 AS half FROM s.nums"
+    # q is an integer because its parent's division is one; q / half divides by a decimal.
+    assert queries["s.halves"] == "SELECT q, CAST(q / 2 AS BIGINT) AS qq, q / half AS r FROM s.divs"
+    assert queries["s.unknown"] == "SELECT x / y AS r FROM raw.events"  # an undeclared table: types unknown
+    assert not any(MARKER in (query or "") for query in queries.values())
+    assert project.standalone_audits["s.check"].query == "SELECT * FROM s.divs WHERE CAST(a / b AS BIGINT) > 3"
+
+
+def test_on_spark_integers_divide_as_postgresql_divides_them(engine, schema, tmp_path):
+    project = load_project(_project(tmp_path / "p", MODELS), use_cache=False)
+    engine.catalog.execute(f"CREATE TABLE {schema}.nums AS SELECT * FROM VALUES (7, 2), (-7, 2), (9, 3) AS t(a, b)")
+    sql = render_query(project.models["s.divs"], start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
+                       execution_time=datetime(2024, 1, 2), table_for={"s.nums": f"{schema}.nums"})
+    rows = engine.catalog.query_rows(f"SELECT a, q FROM ({sql}) ORDER BY a")
+    assert [tuple(row) for row in rows] == [(-7, -3), (7, 3), (9, 3)]
