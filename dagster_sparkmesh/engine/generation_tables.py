@@ -51,7 +51,8 @@ def create_generation_table(
     generation = new_version()
     written = _create_data_table(engine, table, query_sql, generation, partitioned_by, checks)
     if written is not None:
-        _create_view(engine, table, generation)  # after its data: never seen before the rows it shows (invariant 2)
+        # After its data: never seen before the rows it shows (invariant 2).
+        _create_view(engine, table, generation, query_sql, partitioned_by)
     return written
 
 
@@ -63,7 +64,7 @@ def create_empty_generation_table(
     concurrent writer: any empty generation reads as any other)."""
     generation = new_version()
     _create_data_table(engine, table, f"SELECT * FROM ({query_sql}) AS source WHERE 1 = 0", generation, partitioned_by)
-    _create_view(engine, table, generation)
+    _create_view(engine, table, generation, query_sql, partitioned_by)
 
 
 def _create_data_table(
@@ -87,10 +88,17 @@ def _create_data_table(
         raise
 
 
-def _create_view(engine: SparkEngine, table: str, generation: str) -> None:
-    """The view of one generation; its columns are the data table's but the hidden one (the query's)."""
-    hidden, data = quote_identifier(GENERATION_COLUMN), quote(period_data_table(table))
-    view = f"SELECT * EXCEPT ({hidden}) FROM {data} WHERE {_generation_is(generation)}"
+def _create_view(
+    engine: SparkEngine, table: str, generation: str, query_sql: str, partitioned_by: Sequence[str]
+) -> None:
+    """The view of one generation: the query's columns, in the query's order."""
+    hidden, data = quote_identifier(GENERATION_COLUMN), period_data_table(table)
+    if partitioned_by:
+        # Spark keeps partition columns after the others: a reader's SELECT * (a UNION by position) would see
+        # them moved. The query's analysis (no job) gives its order.
+        view = _view_sql(data, [name for name, _ in engine.catalog.query_schema(query_sql)], generation)
+    else:
+        view = f"SELECT * EXCEPT ({hidden}) FROM {quote(data)} WHERE {_generation_is(generation)}"
     engine.catalog.execute(f"CREATE VIEW IF NOT EXISTS {quote(table)} AS {view}")
 
 

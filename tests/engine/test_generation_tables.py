@@ -84,6 +84,22 @@ def test_the_model_partitions_go_under_the_generation(engine, schema, no_grace):
     assert engine.catalog.query_rows(f"SELECT * FROM {table}") == [(4, "z")]
 
 
+def test_a_partitioned_table_shows_the_query_columns_in_the_query_order(engine, schema):
+    # Spark keeps partition columns last: the view showed (name, category) for a query of (category, name), and a
+    # reader's SELECT * UNION ALL by position put each value under the other column.
+    table = f"{schema}.ordered__v1"
+    assert create_generation_table(engine, table, "SELECT 'cat1' AS category, 'name1' AS name", ["category"]) == 1
+    assert engine.catalog.columns(table) == [("category", "string"), ("name", "string")]
+    assert engine.catalog.query_rows(f"SELECT * FROM {table} UNION ALL SELECT 'cat2', 'name2'") == [
+        ("cat1", "name1"), ("cat2", "name2")
+    ]
+    replace_generation(engine, table, "SELECT 'cat3' AS category, 'name3' AS name")
+    assert engine.catalog.query_rows(f"SELECT * FROM {table}") == [("cat3", "name3")]
+    empty = f"{schema}.ordered_empty__v1"
+    create_empty_generation_table(engine, empty, "SELECT 'c' AS category, 'n' AS name", ["category"])
+    assert engine.catalog.columns(empty) == [("category", "string"), ("name", "string")]
+
+
 def test_a_model_reading_its_own_table_starts_from_an_empty_one(engine, schema):
     table = f"{schema}.counter__v1"
     create_empty_generation_table(engine, table, "SELECT 1 AS id, 'n' AS name")
