@@ -186,3 +186,17 @@ def test_the_length_of_a_list_and_a_continuous_quantile_as_duckdb_computes_them(
            f"(SELECT QUANTILE_CONT(x, 0.5) FROM {rows}) FROM {rows} ORDER BY s")
     found = [tuple(float(v) for v in row) for row in engine.catalog.query_rows(spark_sql(sql, "duckdb"))]
     assert found == [(3, 5, 1.75, 3.0), (1, 1, 1.75, 3.0), (2, 3, 1.75, 3.0), (1, 1, 1.75, 3.0)]
+
+
+def test_finite_and_infinite_numbers_and_the_epoch_of_a_duration_as_duckdb_computes_them(engine):
+    # DuckDB's results (checked): ISFINITE is no Spark function, and the epoch of a duration cast an interval to a
+    # timestamp; both stopped the backfill (a user's taxi trips: minutes between pickup and drop-off).
+    numbers = "SELECT x, ISFINITE(x), ISINF(x) FROM (VALUES (1.5::DOUBLE), ('inf'::DOUBLE), ('nan'::DOUBLE), (NULL)) AS t(x)"
+    assert [tuple(row[1:]) for row in engine.catalog.query_rows(spark_sql(numbers, "duckdb"))] == [
+        (True, False), (False, True), (False, False), (None, None)
+    ]
+    trips = ("(VALUES (TIMESTAMP '2025-01-01 23:50:00', TIMESTAMP '2025-01-02 00:10:30.5')) AS t(a, b)")
+    duckdb = f"SELECT EPOCH(b - a) / 60.0, EPOCH(b - INTERVAL 1 DAY) FROM {trips}"
+    postgres = f"SELECT EXTRACT(EPOCH FROM b - a) / 60.0, EXTRACT(EPOCH FROM (b - a)) FROM {trips}"
+    assert [round(float(v), 6) for v in engine.catalog.query_rows(spark_sql(duckdb, "duckdb"))[0]] == [20.508333, 1735690230.5]
+    assert [round(float(v), 6) for v in engine.catalog.query_rows(spark_sql(postgres, "postgres"))[0]] == [20.508333, 1230.5]

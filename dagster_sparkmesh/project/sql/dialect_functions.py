@@ -111,6 +111,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _anonymous(node, dialect)
     if type(node) is exp.Concat and node.args.get("coalesce"):  # (CONCAT_WS skips NULLs in Spark as well)
         return _concat_of_strings(node)
+    if isinstance(node, exp.IsInf):
+        return exp.Paren(this=_infinite(node.this))
     if isinstance(node, exp.Length) and isinstance(node.this, _ARRAYS):  # DuckDB's LEN of a list: its size
         return exp.ArraySize(this=node.this)
     if isinstance(node, exp.PercentileCont) and node.expression is not None:
@@ -219,6 +221,11 @@ def _epoch_seconds(moment: exp.Expression) -> exp.Expression:
     """Seconds since 1970 with their fraction (PostgreSQL's and DuckDB's ``EXTRACT(EPOCH ...)``, DuckDB's
     ``epoch``), of a timestamp or of a date's midnight; Spark has no EPOCH field and ``UNIX_TIMESTAMP`` drops the
     fraction."""
+    inner = moment.unnest()
+    if isinstance(inner, exp.Sub) and not any(isinstance(side, exp.Interval) for side in inner.unnest_operands()):
+        # The epoch of a duration (``EPOCH(b - a)``, PostgreSQL's ``EXTRACT(EPOCH FROM b - a)``): its seconds. Spark
+        # casts no interval to a timestamp, so it is the difference of the two moments' epochs.
+        return exp.Paren(this=exp.Sub(this=_epoch_seconds(inner.this), expression=_epoch_seconds(inner.expression)))
     timestamp = exp.Cast(this=moment.copy(), to=exp.DataType.build("TIMESTAMP"))
     micros = exp.Anonymous(this="UNIX_MICROS", expressions=[timestamp])
     return exp.Paren(this=exp.Div(this=micros, expression=exp.Literal.number(1000000)))
@@ -319,7 +326,16 @@ def _anonymous(node: exp.Anonymous, dialect: str) -> exp.Expression:
         return _tried_parse(parsed)
     if name == "WEEKDAY" and dialect == "duckdb" and len(arguments) == 1:  # Sunday = 0 there, Monday = 0 in Spark
         return _from_sunday_zero(arguments[0])
+    if name == "ISFINITE" and dialect == "duckdb" and len(arguments) == 1:  # NULL stays NULL, as in DuckDB
+        return exp.Not(this=exp.Paren(this=exp.Or(
+            this=exp.Anonymous(this="ISNAN", expressions=[arguments[0]]), expression=_infinite(arguments[0]))))
     return _as_the_dialect_reads(node, dialect)
+
+
+def _infinite(number: exp.Expression) -> exp.Expression:
+    """Spark has no IS_INF: the magnitude is infinity."""
+    infinity = exp.Cast(this=exp.Literal.string("Infinity"), to=exp.DataType.build("DOUBLE"))
+    return exp.EQ(this=exp.Abs(this=number.copy()), expression=infinity)
 
 
 def _as_the_dialect_reads(node: exp.Anonymous, dialect: str) -> exp.Expression:
