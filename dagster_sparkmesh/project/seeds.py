@@ -25,7 +25,6 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.project.externals import spark_type
 from dagster_sparkmesh.records import Record
 
-_INT32 = (-(2**31), 2**31 - 1)
 _INT = re.compile(r"^[+-]?\d+$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
@@ -178,12 +177,10 @@ def _header(csv_path: Path, header: list[str]) -> tuple[str, ...]:
             snippet=snippet,
             hint="the first line must name the columns, e.g. id,name,ds",
         )
+    # A column without a name (pandas' ``to_csv`` writes its index so) is named as SQLMesh's pandas names it.
+    names = [name or f"unnamed: {index}" for index, name in enumerate(names)]
     seen: set[str] = set()
     for index, name in enumerate(names):
-        if not name:
-            raise ProjectError(
-                f"header column {index + 1} has no name", path=csv_path, line=1, snippet=snippet, hint="name every column"
-            )
         if name in seen:
             raise ProjectError(
                 f"duplicate column {name!r} in the header",
@@ -202,7 +199,7 @@ def _infer(values: list[str]) -> str:
     if not present:
         return "STRING"
     if all(_INT.match(value) for value in present):
-        return "INT" if all(_INT32[0] <= int(value) <= _INT32[1] for value in present) else "BIGINT"
+        return "BIGINT"  # as SQLMesh reads it (pandas' int64): ids times ten overflowed an INT
     if all(_is_float(value) for value in present):
         return "DOUBLE"
     if all(value.lower() in _BOOLEANS for value in present):

@@ -17,4 +17,4 @@ def test_root_prefix_in_a_seed_path(tmp_path: Path):
     )
     model = load_project(tmp_path, use_cache=False).models["db.people"]
     assert model.kind.path == "../../seeds/people.csv"
-    assert model.columns == (("id", "INT"), ("name", "STRING"))
+    assert model.columns == (("id", "BIGINT"), ("name", "STRING"))

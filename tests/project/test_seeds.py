@@ -24,8 +24,9 @@ def test_content_hash_is_sha256_of_bytes() -> None:
 
 
 def test_inferred_columns() -> None:
+    # Whole numbers are BIGINT, as SQLMesh reads a seed (pandas' int64): an INT overflowed a user's `id * 10`.
     assert seed_columns(ITEMS, ()) == (
-        ("item_id", "INT"),
+        ("item_id", "BIGINT"),
         ("name", "STRING"),
         ("price", "DOUBLE"),
         ("in_stock", "BOOLEAN"),
@@ -119,7 +120,7 @@ def test_bad_declared_type(tmp_path: Path) -> None:
 
 
 def test_bom_is_ignored(tmp_path: Path) -> None:
-    assert seed_columns(_csv(tmp_path, b"\xef\xbb\xbfid\n1\n"), ()) == (("id", "INT"),)
+    assert seed_columns(_csv(tmp_path, b"\xef\xbb\xbfid\n1\n"), ()) == (("id", "BIGINT"),)
 
 
 def test_pandas_missing_markers_are_null_as_sqlmesh_loads_them(tmp_path: Path) -> None:
@@ -129,7 +130,7 @@ def test_pandas_missing_markers_are_null_as_sqlmesh_loads_them(tmp_path: Path) -
     seed.write_text('id,code,label,n\n1,NA,North America,1\n2,N/A,n/a,nan\n3,NULL,null,NULL\n4,None,nan,2\n'
                     '5,NaN,#N/A,3\n6,<NA>,-nan,4\n7,EU,,5\n8,AF,"NA",6\n9, NA,Nan,7\n')
     data = read_seed(seed, {"label": "STRING"})
-    assert dict(data.columns) == {"id": "INT", "code": "STRING", "label": "STRING", "n": "INT"}
+    assert dict(data.columns) == {"id": "BIGINT", "code": "STRING", "label": "STRING", "n": "BIGINT"}
     codes = [row[1] for row in data.rows]
     labels = [row[2] for row in data.rows]
     assert codes == [None, None, None, None, None, None, "EU", "AF", " NA"]  # a marker is the whole cell
@@ -143,3 +144,10 @@ def test_a_seed_with_missing_markers_gets_a_new_content_hash_and_others_keep_the
     marked.write_text("id,code\n1,NA\n")
     assert seed_content_hash(plain) == hashlib.sha256(plain.read_bytes()).hexdigest()
     assert seed_content_hash(marked) != hashlib.sha256(marked.read_bytes()).hexdigest()
+
+
+def test_a_column_without_a_name_is_named_as_sqlmesh_reads_it(tmp_path) -> None:
+    # pandas' to_csv writes its index under an empty header cell; SQLMesh's pandas names it "Unnamed: 0".
+    data = read_seed(_csv(tmp_path, ",key,id\n0,KJI96,PR1\n1,DPV74,PR2\n"))
+    assert dict(data.columns) == {"unnamed: 0": "BIGINT", "key": "STRING", "id": "STRING"}
+    assert [row[1:] for row in data.rows] == [("KJI96", "PR1"), ("DPV74", "PR2")]
