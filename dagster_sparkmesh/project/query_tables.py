@@ -8,7 +8,8 @@ from pathlib import Path
 
 from sqlglot import exp
 
-from dagster_sparkmesh.project.sql.file_readers import FILE_READ
+from dagster_sparkmesh.project.csv_types import CsvDialect, sniffed_columns
+from dagster_sparkmesh.project.sql.file_readers import FILE_READ, TYPES_OPTION
 from dagster_sparkmesh.project.sql.references import is_file_table, reference_name
 
 
@@ -58,19 +59,36 @@ def _anchored(path: str, root: Path | None) -> str:
     return str(root / path)
 
 
-def spark_file_read(table: exp.Table, root: Path | None) -> exp.Table | None:
+def spark_file_read(table: exp.Table, root: Path | None) -> exp.Expression | None:
     """Spark's file read with options (``csv.`/p/f.csv` WITH ('header' = 'true')``) for a ``SPARKMESH_FILE(...)``
     call (``sql.file_readers``), else None. sqlglot neither parses nor writes such options, so the read is text
-    (a ``Var``) that the generator writes as it is; its values are written as Spark string literals."""
+    (a ``Var``) that the generator writes as it is; its values are written as Spark string literals. A CSV read
+    typed as DuckDB types it is a subquery casting each column read as text (``project.csv_types``)."""
     call = table.this
     if not isinstance(call, exp.Anonymous) or not isinstance(call.this, str) or call.this.upper() != FILE_READ:
         return None
-    file_format, path, *options = (argument.name for argument in call.expressions)
-    pairs = ", ".join(f"{_string(key)} = {_string(value)}" for key, value in zip(options[::2], options[1::2]))
-    quoted_path = _anchored(path, root).replace("`", "``")
-    read = exp.Table(this=exp.Var(this=f"{file_format}.`{quoted_path}`" + (f" WITH ({pairs})" if pairs else "")))
+    file_format, path, *pairs = (argument.name for argument in call.expressions)
+    options, path = dict(zip(pairs[::2], pairs[1::2])), _anchored(path, root)
+    columns = None
+    if options.pop(TYPES_OPTION, None) is not None:
+        dialect = CsvDialect(options.get("sep", ","), options.get("quote", '"'), options.get("nullValue", ""))
+        columns = sniffed_columns(Path(path), dialect)
+        options["inferSchema"] = "false" if columns else "true"  # a file not readable here: Spark's inference
+    written = ", ".join(f"{_string(key)} = {_string(value)}" for key, value in options.items())
+    quoted_path = path.replace("`", "``")
+    read = exp.Table(this=exp.Var(this=f"{file_format}.`{quoted_path}`" + (f" WITH ({written})" if written else "")))
+    if columns:
+        return exp.Subquery(this=exp.select(*(_typed(name, type_) for name, type_ in columns)).from_(read),
+                            alias=table.args.get("alias"))
     read.set("alias", table.args.get("alias"))
     return read
+
+
+def _typed(name: str, type_: str) -> exp.Expression:
+    column = exp.column(name, quoted=True)
+    if type_ == "STRING":
+        return column
+    return exp.alias_(exp.Cast(this=column, to=exp.DataType.build(type_)), name, quoted=True)
 
 
 def _string(value: str) -> str:

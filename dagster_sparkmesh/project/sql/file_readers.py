@@ -17,6 +17,11 @@ from sqlglot import exp
 
 FILE_READ = "SPARKMESH_FILE"
 """The function the canonical query keeps for a file read with options: format, path, then option name/value pairs."""
+TYPES_OPTION = "sparkmesh.types"
+"""An option of ours (``duckdb``): the rendering casts the columns read as text to the types DuckDB's sniffer gives
+them (``project.csv_types``), and passes Spark the other options only. The value is part of the stored query and
+so of the model's fingerprint: a release that types CSV columns otherwise must change it, so that the tables typed
+the old way are built again."""
 
 _CSV_READERS = frozenset({"read_csv", "read_csv_auto"})
 _PARQUET_READERS = frozenset({"read_parquet", "parquet_scan"})
@@ -107,18 +112,18 @@ def _text(name: str, option: str, value: exp.Expression) -> str:
 
 
 def _csv_options(name: str, options: dict[str, exp.Expression]) -> dict[str, str]:
-    """Spark's options for DuckDB's: the header must be said (DuckDB guesses it; Spark cannot), types are
-    inferred from every row as DuckDB's sniffer infers them, and a doubled quote escapes a quote (DuckDB's
-    default escape, where Spark's is a backslash)."""
+    """Spark's options for DuckDB's: the header must be said (DuckDB guesses it; Spark cannot), the columns are
+    read as text and typed as DuckDB's sniffer types them (``TYPES_OPTION``), and a doubled quote escapes a quote
+    (DuckDB's default escape, where Spark's is a backslash)."""
     header = options.pop("header", None)
     if header is None or not _boolean(name, "header", header):
         raise UnsupportedRead(f"{name.upper()} without header = true (DuckDB guesses whether the first row is a "
                               "header, and names the columns column0, column1 ... without one)")
-    spark = {"header": "true", "inferSchema": "true", "escape": '"'}
+    spark = {"header": "true", "inferSchema": "false", "escape": '"', TYPES_OPTION: "duckdb"}
     if "auto_detect" in options and not _boolean(name, "auto_detect", options.pop("auto_detect")):
         raise UnsupportedRead(f"{name.upper()} with auto_detect = false (the columns come from columns = {{...}})")
     if "all_varchar" in options and _boolean(name, "all_varchar", options.pop("all_varchar")):
-        spark["inferSchema"] = "false"
+        del spark[TYPES_OPTION]
     for option in list(options):
         if option in _CSV_OPTIONS:
             spark[_CSV_OPTIONS[option]] = _text(name, option, options.pop(option))
