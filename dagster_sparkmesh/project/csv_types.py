@@ -96,3 +96,38 @@ def _parses(parse, value: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def first_row(path: Path, dialect: CsvDialect) -> list[str] | None:
+    """The file's first row, or None when it cannot be read here."""
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as file:
+            return next(csv.reader(file, delimiter=dialect.delimiter, quotechar=dialect.quote, doublequote=True), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return None
+
+
+def is_header(row: list[str], declared: list[tuple[str, str]]) -> bool:
+    """Whether a first row is a header where ``columns = {...}`` declares the columns, as DuckDB sniffs it: a value
+    that is no value of its column's type, or the declared names themselves."""
+    values = [value.strip() for value in row]
+    if [value.lower() for value in values] == [name.lower() for name, _ in declared]:
+        return True
+    return not all(_fits(value, data_type) for value, (_, data_type) in zip(values, declared))
+
+
+def _fits(value: str, data_type: str) -> bool:
+    kind = data_type.upper().split("(")[0]
+    if not value or kind in ("STRING", "VARCHAR", "CHAR"):
+        return True
+    if kind in ("BIGINT", "INT", "SMALLINT", "TINYINT"):
+        return bool(re.match(r"^[+-]?\d+$", value))
+    if kind in ("DOUBLE", "FLOAT", "DECIMAL"):
+        return bool(_DOUBLE.match(value.lstrip("+"))) and any(c.isdigit() for c in value)
+    if kind == "BOOLEAN":
+        return value.lower() in _BOOLEANS
+    if kind == "DATE":
+        return bool(_DATE.match(value)) and _parses(date.fromisoformat, value)
+    if kind.startswith("TIMESTAMP"):
+        return bool(_TIMESTAMP.match(value) or _DATE.match(value))
+    return True

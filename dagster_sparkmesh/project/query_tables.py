@@ -3,12 +3,14 @@ another table with everything else kept, and columns qualified by a schema that 
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from sqlglot import exp
 
-from dagster_sparkmesh.project.csv_types import CsvDialect, sniffed_columns
+from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.project.csv_types import CsvDialect, first_row, is_header, sniffed_columns
 from dagster_sparkmesh.project.sql.file_readers import FILE_READ, TYPES_OPTION
 from dagster_sparkmesh.project.sql.references import is_file_table, reference_name
 
@@ -69,26 +71,45 @@ def spark_file_read(table: exp.Table, root: Path | None) -> exp.Expression | Non
         return None
     file_format, path, *pairs = (argument.name for argument in call.expressions)
     options, path = dict(zip(pairs[::2], pairs[1::2])), _anchored(path, root)
-    columns = None
-    if options.pop(TYPES_OPTION, None) is not None:
-        dialect = CsvDialect(options.get("sep", ","), options.get("quote", '"'), options.get("nullValue", ""))
+    columns, types = None, options.pop(TYPES_OPTION, None)
+    dialect = CsvDialect(options.get("sep", ","), options.get("quote", '"'), options.get("nullValue", ""))
+    if types == "duckdb":
         columns = sniffed_columns(Path(path), dialect)
         options["inferSchema"] = "false" if columns else "true"  # a file not readable here: Spark's inference
+    elif types is not None:
+        columns = _declared_read(Path(path), dialect, [tuple(pair) for pair in json.loads(types)], options)
     written = ", ".join(f"{_string(key)} = {_string(value)}" for key, value in options.items())
     quoted_path = path.replace("`", "``")
     read = exp.Table(this=exp.Var(this=f"{file_format}.`{quoted_path}`" + (f" WITH ({written})" if written else "")))
     if columns:
-        return exp.Subquery(this=exp.select(*(_typed(name, type_) for name, type_ in columns)).from_(read),
-                            alias=table.args.get("alias"))
+        projections = [_typed(column[0], column[-1], column[1] if len(column) == 3 else None) for column in columns]
+        return exp.Subquery(this=exp.select(*projections).from_(read), alias=table.args.get("alias"))
     read.set("alias", table.args.get("alias"))
     return read
 
 
-def _typed(name: str, type_: str) -> exp.Expression:
+def _declared_read(
+    path: Path, dialect: CsvDialect, declared: list[tuple[str, str]], options: dict[str, str]
+) -> list[tuple[str, str, str]]:
+    """(column Spark reads, declared name, declared type) of a read whose ``columns = {...}`` names and types the
+    columns by position; ``options``' header becomes true or false (``auto``: sniffed from the first row)."""
+    row = first_row(path, dialect) if options["header"] != "false" else None
+    if options["header"] == "auto":
+        options["header"] = "true" if row is not None and is_header(row, declared) else "false"
+    if options["header"] == "false":
+        return [(f"_c{index}", name, type_) for index, (name, type_) in enumerate(declared)]
+    if row is None:
+        raise ProjectError(f"cannot read the header of {path}: READ_CSV with columns = {{...}} reads it where the "
+                           "query is rendered", hint="check the path, or say header = false")
+    return [(read.strip(), name, type_) for read, (name, type_) in zip(row, declared)]
+
+
+def _typed(name: str, type_: str, as_name: str | None = None) -> exp.Expression:
     column = exp.column(name, quoted=True)
-    if type_ == "STRING":
+    if type_ == "STRING" and as_name in (None, name):
         return column
-    return exp.alias_(exp.Cast(this=column, to=exp.DataType.build(type_)), name, quoted=True)
+    cast = column if type_ == "STRING" else exp.Cast(this=column, to=exp.DataType.build(type_, dialect="spark"))
+    return exp.alias_(cast, as_name or name, quoted=True)
 
 
 def _string(value: str) -> str:

@@ -68,6 +68,21 @@ def test_a_csv_read_has_the_types_duckdbs_sniffer_gives_its_columns(tmp_path: Pa
     assert rows == [("007", True, 5, 1000.0, None), ("010", False, 6, 0.25, None), ("123", True, 7, 3.0, None)]
 
 
+@pytest.mark.parametrize(("first_line", "header"), [("Date,Close,Volume\n", True), ("", False)])
+def test_declared_columns_name_and_type_the_columns_by_position(tmp_path: Path, engine, first_line, header) -> None:
+    # A user's READ_CSV('spy.csv', columns = {...}): DuckDB sniffs whether the first row is a header (checked, both).
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "spy.csv").write_text(f"{first_line}2023-01-03 00:00:00,382.51,59722233\n2023-01-04,390.41,7\n")
+    query = "SELECT * FROM read_csv('data/spy.csv', columns = {'date': 'TIMESTAMP', 'close': 'DOUBLE', 'volume': 'BIGINT'})"
+    rendered = _rendered(tmp_path, query)
+    assert (f"'header' = '{str(header).lower()}'" in rendered) and ("`Close`" in rendered) is header
+    frame = engine.catalog.query_df(rendered)
+    assert [(f.name, f.dataType.simpleString()) for f in frame.schema.fields] == [
+        ("date", "timestamp_ntz"), ("close", "double"), ("volume", "bigint")
+    ]
+    assert sorted(tuple(row)[1:] for row in frame.collect()) == [(382.51, 59722233), (390.41, 7)]
+
+
 def test_read_csv_options_with_a_spark_equivalent(tmp_path: Path) -> None:
     rendered = _rendered(tmp_path, "SELECT a FROM read_csv('/d/s.csv', header = true, delim = ';', nullstr = 'NA', "
                                    "quote = '''', all_varchar = true)")
@@ -98,7 +113,7 @@ def test_union_by_name_merges_the_parquet_schemas(tmp_path: Path) -> None:
     [
         ("read_csv_auto('z.csv')", "READ_CSV_AUTO without header = true"),
         ("read_csv('z.csv', header = false)", "READ_CSV without header = true"),
-        ("read_csv('z.csv', header = true, columns = {'a': 'INT'})", "READ_CSV's option columns has no Spark equivalent"),
+        ("read_csv('z.csv', columns = 'a INT')", "READ_CSV's columns must be a struct of 'name': 'TYPE' literals"),
         ("read_csv('z.csv', header = true, auto_detect = false)", "READ_CSV with auto_detect = false"),
         ("read_parquet('a.parquet', filename = true)", "READ_PARQUET's option filename has no Spark equivalent"),
         ("read_parquet(['a.parquet', 'b.parquet'], union_by_name = true)", "READ_PARQUET of a list of files with union_by_name"),

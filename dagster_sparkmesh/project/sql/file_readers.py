@@ -7,19 +7,22 @@ the load writes a call to a function of ours, ``SPARKMESH_FILE('csv', 'f.csv', '
 canonical query keeps (and hashes) and sqlglot parses back; rendering turns it into Spark's text
 (``query_tables.spark_file_read``), where the path is also anchored at the project folder.
 
-Only what has a faithful Spark equivalent is translated; any other option (``columns``, ``skip``, ``filename``,
-``header = false`` whose columns DuckDB names ``column0``...) is refused at load with the file and line.
+Only what has a faithful Spark equivalent is translated; any other option (``skip``, ``filename``, ``header =
+false`` without ``columns``, whose columns DuckDB names ``column0``...) is refused at load with the file and line.
 """
 
 from __future__ import annotations
+
+import json
 
 from sqlglot import exp
 
 FILE_READ = "SPARKMESH_FILE"
 """The function the canonical query keeps for a file read with options: format, path, then option name/value pairs."""
 TYPES_OPTION = "sparkmesh.types"
-"""An option of ours (``duckdb``): the rendering casts the columns read as text to the types DuckDB's sniffer gives
-them (``project.csv_types``), and passes Spark the other options only. The value is part of the stored query and
+"""An option of ours: ``duckdb``, the rendering casts the columns read as text to the types DuckDB's sniffer gives
+them (``project.csv_types``); or the JSON of ``columns = {...}``'s [name, Spark type] pairs, which name and type the
+columns by position. Spark is passed the other options only. The value is part of the stored query and
 so of the model's fingerprint: a release that types CSV columns otherwise must change it, so that the tables typed
 the old way are built again."""
 
@@ -116,12 +119,20 @@ def _csv_options(name: str, options: dict[str, exp.Expression]) -> dict[str, str
     read as text and typed as DuckDB's sniffer types them (``TYPES_OPTION``), and a doubled quote escapes a quote
     (DuckDB's default escape, where Spark's is a backslash)."""
     header = options.pop("header", None)
-    if header is None or not _boolean(name, "header", header):
+    declared = _declared_columns(name, options.pop("columns")) if "columns" in options else None
+    if declared is None and (header is None or not _boolean(name, "header", header)):
         raise UnsupportedRead(f"{name.upper()} without header = true (DuckDB guesses whether the first row is a "
                               "header, and names the columns column0, column1 ... without one)")
     spark = {"header": "true", "inferSchema": "false", "escape": '"', TYPES_OPTION: "duckdb"}
-    if "auto_detect" in options and not _boolean(name, "auto_detect", options.pop("auto_detect")):
+    sniffing = "auto_detect" not in options or _boolean(name, "auto_detect", options.pop("auto_detect"))
+    if not sniffing and declared is None:
         raise UnsupportedRead(f"{name.upper()} with auto_detect = false (the columns come from columns = {{...}})")
+    if declared is not None:
+        # The columns named and typed by position; whether the first row is a header is sniffed when rendered
+        # (``auto``), as DuckDB sniffs it, unless the call says (without sniffing, DuckDB reads no header).
+        said = None if header is None else str(_boolean(name, "header", header)).lower()
+        spark["header"] = said or ("auto" if sniffing else "false")
+        spark[TYPES_OPTION] = json.dumps(declared)
     if "all_varchar" in options and _boolean(name, "all_varchar", options.pop("all_varchar")):
         del spark[TYPES_OPTION]
     for option in list(options):
@@ -129,6 +140,23 @@ def _csv_options(name: str, options: dict[str, exp.Expression]) -> dict[str, str
             spark[_CSV_OPTIONS[option]] = _text(name, option, options.pop(option))
     _refuse_others(name, options)
     return spark
+
+
+def _declared_columns(name: str, value: exp.Expression) -> list[list[str]]:
+    """``columns = {'name': 'TYPE', ...}`` as [name, Spark type] pairs."""
+    pairs = value.expressions if isinstance(value, exp.Struct) else []
+    declared = []
+    for pair in pairs:
+        if not isinstance(pair, exp.PropertyEQ) or not (isinstance(pair.expression, exp.Literal) and pair.expression.is_string):
+            raise UnsupportedRead(f"{name.upper()}'s columns must be a struct of 'name': 'TYPE' literals")
+        try:
+            data_type = exp.DataType.build(pair.expression.name, dialect="duckdb").sql(dialect="spark")
+        except Exception as error:  # sqlglot raises several kinds for a type it cannot read
+            raise UnsupportedRead(f"{name.upper()}'s column type {pair.expression.name!r} is not a type") from error
+        declared.append([pair.this.name, data_type])
+    if not declared:
+        raise UnsupportedRead(f"{name.upper()}'s columns must be a struct of 'name': 'TYPE' literals")
+    return declared
 
 
 def _parquet_options(name: str, options: dict[str, exp.Expression]) -> dict[str, str]:
