@@ -83,7 +83,7 @@ def _ancestors(name: str, models: Mapping[str, Model]) -> dict[str, Model]:
 
 class _Derivation:
     def __init__(self) -> None:
-        self.known = _KnownColumns()
+        self.known = KnownColumns()
         self.derived: dict[str, Columns] = {}
         self.sources: dict[str, ColumnSources] = {}
         """Column lineage of the models whose queries were qualified here (traced in the same pass)."""
@@ -112,7 +112,7 @@ def _derive(models: Mapping[str, Model], externals: Mapping[str, ExternalModel])
     return result
 
 
-class _KnownColumns:
+class KnownColumns:
     """Columns known so far, also as one sqlglot schema: building a schema per query costs more than the query."""
 
     def __init__(self) -> None:

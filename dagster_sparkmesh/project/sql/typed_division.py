@@ -151,22 +151,48 @@ def _after_quoted(text: str, start: int) -> int:
 
 
 def with_typed_divisions(models: Mapping[str, Model], externals: Mapping[str, ExternalModel]) -> dict[str, Model]:
-    """``models`` (parents before children) with the markers of their queries resolved: a parent's query is
-    resolved before a child asks for its columns, so a column that is an integer division is typed BIGINT."""
-    from dagster_sparkmesh.project.column_schema import ModelColumns  # it reads queries this module writes
+    """``models`` (parents before children) with the markers of their queries resolved, in one pass in that order:
+    the columns of the models a marked query reads (declared, or derived from their resolved queries) are known
+    before it, so a column that is an integer division is typed BIGINT for its children."""
+    from dagster_sparkmesh.project.column_schema import KnownColumns, query_columns  # it reads what this writes
 
+    marked = {name for name, model in models.items() if has_markers(model.query)}
+    if not marked:
+        return dict(models)
+    read = _read_by(marked, models)
+    known = KnownColumns()
+    for name, external in externals.items():
+        if external.columns:
+            known.add(name, tuple(external.columns))
     resolved = dict(models)
     for name, model in models.items():
-        if not has_markers(model.query):
+        query = model.query
+        if name in marked:
+            query = resolved_divisions(query or "", known.schema)
+            resolved[name] = model.model_copy(update={"query": query})
+        if name not in read:
             continue
-        columns = ModelColumns(resolved, externals, final=True)
-        schema = MappingSchema(dialect="spark", normalize=False)
-        for parent in sorted(model.depends_on - {name}):
-            types = columns.types(parent)
-            if types:
-                schema.add_table(_table(parent), types, dialect="spark")
-        resolved[name] = model.model_copy(update={"query": resolved_divisions(model.query or "", schema)})
+        if model.columns:
+            known.add(name, tuple(model.columns))
+        elif model.source == "sql" and query:
+            parents = tuple(sorted((parent, known.columns.get(parent, ())) for parent in model.depends_on - {name}))
+            columns = query_columns(query, parents, known.schema)
+            if columns:
+                known.add(name, columns)
     return resolved
+
+
+def _read_by(marked: set[str], models: Mapping[str, Model]) -> set[str]:
+    """The models the marked queries read, directly or through others: only their columns are needed."""
+    found: set[str] = set()
+    stack = [parent for name in marked for parent in models[name].depends_on - {name}]
+    while stack:
+        name = stack.pop()
+        if name in found or name not in models:
+            continue
+        found.add(name)
+        stack.extend(models[name].depends_on - {name})
+    return found
 
 
 def _table(name: str) -> exp.Table:
