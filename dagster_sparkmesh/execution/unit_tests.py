@@ -109,6 +109,8 @@ def _model_sql(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> 
         views[_OUTPUT] = view = _view_name()
         frame.createOrReplaceTempView(view)
         return f"SELECT * FROM {quote_identifier(view)}"
+    if test.model_query is not None:  # read again with the test's own variables
+        model = model.model_copy(update={"query": test.model_query})
     return render_query(
         model,
         start=start,
@@ -116,7 +118,7 @@ def _model_sql(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> 
         execution_time=execution_time,
         table_for=lambda name: views.get(name, name),
         models=ctx.project.models,
-        variables=ctx.project.config.variables,
+        variables={**ctx.project.config.variables, **dict(test.variables)},
     )
 
 

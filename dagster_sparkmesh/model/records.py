@@ -241,6 +241,12 @@ class UnitTest(Record):
     model's query."""
     checks_query: bool = True
     """False when the outputs name CTEs only: the model's own output is then not compared."""
+    variables: tuple[tuple[str, str | int | float | bool], ...] = ()
+    """``vars:`` other than start, end and execution_time (lower-cased names): variables of the model's rendering,
+    over the project's own, as @name and @VAR('name'), as in SQLMesh (a
+    test's ``start_date`` is the one ``@start_date`` gives)."""
+    model_query: str | None = None
+    """The SQL model's query read with ``variables`` (None: the model's own query serves)."""
     partial: tuple[str, ...] = ()
     """The outputs compared on the columns they name only (SQLMesh's ``partial: true``): ``""`` for the query, else
     CTE names. Any other output expects NULL in each column it leaves out, as SQLMesh does."""

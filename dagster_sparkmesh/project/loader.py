@@ -42,6 +42,7 @@ from dagster_sparkmesh.project.checks.standalone_audits import resolve_standalon
 from dagster_sparkmesh.project.checks.audit_only_models import audit_only_audits, split_audit_only
 from dagster_sparkmesh.project.sql.model import ParsedSqlFile, ParsedSqlModel
 from dagster_sparkmesh.project.sql.references import TableReference
+from dagster_sparkmesh.project.unit_test_variables import with_model_queries
 from dagster_sparkmesh.project.checks.unit_tests import load_unit_tests, validate_unit_tests
 from dagster_sparkmesh.snapshot.fingerprint import chain_fingerprints
 from dagster_sparkmesh.snapshot.naming import without_default_catalog
@@ -169,7 +170,9 @@ def _read_repo(project_path: Path, use_cache: bool, gateway: str | None, broken:
         parsed=parsed,
         reading_columns=tuple(reading_columns),
         externals=externals,
-        unit_tests=tuple(_test_named_in_schemas(test, config.default_catalog) for test in load_unit_tests(project_path)),
+        unit_tests=with_model_queries((_test_named_in_schemas(test, config.default_catalog)
+                                       for test in load_unit_tests(project_path)), parsed, config, user_macros,
+                                      external_columns),
         cache=cache,
     )
 

@@ -269,9 +269,26 @@ def _query(path: Path, node: yaml.Node) -> str:
     return statements[0].sql(dialect="spark")
 
 
-def _read_vars(path: Path, node: yaml.Node) -> dict[str, str]:
-    fields = _fields(path, node, _VARS, "vars")
-    return {name: _iso(node_value(value)) for name, value in fields.items()}
+def _read_vars(path: Path, node: yaml.Node) -> dict[str, Any]:
+    """The interval keys (start, end, execution_time) and, under ``variables``, every other key: as in SQLMesh, the
+    model's rendering sees them as variables (``@start_date``, ``@VAR('start_date')``)."""
+    if not isinstance(node, yaml.MappingNode):
+        raise ProjectError("vars must be a mapping", path=path, line=node_line(node), col=node_col(node),
+                           hint="write 'vars:' then '  start: 2024-01-01' or '  my_var: value'")
+    times: dict[str, Any] = {}
+    variables: dict[str, str | int | float | bool] = {}
+    for key_node, value_node in node.value:
+        key = str(node_value(key_node)).lower()
+        value = node_value(value_node)
+        if key in _VARS:
+            times[key] = _iso(value)
+        elif isinstance(value, (str, int, float, bool)) or hasattr(value, "isoformat"):
+            variables[key] = _iso(value) if hasattr(value, "isoformat") else value
+        else:
+            raise ProjectError(f"variable {key!r} of vars must be a text, number or boolean, not {value!r}",
+                               path=path, line=node_line(value_node), col=node_col(value_node), snippet=key,
+                               hint="give one value (a list or mapping is not supported here)")
+    return {**times, "variables": tuple(variables.items())} if variables else times
 
 
 def _iso(value: Any) -> str:
