@@ -11,6 +11,7 @@ from sqlglot import exp
 from dagster_sparkmesh.errors import EngineError, UnitTestFailure
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.python_runner import python_model_frame
+from dagster_sparkmesh.execution.unit_test_types import as_output_types, input_columns
 from dagster_sparkmesh.model.records import UnitTest
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.project.rendering import render_query
@@ -169,7 +170,8 @@ def _difference(ctx: ExecutionContext, sql: str, rows: tuple, query: str | None,
         return f"the outputs name column(s) {', '.join(unknown)} that the model does not return (it returns: {', '.join(frame.columns)})"
     columns = [returned[column.lower()] for column in named] if partial else list(frame.columns)
     actual = sorted((_normalize(row) for row in frame.select(*columns).collect()), key=repr)  # repr: NULLs sort too
-    expected = sorted((_normalize(_values(row, columns)) for row in rows), key=repr)
+    types = {field.name.lower(): field.dataType.typeName() for field in frame.schema.fields}
+    expected = sorted((_normalize(as_output_types(_values(row, columns), columns, types)) for row in rows), key=repr)
     if actual == expected:
         return None
     return f"expected {len(expected)} row(s) {expected[:5]}, got {len(actual)} row(s) {actual[:5]}"
@@ -205,37 +207,10 @@ def _query_view(ctx: ExecutionContext, query: str) -> str:
 
 def _input_view(ctx: ExecutionContext, test: UnitTest, name: str, rows) -> str:
     view = _view_name()
-    columns = _input_columns(ctx, name, rows)
+    columns = input_columns(ctx, name, rows)
     values = [tuple(dict(row).get(column) for column, _ in columns) for row in rows]
     ctx.engine.catalog.create_temp_view(view, columns, values)
     return view
-
-
-def _input_columns(ctx: ExecutionContext, name: str, rows) -> list[tuple[str, str]]:
-    declared = ctx.project.models[name].columns if name in ctx.project.models else ()
-    if not declared and name in ctx.project.external_models:
-        declared = ctx.project.external_models[name].columns
-    if declared:
-        return list(declared)
-    seen: dict[str, str] = {}
-    for row in rows:
-        for column, value in row:
-            seen.setdefault(column, _spark_type(value))
-    return list(seen.items())
-
-
-def _spark_type(value: object) -> str:
-    if isinstance(value, datetime):
-        return "TIMESTAMP"
-    if isinstance(value, date):
-        return "DATE"
-    if isinstance(value, bool):
-        return "BOOLEAN"
-    if isinstance(value, int):
-        return "BIGINT"
-    if isinstance(value, float):
-        return "DOUBLE"
-    return "STRING"
 
 
 def _normalize(row: tuple) -> tuple:

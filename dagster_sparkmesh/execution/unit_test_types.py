@@ -1,0 +1,73 @@
+"""The types of a unit test's values, as SQLMesh gives them: an input's rows are cast to the columns of the table
+they stand for (declared, or known from the upstream model's query), and expected date and time values are read
+as the type of the output column they are compared with (``"2026-08-22 00:00:00"`` for a DATE is that day)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date, datetime
+
+from dagster_sparkmesh.execution.context import ExecutionContext
+from dagster_sparkmesh.project.column_schema import ModelColumns
+
+_UNKNOWN = {"UNKNOWN", "NULL", ""}
+_TIME_TYPES = {"date", "timestamp", "timestamp_ntz"}
+
+
+def input_columns(ctx: ExecutionContext, name: str, rows) -> list[tuple[str, str]]:
+    """(column, Spark type) of the view standing for ``name``: its declared columns, else the columns known from
+    its query (SQLMesh's ``columns_to_types``), with the types the rows' values have where neither tells."""
+    declared = ctx.project.models[name].columns if name in ctx.project.models else ()
+    if not declared and name in ctx.project.external_models:
+        declared = ctx.project.external_models[name].columns
+    if declared:
+        return list(declared)
+    known = ModelColumns(ctx.project.models, ctx.project.external_models, final=True).types(name) or {}
+    types = {column.lower(): data_type.sql(dialect="spark") for column, data_type in known.items()}
+    seen: dict[str, str] = {column: type_ for column, type_ in types.items() if type_.upper() not in _UNKNOWN}
+    for row in rows:
+        for column, value in row:
+            if column not in seen:
+                seen[column] = value_type(value)
+    return list(seen.items())
+
+
+def value_type(value: object) -> str:
+    if isinstance(value, datetime):
+        return "TIMESTAMP"
+    if isinstance(value, date):
+        return "DATE"
+    if isinstance(value, bool):
+        return "BOOLEAN"
+    if isinstance(value, int):
+        return "BIGINT"
+    if isinstance(value, float):
+        return "DOUBLE"
+    return "STRING"
+
+
+def as_output_types(row: tuple, columns: list[str], types: Mapping[str, str]) -> tuple:
+    """An expected row (values in ``columns``' order) with its date and time values read as the types of those
+    columns in the model's output (``types``: lower-cased column → Spark's type name, ``date``, ``timestamp`` ...);
+    any other value, and one that is not a date or time, is left as given (it then compares unequal, as it should)."""
+    return tuple(_as_type(value, types.get(column.lower(), "")) for value, column in zip(row, columns))
+
+
+def _as_type(value: object, type_name: str) -> object:
+    if value is None or type_name not in _TIME_TYPES:
+        return value
+    moment = _moment(value)
+    if moment is None:
+        return value
+    return moment.date() if type_name == "date" else moment
+
+
+def _moment(value: object) -> datetime | None:
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
+    try:
+        return datetime.fromisoformat(str(value).strip())
+    except ValueError:
+        return None
