@@ -1,11 +1,15 @@
-"""The types of a unit test's values, as SQLMesh gives them: an input's rows are cast to the columns of the table
-they stand for (declared, or known from the upstream model's query), and expected date and time values are read
-as the type of the output column they are compared with (``"2026-08-22 00:00:00"`` for a DATE is that day)."""
+"""A unit test's values and input names as SQLMesh reads them: an input's rows are cast to the columns of the
+table they stand for (declared, or known from the upstream model's query), expected date and time values are read
+as the type of the output column they are compared with (``"2026-08-22 00:00:00"`` for a DATE is that day), and an
+input named without a schema feeds the query's tables and CTEs of that name."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import date, datetime
+
+import sqlglot
+from sqlglot import exp
 
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.project.column_schema import ModelColumns
@@ -71,3 +75,22 @@ def _moment(value: object) -> datetime | None:
         return datetime.fromisoformat(str(value).strip())
     except ValueError:
         return None
+
+
+def fed_by_bare_inputs(sql: str, views: Mapping[str, str]) -> str:
+    """``sql`` reading ``views[name]`` wherever it names a table by the bare ``name`` alone (a CTE's too), as SQLMesh
+    feeds a test input named without a schema; the reference keeps its name as alias, so ``name.column`` still reads."""
+    if not views:
+        return sql
+
+    def feed(node: exp.Expression) -> exp.Expression:
+        if not isinstance(node, exp.Table) or node.args.get("db") or not isinstance(node.this, exp.Identifier):
+            return node
+        view = views.get(node.name.lower())
+        if view is None:
+            return node
+        fed = exp.to_table(view)
+        fed.set("alias", node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(node.name)))
+        return fed
+
+    return sqlglot.parse_one(sql, dialect="spark").transform(feed).sql(dialect="spark")

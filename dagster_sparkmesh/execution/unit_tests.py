@@ -11,7 +11,7 @@ from sqlglot import exp
 from dagster_sparkmesh.errors import EngineError, UnitTestFailure
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.python_runner import python_model_frame
-from dagster_sparkmesh.execution.unit_test_types import as_output_types, input_columns
+from dagster_sparkmesh.execution.unit_test_types import as_output_types, fed_by_bare_inputs, input_columns
 from dagster_sparkmesh.model.records import UnitTest
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.project.rendering import render_query
@@ -112,7 +112,7 @@ def _model_sql(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> 
         return f"SELECT * FROM {quote_identifier(view)}"
     if test.model_query is not None:  # read again with the test's own variables
         model = model.model_copy(update={"query": test.model_query})
-    return render_query(
+    sql = render_query(
         model,
         start=start,
         end=end,
@@ -121,6 +121,7 @@ def _model_sql(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> 
         models=ctx.project.models,
         variables={**ctx.project.config.variables, **dict(test.variables)},
     )
+    return fed_by_bare_inputs(sql, {name: view for name, view in views.items() if name and "." not in name})
 
 
 def cte_query(sql: str, cte: str) -> str | None:

@@ -6,6 +6,7 @@ test_orders:
   inputs:
     raw.orders:            # rows: [...], a bare list, query: SELECT ..., or format: csv + csv: |
       rows: [{id: 1, ds: 2024-01-01}]
+    recent: [{id: 2}]      # a bare name: feeds the query's tables (and CTEs) named so
   outputs:
     query: [{id: 1}]       # or {rows: [...]}, {query: SELECT ...} or SELECT ...
     ctes:                  # optional: rows of named CTEs of the model's query, in the same forms
@@ -20,6 +21,7 @@ from __future__ import annotations
 import csv
 import difflib
 import io
+import re
 from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ _TEST_KEYS = ("model", "inputs", "outputs", "vars", "description")
 _INPUT_KEYS = ("rows", "query", "format", "csv")
 _OUTPUT_KEYS = ("query", "ctes", "partial")
 _VARS = ("start", "end", "execution_time")
+_BARE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def load_unit_tests(project_path: Path) -> tuple[UnitTest, ...]:
@@ -78,6 +81,8 @@ def validate_unit_tests(
             continue
         reads = parents.get(test.model, ()) if parents is not None else None
         for name in [name for name, _ in test.inputs] + [name for name, _ in test.input_queries]:
+            if "." not in name:  # a bare name: it feeds the query's tables or CTEs of that name, if any
+                continue
             if name not in known:
                 problem = f"is not a model of the project ({_near_hint(name, known)})"
             elif reads is not None and name not in reads:
@@ -163,7 +168,7 @@ def _read_inputs(path: Path, node: yaml.Node) -> tuple[tuple[tuple[str, tuple[Ro
     rows: dict[str, tuple[Row, ...]] = {}
     queries: dict[str, str] = {}
     for key_node, value_node in node.value:
-        name = normalize_table_name(str(node_value(key_node)), path=path, node=key_node)
+        name = _input_name(path, key_node)
         if name in rows or name in queries:
             raise ProjectError(f"input {name} is given twice", path=path, line=node_line(key_node), snippet=name)
         if isinstance(value_node, yaml.SequenceNode):
@@ -179,6 +184,16 @@ def _read_inputs(path: Path, node: yaml.Node) -> tuple[tuple[tuple[str, tuple[Ro
         else:
             raise ProjectError(f"input {name} has no rows", path=path, line=node_line(key_node), hint="add 'rows:' with a list of rows")
     return tuple(rows.items()), tuple(queries.items())
+
+
+def _input_name(path: Path, node: yaml.Node) -> str:
+    """``schema.name`` (or ``catalog.schema.name``) of a table the model reads, or one bare name: as in SQLMesh,
+    its rows then stand for every table the model's query names so, a CTE of that name included."""
+    text = str(node_value(node)).strip()
+    bare = text.strip('`"')
+    if bare and _BARE_NAME.match(bare):
+        return bare.lower()
+    return normalize_table_name(text, path=path, node=node)
 
 
 def _expected(path: Path, output: yaml.Node, what: str) -> tuple[tuple[Row, ...], str | None]:
