@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import json
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -49,9 +49,10 @@ def python_model_frame(
     interval: Interval,
     table_for: Callable[[str], str],
     execution_time: datetime | None = None,
+    variables: Mapping[str, object] | None = None,
 ) -> Any:
     """The model's rows for ``interval`` as one Spark DataFrame; ``execution_time`` defaults to the run's clock
-    (a unit test gives its own)."""
+    (a unit test gives its own, and its own ``variables`` over the project's)."""
     from dagster_sparkmesh.project.python.models import resolve_python_entrypoint
 
     function = resolve_python_entrypoint(model.python_entrypoint or "")
@@ -64,7 +65,7 @@ def python_model_frame(
         # ``range((end - start).days + 1)`` days (SQLMesh's sushi example).
         end=interval.end - timedelta(microseconds=1),
         execution_time=execution_time or ctx.clock(),
-        variables=dict(config.variables),
+        variables={**config.variables, **(variables or {})},
         blueprint_variables={name: json.loads(value) for name, value in model.blueprint_variables},
         gateway=config.default_gateway,
     )

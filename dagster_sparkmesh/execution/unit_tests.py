@@ -105,7 +105,8 @@ def _model_sql(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> 
     execution_time = _parse(test.execution_time) or end
     if model.query is None and model.python_entrypoint:
         interval = Interval(start=start, end=end)
-        frame = python_model_frame(ctx, model, interval, lambda name: views.get(name, name), execution_time)
+        frame = python_model_frame(ctx, model, interval, lambda name: views.get(name, name), execution_time,
+                                   dict(test.variables))
         # Kept with the inputs under a key no table can have, so that the same cleanup drops it.
         views[_OUTPUT] = view = _view_name()
         frame.createOrReplaceTempView(view)

@@ -38,7 +38,25 @@ test_custom_vars_wrong_expectation:
   outputs:
     query:
       - {id: 1, region: eu}
+
+test_python_model_reads_the_variable:
+  model: s.py
+  vars:
+    region: eu
+  outputs:
+    query:
+      - {region: eu}
 """
+
+PYTHON_MODEL = '''
+import pandas as pd
+from sqlmesh import ExecutionContext, model
+
+
+@model("s.py", kind="FULL", columns={"region": "string"})
+def execute(context: ExecutionContext, start, end, execution_time, **kwargs) -> pd.DataFrame:
+    return pd.DataFrame([{"region": context.var("region")}])
+'''
 
 
 def _project(path: Path, tests: str = TESTS) -> Path:
@@ -51,6 +69,7 @@ def _project(path: Path, tests: str = TESTS) -> Path:
     (path / "models" / "m.sql").write_text(
         "MODEL (name s.m, kind FULL);\nSELECT id, region FROM s.src WHERE id >= @min_id AND region = @VAR('region')\n"
     )
+    (path / "models" / "py.py").write_text(PYTHON_MODEL)
     (path / "tests" / "test_m.yaml").write_text(tests)
     return path
 
@@ -65,6 +84,7 @@ def test_the_project_loads_with_the_variables(tmp_path):
 def test_the_variables_reach_the_query(tmp_path, make_context, clean_catalog, spark):
     results = {r.name: r for r in run_unit_tests(make_context(_project(tmp_path / "p")))}
     assert results["test_custom_vars"].passed, results["test_custom_vars"].message
+    assert results["test_python_model_reads_the_variable"].passed, results["test_python_model_reads_the_variable"].message
     wrong = results["test_custom_vars_wrong_expectation"]
     assert not wrong.passed
     assert wrong.message == "expected 1 row(s) [(1, 'eu')], got 1 row(s) [(3, 'us')]"
