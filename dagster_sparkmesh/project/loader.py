@@ -23,7 +23,7 @@ from dagster_sparkmesh.project.load_limit import load_time_limit
 from dagster_sparkmesh.project import dag
 from dagster_sparkmesh.project.parse_cache_key import PARSER_MODULES
 from dagster_sparkmesh.project.sql import header_partitions
-from dagster_sparkmesh.project.sql.typed_division import with_typed_divisions
+from dagster_sparkmesh.project.sql.typed_division import with_resolved_test_queries, with_typed_divisions
 from dagster_sparkmesh.project.checks import audits as audit_files
 from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
 from dagster_sparkmesh.project.cache import RecordCache, cache_dir, cache_salt
@@ -102,6 +102,7 @@ def _load(
     unit_tests = tuple(test for repo in repos for test in repo.unit_tests)
     test_warnings = _validate_unit_tests(unit_tests, ordered, externals)
     unit_tests = tuple(test for test in unit_tests if test.model in ordered)  # (a test of no model: warned, left out)
+    unit_tests = with_resolved_test_queries(unit_tests, ordered, externals)
     for repo in repos:
         if repo.cache is not None:
             repo.cache.save()

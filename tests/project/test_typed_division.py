@@ -85,3 +85,16 @@ def test_on_spark_integers_divide_as_postgresql_divides_them(engine, schema, tmp
                        execution_time=datetime(2024, 1, 2), table_for={"s.nums": f"{schema}.nums"})
     rows = engine.catalog.query_rows(f"SELECT a, q FROM ({sql}) ORDER BY a")
     assert [tuple(row) for row in rows] == [(-7, -3), (7, 3), (9, 3)]
+
+
+def test_a_unit_test_reading_its_model_with_its_own_vars_gets_the_divisions_written_too(tmp_path):
+    folder = _project(tmp_path / "p", {**MODELS, "per.sql": "MODEL (name s.per, kind FULL);\nSELECT a / @per AS q FROM s.nums\n"})
+    (folder / "config.yaml").write_text("model_defaults:\n  dialect: postgres\n  start: '2024-01-01'\nvariables:\n  per: 2\n")
+    (folder / "tests").mkdir()
+    (folder / "tests" / "test_per.yaml").write_text(
+        "test_per:\n  model: s.per\n  vars:\n    per: 3\n  inputs:\n    s.nums:\n      - {a: 7, b: 1}\n"
+        "  outputs:\n    query:\n      - {q: 2}\n"
+    )
+    project = load_project(folder, use_cache=False)
+    assert project.models["s.per"].query == "SELECT CAST(a / 2 AS BIGINT) AS q FROM s.nums"
+    assert project.unit_tests[0].model_query == "SELECT CAST(a / 3 AS BIGINT) AS q FROM s.nums"

@@ -26,7 +26,7 @@ from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 from sqlglot.schema import MappingSchema
 
-from dagster_sparkmesh.model.records import ExternalModel, Model
+from dagster_sparkmesh.model.records import ExternalModel, Model, UnitTest
 
 MARKER = "SPARKMESH_TYPED_DIVISION_"
 _NUMBERED = re.compile(MARKER + r"(\d+)\(")
@@ -199,3 +199,25 @@ def _table(name: str) -> exp.Table:
     """The table node of a model's name (as the column derivation names it, without parsing)."""
     db, _, table = name.rpartition(".")
     return exp.Table(this=exp.to_identifier(table), db=exp.to_identifier(db) if db else None)
+
+
+def with_resolved_test_queries(
+    tests: tuple[UnitTest, ...], models: Mapping[str, Model], externals: Mapping[str, ExternalModel]
+) -> tuple[UnitTest, ...]:
+    """Unit tests whose model was read again with the test's own variables (``model_query``), its markers resolved
+    with the columns of what the model reads."""
+    from dagster_sparkmesh.project.column_schema import ModelColumns  # it reads what this module writes
+
+    resolved = []
+    for test in tests:
+        model = models.get(test.model)
+        if model is not None and has_markers(test.model_query):
+            columns = ModelColumns(models, externals, final=True)
+            schema = MappingSchema(dialect="spark", normalize=False)
+            for parent in sorted(model.depends_on - {model.name}):
+                types = columns.types(parent)
+                if types:
+                    schema.add_table(_table(parent), types, dialect="spark")
+            test = test.model_copy(update={"model_query": resolved_divisions(test.model_query or "", schema)})
+        resolved.append(test)
+    return tuple(resolved)
