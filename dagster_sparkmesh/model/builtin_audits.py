@@ -2,8 +2,9 @@
 
 Each built-in is a function building a sqlglot expression from the audited table and the call's arguments, so
 user text is parsed and placed as expressions, never pasted into SQL strings. Every built-in also exists as
-``<name>_non_blocking`` (same query, a failure only warns). Custom audits (``audits/*.sql``) are rendered by
-replacing ``@this_model`` and ``@<param>`` in their parsed query.
+``<name>_non_blocking`` (same query, a failure only warns) and takes SQLMesh's ``condition`` (only the rows it holds
+for are audited). The audits on values, patterns and statistics are built in ``builtin_audit_queries``. Custom
+audits (``audits/*.sql``) are rendered by replacing ``@this_model`` and ``@<param>`` in their parsed query.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.builtin_audit_queries import AUDITS, audited_rows, out_of_range, with_condition
 from dagster_sparkmesh.model.records import AuditCall, AuditDefinition, Model
 from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
@@ -57,12 +59,12 @@ class _Builtin:
     build: Callable[[exp.Expression, _Arguments], exp.Query]
 
 
-def _rows_where(table: exp.Expression, condition: exp.Expression) -> exp.Query:
-    return exp.select("*").from_(table).where(condition)
+def _rows_where(table: exp.Expression, condition: exp.Expression, args: _Arguments) -> exp.Query:
+    return exp.select("*").from_(table).where(with_condition(condition, args))
 
 
 def _not_null(table: exp.Expression, args: _Arguments) -> exp.Query:
-    return _rows_where(table, exp.or_(*(exp.Is(this=column, expression=exp.Null()) for column in args.items("columns"))))
+    return _rows_where(table, exp.or_(*(exp.Is(this=column, expression=exp.Null()) for column in args.items("columns"))), args)
 
 
 def _unique_values(table: exp.Expression, args: _Arguments) -> exp.Query:
@@ -77,46 +79,38 @@ def _unique_values(table: exp.Expression, args: _Arguments) -> exp.Query:
         )
         for index, column in enumerate(columns)
     ]
-    ranked = exp.select("*", *ranks).from_(table).subquery("_sparkmesh_ranked")
+    ranked = exp.select("*", *ranks).from_(audited_rows(table, args)).subquery("_sparkmesh_ranked")
     offending = exp.or_(*(exp.column(f"_sparkmesh_rank_{index}") > 1 for index in range(len(columns))))
     return exp.select("*").from_(ranked).where(offending)
 
 
 def _accepted_values(table: exp.Expression, args: _Arguments) -> exp.Query:
-    return _rows_where(table, exp.not_(exp.In(this=args.get("column"), expressions=args.items("is_in"))))
+    return _rows_where(table, exp.not_(exp.In(this=args.get("column"), expressions=args.items("is_in"))), args)
 
 
 def _not_accepted_values(table: exp.Expression, args: _Arguments) -> exp.Query:
-    return _rows_where(table, exp.In(this=args.get("column"), expressions=args.items("is_in")))
+    return _rows_where(table, exp.In(this=args.get("column"), expressions=args.items("is_in")), args)
 
 
 def _number_of_rows(table: exp.Expression, args: _Arguments) -> exp.Query:
     count = exp.Count(this=exp.Star())
-    return exp.select(exp.alias_(count, "row_count")).from_(table).having(exp.LT(this=count.copy(), expression=args.get("threshold")))
+    threshold = exp.LT(this=count.copy(), expression=args.get("threshold"))
+    return exp.select(exp.alias_(count, "row_count")).from_(audited_rows(table, args)).having(threshold)
 
 
 def _forall(table: exp.Expression, args: _Arguments) -> exp.Query:
-    return _rows_where(table, exp.or_(*(exp.not_(exp.paren(criterion)) for criterion in args.items("criteria"))))
+    return _rows_where(table, exp.or_(*(exp.not_(exp.paren(criterion)) for criterion in args.items("criteria"))), args)
 
 
 def _accepted_range(table: exp.Expression, args: _Arguments) -> exp.Query:
-    column, low, high = args.get("column"), args.optional("min_v"), args.optional("max_v")
-    if low is None and high is None:
-        raise ProjectError("audit accepted_range needs min_v or max_v", hint="write accepted_range(column := x, min_v := 0)")
-    inclusive = args.optional("inclusive")
-    strict = inclusive is not None and inclusive.sql(dialect="spark").upper() == "FALSE"
-    conditions = []
-    if low is not None:
-        conditions.append(exp.LTE(this=column.copy(), expression=low) if strict else exp.LT(this=column.copy(), expression=low))
-    if high is not None:
-        conditions.append(exp.GTE(this=column.copy(), expression=high) if strict else exp.GT(this=column.copy(), expression=high))
-    return _rows_where(table, exp.or_(*conditions))
+    return _rows_where(table, out_of_range(args.get("column"), args, "accepted_range(column := x, min_v := 0)"), args)
 
 
 def _at_least_one(table: exp.Expression, args: _Arguments) -> exp.Query:
     # No GROUP BY: an empty table has no non-null value either, and must offend.
     count = exp.Count(this=args.get("column"))
-    return exp.select(exp.alias_(count, "non_null_count")).from_(table).having(exp.EQ(this=count.copy(), expression=exp.Literal.number(0)))
+    none = exp.EQ(this=count.copy(), expression=exp.Literal.number(0))
+    return exp.select(exp.alias_(count, "non_null_count")).from_(audited_rows(table, args)).having(none)
 
 
 def _unique_combination_of_columns(table: exp.Expression, args: _Arguments) -> exp.Query:
@@ -124,22 +118,23 @@ def _unique_combination_of_columns(table: exp.Expression, args: _Arguments) -> e
     count = exp.Count(this=exp.Star())
     return (
         exp.select(*(column.copy() for column in columns), exp.alias_(count, "duplicate_count"))
-        .from_(table)
+        .from_(audited_rows(table, args))
         .group_by(*columns)
         .having(exp.GT(this=count.copy(), expression=exp.Literal.number(1)))
     )
 
 
 BUILTIN_AUDITS: dict[str, _Builtin] = {
-    "not_null": _Builtin(("columns",), _not_null),
-    "unique_values": _Builtin(("columns",), _unique_values),
-    "accepted_values": _Builtin(("column", "is_in"), _accepted_values),
-    "not_accepted_values": _Builtin(("column", "is_in"), _not_accepted_values),
-    "number_of_rows": _Builtin(("threshold",), _number_of_rows),
-    "forall": _Builtin(("criteria",), _forall),
-    "accepted_range": _Builtin(("column", "min_v", "max_v", "inclusive"), _accepted_range),
-    "at_least_one": _Builtin(("column",), _at_least_one),
-    "unique_combination_of_columns": _Builtin(("columns",), _unique_combination_of_columns),
+    "not_null": _Builtin(("columns", "condition"), _not_null),
+    "unique_values": _Builtin(("columns", "condition"), _unique_values),
+    "accepted_values": _Builtin(("column", "is_in", "condition"), _accepted_values),
+    "not_accepted_values": _Builtin(("column", "is_in", "condition"), _not_accepted_values),
+    "number_of_rows": _Builtin(("threshold", "condition"), _number_of_rows),
+    "forall": _Builtin(("criteria", "condition"), _forall),
+    "accepted_range": _Builtin(("column", "min_v", "max_v", "inclusive", "condition"), _accepted_range),
+    "at_least_one": _Builtin(("column", "condition"), _at_least_one),
+    "unique_combination_of_columns": _Builtin(("columns", "condition"), _unique_combination_of_columns),
+    **{name: _Builtin(params, build) for name, (params, build) in AUDITS.items()},
 }
 
 
