@@ -94,7 +94,8 @@ def _not_accepted_values(table: exp.Expression, args: _Arguments) -> exp.Query:
 
 def _number_of_rows(table: exp.Expression, args: _Arguments) -> exp.Query:
     count = exp.Count(this=exp.Star())
-    threshold = exp.LT(this=count.copy(), expression=args.get("threshold"))
+    # Offending unless the rows outnumber the threshold, as SQLMesh's (``COUNT(*) <= threshold``).
+    threshold = exp.LTE(this=count.copy(), expression=args.get("threshold"))
     return exp.select(exp.alias_(count, "row_count")).from_(audited_rows(table, args)).having(threshold)
 
 

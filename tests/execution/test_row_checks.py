@@ -49,7 +49,7 @@ def _offending_queries(monkeypatch) -> list[str]:
 
 
 def test_a_new_tables_row_audits_are_counted_by_its_write(mini_project, make_context, monkeypatch):
-    calls = "audits (not_null(columns := (days)), number_of_rows(threshold := 1))"
+    calls = "audits (not_null(columns := (days)), number_of_rows(threshold := 0))"  # (it has 1 row: more than 0)
     _edit(mini_project, "summary.sql", "kind FULL\n", f"kind FULL,\n  {calls}\n")
     ctx = make_context(mini_project)
     ran = _offending_queries(monkeypatch)
