@@ -108,9 +108,12 @@ def _accepted_range(table: exp.Expression, args: _Arguments) -> exp.Query:
 
 
 def _at_least_one(table: exp.Expression, args: _Arguments) -> exp.Query:
-    # No GROUP BY: an empty table has no non-null value either, and must offend.
+    # Rows, none with a value. An empty table passes, as in SQLMesh (whose query groups the rows: none, no group).
     count = exp.Count(this=args.get("column"))
-    none = exp.EQ(this=count.copy(), expression=exp.Literal.number(0))
+    none = exp.and_(
+        exp.EQ(this=count.copy(), expression=exp.Literal.number(0)),
+        exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(0)),
+    )
     return exp.select(exp.alias_(count, "non_null_count")).from_(audited_rows(table, args)).having(none)
 
 

@@ -48,7 +48,7 @@ GOLDEN = [
     ),
     (
         AuditCall(name="at_least_one", args=(("column", "x"),)),
-        "SELECT COUNT(x) AS non_null_count FROM `db`.`t` HAVING COUNT(x) = 0",
+        "SELECT COUNT(x) AS non_null_count FROM `db`.`t` HAVING COUNT(x) = 0 AND COUNT(*) > 0",
     ),
     (
         AuditCall(name="unique_combination_of_columns", args=(("columns", "(a, b)"),)),
@@ -218,6 +218,10 @@ ON_SPARK = [
     (_call("not_empty_string", column="s"), _rows("s", ("a",), ("",)), [("",)]),
     (_call("not_null", columns="(s)", condition="id > 1"), _rows("id, s", (1, None), (2, None), (3, "x")), [(2, None)]),
     (_call("number_of_rows", threshold="2", condition="id > 1"), _rows("id", (1,), (2,)), [(1,)]),
+    # SQLMesh: an empty table has no row without a value.
+    (_call("at_least_one", column="x"), _rows("x", (None,), (1,)), []),
+    (_call("at_least_one", column="x"), "(SELECT * FROM VALUES (1) AS t(x) WHERE x > 5)", []),
+    (_call("at_least_one", column="x"), _rows("x", (None,), (None,)).replace("NULL", "CAST(NULL AS INT)"), [(0,)]),
     # SQLMesh: the rows must outnumber the threshold.
     (_call("number_of_rows", threshold="2"), _rows("id", (1,), (2,), (3,)), []),
     (_call("number_of_rows", threshold="2"), _rows("id", (1,), (2,)), [(2,)]),
