@@ -1,7 +1,8 @@
 """Seeds: CSV files loaded as tables. Parsed and type-checked here, in pure Python, so that a bad file is a
 project error at load time (with its line) rather than a Spark failure in the middle of a run.
 
-Declared column types win; other columns are inferred from their values (empty cells are NULL and don't vote).
+Declared column types win; other columns get the type SQLMesh's pandas reads them with (empty cells are NULL;
+whole numbers with one are DOUBLE, dates are text).
 A cell holding one of the markers pandas reads as missing by default (``NA``, ``N/A``, ``NULL``, ``nan``, ...) is
 NULL too, as SQLMesh (which reads seeds with pandas) loads it, quoted or not and whatever the column's type.
 """
@@ -27,8 +28,9 @@ from dagster_sparkmesh.records import Record
 
 _INT = re.compile(r"^[+-]?\d+$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?$")
 _BOOLEANS = {"true": True, "false": False}
+_PANDAS_BOOLEANS = frozenset({"True", "TRUE", "true", "False", "FALSE", "false"})
+"""The cells pandas reads as booleans (its default ``true_values`` and ``false_values``)."""
 _MISSING_MARKERS = frozenset({
     "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL",
     "NaN", "None", "n/a", "nan", "null",
@@ -80,22 +82,30 @@ def seed_columns(csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[s
 def read_seed(csv_path: Path, columns: Iterable[tuple[str, str]] | Mapping[str, str] = ()) -> SeedData:
     """The seed's rows converted to Python values of the column types (``columns`` are the declared ones)."""
     csv_path = Path(csv_path).resolve()  # errors name the file without the model folder's '..'
-    table, typed_columns = _typed(csv_path, declared=columns)
-    converters = [_converter(kind) for _, kind in typed_columns]
+    table, typed_columns, converters = _typed(csv_path, declared=columns)
     rows = []
     for cells, line in zip(table.rows, table.lines):
         rows.append(tuple(_convert(csv_path, line, index, cells, typed_columns, converters) for index in range(len(cells))))
     return SeedData.model_construct(columns=typed_columns, rows=tuple(rows))
 
 
-def _typed(csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str]) -> tuple[_Table, tuple[tuple[str, str], ...]]:
+def _typed(
+    csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str]
+) -> tuple[_Table, tuple[tuple[str, str], ...], list[Callable[[str], Any]]]:
+    """The parsed file, its (column, type) pairs and how each column's cells become values."""
     table = _parse(csv_path)
     declared_types = _declared(csv_path, declared, table.header)
-    columns = []
+    columns, converters = [], []
     for index, name in enumerate(table.header):
-        kind = declared_types.get(name) or _infer([row[index] for row in table.rows])
+        if name in declared_types:
+            kind, converter = declared_types[name], _converter(declared_types[name])
+        else:
+            values = [row[index] for row in table.rows]
+            kind = _infer(values)
+            converter = _inferred_converter(values) if kind == "STRING" else _converter(kind)
         columns.append((name, kind))
-    return table, tuple(columns)
+        converters.append(converter)
+    return table, tuple(columns), converters
 
 
 def _declared(csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str], header: tuple[str, ...]) -> dict[str, str]:
@@ -195,20 +205,31 @@ def _header(csv_path: Path, header: list[str]) -> tuple[str, ...]:
 
 
 def _infer(values: list[str]) -> str:
+    """The type SQLMesh's pandas gives a column of these cells: whole numbers int64 (BIGINT) and booleans bool only
+    when no cell is missing (a missing one makes them float64 and object), numbers float64 (DOUBLE), a column of
+    missing cells float64, and text for the rest: pandas parses no dates, so dates and timestamps stay text."""
     present = [value.strip() for value in values if value.strip()]
-    if not present:
+    if not values:
         return "STRING"
+    if not present:
+        return "DOUBLE"
+    complete = len(present) == len(values)
     if all(_INT.match(value) for value in present):
-        return "BIGINT"  # as SQLMesh reads it (pandas' int64): ids times ten overflowed an INT
+        return "BIGINT" if complete else "DOUBLE"  # BIGINT: a user's ids times ten overflowed an INT
     if all(_is_float(value) for value in present):
         return "DOUBLE"
-    if all(value.lower() in _BOOLEANS for value in present):
+    if complete and all(value in _PANDAS_BOOLEANS for value in present):
         return "BOOLEAN"
-    if all(_DATE.match(value) and _is_date(value) for value in present):
-        return "DATE"
-    if all(_TIMESTAMP.match(value) and _is_timestamp(value) for value in present):
-        return "TIMESTAMP"
     return "STRING"
+
+
+def _inferred_converter(values: list[str]) -> Callable[[str], Any]:
+    """How an inferred text column's cells are written: booleans with missing cells as DuckDB writes pandas' True
+    and False as text (``true``, ``false``); any other text as it is."""
+    present = [value.strip() for value in values if value.strip()]
+    if present and all(value in _PANDAS_BOOLEANS for value in present):
+        return str.lower
+    return str
 
 
 def _is_float(value: str) -> bool:
@@ -217,22 +238,6 @@ def _is_float(value: str) -> bool:
     except ValueError:
         return False
     return value.lower() not in {"nan", "inf", "-inf", "+inf", "infinity", "-infinity"}
-
-
-def _is_date(value: str) -> bool:
-    try:
-        date.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_timestamp(value: str) -> bool:
-    try:
-        datetime.fromisoformat(value)
-    except ValueError:
-        return False
-    return True
 
 
 def _converter(spark_type_text: str) -> Callable[[str], Any]:

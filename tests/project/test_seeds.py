@@ -24,15 +24,37 @@ def test_content_hash_is_sha256_of_bytes() -> None:
 
 
 def test_inferred_columns() -> None:
-    # Whole numbers are BIGINT, as SQLMesh reads a seed (pandas' int64): an INT overflowed a user's `id * 10`.
+    # The types SQLMesh 0.236.4 gives this file (pandas' dtypes): the third row's empty cells make `big` float64 and
+    # `in_stock` object; pandas parses no dates.
     assert seed_columns(ITEMS, ()) == (
         ("item_id", "BIGINT"),
         ("name", "STRING"),
         ("price", "DOUBLE"),
-        ("in_stock", "BOOLEAN"),
-        ("added_on", "DATE"),
-        ("updated_at", "TIMESTAMP"),
-        ("big", "BIGINT"),
+        ("in_stock", "STRING"),
+        ("added_on", "STRING"),
+        ("updated_at", "STRING"),
+        ("big", "DOUBLE"),
+    )
+
+
+def test_inferred_columns_and_values_are_sqlmeshs(tmp_path: Path) -> None:
+    # Types and values read back from SQLMesh 0.236.4's DuckDB table of this seed (information_schema, SELECT *).
+    path = _csv(
+        tmp_path,
+        "i,ib,f,b,bb,bt,d,ts,e,z,p,mix\n"
+        "1,1,1.5,true,True,t,2024-01-01,2024-01-01 10:00:00,,007,+4,1\n"
+        "2,,2,FALSE,,f,2024-01-02,2024-01-02T11:30:00,,010,5,x\n"
+        "3,3,1e3,True,False,t,2024-01-03,2024-01-03 00:00:00.5,,123,6,2\n",
+    )
+    seed = read_seed(path, ())
+    assert seed.columns == (
+        ("i", "BIGINT"), ("ib", "DOUBLE"), ("f", "DOUBLE"), ("b", "BOOLEAN"), ("bb", "STRING"), ("bt", "STRING"),
+        ("d", "STRING"), ("ts", "STRING"), ("e", "DOUBLE"), ("z", "BIGINT"), ("p", "BIGINT"), ("mix", "STRING"),
+    )
+    assert seed.rows == (
+        (1, 1.0, 1.5, True, "true", "t", "2024-01-01", "2024-01-01 10:00:00", None, 7, 4, "1"),
+        (2, None, 2.0, False, None, "f", "2024-01-02", "2024-01-02T11:30:00", None, 10, 5, "x"),
+        (3, 3.0, 1000.0, True, "false", "t", "2024-01-03", "2024-01-03 00:00:00.5", None, 123, 6, "2"),
     )
 
 
@@ -44,12 +66,13 @@ def test_declared_types_win_and_are_normalized() -> None:
 
 
 def test_read_seed_converts_values() -> None:
-    seed = read_seed(ITEMS, (("price", "decimal(10,2)"),))
+    declared = (("price", "decimal(10,2)"), ("in_stock", "boolean"), ("added_on", "date"), ("updated_at", "timestamp"))
+    seed = read_seed(ITEMS, declared)
 
     assert seed.column_names == ("item_id", "name", "price", "in_stock", "added_on", "updated_at", "big")
     assert seed.rows == (
-        (1, "Beans, dark", Decimal("24.50"), True, date(2024, 1, 1), datetime(2024, 1, 1, 10), 3000000000),
-        (2, " Filter ", Decimal("21"), False, date(2024, 1, 2), datetime(2024, 1, 2, 11, 30), 1),
+        (1, "Beans, dark", Decimal("24.50"), True, date(2024, 1, 1), datetime(2024, 1, 1, 10), 3000000000.0),
+        (2, " Filter ", Decimal("21"), False, date(2024, 1, 2), datetime(2024, 1, 2, 11, 30), 1.0),
         (3, None, None, None, None, None, None),
     )
 
@@ -130,7 +153,7 @@ def test_pandas_missing_markers_are_null_as_sqlmesh_loads_them(tmp_path: Path) -
     seed.write_text('id,code,label,n\n1,NA,North America,1\n2,N/A,n/a,nan\n3,NULL,null,NULL\n4,None,nan,2\n'
                     '5,NaN,#N/A,3\n6,<NA>,-nan,4\n7,EU,,5\n8,AF,"NA",6\n9, NA,Nan,7\n')
     data = read_seed(seed, {"label": "STRING"})
-    assert dict(data.columns) == {"id": "BIGINT", "code": "STRING", "label": "STRING", "n": "BIGINT"}
+    assert dict(data.columns) == {"id": "BIGINT", "code": "STRING", "label": "STRING", "n": "DOUBLE"}  # missing cells: float64
     codes = [row[1] for row in data.rows]
     labels = [row[2] for row in data.rows]
     assert codes == [None, None, None, None, None, None, "EU", "AF", " NA"]  # a marker is the whole cell
