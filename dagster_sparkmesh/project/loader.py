@@ -23,6 +23,7 @@ from dagster_sparkmesh.project.load_limit import load_time_limit
 from dagster_sparkmesh.project import dag
 from dagster_sparkmesh.project.parse_cache_key import PARSER_MODULES
 from dagster_sparkmesh.project.sql import header_partitions
+from dagster_sparkmesh.project.sql.lateral_aliases import with_window_aliases_over_models
 from dagster_sparkmesh.project.sql.typed_division import with_resolved_test_queries, with_typed_divisions
 from dagster_sparkmesh.project.checks import audits as audit_files
 from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
@@ -98,6 +99,7 @@ def _load(
     models = dag.with_self_references(models)
     ordered = {name: models[name] for name in dag.topological_order(models)}
     typed = with_typed_divisions({**ordered, **audit_only}, externals)  # audit-only models read, none reads them
+    typed = with_window_aliases_over_models(typed, externals)
     ordered, audit_only = {name: typed[name] for name in ordered}, {name: typed[name] for name in audit_only}
     unit_tests = tuple(test for repo in repos for test in repo.unit_tests)
     test_warnings = _validate_unit_tests(unit_tests, ordered, externals)
