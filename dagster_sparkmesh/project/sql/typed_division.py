@@ -195,29 +195,24 @@ def _read_by(marked: set[str], models: Mapping[str, Model]) -> set[str]:
     return found
 
 
-def _table(name: str) -> exp.Table:
-    """The table node of a model's name (as the column derivation names it, without parsing)."""
-    db, _, table = name.rpartition(".")
-    return exp.Table(this=exp.to_identifier(table), db=exp.to_identifier(db) if db else None)
-
-
 def with_resolved_test_queries(
     tests: tuple[UnitTest, ...], models: Mapping[str, Model], externals: Mapping[str, ExternalModel]
 ) -> tuple[UnitTest, ...]:
     """Unit tests whose model was read again with the test's own variables (``model_query``), its markers resolved
     with the columns of what the model reads."""
-    from dagster_sparkmesh.project.column_schema import ModelColumns  # it reads what this module writes
+    from dagster_sparkmesh.project.column_schema import KnownColumns, ModelColumns  # they read what this writes
 
+    columns: ModelColumns | None = None  # derived only when a test's query is marked
     resolved = []
     for test in tests:
         model = models.get(test.model)
         if model is not None and has_markers(test.model_query):
-            columns = ModelColumns(models, externals, final=True)
-            schema = MappingSchema(dialect="spark", normalize=False)
+            columns = columns or ModelColumns(models, externals, final=True)
+            known = KnownColumns()
             for parent in sorted(model.depends_on - {model.name}):
                 types = columns.types(parent)
                 if types:
-                    schema.add_table(_table(parent), types, dialect="spark")
-            test = test.model_copy(update={"model_query": resolved_divisions(test.model_query or "", schema)})
+                    known.add(parent, tuple((column, type_.sql("spark")) for column, type_ in types.items()))
+            test = test.model_copy(update={"model_query": resolved_divisions(test.model_query or "", known.schema)})
         resolved.append(test)
     return tuple(resolved)
