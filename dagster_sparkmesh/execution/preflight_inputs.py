@@ -181,7 +181,7 @@ class PreflightInputs:
     def _seed_view(self, model: Model) -> str:
         from dagster_sparkmesh.project.seeds import seed_columns
 
-        columns = seed_columns((model.path.parent / model.kind.path).resolve(), model.columns)
+        columns = seed_columns((model.path.parent / model.kind.path).resolve(), model.columns, model.kind.csv_settings)
         view = _view_name()
         self.ctx.engine.catalog.create_temp_view(view, columns, [])
         self._views.append(view)

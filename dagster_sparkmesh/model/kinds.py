@@ -13,6 +13,7 @@ from typing import Annotated, ClassVar, Literal, Union, get_args
 from pydantic import Field, PositiveInt, field_validator
 
 from dagster_sparkmesh.model.interval_units import ScheduleCron
+from dagster_sparkmesh.model.seed_settings import CsvSettings
 from dagster_sparkmesh.records import Record
 
 OnDestructiveChange = Literal["error", "warn", "allow"]
@@ -326,6 +327,8 @@ class SeedKind(KindBase):
     batch_size: int | None = None
     """Rows per INSERT in SQLMesh. Kept as metadata only: Spark writes the seed's rows as one DataFrame, so
     there are no statements whose size it could bound."""
+    csv_settings: CsvSettings | None = None
+    """How the file is read (SQLMesh's ``csv_settings``); None: as pandas reads a CSV by default."""
 
 
 class EmbeddedKind(KindBase):

@@ -377,7 +377,9 @@ def _with_seed(model: Model, project_path: Path | None = None) -> Model:
             hint=f"the path is relative to the model file's folder; expected {csv_path}",
         )
     try:
-        update = {"seed_content_hash": seed_content_hash(csv_path), "columns": seed_columns(csv_path, model.columns)}
+        settings = model.kind.csv_settings  # type: ignore[union-attr]
+        update = {"seed_content_hash": seed_content_hash(csv_path, settings),
+                  "columns": seed_columns(csv_path, model.columns, settings)}
     except ProjectError as error:
         if project_path is None or csv_path.resolve().is_relative_to(project_path.resolve()):
             raise

@@ -14,7 +14,7 @@ from dagster_sparkmesh.macros import nodes as macro_nodes
 from dagster_sparkmesh.macros import sql_text
 from dagster_sparkmesh.macros import syntax as macro_syntax
 from dagster_sparkmesh.macros import values as macro_values
-from dagster_sparkmesh.model import cron_zones, kinds, merge_clauses
+from dagster_sparkmesh.model import cron_zones, kinds, merge_clauses, seed_settings
 from dagster_sparkmesh.project import macros
 from dagster_sparkmesh.project.checks import audits as audit_files
 from dagster_sparkmesh.project.sql import blueprints as model_blueprints
@@ -22,7 +22,7 @@ from dagster_sparkmesh.project.sql import (
     dialect_functions, dialect_numbers, file_readers, lateral_aliases, ordered_aggregates, spark_support, typed_division,
 )
 from dagster_sparkmesh.project.sql import header as sql_header
-from dagster_sparkmesh.project.sql import header_kind, header_partitions, merge_properties
+from dagster_sparkmesh.project.sql import header_csv_settings, header_kind, header_partitions, merge_properties
 from dagster_sparkmesh.project.sql import header_values
 from dagster_sparkmesh.project.sql import model as sql_model
 from dagster_sparkmesh.project.sql import references as sql_references
@@ -32,5 +32,5 @@ PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql
                    macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
                    macro_values, virtual_update, spark_support, dialect_functions, merge_properties, merge_clauses,
                    cron_zones, kinds, sql_references, ordered_aggregates, dialect_numbers, file_readers,
-                   header_partitions, typed_division, lateral_aliases,
+                   header_partitions, typed_division, lateral_aliases, seed_settings, header_csv_settings,
                    *macro_builtins.MODULES)

@@ -5,13 +5,13 @@ Declared column types win; other columns get the type SQLMesh's pandas reads the
 whole numbers with one are DOUBLE, dates are text).
 A cell holding one of the markers pandas reads as missing by default (``NA``, ``N/A``, ``NULL``, ``nan``, ...) is
 NULL too, as SQLMesh (which reads seeds with pandas) loads it, quoted or not and whatever the column's type.
+The kind's ``csv_settings`` change how the file is split and which cells are missing (``project.seed_csv``).
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -23,7 +23,9 @@ from typing import Any
 from sqlglot import exp
 
 from dagster_sparkmesh.errors import ProjectError
+from dagster_sparkmesh.model.seed_settings import CsvSettings
 from dagster_sparkmesh.project.externals import spark_type
+from dagster_sparkmesh.project.seed_csv import SeedRecords, column_markers, decode_seed
 from dagster_sparkmesh.records import Record
 
 _INT = re.compile(r"^[+-]?\d+$")
@@ -31,11 +33,6 @@ _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _BOOLEANS = {"true": True, "false": False}
 _PANDAS_BOOLEANS = frozenset({"True", "TRUE", "true", "False", "FALSE", "false"})
 """The cells pandas reads as booleans (its default ``true_values`` and ``false_values``)."""
-_MISSING_MARKERS = frozenset({
-    "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL",
-    "NaN", "None", "n/a", "nan", "null",
-})
-"""pandas' default ``na_values``: what ``read_csv`` reads as missing (compared with the whole cell, as pandas does)."""
 _MARKERS_READ_AS_NULL = b"seed cells read as NULL: pandas' markers\0"
 
 
@@ -55,34 +52,41 @@ class _Table:
     """The raw cells of a CSV file, with the file line of each record (quoted fields may span lines)."""
 
     header: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
+    rows: tuple[tuple[str | None, ...], ...]
+    """The cells, None where a column's missing marker (the empty cell by default) was."""
     lines: tuple[int, ...]
+    blank_is_missing: tuple[bool, ...]
+    """Per column, whether an empty cell is missing (pandas' default), so that a blank one is too."""
     marked: bool = False
-    """Whether a cell held a missing marker (it is empty in ``rows``)."""
+    """Whether a cell held a missing marker other than the empty cell."""
 
 
-def seed_content_hash(csv_path: Path) -> str:
+def seed_content_hash(csv_path: Path, settings: CsvSettings | None = None) -> str:
     """sha256 of the file's bytes: any edit of the seed changes the model's data hash. A file with cells that are
     missing markers is hashed with a salt: its rows changed when those cells began to be read as NULL, so a table
     written before holds other rows and its version must not be reused; other files keep their hash."""
     csv_path = Path(csv_path).resolve()
     data = _read_bytes(csv_path)
-    salt = _MARKERS_READ_AS_NULL if _parse(csv_path).marked else b""
+    salt = _MARKERS_READ_AS_NULL if _parse(csv_path, settings).marked else b""
     return hashlib.sha256(salt + data).hexdigest()
 
 
-def seed_columns(csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str] = ()) -> tuple[tuple[str, str], ...]:
+def seed_columns(
+    csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str] = (), settings: CsvSettings | None = None
+) -> tuple[tuple[str, str], ...]:
     """(column, Spark type) for every CSV column: the declared type if any, else the type inferred from values.
 
     Reads and checks the whole file, so every error a load would hit is raised here.
     """
-    return read_seed(csv_path, declared).columns
+    return read_seed(csv_path, declared, settings).columns
 
 
-def read_seed(csv_path: Path, columns: Iterable[tuple[str, str]] | Mapping[str, str] = ()) -> SeedData:
+def read_seed(
+    csv_path: Path, columns: Iterable[tuple[str, str]] | Mapping[str, str] = (), settings: CsvSettings | None = None
+) -> SeedData:
     """The seed's rows converted to Python values of the column types (``columns`` are the declared ones)."""
     csv_path = Path(csv_path).resolve()  # errors name the file without the model folder's '..'
-    table, typed_columns, converters = _typed(csv_path, declared=columns)
+    table, typed_columns, converters = _typed(csv_path, columns, settings)
     rows = []
     for cells, line in zip(table.rows, table.lines):
         rows.append(tuple(_convert(csv_path, line, index, cells, typed_columns, converters) for index in range(len(cells))))
@@ -90,10 +94,10 @@ def read_seed(csv_path: Path, columns: Iterable[tuple[str, str]] | Mapping[str, 
 
 
 def _typed(
-    csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str]
+    csv_path: Path, declared: Iterable[tuple[str, str]] | Mapping[str, str], settings: CsvSettings | None
 ) -> tuple[_Table, tuple[tuple[str, str], ...], list[Callable[[str], Any]]]:
     """The parsed file, its (column, type) pairs and how each column's cells become values."""
-    table = _parse(csv_path)
+    table = _parse(csv_path, settings)
     declared_types = _declared(csv_path, declared, table.header)
     columns, converters = [], []
     for index, name in enumerate(table.header):
@@ -101,8 +105,9 @@ def _typed(
             kind, converter = declared_types[name], _converter(declared_types[name])
         else:
             values = [row[index] for row in table.rows]
-            kind = _infer(values)
-            converter = _inferred_converter(values) if kind == "STRING" else _converter(kind)
+            blank_is_missing = table.blank_is_missing[index]
+            kind = _infer(values, blank_is_missing)
+            converter = _inferred_converter(values, blank_is_missing) if kind == "STRING" else _converter(kind)
         columns.append((name, kind))
         converters.append(converter)
     return table, tuple(columns), converters
@@ -134,31 +139,15 @@ def _read_bytes(csv_path: Path) -> bytes:
         raise ProjectError(f"seed path {csv_path.name} is a folder, not a CSV file", path=csv_path) from error
 
 
-def _decode(csv_path: Path, data: bytes) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        col = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
-        bad = data.splitlines()[line - 1] if data.splitlines() else b""
-        raise ProjectError(
-            f"seed file is not valid UTF-8 (byte 0x{data[error.start]:02x})",
-            path=csv_path,
-            line=line,
-            col=col,
-            snippet=bad.decode("utf-8", errors="replace"),
-            hint="re-save the CSV as UTF-8",
-        ) from error
-
-
-def _parse(csv_path: Path) -> _Table:
-    text = _decode(csv_path, _read_bytes(csv_path))
+def _parse(csv_path: Path, settings: CsvSettings | None) -> _Table:
+    text = decode_seed(csv_path, _read_bytes(csv_path), settings)
     if not text.strip():
         raise ProjectError("seed file is empty", path=csv_path, hint="add a header row and data rows")
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = SeedRecords(text, settings)
+    records_of_file = iter(reader)
     try:
-        header = next(reader)
-        records = [(row, reader.line_num) for row in reader if row]
+        header = next(records_of_file)
+        records = [(row, reader.line_num) for row in records_of_file if row]
     except csv.Error as error:
         raise ProjectError(f"malformed CSV: {error}", path=csv_path, line=reader.line_num) from error
     header_names = _header(csv_path, header)
@@ -171,9 +160,11 @@ def _parse(csv_path: Path) -> _Table:
                 snippet=_source_line(text, line),
                 hint="every row needs one value per header column (quote values that contain commas)",
             )
-    rows = tuple(tuple("" if cell in _MISSING_MARKERS else cell for cell in row) for row, _ in records)
-    marked = any(cell in _MISSING_MARKERS for row, _ in records for cell in row)
-    return _Table(header_names, rows, tuple(line for _, line in records), marked)
+    markers = column_markers(header, settings)
+    rows = tuple(tuple(None if cell in markers[index] else cell for index, cell in enumerate(row)) for row, _ in records)
+    marked = any(cell and cell in markers[index] for row, _ in records for index, cell in enumerate(row))
+    blank_is_missing = tuple("" in column for column in markers)
+    return _Table(header_names, rows, tuple(line for _, line in records), blank_is_missing, marked)
 
 
 def _header(csv_path: Path, header: list[str]) -> tuple[str, ...]:
@@ -204,11 +195,19 @@ def _header(csv_path: Path, header: list[str]) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _infer(values: list[str]) -> str:
+def _present(values: list[str | None], blank_is_missing: bool) -> list[str]:
+    """The cells that are not missing, stripped: a blank cell is missing where an empty one is (pandas' numbers
+    ignore spaces), and text where the settings keep the empty cell (``keep_default_na = false``)."""
+    if blank_is_missing:
+        return [value.strip() for value in values if value is not None and value.strip()]
+    return [value.strip() for value in values if value is not None]
+
+
+def _infer(values: list[str | None], blank_is_missing: bool = True) -> str:
     """The type SQLMesh's pandas gives a column of these cells: whole numbers int64 (BIGINT) and booleans bool only
     when no cell is missing (a missing one makes them float64 and object), numbers float64 (DOUBLE), a column of
     missing cells float64, and text for the rest: pandas parses no dates, so dates and timestamps stay text."""
-    present = [value.strip() for value in values if value.strip()]
+    present = _present(values, blank_is_missing)
     if not values:
         return "STRING"
     if not present:
@@ -223,10 +222,10 @@ def _infer(values: list[str]) -> str:
     return "STRING"
 
 
-def _inferred_converter(values: list[str]) -> Callable[[str], Any]:
+def _inferred_converter(values: list[str | None], blank_is_missing: bool = True) -> Callable[[str], Any]:
     """How an inferred text column's cells are written: booleans with missing cells as DuckDB writes pandas' True
     and False as text (``true``, ``false``); any other text as it is."""
-    present = [value.strip() for value in values if value.strip()]
+    present = _present(values, blank_is_missing)
     if present and all(value in _PANDAS_BOOLEANS for value in present):
         return str.lower
     return str
@@ -272,13 +271,13 @@ def _convert(
     csv_path: Path,
     line: int,
     index: int,
-    cells: tuple[str, ...],
+    cells: tuple[str | None, ...],
     columns: tuple[tuple[str, str], ...],
     converters: list[Callable[[str], Any]],
 ) -> Any:
     raw = cells[index]
     name, kind = columns[index]
-    if raw == "":
+    if raw is None:
         return None
     if converters[index] is str:
         return raw  # strings keep their spaces: trimming is the models' business
@@ -293,14 +292,14 @@ def _convert(
             path=csv_path,
             line=line,
             col=_column_offset(cells, index),
-            snippet=",".join(cells),
+            snippet=",".join(cell or "" for cell in cells),
             hint=f"fix the value or declare column {name} with another type",
         ) from error
 
 
-def _column_offset(cells: list[str] | tuple[str, ...], index: int) -> int:
+def _column_offset(cells: list[str] | tuple[str | None, ...], index: int) -> int:
     """1-based character column of a field, assuming unquoted fields (good enough to find it in an editor)."""
-    return sum(len(cell) + 1 for cell in cells[:index]) + 1
+    return sum(len(cell or "") + 1 for cell in cells[:index]) + 1
 
 
 def _source_line(text: str, line: int) -> str | None:

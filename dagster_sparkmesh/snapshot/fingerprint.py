@@ -41,6 +41,7 @@ _ADDED_TO_KINDS_LATER: dict[tuple[str, str], object] = {
     ("INCREMENTAL_BY_TIME_RANGE", "batch_concurrency"): None,
     ("INCREMENTAL_BY_UNIQUE_KEY", "when_matched"): None,
     ("INCREMENTAL_BY_UNIQUE_KEY", "merge_filter"): None,
+    ("SEED", "csv_settings"): None,  # (data: another delimiter, other rows)
     **{(scd, field): default for scd in ("SCD_TYPE_2_BY_TIME", "SCD_TYPE_2_BY_COLUMN")
        for field, default in (("forward_only", True), ("on_destructive_change", "error"), ("time_data_type", "TIMESTAMP"),
                                  ("batch_size", None))},

@@ -18,6 +18,6 @@ def write_seed(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
     from dagster_sparkmesh.project.seeds import read_seed
 
     seed_path = (target.model.path.parent / target.model.kind.path).resolve()
-    seed = read_seed(seed_path, target.model.columns)
+    seed = read_seed(seed_path, target.model.columns, target.model.kind.csv_settings)
     ctx.engine.load_seed(target.table, seed.columns, seed.rows)
     return WriteResult.of(len(seed.rows), commit(ctx, target, target.intervals))

@@ -30,6 +30,7 @@ from dagster_sparkmesh.model.kinds import (
 )
 from dagster_sparkmesh.model.dialects import DIALECT_HINT, is_known_dialect
 from dagster_sparkmesh.model.interval_units import valid_cron
+from dagster_sparkmesh.project.sql.header_csv_settings import read_csv_settings
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.project.sql.merge_properties import read_merge_filter, read_when_matched
 from dagster_sparkmesh.records import Record
@@ -267,7 +268,11 @@ _KINDS: dict[str, tuple[type[Record], dict[str, PropertyReader], tuple[str, ...]
         },
         ("materialization",),
     ),
-    "SEED": (SeedKind, {"path": _field("path", Value.scalar), "batch_size": _field("batch_size", Value.integer)}, ("path",)),
+    "SEED": (
+        SeedKind,
+        {"path": _field("path", Value.scalar), "batch_size": _field("batch_size", Value.integer), "csv_settings": read_csv_settings},
+        ("path",),
+    ),
     "EMBEDDED": (EmbeddedKind, {}, ()),
     "EXTERNAL": (ExternalKind, {}, ()),
     "AUDIT_ONLY": (
