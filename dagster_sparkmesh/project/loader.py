@@ -23,7 +23,10 @@ from dagster_sparkmesh.project.load_limit import load_time_limit
 from dagster_sparkmesh.project import dag
 from dagster_sparkmesh.project.parse_cache_key import PARSER_MODULES
 from dagster_sparkmesh.project.sql import header_partitions
-from dagster_sparkmesh.project.sql.lateral_aliases import with_window_aliases_over_models
+from dagster_sparkmesh.project.sql.lateral_aliases import (
+    with_window_aliases_in_test_queries,
+    with_window_aliases_over_models,
+)
 from dagster_sparkmesh.project.sql.typed_division import with_resolved_test_queries, with_typed_divisions
 from dagster_sparkmesh.project.checks import audits as audit_files
 from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
@@ -105,6 +108,7 @@ def _load(
     test_warnings = _validate_unit_tests(unit_tests, ordered, externals)
     unit_tests = tuple(test for test in unit_tests if test.model in ordered)  # (a test of no model: warned, left out)
     unit_tests = with_resolved_test_queries(unit_tests, ordered, externals)
+    unit_tests = with_window_aliases_in_test_queries(unit_tests, ordered, externals)
     for repo in repos:
         if repo.cache is not None:
             repo.cache.save()

@@ -104,6 +104,26 @@ def test_a_window_over_a_models_columns_is_written_out_once_the_parents_are_load
     assert models["spy.unknown"].query == "SELECT x * 2 AS y, SUM(y) OVER () AS s FROM raw.events"
 
 
+
+def test_a_unit_test_reading_its_model_with_its_own_vars_gets_the_window_aliases_written_too(tmp_path: Path):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\nvariables:\n  limit: 100\n")
+    (tmp_path / "models" / "prices.sql").write_text(
+        "MODEL (name spy.prices, kind FULL, columns (d DATE, close DOUBLE));\nSELECT DATE '2024-01-01' AS d, 1.0 AS close")
+    (tmp_path / "models" / "ranked.sql").write_text(
+        "MODEL (name spy.ranked, kind FULL);\n"
+        "SELECT d, close > @limit AS up, ROW_NUMBER() OVER (PARTITION BY up ORDER BY d) AS rn FROM spy.prices")
+    (tmp_path / "tests" / "test_ranked.yaml").write_text(
+        "test_ranked:\n  model: spy.ranked\n  vars:\n    limit: 5\n  inputs:\n    spy.prices:\n"
+        "      - {d: 2024-01-01, close: 7.0}\n  outputs:\n    query:\n      - {d: 2024-01-01, up: true, rn: 1}\n")
+    project = load_project(tmp_path, use_cache=False)
+    # The test's own read of the model (limit 5) is written out over spy.prices' columns, as the model's is.
+    assert project.unit_tests[0].model_query == (
+        "SELECT d, close > 5 AS up, ROW_NUMBER() OVER (PARTITION BY (close > 5) ORDER BY d NULLS LAST) AS rn "
+        "FROM spy.prices")
+    assert "PARTITION BY (close > 100)" in project.models["spy.ranked"].query
+
 def test_the_repro_models_rows_are_duckdbs_on_spark(engine):
     rows = [tuple(row) for row in engine.catalog.query_rows(spark_sql(RETURNS))]
     assert [row[:2] for row in rows] == [(date(2024, 1, 2), 102.0), (date(2024, 1, 3), 99.0), (date(2024, 1, 4), 105.0)]

@@ -27,7 +27,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
-from dagster_sparkmesh.model.records import ExternalModel, Model
+from dagster_sparkmesh.model.records import ExternalModel, Model, UnitTest
 from dagster_sparkmesh.project.sql.references import reference_name
 
 # Dialects whose engines resolve a lateral alias inside a window as they do elsewhere in the SELECT list.
@@ -175,28 +175,54 @@ def with_window_aliases_over_models(
 ) -> dict[str, Model]:
     """``models`` with the lateral aliases in windows of SELECTs that read other models or external tables written
     out, now that their columns are known. A query is written again only where a reference was replaced."""
-    from dagster_sparkmesh.project.column_schema import ModelColumns  # it imports the loader's modules
-    from dagster_sparkmesh.project.sql.model import canonical_sql  # it imports this module
+    known_columns = _parents_columns(models, externals)
+    resolved = dict(models)
+    for name, model in models.items():
+        query = _written_out_over(model.query, model.dialect, known_columns)
+        if query is not None:
+            resolved[name] = model.model_copy(update={"query": query})
+    return resolved
 
-    columns = ModelColumns(models, externals, final=True)
+
+def with_window_aliases_in_test_queries(
+    tests: tuple[UnitTest, ...], models: Mapping[str, Model], externals: Mapping[str, ExternalModel]
+) -> tuple[UnitTest, ...]:
+    """Unit tests whose model was read again with the test's own variables (``model_query``), its lateral aliases
+    in windows written out over the parents' columns as the model's own query's are."""
+    known_columns = _parents_columns(models, externals)
+    resolved = []
+    for test in tests:
+        model = models.get(test.model)
+        query = _written_out_over(test.model_query, model.dialect, known_columns) if model is not None else None
+        resolved.append(test if query is None else test.model_copy(update={"model_query": query}))
+    return tuple(resolved)
+
+
+def _parents_columns(models: Mapping[str, Model], externals: Mapping[str, ExternalModel]) -> KnownColumns:
+    from dagster_sparkmesh.project.column_schema import ModelColumns  # it imports the loader's modules
+
+    columns = ModelColumns(models, externals, final=True)  # derives a model's columns only when asked
 
     def known_columns(table: exp.Table) -> tuple[str, ...] | None:
         types = columns.types(reference_name(table))
         return tuple(types) if types else None
 
-    resolved = dict(models)
-    for name, model in models.items():
-        if (model.dialect or "").lower() not in LATERAL_ALIAS_DIALECTS or not _may_name_aliases_in_windows(model.query):
-            continue
-        try:
-            tree = sqlglot.parse_one(model.query or "", dialect="spark")
-        except SqlglotError:
-            continue
-        before = canonical_sql(tree.copy())
-        after = canonical_sql(with_window_aliases_written_out(tree, model.dialect, known_columns))
-        if after != before:
-            resolved[name] = model.model_copy(update={"query": after})
-    return resolved
+    return known_columns
+
+
+def _written_out_over(query: str | None, dialect: str | None, known_columns: KnownColumns) -> str | None:
+    """The query (Spark SQL) with its window aliases written out, or None when nothing was replaced."""
+    from dagster_sparkmesh.project.sql.model import canonical_sql  # it imports this module
+
+    if (dialect or "").lower() not in LATERAL_ALIAS_DIALECTS or not _may_name_aliases_in_windows(query):
+        return None
+    try:
+        tree = sqlglot.parse_one(query or "", dialect="spark")
+    except SqlglotError:
+        return None
+    before = canonical_sql(tree.copy())
+    after = canonical_sql(with_window_aliases_written_out(tree, dialect or "", known_columns))
+    return after if after != before else None
 
 
 _ALIAS = re.compile(r" AS (`[^`]+`|\w+)", re.IGNORECASE)
