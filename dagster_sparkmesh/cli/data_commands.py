@@ -15,7 +15,7 @@ from rich.table import Table
 from dagster_sparkmesh.cli.context import CliContext, pass_cli_context
 from dagster_sparkmesh.cli.runtime_commands import PROD, make_console, open_context
 from dagster_sparkmesh.errors import ExecutionError, UnitTestFailure
-from dagster_sparkmesh.snapshot.naming import view_name
+from dagster_sparkmesh.snapshot.naming import view_name, with_default_schema
 
 if TYPE_CHECKING:
     from dagster_sparkmesh.engine.table_diff import TableDiff
@@ -54,7 +54,8 @@ def table_diff(
     source, target = parse_environments(environments)
     with open_context(context, PROD) as ctx:
         models = ctx.project.models
-        name = select_one_model(models, model_name) if is_selector(model_name) else model_name.lower()
+        typed = with_default_schema(model_name.lower())
+        name = select_one_model(models, model_name) if is_selector(model_name) else typed
         model = models.get(name)
         if model is None:
             raise ExecutionError(f"unknown model {name!r}", hint="see `sparkmesh info` for the model names")
@@ -179,7 +180,9 @@ def unit_test(context: CliContext, names: tuple[str, ...]) -> None:
     from dagster_sparkmesh.execution.unit_tests import run_unit_tests
 
     with open_context(context, PROD) as ctx:
-        wanted = {name.lower() for name in names} | set(names) if names else None
+        wanted = None
+        if names:  # a test by its name as written; a model also by its name without a schema (default.<name>)
+            wanted = {name.lower() for name in names} | set(names) | {with_default_schema(n.lower()) for n in names}
         results = run_unit_tests(ctx, wanted)
     console = make_console()
     for result in results:

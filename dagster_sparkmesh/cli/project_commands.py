@@ -24,6 +24,7 @@ from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.project.config import state_dir
 from dagster_sparkmesh.project.records import Project
 from dagster_sparkmesh.project.rendering import physical_tables, render_query
+from dagster_sparkmesh.snapshot.naming import with_default_schema
 
 # Generated caches only: the state store (.sparkmesh/state.db) and the warehouse hold data and are never touched.
 CACHE_FOLDERS = ("cache",)
@@ -69,7 +70,7 @@ def dot_graph(project: Project) -> str:
 
 
 def find_model(project: Project, name: str) -> Model:
-    model = project.models.get(name.lower())
+    model = project.models.get(with_default_schema(name.lower()))
     if model is not None:
         return model
     close = difflib.get_close_matches(name.lower(), project.models, n=3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
 import sqlglot
@@ -16,7 +17,7 @@ from dagster_sparkmesh.model.records import UnitTest
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.records import Record
-from dagster_sparkmesh.snapshot.naming import quote_identifier
+from dagster_sparkmesh.snapshot.naming import DEFAULT_SCHEMA, quote_identifier
 from dagster_sparkmesh.snapshot.records import Interval
 
 _OUTPUT = ""
@@ -105,7 +106,7 @@ def _model_sql(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> 
     execution_time = _parse(test.execution_time) or end
     if model.query is None and model.python_entrypoint:
         interval = Interval(start=start, end=end)
-        frame = python_model_frame(ctx, model, interval, lambda name: views.get(name, name), execution_time,
+        frame = python_model_frame(ctx, model, interval, _fixture_lookup(views), execution_time,
                                    dict(test.variables))
         # Kept with the inputs under a key no table can have, so that the same cleanup drops it.
         views[_OUTPUT] = view = _view_name()
@@ -118,11 +119,22 @@ def _model_sql(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> 
         start=start,
         end=end,
         execution_time=execution_time,
-        table_for=lambda name: views.get(name, name),
+        table_for=_fixture_lookup(views),
         models=ctx.project.models,
         variables={**ctx.project.config.variables, **dict(test.variables)},
     )
     return fed_by_bare_inputs(sql, {name: view for name, view in views.items() if name and "." not in name})
+
+
+def _fixture_lookup(views: dict[str, str]) -> Callable[[str], str]:
+    """The table the rendered query reads for a name: the test's input of that name, else the input named without
+    the schema ``default`` (``spy_seed`` feeds the model ``default.spy_seed``, which SQLMesh names ``spy_seed``),
+    else the table itself."""
+    def lookup(name: str) -> str:
+        schema, _, table = name.rpartition(".")
+        bare = views.get(table) if schema == DEFAULT_SCHEMA else None
+        return views.get(name) or bare or name
+    return lookup
 
 
 def cte_query(sql: str, cte: str) -> str | None:

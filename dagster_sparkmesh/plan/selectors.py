@@ -1,6 +1,6 @@
 """Model selectors: the names a user types after ``--select-model``, ``--restate-model``, ``run`` or ``table-diff``.
 
-A selector is an exact name (``db.orders``), a shell wildcard (``db*``, ``*.orders``), or a tag (``tag:expensive``,
+A selector is an exact name (``db.orders``; ``orders`` is ``default.orders``), a shell wildcard (``db*``, ``*.orders``), or a tag (``tag:expensive``,
 ``tag:exp*``); a leading ``+`` adds every upstream model, a trailing ``+`` every downstream one. Several selectors
 select the union. A selector that matches nothing is an error listing near matches: a typo must never silently
 select zero models (a restatement of nothing would look like success).
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.model.records import Model
+from dagster_sparkmesh.snapshot.naming import with_default_schema
 
 _TAG_PREFIX = "tag:"
 
@@ -88,7 +89,8 @@ def _matches(models: Mapping[str, Model], selector: Selector) -> set[str]:
         pattern = selector.pattern.lower()
         return {name for name, model in models.items() if any(fnmatch.fnmatchcase(t.lower(), pattern) for t in model.tags)}
     if not _is_wildcard(selector.pattern):
-        return {selector.pattern} if selector.pattern in models else set()
+        name = with_default_schema(selector.pattern)
+        return {name} if name in models else set()
     return {name for name in models if fnmatch.fnmatchcase(name, selector.pattern)}
 
 

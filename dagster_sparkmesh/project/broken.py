@@ -12,6 +12,7 @@ from typing import TypeVar
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.records import Record
+from dagster_sparkmesh.snapshot.naming import with_default_schema
 
 _DECLARED_NAME = re.compile(r"MODEL\s*\(\s*name\s+[`\"']?([\w.]+)", re.IGNORECASE)
 _T = TypeVar("_T")
@@ -43,7 +44,7 @@ def declared_name(file: Path) -> str | None:
         found = _DECLARED_NAME.search(file.read_text(errors="replace"))
     except OSError:
         return None
-    return found.group(1).lower() if found else None
+    return with_default_schema(found.group(1).lower()) if found else None
 
 
 def without_unresolved(

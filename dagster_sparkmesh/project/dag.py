@@ -103,7 +103,7 @@ def _unknown_error(unknown: list[tuple[Model, TableReference]]) -> ProjectError:
         line=first.line or None,
         snippet=first.snippet or None,
         hint="declare tables that the project reads but does not build in external_models.yaml "
-        "(or fix the name; model names are schema.table)",
+        "(or fix the name; a name without a schema is in the schema default)",
     )
 
 

@@ -67,18 +67,19 @@ def node_col(node: yaml.Node) -> int:
 
 def normalize_table_name(text: str, *, path: Path, node: yaml.Node | None = None, line: int | None = None) -> str:
     """``db.table``, ```db`.`table```, ``"DB"."Table"`` → ``db.table``; ``cat.db.table`` → ``cat.db.table``, but
-    ``spark_catalog.db.table`` → ``db.table`` (``snapshot.naming.qualified_name``); anything else is an error."""
+    ``spark_catalog.db.table`` → ``db.table``, and a bare ``table`` → ``default.table`` (as SQLMesh places a name
+    without a schema: ``snapshot.naming.qualified_name``); anything else is an error."""
     where = {"path": path, "line": node_line(node) if node else line, "col": node_col(node) if node else None}
     try:
         table = exp.to_table(str(text).replace('"', "`"), dialect="spark")
     except (ParseError, ValueError) as error:
         raise ProjectError(f"invalid table name {text!r}", snippet=str(text), hint="write it as schema.name", **where) from error
     parts = [part.name for part in table.parts]
-    if len(parts) not in (2, 3) or table.alias or not all(_IDENTIFIER.match(part) for part in parts):
+    if len(parts) not in (1, 2, 3) or table.alias or not all(_IDENTIFIER.match(part) for part in parts):
         raise ProjectError(
-            f"table name {text!r} is not of the form schema.name or catalog.schema.name",
+            f"table name {text!r} is not of the form name, schema.name or catalog.schema.name",
             snippet=str(text),
-            hint="write it as schema.name (or catalog.schema.name)",
+            hint="write it as schema.name (or catalog.schema.name; a name without a schema is in the schema default)",
             **where,
         )
     return qualified_name(parts, "table name")
@@ -300,14 +301,15 @@ def undeclared_externals(
 ) -> tuple[dict[str, ExternalModel], list[str]]:
     """Tables that models read but no model or ``external_models.yaml`` declares: as in SQLMesh, external tables
     (without columns) and a warning each, naming where it is read, instead of an error. A name a model that did
-    not load would have had (``not_loaded``) is no table: its readers are set aside with it. Unqualified names
-    stay unknown (``check_references`` reports them): a schema says which table it is."""
+    not load would have had (``not_loaded``) is no table: its readers are set aside with it. An unqualified name
+    is in ``default`` (``FROM events`` reads ``default.events``, where Spark looks for it, as SQLMesh leaves it to
+    the engine's current schema)."""
     found: dict[str, ExternalModel] = {}
     warnings: list[str] = []
     for name, model in models.items():
         for reference in references.get(name, ()):
             table = reference.name
-            if table == name or "." not in table or table in models or table in declared or table in not_loaded:
+            if table == name or table in models or table in declared or table in not_loaded:
                 continue
             where = f"{model.path.name}:{reference.line}" if reference.line else model.path.name
             if table not in found:

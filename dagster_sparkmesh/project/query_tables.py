@@ -12,15 +12,16 @@ from sqlglot import exp
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.project.csv_types import CsvDialect, first_row, is_header, sniffed_columns
 from dagster_sparkmesh.project.sql.file_readers import FILE_READ, TYPES_OPTION
-from dagster_sparkmesh.project.sql.references import is_file_table, reference_name
+from dagster_sparkmesh.project.sql.references import is_file_table, names_a_cte, reference_name
 
 
 def qualified_reference(table: exp.Table) -> str | None:
-    """``[catalog.]schema.table`` of a qualified reference (``spark_catalog`` dropped); CTE names are never models.
+    """``[catalog.]schema.table`` of a reference (``spark_catalog`` dropped, a bare name in ``default``), or None
+    for a CTE in scope, which is never a model.
 
-    A catalog-qualified name that is neither a model nor an external model is left as written; a file read
+    A name that is neither a model nor an external model is left as written; a file read
     (``parquet.`/x/t.parquet```) names no table, and renaming it would split its path at the dots."""
-    if not table.args.get("db") or not isinstance(table.this, exp.Identifier) or is_file_table(table):
+    if not isinstance(table.this, exp.Identifier) or is_file_table(table) or names_a_cte(table):
         return None
     return reference_name(table)
 

@@ -1,7 +1,10 @@
 """Names of physical tables and environment views. Pure; every generated identifier is validated here.
 
 Physical table: ``sparkmesh__<schema>.<schema>__<name>__<version>``; view: ``<schema>.<name>`` in prod and
-``<schema>__<env>.<name>`` elsewhere. All lower case (the Hive metastore lower-cases names anyway).
+``<schema>__<env>.<name>`` elsewhere. All lower case (the Hive metastore lower-cases names anyway). A model named
+without a schema (``name orders``) is ``default.orders`` from the moment it is read, as SQLMesh puts it in the schema
+``default``: its table is ``sparkmesh__default.default__orders__<version>``, its views ``default.orders`` and
+``default__<env>.orders``.
 
 Catalogs. A model named ``catalog.schema.table`` lives in that Spark catalog when the project's connection
 declares it (``spark.sql.catalog.<catalog>`` in its ``config``: an Iceberg catalog, Unity Catalog...), as with
@@ -39,6 +42,8 @@ PHYSICAL_SCHEMA_PREFIX = "sparkmesh__"
 PREVIEW_MARKER = "__preview_"
 PERIOD_DATA_SUFFIX = "__data"
 DEFAULT_CATALOG = "spark_catalog"
+DEFAULT_SCHEMA = "default"
+"""The schema of a model or table named without one, as in SQLMesh; Spark's own default database."""
 CATALOG_SEPARATOR = "__"
 _IDENTIFIER = re.compile(r"^[a-z_][a-z0-9_]*$")
 
@@ -60,17 +65,27 @@ def is_preview_version(version: str) -> bool:
 
 
 def qualified_name(parts: list[str] | tuple[str, ...], what: str = "model name") -> str:
-    """``[catalog,] schema, table`` as one lower-case name: ``schema.table`` or ``catalog.schema.table``; the
-    session's default catalog is dropped, since it names the same table as the two-part name."""
-    if len(parts) not in (2, 3):
+    """``[[catalog,] schema,] table`` as one lower-case name: ``schema.table`` or ``catalog.schema.table``. A bare
+    ``table`` is in the schema ``default``, as SQLMesh puts it; the session's default catalog is dropped, since it
+    names the same table as the two-part name."""
+    if len(parts) not in (1, 2, 3):
         raise SparkMeshError(
-            f"{what} {'.'.join(parts)!r} must be qualified as schema.name or catalog.schema.name",
-            hint="name models and tables as schema.table (a catalog other than spark_catalog becomes part of the schema)",
+            f"{what} {'.'.join(parts)!r} must be name, schema.name or catalog.schema.name",
+            hint="name models and tables as schema.table (a name without a schema is in the schema default; "
+            "a catalog other than spark_catalog becomes part of the schema)",
         )
     lowered = [validate_identifier(part, what) for part in parts]
+    if len(lowered) == 1:
+        lowered = [DEFAULT_SCHEMA, *lowered]
     if len(lowered) == 3 and lowered[0] == DEFAULT_CATALOG:
         lowered = lowered[1:]
     return ".".join(lowered)
+
+
+def with_default_schema(name: str) -> str:
+    """A name a user typed (a selector, a declared name) as the project keys its models: ``orders`` is
+    ``default.orders``; a qualified name is returned as it is."""
+    return name if "." in name else f"{DEFAULT_SCHEMA}.{name}"
 
 
 def without_default_catalog(name: str, catalog: str | None) -> str:

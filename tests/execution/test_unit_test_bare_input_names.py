@@ -82,4 +82,4 @@ def test_a_name_of_four_parts_is_refused_at_its_line(tmp_path):
     with pytest.raises(ProjectError) as raised:
         load_project(_project(tmp_path / "p", tests), use_cache=False)
     assert raised.value.line == 4
-    assert "is not of the form schema.name or catalog.schema.name" in raised.value.message
+    assert "is not of the form name, schema.name or catalog.schema.name" in raised.value.message

@@ -71,8 +71,8 @@ def test_unknown_key_suggests_the_right_one(tmp_path: Path) -> None:
     assert "'columns'" in (error.value.hint or "")
 
 
-@pytest.mark.parametrize("text", ["a", "a.b.c.d", "a b.c", "raw.a-b"])
-def test_names_must_be_schema_dot_name(text: str) -> None:
+@pytest.mark.parametrize("text", ["", "a.b.c.d", "a b.c", "raw.a-b"])
+def test_names_must_be_name_schema_dot_name_or_three_parts(text: str) -> None:
     with pytest.raises(ProjectError):
         normalize_table_name(text, path=Path("x.yaml"), line=1)
 

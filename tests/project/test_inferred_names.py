@@ -32,9 +32,14 @@ def test_a_model_without_a_name_is_named_after_its_folder_and_file(tmp_path: Pat
     assert project.models["shop.order_count"].depends_on == {"shop.orders"}
 
 
-def test_a_file_directly_in_models_cannot_be_named_and_without_the_setting_a_name_is_required(tmp_path: Path) -> None:
+def test_a_file_directly_in_models_is_in_the_schema_default_and_without_the_setting_a_name_is_required(
+    tmp_path: Path,
+) -> None:
+    project = load_project(_project(tmp_path / "a", {"orders.sql": "MODEL (kind FULL);\nSELECT 1 AS id\n"}),
+                           use_cache=False)
+    assert list(project.models) == ["default.orders"]  # SQLMesh names it orders, in the schema default
     with pytest.raises(ProjectError, match="cannot name the model after its file") as error:
-        load_project(_project(tmp_path / "a", {"orders.sql": "MODEL (kind FULL);\nSELECT 1 AS id\n"}), use_cache=False)
+        load_project(_project(tmp_path / "c", {"my-orders.sql": "MODEL (kind FULL);\nSELECT 1 AS id\n"}), use_cache=False)
     assert "folder named after its schema" in (error.value.hint or "")
     with pytest.raises(ProjectError, match="the MODEL header has no name"):
         load_project(_project(tmp_path / "b", {"shop/orders.sql": "MODEL (kind FULL);\nSELECT 1 AS id\n"}, "false"),

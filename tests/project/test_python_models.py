@@ -153,8 +153,8 @@ def test_kind_string_and_lowercase_dict(tmp_path: Path) -> None:
 
 
 def test_bad_name_and_column_type(tmp_path: Path) -> None:
-    with pytest.raises(ProjectError, match="not of the form schema.name"):
-        load_python_model(_model_file(tmp_path, '@model("nodot")\ndef run(c, s, e, x):\n    pass\n', "a.py"), DEFAULTS)
+    with pytest.raises(ProjectError, match="not of the form name, schema.name"):
+        load_python_model(_model_file(tmp_path, '@model("a.b.c.d")\ndef run(c, s, e, x):\n    pass\n', "a.py"), DEFAULTS)
     with pytest.raises(ProjectError, match="invalid column type 'integr'"):
         load_python_model(_model_file(tmp_path, '@model("s.m", columns={"a": "integr"})\ndef run(c, s, e, x):\n    pass\n', "b.py"), DEFAULTS)
 

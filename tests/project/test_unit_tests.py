@@ -93,7 +93,7 @@ def test_no_tests_folder(tmp_path: Path) -> None:
         ("t:\n  model: a.b\n  outputs: {query: []}\n  vars:\n    stat: [1]\n", "variable 'stat' of vars must be", 5),
         ("t:\n  model: a.b\n  inputs:\n    a.c: {rws: []}\n  outputs: {query: []}\n", "unknown key 'rws'", 4),
         ("t:\n  model: a.b\n  outputs: {query: {query: 'SELECT 1; SELECT 2'}}\n", "exactly one query", 3),
-        ("t:\n  model: nodot\n  outputs: {query: []}\n", "not of the form schema.name", 2),
+        ("t:\n  model: a.b.c.d\n  outputs: {query: []}\n", "not of the form name, schema.name", 2),
         ("- t\n", "must map test names to tests", 1),
         ("t:\n  model: [a\n", "invalid YAML", 3),
     ],

@@ -23,13 +23,14 @@ from dagster_sparkmesh.snapshot.naming import (
         (["spark_catalog", "shop", "orders"], "shop.orders"),
         (["SPARK_CATALOG", "shop", "orders"], "shop.orders"),
         (["ecommerce", "Silver", "orders"], "ecommerce.silver.orders"),
+        (["Orders"], "default.orders"),
     ],
 )
 def test_qualified_name_drops_only_the_default_catalog(parts, expected):
     assert qualified_name(parts) == expected
 
 
-@pytest.mark.parametrize("parts", [["orders"], ["a", "b", "c", "d"], ["a-b", "c"], ["cat", "", "c"]])
+@pytest.mark.parametrize("parts", [[], [""], ["a", "b", "c", "d"], ["a-b", "c"], ["cat", "", "c"]])
 def test_qualified_name_refuses_other_shapes(parts):
     with pytest.raises(SparkMeshError):
         qualified_name(parts)

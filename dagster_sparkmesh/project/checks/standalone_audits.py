@@ -26,6 +26,7 @@ from dagster_sparkmesh.model.standalone_audit import StandaloneAudit
 from dagster_sparkmesh.project.checks.audits import StandaloneAuditText
 from dagster_sparkmesh.project.rendering import TableFor, Variables, render_query
 from dagster_sparkmesh.project.sql.model import canonical_sql
+from dagster_sparkmesh.project.sql.references import names_a_cte, reference_name
 from dagster_sparkmesh.snapshot.fingerprint import external_fingerprint, standalone_audit_fingerprint
 from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
@@ -103,18 +104,16 @@ def parse_standalone_audit(
 
 
 def _references(query: exp.Expression) -> list[tuple[str, int]]:
-    """(``schema.table``, line) of every table the query names; CTEs and one-part names are not models."""
-    ctes = {cte.alias_or_name.lower() for cte in query.find_all(exp.CTE)}
+    """(``schema.table``, line) of every table the query names (a bare name in ``default``); CTEs are not models."""
     found = []
     for table in query.find_all(exp.Table):
         if not isinstance(table.this, exp.Identifier) or table.find_ancestor(exp.Hint) is not None:
             continue
-        if table.args.get("catalog") or (not table.db and table.name.lower() in ctes):
+        if table.args.get("catalog") or names_a_cte(table):
             continue
         if table.this.name.lower().startswith("__sm"):
             continue  # @this_model and other placeholders: reported by rendering, not a model
-        name = f"{table.db}.{table.name}".lower() if table.db else table.name.lower()
-        found.append((name, table.this.meta.get("line") or 0))
+        found.append((reference_name(table), table.this.meta.get("line") or 0))
     return found
 
 

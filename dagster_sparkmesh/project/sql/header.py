@@ -35,8 +35,8 @@ from dagster_sparkmesh.project.sql.dialect_numbers import spark_data_type
 
 _HEADER_START = re.compile(r"\s*MODEL\s*\(", re.IGNORECASE)
 _PART = r'[`"]?([A-Za-z_][A-Za-z0-9_]*)[`"]?'
-_NAME = re.compile(rf"^(?:{_PART}\.)?{_PART}\.{_PART}$")
-"""``schema.table`` or ``catalog.schema.table`` (see ``snapshot.naming`` for what a catalog becomes)."""
+_NAME = re.compile(rf"^(?:{_PART}\.)?(?:{_PART}\.)?{_PART}$")
+"""``table`` (in the schema ``default``), ``schema.table`` or ``catalog.schema.table`` (see ``snapshot.naming``)."""
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ def _read_name(header: ModelHeader, value: Value, dialect: str) -> None:
     if not match:
         raise value.error(
             f"invalid model name {value.text!r}",
-            "name models as schema.table or catalog.schema.table (letters, digits and underscores)",
+            "name models as schema.table (letters, digits, underscores); a name without a schema is in the schema default",
         )
     header.name = qualified_name([part for part in match.groups() if part])
 

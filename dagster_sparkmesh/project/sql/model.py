@@ -379,7 +379,8 @@ def canonical_sql(expression: exp.Expression) -> str:
 
 def inferred_name(path: Path) -> str:
     """SQLMesh's name of a model without one, under ``model_naming.infer_names``: the folders below ``models/`` and
-    the file's name, the last three of them (``models/shop/orders.sql`` is ``shop.orders``)."""
+    the file's name, the last three of them (``models/shop/orders.sql`` is ``shop.orders``, ``models/orders.sql``
+    ``default.orders``)."""
     parts = [*path.parts[path.parts.index("models") + 1 : -1], path.stem] if "models" in path.parts else [path.stem]
     try:
         return qualified_name(parts[-3:])
