@@ -15,6 +15,7 @@ from dagster_sparkmesh.execution.python_runner import python_model_frame
 from dagster_sparkmesh.execution.unit_test_types import as_output_types, fed_by_bare_inputs, input_columns
 from dagster_sparkmesh.model.records import UnitTest
 from dagster_sparkmesh.plan.definition import Plan
+from dagster_sparkmesh.project.checks.unit_tests import incomplete_inputs
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.records import Record
 from dagster_sparkmesh.snapshot.naming import DEFAULT_SCHEMA, quote_identifier
@@ -71,11 +72,14 @@ def _run_reported(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
 
 
 def _run_one(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
+    model = ctx.project.models[test.model]
+    problem = incomplete_inputs(test, model.depends_on, model.depends_on_self)
+    if problem:  # checked before any view: SQLMesh refuses the test before it runs
+        return UnitTestResult(name=test.name, model=test.model, passed=False, message=f"error: {problem}")
     views = {name: _input_view(ctx, test, name, rows) for name, rows in test.inputs}
     try:
         for name, query in test.input_queries:
             views[name] = _query_view(ctx, query)
-        model = ctx.project.models[test.model]
         if model.depends_on_self and model.name not in views:
             # As in SQLMesh: a test stands for every table the model reads, its own too (empty unless given);
             # the real table may not exist, and reading it would make the test depend on the warehouse. Its

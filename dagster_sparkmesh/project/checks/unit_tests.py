@@ -13,7 +13,9 @@ test_orders:
       filtered: [{id: 1}]
   vars: {start: 2024-01-01, end: 2024-01-02, execution_time: 2024-01-02}
 ```
-Whether the models exist is checked by ``validate_unit_tests`` once the project's models are known.
+Whether the models exist is checked by ``validate_unit_tests`` once the project's models are known; whether a test
+gives every table its model reads, by ``incomplete_inputs`` when the test runs (as SQLMesh checks it when it builds
+the test: the project still loads, and only that test fails).
 """
 
 from __future__ import annotations
@@ -92,6 +94,31 @@ def validate_unit_tests(
             warnings.append(f"{test.path.name}:{_key_line(test, ('inputs', name))}: input {name} of unit test "
                             f"{test.name} {problem}: unused, as in SQLMesh")
     return tuple(warnings)
+
+
+def incomplete_inputs(test: UnitTest, parents: Collection[str], reads_itself: bool) -> str | None:
+    """Why ``test`` cannot run without reading real tables (None: it can). ``parents`` are the tables its model
+    reads (models and external models, by the names its inputs use), its own table apart (``reads_itself``).
+
+    As in SQLMesh: a test that gives inputs must give one for every parent (a table is never read from the
+    warehouse, where its rows would decide the test); the model's own table is then empty unless given. A test that
+    gives none runs in SQLMesh's empty test database, where the tables the model reads do not exist."""
+    given = {name for name, _ in test.inputs} | {name for name, _ in test.input_queries}
+    if given:
+        missing = sorted(set(parents) - given)
+        if missing:
+            return (f"{test.path}: incomplete test {test.name}, missing input {_models(missing)} "
+                    f"(a test that gives inputs must give one for every table its model reads, as in SQLMesh)")
+        return None
+    unread = sorted({*parents, *([test.model] if reads_itself else [])})
+    if unread:
+        return (f"{test.path}: test {test.name} gives no inputs, and its model reads {', '.join(unread)}: as in "
+                f"SQLMesh, whose test database is empty, the test has no such table (give each as an input)")
+    return None
+
+
+def _models(names: list[str]) -> str:
+    return f"model{'s' if len(names) > 1 else ''} {', '.join(names)}"
 
 
 def _near_hint(name: str, known: Collection[str]) -> str:
