@@ -34,6 +34,7 @@ from sqlglot.errors import ParseError
 
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.model.records import UnitTest
+from dagster_sparkmesh.snapshot.naming import DEFAULT_SCHEMA
 from dagster_sparkmesh.project.externals import compose_yaml, node_col, node_line, node_value, normalize_table_name
 from dagster_sparkmesh.macros.parse_errors import parse_error_description
 
@@ -104,6 +105,7 @@ def incomplete_inputs(test: UnitTest, parents: Collection[str], reads_itself: bo
     warehouse, where its rows would decide the test); the model's own table is then empty unless given. A test that
     gives none runs in SQLMesh's empty test database, where the tables the model reads do not exist."""
     given = {name for name, _ in test.inputs} | {name for name, _ in test.input_queries}
+    given |= {f"{DEFAULT_SCHEMA}.{name}" for name in given if "." not in name}  # a bare name: the model named so
     if given:
         missing = sorted(set(parents) - given)
         if missing:
