@@ -9,7 +9,7 @@ cannot be named (a ``*`` over an unknown parent) gets no schema rather than a gu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 
 import sqlglot
@@ -124,6 +124,51 @@ class KnownColumns:
         db, _, name = table.rpartition(".")
         node = exp.Table(this=exp.to_identifier(name), db=exp.to_identifier(db) if db else None)  # no parsing
         self.schema.add_table(node, {column: _data_type(type_ or "UNKNOWN") for column, type_ in columns}, dialect=_SPARK)
+
+
+def rewritten_parents_first(
+    models: Mapping[str, Model],
+    externals: Mapping[str, ExternalModel],
+    wanted: set[str],
+    rewrite: Callable[[Model, KnownColumns], Model],
+) -> dict[str, Model]:
+    """``models`` (parents before children) with ``rewrite(model, known)`` applied to those ``wanted``, in one pass:
+    the columns of every model a wanted one reads (declared, or derived from its query as rewritten) are known
+    before it. Only those are derived: asking ``ModelColumns`` model by model derives each one's ancestors again."""
+    if not wanted:
+        return dict(models)
+    read = _read_by(wanted, models)
+    known = KnownColumns()
+    for name, external in externals.items():
+        if external.columns:
+            known.add(name, tuple(external.columns))
+    resolved = dict(models)
+    for name, model in models.items():
+        if name in wanted:
+            model = resolved[name] = rewrite(model, known)
+        if name not in read:
+            continue
+        if model.columns:
+            known.add(name, tuple(model.columns))
+        elif model.source == "sql" and model.query:
+            parents = tuple(sorted((parent, known.columns.get(parent, ())) for parent in model.depends_on - {name}))
+            columns = query_columns(model.query, parents, known.schema)
+            if columns:
+                known.add(name, columns)
+    return resolved
+
+
+def _read_by(wanted: set[str], models: Mapping[str, Model]) -> set[str]:
+    """The models the wanted ones read, directly or through others: only their columns are needed."""
+    found: set[str] = set()
+    stack = [parent for name in wanted for parent in models[name].depends_on - {name}]
+    while stack:
+        name = stack.pop()
+        if name in found or name not in models:
+            continue
+        found.add(name)
+        stack.extend(models[name].depends_on - {name})
+    return found
 
 
 _Derived = tuple[Columns, "ColumnSources | None"]

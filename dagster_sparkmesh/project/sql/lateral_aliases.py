@@ -173,15 +173,22 @@ def _visible_ctes(node: exp.Expression) -> dict[str, exp.CTE]:
 def with_window_aliases_over_models(
     models: Mapping[str, Model], externals: Mapping[str, ExternalModel]
 ) -> dict[str, Model]:
-    """``models`` with the lateral aliases in windows of SELECTs that read other models or external tables written
-    out, now that their columns are known. A query is written again only where a reference was replaced."""
-    known_columns = _parents_columns(models, externals)
-    resolved = dict(models)
-    for name, model in models.items():
+    """``models`` (parents before children) with the lateral aliases in windows of SELECTs that read other models or
+    external tables written out, now that their columns are known. A query is written again only where a reference
+    was replaced (the columns it returns keep their names: its children's are unchanged)."""
+    from dagster_sparkmesh.project.column_schema import KnownColumns as Known, rewritten_parents_first
+
+    def written_out(model: Model, known: Known) -> Model:
+        def known_columns(table: exp.Table) -> tuple[str, ...] | None:
+            columns = known.columns.get(reference_name(table))
+            return tuple(column for column, _ in columns) if columns else None
+
         query = _written_out_over(model.query, model.dialect, known_columns)
-        if query is not None:
-            resolved[name] = model.model_copy(update={"query": query})
-    return resolved
+        return model if query is None else model.model_copy(update={"query": query})
+
+    candidates = {name for name, model in models.items()
+                  if (model.dialect or "").lower() in LATERAL_ALIAS_DIALECTS and _may_name_aliases_in_windows(model.query)}
+    return rewritten_parents_first(models, externals, candidates, written_out)
 
 
 def with_window_aliases_in_test_queries(

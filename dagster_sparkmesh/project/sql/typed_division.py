@@ -154,45 +154,13 @@ def with_typed_divisions(models: Mapping[str, Model], externals: Mapping[str, Ex
     """``models`` (parents before children) with the markers of their queries resolved, in one pass in that order:
     the columns of the models a marked query reads (declared, or derived from their resolved queries) are known
     before it, so a column that is an integer division is typed BIGINT for its children."""
-    from dagster_sparkmesh.project.column_schema import KnownColumns, query_columns  # it reads what this writes
+    from dagster_sparkmesh.project.column_schema import KnownColumns, rewritten_parents_first  # they read this
+
+    def resolved(model: Model, known: KnownColumns) -> Model:
+        return model.model_copy(update={"query": resolved_divisions(model.query or "", known.schema)})
 
     marked = {name for name, model in models.items() if has_markers(model.query)}
-    if not marked:
-        return dict(models)
-    read = _read_by(marked, models)
-    known = KnownColumns()
-    for name, external in externals.items():
-        if external.columns:
-            known.add(name, tuple(external.columns))
-    resolved = dict(models)
-    for name, model in models.items():
-        query = model.query
-        if name in marked:
-            query = resolved_divisions(query or "", known.schema)
-            resolved[name] = model.model_copy(update={"query": query})
-        if name not in read:
-            continue
-        if model.columns:
-            known.add(name, tuple(model.columns))
-        elif model.source == "sql" and query:
-            parents = tuple(sorted((parent, known.columns.get(parent, ())) for parent in model.depends_on - {name}))
-            columns = query_columns(query, parents, known.schema)
-            if columns:
-                known.add(name, columns)
-    return resolved
-
-
-def _read_by(marked: set[str], models: Mapping[str, Model]) -> set[str]:
-    """The models the marked queries read, directly or through others: only their columns are needed."""
-    found: set[str] = set()
-    stack = [parent for name in marked for parent in models[name].depends_on - {name}]
-    while stack:
-        name = stack.pop()
-        if name in found or name not in models:
-            continue
-        found.add(name)
-        stack.extend(models[name].depends_on - {name})
-    return found
+    return rewritten_parents_first(models, externals, marked, resolved)
 
 
 def with_resolved_test_queries(
