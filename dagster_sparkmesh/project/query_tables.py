@@ -12,7 +12,7 @@ from sqlglot import exp
 from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.project.csv_types import CsvDialect, first_row, is_header, sniffed_columns
 from dagster_sparkmesh.project.sql.file_readers import FILE_READ, TYPES_OPTION
-from dagster_sparkmesh.project.sql.references import is_file_table, names_a_cte, reference_name
+from dagster_sparkmesh.project.sql.references import is_file_table, names_a_cte, names_a_schema, reference_name
 
 
 def qualified_reference(table: exp.Table) -> str | None:
@@ -21,7 +21,9 @@ def qualified_reference(table: exp.Table) -> str | None:
 
     A name that is neither a model nor an external model is left as written; a file read
     (``parquet.`/x/t.parquet```) names no table, and renaming it would split its path at the dots."""
-    if not isinstance(table.this, exp.Identifier) or is_file_table(table) or names_a_cte(table):
+    if not isinstance(table.this, exp.Identifier) or is_file_table(table):
+        return None
+    if names_a_cte(table) or names_a_schema(table):
         return None
     return reference_name(table)
 

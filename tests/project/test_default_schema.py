@@ -100,6 +100,10 @@ def test_an_unqualified_table_no_one_declares_is_an_external_table_in_default(tm
         # The CTE of a subquery is not in scope outside it.
         ("SELECT * FROM (WITH c AS (SELECT 1 AS x) SELECT * FROM c) AS s JOIN c USING (x)", ["default.c"]),
         ("SELECT * FROM `default`.orders", ["default.orders"]),
+        # A statement's schema name is no table (a model's `USE scratch` was rendered as `USE default.scratch`).
+        ("USE scratch", []),
+        ("CREATE SCHEMA IF NOT EXISTS scratch", []),
+        ("DROP DATABASE scratch CASCADE", []),
     ],
 )
 def test_bare_references_are_in_the_schema_default_unless_they_name_a_cte(query: str, expected: list[str]) -> None:
@@ -118,3 +122,13 @@ def test_genuinely_invalid_names_are_still_refused_with_file_line_and_column(
         load_project(_project(tmp_path, files), use_cache=False)
     assert (caught.value.path.name, caught.value.line, caught.value.col) == ("m.sql", 2, column)
     assert "schema default" in (caught.value.hint or "")
+
+
+def test_a_statements_schema_name_is_rendered_as_written() -> None:
+    from dagster_sparkmesh.project.query_tables import qualified_reference
+
+    for statement in ("USE scratch", "CREATE SCHEMA scratch", "DROP SCHEMA scratch"):
+        table = sqlglot.parse_one(statement, dialect="spark").find(sqlglot.exp.Table)
+        assert qualified_reference(table) is None, statement
+    assert qualified_reference(sqlglot.parse_one("DROP TABLE scratch", dialect="spark").find(sqlglot.exp.Table)) == (
+        "default.scratch")

@@ -28,7 +28,7 @@ def query_references(query: exp.Expression, body: str) -> list[TableReference]:
         # Hints name tables by their alias in the query (``/*+ BROADCAST(t) */``): not a read of its own.
         if not isinstance(table.this, exp.Identifier) or table.find_ancestor(exp.Hint) is not None:
             continue
-        if names_a_cte(table) or is_file_table(table):
+        if names_a_cte(table) or names_a_schema(table) or is_file_table(table):
             continue
         line = table.this.meta.get("line") or 0
         snippet = lines[line - 1].strip() if 0 < line <= len(lines) else ""
@@ -79,6 +79,16 @@ def reference_name(table: exp.Table) -> str:
     if len(parts) == 3 and parts[0] == DEFAULT_CATALOG:
         parts = parts[1:]
     return ".".join(parts)
+
+
+def names_a_schema(table: exp.Table) -> bool:
+    """Whether the name is a schema's, not a table's: ``USE x``, ``CREATE SCHEMA x``, ``DROP DATABASE x``... in a
+    model's statements (sqlglot parses it as a table)."""
+    parent = table.parent
+    if isinstance(parent, exp.Use):
+        return True
+    kind = str(parent.args.get("kind") or "").upper() if isinstance(parent, (exp.Create, exp.Drop, exp.Describe)) else ""
+    return kind in {"SCHEMA", "DATABASE", "NAMESPACE"}
 
 
 def names_a_cte(table: exp.Table) -> bool:
