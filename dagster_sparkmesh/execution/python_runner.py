@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import inspect
 import json
+import traceback
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
-from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.engine.failures import spark_errors, spark_message
+from dagster_sparkmesh.errors import EngineError, ExecutionError, SparkMeshError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.model.records import Model
 from dagster_sparkmesh.snapshot.naming import quote_identifier
@@ -37,10 +40,27 @@ _KEYWORDS = frozenset(word.lower() for word in Spark.tokenizer_class.KEYWORDS if
 def python_model_select(
     ctx: ExecutionContext, model: Model, interval: Interval, table_for: Callable[[str], str]
 ) -> str:
-    frame = python_model_frame(ctx, model, interval, table_for)
     view = f"sparkmesh_python_{uuid.uuid4().hex[:12]}"
-    frame.createOrReplaceTempView(view)
+    expose_frame(python_model_frame(ctx, model, interval, table_for), view, model)
     return f"SELECT * FROM {quote_identifier(view)}"
+
+
+def expose_frame(frame: Any, view: str, model: Model) -> None:
+    """The model's DataFrame as the session temp view ``view``. Over Spark Connect this is where Spark first
+    analyzes the DataFrame the model built: a column or table it cannot resolve is the model's error, reported at
+    its file; a lost session stays an EngineError (transient: the write may be retried)."""
+    try:
+        with spark_errors(f"the DataFrame of Python model {model.name}"):
+            frame.createOrReplaceTempView(view)
+    except EngineError as error:
+        if error.transient:
+            raise
+        raise ExecutionError(
+            f"Python model {model.name} returned a DataFrame Spark cannot run: {error.spark_message}",
+            path=model.path,
+            line=model.line,
+            hint="fix the DataFrame the model builds (the columns and tables it names)",
+        ) from error
 
 
 def python_model_frame(
@@ -69,7 +89,18 @@ def python_model_frame(
         blueprint_variables={name: json.loads(value) for name, value in model.blueprint_variables},
         gateway=config.default_gateway,
     )
-    return _one_frame(_call(function, context, model), context.spark, model)
+    frames = _call(function, context, model)
+    try:
+        return _one_frame(frames, context.spark, model)
+    except SparkMeshError:
+        raise
+    except Exception as error:  # pandas or Spark refusing what the model returned (e.g. frames of other columns)
+        raise ExecutionError(
+            f"Python model {model.name}: Spark cannot take the DataFrames it returned: {spark_message(error)}",
+            path=model.path,
+            line=model.line,
+            hint="return DataFrames of the same columns, of values Spark can type",
+        ) from error
 
 
 def table_reference(qualified_name: str) -> str:
@@ -94,10 +125,8 @@ def _call(function: Callable[..., Any], context: ModelContext, model: Model) -> 
         raise exit_error(error, f"Python model {model.name}", kind=ExecutionError) from None
     except ExecutionError:
         raise
-    except Exception as error:  # the user's code: report it as their error, with the model's file
-        raise ExecutionError(
-            f"Python model {model.name} raised {type(error).__name__}: {error}", path=model.path, hint=_hint(error)
-        ) from error
+    except Exception as error:  # the user's code: report it as their error, at the model's line that raised
+        raise _model_raised(error, model) from error
     for frame in frames:
         if not (_is_spark(frame) or _is_pandas(frame)):
             raise ExecutionError(
@@ -107,6 +136,28 @@ def _call(function: Callable[..., Any], context: ModelContext, model: Model) -> 
                 hint="return (or yield) a DataFrame: context.spark.createDataFrame(...), context.fetch_pyspark_df(sql) or pandas",
             )
     return frames
+
+
+def _model_raised(error: Exception, model: Model) -> ExecutionError:
+    """The error of a model whose code raised ``error``: the line of the model's file it was raised through (the
+    call of a helper that raised, say), else the model's own line; Spark's message without its JVM stack."""
+    frame = _frame_in(error, model.path)
+    return ExecutionError(
+        f"Python model {model.name} raised {type(error).__name__}: {spark_message(error) if str(error) else ''}",
+        path=model.path,
+        line=frame.lineno if frame else model.line,
+        snippet=frame.line if frame else None,
+        hint=_hint(error),
+    )
+
+
+def _frame_in(error: BaseException, path: Path | None) -> traceback.FrameSummary | None:
+    """The innermost frame of ``error``'s traceback in the file ``path``."""
+    if path is None:
+        return None
+    frames = traceback.extract_tb(error.__traceback__)
+    wanted = path.resolve()
+    return next((frame for frame in reversed(frames) if Path(frame.filename).resolve() == wanted), None)
 
 
 def _hint(error: Exception) -> str | None:

@@ -9,9 +9,10 @@ from datetime import date, datetime, timedelta
 import sqlglot
 from sqlglot import exp
 
-from dagster_sparkmesh.errors import EngineError, UnitTestFailure
+from dagster_sparkmesh.engine.failures import spark_errors
+from dagster_sparkmesh.errors import SparkMeshError, UnitTestFailure
 from dagster_sparkmesh.execution.context import ExecutionContext
-from dagster_sparkmesh.execution.python_runner import python_model_frame
+from dagster_sparkmesh.execution.python_runner import expose_frame, python_model_frame
 from dagster_sparkmesh.execution.unit_test_types import as_output_types, fed_by_bare_inputs, input_columns
 from dagster_sparkmesh.model.records import UnitTest
 from dagster_sparkmesh.plan.definition import Plan
@@ -65,10 +66,14 @@ def failing_tests_of_changes(ctx: ExecutionContext, plan: Plan) -> int:
 
 
 def _run_reported(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
+    """The test's result; one whose model cannot run (Spark refuses its query, its Python code raises or calls
+    ``sys.exit``, a macro fails) is an error of that test alone, naming where, as SQLMesh reports an erroring test
+    and runs the others. ``KeyboardInterrupt`` still stops the run."""
     try:
         return _run_one(ctx, test)
-    except EngineError as error:
-        return UnitTestResult(name=test.name, model=test.model, passed=False, message=f"error: {error.message}")
+    except SparkMeshError as error:
+        where = f"{error.location}: " if error.location else ""
+        return UnitTestResult(name=test.name, model=test.model, passed=False, message=f"error: {where}{error.message}")
 
 
 def _run_one(ctx: ExecutionContext, test: UnitTest) -> UnitTestResult:
@@ -114,7 +119,7 @@ def _model_sql(ctx: ExecutionContext, test: UnitTest, views: dict[str, str]) -> 
                                    dict(test.variables))
         # Kept with the inputs under a key no table can have, so that the same cleanup drops it.
         views[_OUTPUT] = view = _view_name()
-        frame.createOrReplaceTempView(view)
+        expose_frame(frame, view, model)
         return f"SELECT * FROM {quote_identifier(view)}"
     if test.model_query is not None:  # read again with the test's own variables
         model = model.model_copy(update={"query": test.model_query})
@@ -178,8 +183,9 @@ def _difference(ctx: ExecutionContext, sql: str, rows: tuple, query: str | None,
     frame = ctx.engine.catalog.query_df(sql)
     if query:
         expected_frame = ctx.engine.catalog.query_df(query)
-        named = list(expected_frame.columns)
-        rows = tuple(tuple(zip(named, row)) for row in expected_frame.collect())
+        with spark_errors(query):
+            named = list(expected_frame.columns)
+            rows = tuple(tuple(zip(named, row)) for row in expected_frame.collect())
     else:
         named = list(dict.fromkeys(column for row in rows for column, _ in row))
     returned = {name.lower(): name for name in frame.columns}
@@ -187,7 +193,9 @@ def _difference(ctx: ExecutionContext, sql: str, rows: tuple, query: str | None,
     if unknown:
         return f"the outputs name column(s) {', '.join(unknown)} that the model does not return (it returns: {', '.join(frame.columns)})"
     columns = [returned[column.lower()] for column in named] if partial else list(frame.columns)
-    actual = sorted((_normalize(row) for row in frame.select(*columns).collect()), key=repr)  # repr: NULLs sort too
+    with spark_errors(sql):  # the job runs here: a Python model's UDF may fail only now
+        collected = frame.select(*columns).collect()
+    actual = sorted((_normalize(row) for row in collected), key=repr)  # repr: NULLs sort too
     types = {field.name.lower(): field.dataType.typeName() for field in frame.schema.fields}
     expected = sorted((_normalize(as_output_types(_values(row, columns), columns, types)) for row in rows), key=repr)
     if actual == expected:
