@@ -64,7 +64,7 @@ HOSTILE = (
     Case("name_with_slash", _model("shop/../../etc.passwd")),
     Case("name_with_backslash", _model("shop.a\\b")),
     Case("name_with_dot_dot", _model("../shop.orders")),
-    Case("name_unqualified", _model("orders")),
+    Case("name_with_four_parts", _model("a.b.c.orders")),  # (a bare name is in `default`, as in SQLMesh)
     Case("name_with_space", _model("shop.my orders")),
     Case("external_name_injection", {
         "models/m.sql": VALID_MODEL,
