@@ -9,6 +9,7 @@ from dagster_sparkmesh.model.builtin_audits import BUILTIN_AUDITS, render_audit_
 from dagster_sparkmesh.model.records import AuditCall, AuditDefinition
 from dagster_sparkmesh.project.checks.audits import load_audits
 from dagster_sparkmesh.project.loader import load_project
+from dagster_sparkmesh.project.sql.header import read_audit_call
 
 FIXTURE = Path(__file__).parent / "fixtures" / "other_project"
 TABLE = "`db`.`t`"
@@ -314,3 +315,12 @@ def test_a_project_using_the_other_builtin_audits_loads(tmp_path: Path) -> None:
     )
     model = load_project(tmp_path, use_cache=False).models["main.m"]
     assert [call.name for call in model.audits] == ["not_constant", "not_empty_string_non_blocking", "valid_email", "z_score"]
+
+
+@pytest.mark.parametrize(("dialect", "offending"), [("duckdb", []), ("spark", [("a_b",)])])
+def test_a_like_audits_backslash_is_literal_where_the_models_dialect_has_no_default_escape(engine, dialect, offending):
+    # SQLMesh 0.236.4 on DuckDB passes this audit (a backslash is an ordinary character in DuckDB's LIKE); Spark's LIKE
+    # escapes with it, so the same pattern matched a_b there.
+    call = read_audit_call(r"not_match_like_pattern_list(column := s, patterns := ['a\_b', 'x\%'])", dialect, Path("m.sql"))
+    rows = engine.spark.sql(render_audit_query(call, _rows("s", ("a_b",), (r"a\x",)), {})).collect()
+    assert [tuple(row) for row in rows] == offending

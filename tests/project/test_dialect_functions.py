@@ -200,3 +200,31 @@ def test_finite_and_infinite_numbers_and_the_epoch_of_a_duration_as_duckdb_compu
     postgres = f"SELECT EXTRACT(EPOCH FROM b - a) / 60.0, EXTRACT(EPOCH FROM (b - a)) FROM {trips}"
     assert [round(float(v), 6) for v in engine.catalog.query_rows(spark_sql(duckdb, "duckdb"))[0]] == [20.508333, 1735690230.5]
     assert [round(float(v), 6) for v in engine.catalog.query_rows(spark_sql(postgres, "postgres"))[0]] == [20.508333, 1230.5]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "sql", "written"),
+    [
+        ("duckdb", r"SELECT x LIKE 'a\_%', x NOT ILIKE 'A\%'", r"SELECT x LIKE 'a\\\\_%', x NOT ILIKE 'A\\\\%'"),
+        ("duckdb", "SELECT x LIKE p", r"SELECT x LIKE REPLACE(p, '\\', '\\\\')"),
+        ("duckdb", r"SELECT x LIKE ANY ('a\_%', 'b%')", r"SELECT x LIKE ANY ('a\\\\_%', 'b%')"),
+        ("trino", r"SELECT x LIKE 'a\_%'", r"SELECT x LIKE 'a\\\\_%'"),
+        ("duckdb", r"SELECT x LIKE 'a!_%' ESCAPE '!', x LIKE 'a%'", r"SELECT x LIKE 'a!_%' ESCAPE '!', x LIKE 'a%'"),
+        ("postgres", r"SELECT x LIKE 'a\_%'", r"SELECT x LIKE 'a\\_%'"),  # backslash escapes there too
+        ("bigquery", r"SELECT x LIKE 'a\\_%'", r"SELECT x LIKE 'a\\_%'"),
+    ],
+)
+def test_a_backslash_in_a_like_pattern_is_literal_where_the_dialect_has_no_default_escape(dialect, sql, written):
+    assert spark_sql(sql, dialect) == written
+
+
+def test_like_patterns_with_backslashes_match_what_duckdb_matches(engine):
+    # DuckDB 1.x's rows (checked, and SQLMesh 0.236.4's on the same model): Spark took the backslash for its LIKE's
+    # escape, so 'a\_%' matched a_b, and refused 'a\b' ("the escape character is not allowed to precede 'b'").
+    sql = (r"SELECT x, x LIKE 'a\_%', x NOT LIKE 'a\%', x ILIKE 'A\B', x LIKE p, x LIKE 'a!_%' ESCAPE '!' "
+           r"FROM (VALUES ('a_b', 'a\_%'), ('a\b', 'a\b'), ('a%', 'a\%')) AS t(x, p) ORDER BY x")
+    assert [tuple(row) for row in engine.catalog.query_rows(spark_sql(sql, "duckdb"))] == [
+        ("a%", False, True, False, False, False),
+        ("a\\b", True, False, True, True, False),
+        ("a_b", False, True, False, False, True),
+    ]

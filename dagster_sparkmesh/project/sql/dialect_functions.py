@@ -28,6 +28,7 @@ returns what the source dialect returns (each checked on Spark against the diale
 - dates and times in a time zone (DuckDB's ``CURRENT_DATE(zone)``, BigQuery's ``DATETIME(ts, zone)``, ...), the
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
 - numbers: see ``dialect_numbers.py``;
+- LIKE patterns with a backslash where the dialect has no default escape: see ``like_patterns.py``;
 - DuckDB's ``LEN`` of a list (by its spelling: a split, an array) and ``QUANTILE_CONT(x, p)``, which Spark refused;
 - DuckDB's ``TRY_CAST`` of text to a date or a timestamp, NULL for a partial date ('2023-01') that Spark completes;
 - DuckDB's ``DAYNAME`` / ``MONTHNAME``, the whole names where Spark's are abbreviated;
@@ -52,6 +53,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.transforms import eliminate_qualify
 
 from dagster_sparkmesh.project.sql.dialect_numbers import number_rewrite
+from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
@@ -109,6 +111,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _extracted_day(node, dialect)
     if isinstance(node, exp.Anonymous):
         return _anonymous(node, dialect)
+    if isinstance(node, (exp.Like, exp.ILike)):
+        return literal_backslashes(node, dialect)
     if type(node) is exp.Concat and node.args.get("coalesce"):  # (CONCAT_WS skips NULLs in Spark as well)
         return _concat_of_strings(node)
     if isinstance(node, exp.IsInf):

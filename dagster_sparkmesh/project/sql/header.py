@@ -32,6 +32,7 @@ from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.snapshot.naming import qualified_name
 from dagster_sparkmesh.model.dialects import is_known_dialect
 from dagster_sparkmesh.project.sql.dialect_numbers import spark_data_type
+from dagster_sparkmesh.project.sql.like_patterns import like_audit_arguments
 
 _HEADER_START = re.compile(r"\s*MODEL\s*\(", re.IGNORECASE)
 _PART = r'[`"]?([A-Za-z_][A-Za-z0-9_]*)[`"]?'
@@ -230,11 +231,9 @@ def _audit_call(item: Value, dialect: str) -> AuditCall:
     match = re.match(r"([A-Za-z_][A-Za-z0-9_]*)\s*(\(.*\))?$", item.text, re.DOTALL)
     if not match:
         raise item.error(f"malformed audit {item.text!r}", "write audits (name, name(arg := value, ...))")
-    args: list[tuple[str, str]] = []
-    if match.group(2):
-        for arg in item.sub(match.start(2), match.end(2)).items():
-            args.append(_audit_arg(arg, dialect))
-    return AuditCall(name=match.group(1).lower(), args=tuple(args))
+    args = tuple(_audit_arg(arg, dialect) for arg in item.sub(match.start(2), match.end(2)).items()) if match.group(2) else ()
+    name = match.group(1).lower()
+    return AuditCall(name=name, args=like_audit_arguments(name, args, dialect))
 
 
 def _audit_arg(arg: Value, dialect: str) -> tuple[str, str]:
