@@ -19,7 +19,7 @@ from dagster_sparkmesh.project import macros
 from dagster_sparkmesh.project.checks import audits as audit_files
 from dagster_sparkmesh.project.sql import blueprints as model_blueprints
 from dagster_sparkmesh.project.sql import (
-    dialect_functions, dialect_numbers, file_readers, lateral_aliases, like_patterns, ordered_aggregates, spark_support,
+    dialect_functions, dialect_numbers, duckdb_doubles, file_readers, lateral_aliases, like_patterns, ordered_aggregates, spark_support,
     typed_division,
 )
 from dagster_sparkmesh.project.sql import header as sql_header
@@ -33,5 +33,5 @@ PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql
                    macro_evaluation, macro_evaluator, macro_expansion, macro_header, macro_jinja, macro_nodes, macro_syntax,
                    macro_values, virtual_update, spark_support, dialect_functions, merge_properties, merge_clauses,
                    cron_zones, kinds, sql_references, ordered_aggregates, dialect_numbers, file_readers,
-                   header_partitions, typed_division, lateral_aliases, seed_settings, header_csv_settings, like_patterns,
+                   header_partitions, typed_division, lateral_aliases, seed_settings, header_csv_settings, like_patterns, duckdb_doubles,
                    *macro_builtins.MODULES)

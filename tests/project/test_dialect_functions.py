@@ -228,3 +228,34 @@ def test_like_patterns_with_backslashes_match_what_duckdb_matches(engine):
         ("a\\b", True, False, True, True, False),
         ("a_b", False, True, False, False, True),
     ]
+
+
+@pytest.mark.parametrize(
+    ("sql", "written"),
+    [
+        ("SELECT AVG(x) AS a, AVG(x) OVER (PARTITION BY y) AS w, AVG(x) FILTER (WHERE z) AS f",
+         "SELECT CAST(AVG(x) AS DOUBLE) AS a, CAST(AVG(x) OVER (PARTITION BY y) AS DOUBLE) AS w, "
+         "CAST(AVG(x) FILTER(WHERE z) AS DOUBLE) AS f"),
+        ("SELECT a / b AS q, a / b / c AS r", "SELECT CAST(a AS DOUBLE) / b AS q, CAST(a AS DOUBLE) / b / c AS r"),
+        ("SELECT ROUND(AVG(x), 2) AS r, ROUND(x, 2) AS kept, ROUND(x::DOUBLE, -1) AS tens, ROUND(a / b) AS whole",
+         "SELECT (ROUND(CAST(AVG(x) AS DOUBLE) * POWER(10, 2)) / POWER(10, 2)) AS r, ROUND(x, 2) AS kept, "
+         "(ROUND(CAST(x AS DOUBLE) / POWER(10, 1)) * POWER(10, 1)) AS tens, ROUND(CAST(a AS DOUBLE) / b) AS whole"),
+        ("SELECT AVG(x), a / b", 'SELECT CAST(AVG(x) AS DOUBLE) AS `AVG(x)`, CAST(a AS DOUBLE) / b AS `(a / b)`'),
+    ],
+)
+def test_duckdbs_averages_and_divisions_are_doubles_and_its_doubles_round_as_there(sql, written):
+    assert spark_sql(sql, "duckdb") == written
+    assert spark_sql(sql, "postgres") == sqlglot.parse_one(sql, read="postgres").sql(dialect="spark")  # DuckDB's only
+
+
+def test_averages_divisions_and_rounded_doubles_of_duckdb_give_its_values_and_types(engine):
+    # DuckDB 1.x's values and types (checked, and SQLMesh 0.236.4's table of the same model): every column a DOUBLE;
+    # on Spark the averages and divisions of decimals were DECIMAL, and 1.005 and 0.285 rounded up (1.01, 0.29).
+    sql = ("SELECT ROUND(AVG(d), 2) AS a, ROUND(ANY_VALUE(d) / 1, 2) AS b, ROUND(1.005::DOUBLE, 2) AS c, "
+           "ROUND(AVG(i), 2) AS e, ROUND(ANY_VALUE(0.285::DOUBLE), 2) AS f, AVG(d) AS g, ANY_VALUE(d) / ANY_VALUE(d2) AS h, "
+           "ROUND(2.675::DOUBLE, 2) AS k, ROUND(-1.005::DOUBLE, 2) AS m, ROUND(15.0::DOUBLE, -1) AS n "
+           "FROM (SELECT 1.005::DECIMAL(10, 3) AS d, 3.0::DECIMAL(10, 1) AS d2, 1 AS i "
+           "UNION ALL SELECT 1.005::DECIMAL(10, 3), 3.0, 2)")
+    frame = engine.spark.sql(spark_sql(sql, "duckdb"))
+    assert {field.dataType.simpleString() for field in frame.schema.fields} == {"double"}
+    assert tuple(frame.collect()[0]) == (1.0, 1.0, 1.0, 1.5, 0.28, 1.005, 0.33499999999999996, 2.68, -1.0, 20.0)

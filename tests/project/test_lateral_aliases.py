@@ -32,7 +32,8 @@ def spark_sql(sql: str, dialect: str = "duckdb") -> str:
 def test_an_alias_in_a_window_functions_argument_is_written_out():
     assert spark_sql("SELECT d, (close - prev) / prev * 100.0 AS ret_pct, "
                      "STDDEV(ret_pct) OVER (ORDER BY d) AS vol FROM (SELECT 1 AS d, 2 AS close, 3 AS prev) AS t") == (
-        "SELECT d, (close - prev) / prev * 100.0 AS ret_pct, STDDEV(((close - prev) / prev * 100.0)) "
+        "SELECT d, CAST((close - prev) AS DOUBLE) / prev * 100.0 AS ret_pct, "
+        "STDDEV((CAST((close - prev) AS DOUBLE) / prev * 100.0)) "
         "OVER (ORDER BY d NULLS LAST) AS vol FROM (SELECT 1 AS d, 2 AS close, 3 AS prev) AS t")
 
 

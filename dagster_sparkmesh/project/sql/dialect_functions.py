@@ -28,6 +28,7 @@ returns what the source dialect returns (each checked on Spark against the diale
 - dates and times in a time zone (DuckDB's ``CURRENT_DATE(zone)``, BigQuery's ``DATETIME(ts, zone)``, ...), the
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
 - numbers: see ``dialect_numbers.py``;
+- DuckDB's averages and divisions (DOUBLE) and its rounding of a DOUBLE: see ``duckdb_doubles.py``;
 - LIKE patterns with a backslash where the dialect has no default escape: see ``like_patterns.py``;
 - DuckDB's ``LEN`` of a list (by its spelling: a split, an array) and ``QUANTILE_CONT(x, p)``, which Spark refused;
 - DuckDB's ``TRY_CAST`` of text to a date or a timestamp, NULL for a partial date ('2023-01') that Spark completes;
@@ -53,6 +54,7 @@ from sqlglot.dialects.spark import Spark
 from sqlglot.transforms import eliminate_qualify
 
 from dagster_sparkmesh.project.sql.dialect_numbers import number_rewrite
+from dagster_sparkmesh.project.sql.duckdb_doubles import duckdb_double
 from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 
@@ -97,6 +99,8 @@ def _named_projection(node: exp.Expression) -> bool:
 
 
 def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
+    if dialect == "duckdb" and (doubled := duckdb_double(node)) is not node:
+        return doubled
     if isinstance(node, exp.UnixToTime) and _plain_seconds(node):
         return exp.Anonymous(this="TIMESTAMP_SECONDS", expressions=[node.this])
     if isinstance(node, exp.DayOfWeekIso):
