@@ -15,6 +15,11 @@ columns null-safe and starts the new version at the execution time. A key the ta
 SQLMesh, at 1970-01-01 (BY_TIME, unless ``updated_at_as_valid_from``; BY_COLUMN in the first load, unless
 ``execution_time_as_valid_from``), else as a new version would. A re-run with the same source changes nothing,
 so a retried or re-recorded run is idempotent.
+
+BY_TIME's ``updated_at`` column is created as the validity type (``time_data_type``), as SQLMesh 0.236.4 creates
+it (a DATE column becomes a TIMESTAMP one by default), and every write casts it to the type the table holds it
+in: a history an earlier release created keeps the query's type there (it kept the column as the query typed it
+when the validity type is TIMESTAMP), and its rows cannot be written again, so it stays as it is.
 """
 
 from __future__ import annotations
@@ -54,9 +59,22 @@ def merge_history(
     first_load = not engine.catalog.table_exists(table)
     if first_load:
         engine.creation.create_table_like_query(table, with_validity(kind, source_sql, source_columns), partitioned_by)
-    columns = [name for name, _ in engine.catalog.columns(table) if name not in (kind.valid_from_name, kind.valid_to_name)]
-    query = history_query(kind, table, source_sql, columns, execution_time, first_load=first_load)
+    columns, updated_at_type = history_columns(kind, engine.catalog.columns(table))
+    query = history_query(kind, table, source_sql, columns, execution_time, first_load=first_load,
+                          updated_at_type=updated_at_type)
     return engine.replace_with_query(table, query)
+
+
+def history_columns(kind: ScdKind, table_columns: Sequence[tuple[str, str]]) -> tuple[list[str], str | None]:
+    """The history table's columns but the validity ones, and the type it holds BY_TIME's ``updated_at`` in (the
+    type every write casts it to; None for BY_COLUMN). ``table_columns``: (name, Spark type) as the catalog lists
+    them."""
+    validity = (kind.valid_from_name, kind.valid_to_name)
+    columns = [name for name, _ in table_columns if name not in validity]
+    if not isinstance(kind, ScdType2ByTimeKind):
+        return columns, None
+    types = {name.lower(): data_type for name, data_type in table_columns}
+    return columns, types.get(kind.updated_at_name, kind.time_data_type)
 
 
 def check_source(catalog: SparkCatalog, model: Model, source_sql: str) -> list[str]:
@@ -76,8 +94,11 @@ def history_query(
     execution_time: datetime,
     *,
     first_load: bool = False,
+    updated_at_type: str | None = None,
 ) -> str:
-    """The table's next content: closed versions, open versions (closed or not), newly opened versions."""
+    """The table's next content: closed versions, open versions (closed or not), newly opened versions.
+    ``updated_at_type``: the type the table holds BY_TIME's ``updated_at`` in (``history_columns``), else the
+    validity type."""
     valid_from, valid_to = quote_identifier(kind.valid_from_name), quote_identifier(kind.valid_to_name)
     now = _typed(kind, _timestamp(execution_time))
     key = " AND ".join(f"old.{quote_identifier(c)} <=> new.{quote_identifier(c)}" for c in kind.unique_key)
@@ -91,7 +112,7 @@ def history_query(
     known_key = " AND ".join(f"known.{quote_identifier(c)} <=> new.{quote_identifier(c)}" for c in kind.unique_key)
     plain, old, new = (", ".join(f"{prefix}{quote_identifier(c)}" for c in columns) for prefix in ("", "old.", "new."))
     return (
-        f"WITH source AS (SELECT {_source_columns(kind, columns)} FROM ({source_sql}) AS query), "
+        f"WITH source AS (SELECT {_source_columns(kind, columns, updated_at_type)} FROM ({source_sql}) AS query), "
         f"opened AS (SELECT *, TRUE AS {_OPEN} FROM {quote(table)} WHERE {valid_to} IS NULL), "
         f"known AS (SELECT DISTINCT {key_columns}, TRUE AS {_KNOWN} FROM {quote(table)}) "
         f"SELECT {plain}, {valid_from}, {valid_to} FROM {quote(table)} WHERE {valid_to} IS NOT NULL "
@@ -134,20 +155,23 @@ def _tracked(kind: ScdType2ByColumnKind, columns: Sequence[str]) -> list[str]:
 
 
 def with_validity(kind: ScdKind, source_sql: str, columns: Sequence[str]) -> str:
-    """The shape of the history table: the source's ``columns`` (``updated_at`` as the validity type), then validity."""
+    """The shape of a new history table: the source's ``columns`` (``updated_at`` as the validity type, as SQLMesh
+    creates it), then validity."""
     return (
-        f"SELECT {_source_columns(kind, columns)}, CAST(NULL AS {kind.time_data_type}) AS "
+        f"SELECT {_source_columns(kind, columns, kind.time_data_type)}, CAST(NULL AS {kind.time_data_type}) AS "
         f"{quote_identifier(kind.valid_from_name)}, CAST(NULL AS {kind.time_data_type}) AS "
         f"{quote_identifier(kind.valid_to_name)} FROM ({source_sql}) AS query"
     )
 
 
-def _source_columns(kind: ScdKind, columns: Sequence[str]) -> str:
-    """The history's columns from the source; a BY_TIME ``updated_at`` as the validity type holds it, as SQLMesh
-    keeps it (a DATE history keeps the day a version was updated)."""
-    is_by_time = isinstance(kind, ScdType2ByTimeKind)
+def _source_columns(kind: ScdKind, columns: Sequence[str], updated_at_type: str | None) -> str:
+    """The history's columns from the source; a BY_TIME ``updated_at`` cast to ``updated_at_type`` (default: the
+    validity type), as SQLMesh casts it to the validity column's type (a DATE history keeps the day a version was
+    updated)."""
+    updated_at = kind.updated_at_name if isinstance(kind, ScdType2ByTimeKind) else None
+    typed = updated_at_type or kind.time_data_type
     return ", ".join(
-        f"{_typed(kind, quote_identifier(c))} AS {quote_identifier(c)}" if is_by_time and c.lower() == kind.updated_at_name
+        f"CAST({quote_identifier(c)} AS {typed}) AS {quote_identifier(c)}" if c.lower() == updated_at
         else quote_identifier(c)
         for c in columns
     )

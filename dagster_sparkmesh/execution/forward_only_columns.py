@@ -52,8 +52,9 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
         return
     if not ctx.engine.catalog.physical_exists(target.table):
         return  # its first write creates it with every column
-    typed = model.kind.stored_columns(_query_columns(ctx, target, window))
-    wanted = model.kind.stored_columns(model.columns) if model.columns else typed
+    held = ctx.engine.catalog.columns(target.table)
+    typed = model.kind.stored_columns(_query_columns(ctx, target, window), held)
+    wanted = model.kind.stored_columns(model.columns, held) if model.columns else typed
     if not wanted:
         return
     changes = column_changes(ctx.engine, target.table, wanted, typed)

@@ -91,8 +91,11 @@ class KindBase(Record):
         return."""
         return ()
 
-    def stored_columns(self, columns: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-        """(name, type) of the query's ``columns`` as the kind's table keeps them."""
+    def stored_columns(
+        self, columns: Sequence[tuple[str, str]], table_columns: Sequence[tuple[str, str]] = ()
+    ) -> list[tuple[str, str]]:
+        """(name, type) of the query's ``columns`` as the kind's table keeps them; ``table_columns``: the (name,
+        type) of the table the kind already wrote, if any."""
         return list(columns)
 
 
@@ -297,11 +300,17 @@ class ScdType2ByTimeKind(_ScdType2Fields):
     updated_at_as_valid_from: bool = False
     """A key's first version is valid from its ``updated_at``; else from 1970-01-01 (SQLMesh's default)."""
 
-    def stored_columns(self, columns: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-        """``updated_at`` is kept as the validity type (``engine.scd2``), as SQLMesh keeps it."""
-        typed = self.time_data_type.lower()
-        return [(name, typed if name.lower() == self.updated_at_name and typed != "timestamp" else data_type)
-                for name, data_type in columns]
+    def stored_columns(
+        self, columns: Sequence[tuple[str, str]], table_columns: Sequence[tuple[str, str]] = ()
+    ) -> list[tuple[str, str]]:
+        """``updated_at`` is kept as the validity type (``engine.scd2``), as SQLMesh creates it; except in a table
+        an earlier release created, which kept it as the query typed it when the validity type is TIMESTAMP and
+        still does (its history cannot be rebuilt): there a query's other type is refused as before."""
+        validity = self.time_data_type.lower()
+        held = {name.lower(): data_type.lower() for name, data_type in table_columns}.get(self.updated_at_name)
+        if held is not None and held != validity:
+            return list(columns)
+        return [(name, validity if name.lower() == self.updated_at_name else data_type) for name, data_type in columns]
 
 
 class ScdType2ByColumnKind(_ScdType2Fields):

@@ -132,3 +132,65 @@ def test_a_column_dropped_from_a_history_on_a_plain_table_is_refused_with_its_fi
     flat = " ".join(result.output.split())
     assert "s.hist drops column(s) extra of its table" in flat and "hist.sql:1" in flat
     assert [name for name, _ in spark.table("s.hist").dtypes] == ["id", "v", "updated_at", "extra", "valid_from", "valid_to"]
+
+
+DATED_SOURCE = "MODEL (name s.src, kind FULL);\nSELECT 1 AS id, '{v}' AS v, DATE'{day}' AS updated_at\n"
+"""A source whose ``updated_at`` is a DATE, under the default TIMESTAMP validity."""
+
+
+def test_a_date_updated_at_takes_the_validity_type(tmp_path, spark, engine, clean_catalog, served_table_format):
+    """A new history's ``updated_at`` is created as the validity type (TIMESTAMP by default), as SQLMesh 0.236.4
+    creates it: checked on DuckDB with a DATE ``updated_at``, whose history holds ``2020-01-01 00:00:00``
+    (TIMESTAMP). The next run, after the parent's change, finds no change of column type (the query's DATE is
+    cast to the table's TIMESTAMP, not refused)."""
+    project = _project(tmp_path / "p", served_table_format)
+    for value, day, end in (("a", "2024-01-01", "2024-01-02"), ("b", "2024-01-02", "2024-01-03")):
+        (project / "models" / "src.sql").write_text(DATED_SOURCE.format(v=value, day=day))
+        _plan(project, engine, end)
+    assert dict(spark.table("s.hist").dtypes)["updated_at"] == "timestamp"
+    assert _history(spark, "v, CAST(updated_at AS STRING), valid_from, valid_to") == [
+        ("a", "2024-01-01 00:00:00", "1970-01-01 00:00:00", "2024-01-02 00:00:00"),
+        ("b", "2024-01-02 00:00:00", "2024-01-02 00:00:00", None),
+    ]
+
+
+def test_a_history_an_earlier_release_wrote_keeps_its_date_column(tmp_path, spark, engine, clean_catalog):
+    """A history written before ``updated_at`` took the validity type kept the query's DATE: no upgrade rebuilds
+    it (its past versions cannot be computed again), so its next runs go on writing DATE, keep every row, and see
+    no change of column type."""
+    project = _project(tmp_path / "p", None)
+    (project / "models" / "src.sql").write_text(DATED_SOURCE.format(v="a", day="2024-01-01"))
+    _plan(project, engine, "2024-01-02")
+    _as_an_earlier_release_wrote_it(spark, project)
+
+    for value, day, end in (("b", "2024-01-02", "2024-01-03"), ("c", "2024-01-03", "2024-01-04")):
+        (project / "models" / "src.sql").write_text(DATED_SOURCE.format(v=value, day=day))
+        _plan(project, engine, end)
+    assert dict(spark.table("s.hist").dtypes)["updated_at"] == "date"
+    assert _history(spark, "v, CAST(updated_at AS STRING), valid_from, valid_to") == [
+        ("a", "2024-01-01", "1970-01-01 00:00:00", "2024-01-02 00:00:00"),
+        ("b", "2024-01-02", "2024-01-02 00:00:00", "2024-01-03 00:00:00"),
+        ("c", "2024-01-03", "2024-01-03 00:00:00", None),
+    ]
+
+
+def _as_an_earlier_release_wrote_it(spark, project: Path) -> None:
+    """The history's physical table made again with its rows and ``updated_at`` DATE, as the release before kept
+    a DATE ``updated_at`` under a TIMESTAMP validity."""
+    from dagster_sparkmesh.snapshot.naming import physical_table
+    from dagster_sparkmesh.state.store import open_state_store
+
+    store = open_state_store(None, project)
+    try:
+        version = next(s.version for s in store.get_environment("prod").snapshots if s.name == "s.hist")
+    finally:
+        store.close()
+    table = physical_table("s.hist", version)
+    rows = spark.table(table).collect()
+    assert rows and dict(spark.table(table).dtypes)["updated_at"] == "timestamp"
+    legacy = spark.createDataFrame(
+        [(row.id, row.v, row.updated_at.date(), row.valid_from, row.valid_to) for row in rows],
+        "id INT, v STRING, updated_at DATE, valid_from TIMESTAMP, valid_to TIMESTAMP",
+    )
+    spark.sql(f"DROP TABLE {table}")
+    legacy.write.format("parquet").saveAsTable(table)

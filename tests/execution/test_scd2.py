@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from dagster_sparkmesh.engine.scd2 import merge_history
+from dagster_sparkmesh.engine.scd2 import history_columns, merge_history
 from dagster_sparkmesh.errors import ExecutionError
+from dagster_sparkmesh.model.kinds import ScdType2ByTimeKind
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -163,3 +164,19 @@ def test_source_with_duplicate_keys_is_refused(spark, run_on):
     _load_source(spark, [(1, "ann", T_A), (1, "anne", T_B)])
     with pytest.raises(ExecutionError, match="several rows for unique_key"):
         run_on(D1)
+
+
+@pytest.mark.parametrize(("held", "stored"), [
+    ((), "timestamp"),  # a new history: as SQLMesh 0.236.4 creates it
+    ((("updated_at", "timestamp"),), "timestamp"),
+    ((("updated_at", "date"),), "date"),  # a history an earlier release wrote keeps the query's type
+])
+def test_a_date_updated_at_is_kept_as_the_validity_type_unless_the_table_holds_another(held, stored):
+    """What the forward-only check compares the query with (``stored_columns``) and what the write casts to
+    (``history_columns``) agree with the table: neither kind of table sees a change of column type."""
+    kind = ScdType2ByTimeKind(unique_key=("id",))
+    query = [("id", "int"), ("updated_at", "date")]
+    assert kind.stored_columns(query, (("id", "int"), *held)) == [("id", "int"), ("updated_at", stored)]
+    if held:
+        table = [("id", "int"), *held, ("valid_from", "timestamp"), ("valid_to", "timestamp")]
+        assert history_columns(kind, table) == (["id", "updated_at"], stored)

@@ -6,7 +6,7 @@ one commit (``engine.scd2``), both audited on an Iceberg branch before readers s
 from __future__ import annotations
 
 from dagster_sparkmesh.engine.lakehouse_tables import merge_by_key
-from dagster_sparkmesh.engine.scd2 import check_source, history_query, with_validity
+from dagster_sparkmesh.engine.scd2 import check_source, history_columns, history_query, with_validity
 from dagster_sparkmesh.engine.unique_keys import refuse_repeated_keys
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
@@ -52,9 +52,9 @@ def write_lakehouse_scd_type_2(ctx: ExecutionContext, target: ModelTarget) -> Wr
     with ctx.state.table_write_lock(target.table):
         if not table.exists:  # the history query reads the table: it starts empty
             create_empty(ctx, target, table, with_validity(kind, source, source_columns))
-        validity = (kind.valid_from_name, kind.valid_to_name)
-        columns = [name for name, _ in ctx.engine.catalog.columns(target.table) if name not in validity]
-        query = history_query(kind, target.table, source, columns, ctx.clock(), first_load=table.created)
+        columns, updated_at_type = history_columns(kind, ctx.engine.catalog.columns(target.table))
+        query = history_query(kind, target.table, source, columns, ctx.clock(), first_load=table.created,
+                              updated_at_type=updated_at_type)
         rows, committed = write_and_commit(
             ctx, target, table, query, lambda relation: overwrite(ctx, table, relation, query, EVERYTHING),
             target.intervals,
