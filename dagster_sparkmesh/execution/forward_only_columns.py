@@ -20,6 +20,7 @@ from dagster_sparkmesh.errors import ExecutionError
 from dagster_sparkmesh.execution.context import ExecutionContext
 from dagster_sparkmesh.execution.model_target import ModelTarget
 from dagster_sparkmesh.execution.writes.queries import rendered_query
+from dagster_sparkmesh.model.kinds import ScdType2ByTimeKind
 from dagster_sparkmesh.model.table_formats import drops_columns, lakehouse_format
 from dagster_sparkmesh.plan.definition import Plan
 from dagster_sparkmesh.snapshot.naming import quote, view_name
@@ -52,7 +53,8 @@ def widen_for_forward_only_change(ctx: ExecutionContext, target: ModelTarget, wi
         return
     if not ctx.engine.catalog.physical_exists(target.table):
         return  # its first write creates it with every column
-    held = ctx.engine.catalog.columns(target.table)
+    # Only SCD type 2 by time keeps a column by the type its table already holds: the others need no catalog call.
+    held = ctx.engine.catalog.columns(target.table) if isinstance(model.kind, ScdType2ByTimeKind) else ()
     typed = model.kind.stored_columns(_query_columns(ctx, target, window), held)
     wanted = model.kind.stored_columns(model.columns, held) if model.columns else typed
     if not wanted:
