@@ -259,3 +259,20 @@ def test_averages_divisions_and_rounded_doubles_of_duckdb_give_its_values_and_ty
     frame = engine.spark.sql(spark_sql(sql, "duckdb"))
     assert {field.dataType.simpleString() for field in frame.schema.fields} == {"double"}
     assert tuple(frame.collect()[0]) == (1.0, 1.0, 1.0, 1.5, 0.28, 1.005, 0.33499999999999996, 2.68, -1.0, 20.0)
+
+
+def test_percentiles_within_group_are_exact_as_the_dialects_compute_them(engine):
+    # DuckDB's values (checked; PostgreSQL's are the same): sqlglot wrote Spark's PERCENTILE_APPROX, which neither
+    # interpolates nor heeds DESC (2.0 for each), and Spark refused DuckDB's QUANTILE_DISC(x, p). The SQL written
+    # must survive sqlglot's round trip (Spark's own WITHIN GROUP form turns into PERCENTILE_APPROX on the next read).
+    rows = "FROM (VALUES (1), (2), (3), (4), (NULL)) AS t(x)"
+    cases = [
+        ("postgres", "SELECT PERCENTILE_CONT(0.6) WITHIN GROUP (ORDER BY x DESC), PERCENTILE_DISC(0.6) WITHIN GROUP "
+                     f"(ORDER BY x), PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY x) {rows}", (2.2, 3, 2.5)),
+        ("duckdb", f"SELECT QUANTILE_DISC(x, 0.6), QUANTILE_DISC(x, 0.26), QUANTILE_CONT(x, 0.5) {rows}", (3, 2, 2.5)),
+        ("bigquery", f"SELECT PERCENTILE_DISC(x, 0.6) OVER (), PERCENTILE_CONT(x, 0.5) OVER () {rows} LIMIT 1", (3, 2.5)),
+    ]
+    for dialect, sql, expected in cases:
+        written = sqlglot.transpile(spark_sql(sql, dialect), read="spark", write="spark")[0]
+        assert written.count("PERCENTILE_APPROX(") == written.count(", 1000000)")  # discrete: exact at this accuracy
+        assert tuple(engine.catalog.query_rows(written)[0]) == expected, dialect
