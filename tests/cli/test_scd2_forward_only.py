@@ -9,7 +9,9 @@ the history table (the child is forward-only), and its next run closes the old v
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -175,8 +177,8 @@ def test_a_history_an_earlier_release_wrote_keeps_its_date_column(tmp_path, spar
 
 
 def _as_an_earlier_release_wrote_it(spark, project: Path) -> None:
-    """The history's physical table made again with its rows and ``updated_at`` DATE, as the release before kept
-    a DATE ``updated_at`` under a TIMESTAMP validity."""
+    """The history's physical table and prod's view made again with its rows and ``updated_at`` DATE, as the release
+    before kept a DATE ``updated_at`` under a TIMESTAMP validity."""
     from dagster_sparkmesh.snapshot.naming import physical_table
     from dagster_sparkmesh.state.store import open_state_store
 
@@ -192,5 +194,10 @@ def _as_an_earlier_release_wrote_it(spark, project: Path) -> None:
         [(row.id, row.v, row.updated_at.date(), row.valid_from, row.valid_to) for row in rows],
         "id INT, v STRING, updated_at DATE, valid_from TIMESTAMP, valid_to TIMESTAMP",
     )
+    described = {row.col_name: row.data_type for row in spark.sql(f"DESCRIBE TABLE EXTENDED {table}").collect()}
     spark.sql(f"DROP TABLE {table}")
-    legacy.write.format("parquet").saveAsTable(table)
+    # A session serving a lakehouse format leaves a dropped plain table's folder where the new one would go.
+    shutil.rmtree(urlparse(described["Location"]).path, ignore_errors=True)
+    legacy.write.format(described["Provider"]).saveAsTable(table)
+    # and its view, made over that DATE column (a view keeps the types it was made with)
+    spark.sql(f"CREATE OR REPLACE VIEW s.hist AS SELECT * FROM {table}")
