@@ -29,9 +29,9 @@ returns what the source dialect returns (each checked on Spark against the diale
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
 - numbers: see ``dialect_numbers.py``;
 - DuckDB's averages and divisions (DOUBLE) and its rounding of a DOUBLE: see ``duckdb_doubles.py``;
-- ``PERCENTILE_CONT`` / ``PERCENTILE_DISC`` ``WITHIN GROUP`` and DuckDB's ``QUANTILE_DISC``: exact, as computed there;
+- percentiles (``WITHIN GROUP``, DuckDB's ``QUANTILE_CONT`` / ``QUANTILE_DISC``): see ``percentiles.py``;
 - LIKE patterns with a backslash where the dialect has no default escape: see ``like_patterns.py``;
-- DuckDB's ``LEN`` of a list (by its spelling: a split, an array) and ``QUANTILE_CONT(x, p)``, which Spark refused;
+- DuckDB's ``LEN`` of a list (by its spelling: a split, an array), which Spark refused;
 - DuckDB's ``TRY_CAST`` of text to a date or a timestamp, NULL for a partial date ('2023-01') that Spark completes;
 - DuckDB's ``DAYNAME`` / ``MONTHNAME``, the whole names where Spark's are abbreviated;
 - ``REGEXP_REPLACE`` of DuckDB and PostgreSQL, which replaces the first match only unless flagged 'g', and reads
@@ -46,8 +46,6 @@ rewritten too.
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import re
 
 import sqlglot
@@ -60,6 +58,7 @@ from dagster_sparkmesh.project.sql.dialect_numbers import number_rewrite
 from dagster_sparkmesh.project.sql.duckdb_doubles import duckdb_double
 from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
+from dagster_sparkmesh.project.sql.percentiles import exact_percentile
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
 """Also the dialects in which a date minus a date is a number of days."""
@@ -96,36 +95,6 @@ def with_dialect_functions(statement: exp.Expression, dialect: str) -> exp.Expre
     return statement
 
 
-_PERCENTILES = (exp.PercentileCont, exp.PercentileDisc)
-_DISCRETE_ACCURACY = 1_000_000
-
-
-def _exact_percentile(node: exp.WithinGroup) -> exp.Expression:
-    """``PERCENTILE_CONT(p) WITHIN GROUP (ORDER BY x)`` (or ``_DISC``) as the dialects compute it: sqlglot writes
-    Spark's PERCENTILE_APPROX, which does not interpolate (a median of 5.5 where PostgreSQL and DuckDB give 6.0)
-    and reads DESC as ASC. Spark's own WITHIN GROUP form would not survive a round trip through sqlglot."""
-    order = node.expression.expressions if isinstance(node.expression, exp.Order) else []
-    if len(order) != 1:
-        return node
-    value, descending = order[0].this, bool(order[0].args.get("desc"))
-    fraction = node.this.this
-    if isinstance(node.this, exp.PercentileCont):  # interpolated: the (1 - p) of the ascending values when DESC
-        return exp.Anonymous(this="PERCENTILE", expressions=[value, _complement(fraction) if descending else fraction])
-    return node if descending else _discrete_percentile(value, fraction)
-
-
-def _discrete_percentile(value: exp.Expression, fraction: exp.Expression) -> exp.Expression:
-    """The first value whose cumulative share reaches ``fraction``, of the value's type: Spark's PERCENTILE_APPROX
-    with a relative error of 1e-6, exact below about half a million rows a group (checked against PERCENTILE_DISC)."""
-    return exp.Anonymous(this="PERCENTILE_APPROX", expressions=[value, fraction, exp.Literal.number(_DISCRETE_ACCURACY)])
-
-
-def _complement(fraction: exp.Expression) -> exp.Expression:
-    if isinstance(fraction, exp.Literal) and not fraction.is_string:
-        return exp.Literal.number(str(1 - Decimal(fraction.name)))
-    return exp.Sub(this=exp.Literal.number(1), expression=exp.paren(fraction.copy()))
-
-
 def _named_projection(node: exp.Expression) -> bool:
     return isinstance(node, exp.Cast) and isinstance(node.this, exp.Column) and isinstance(node.parent, exp.Select) \
         and node.arg_key == "expressions"
@@ -156,14 +125,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return exp.Paren(this=_infinite(node.this))
     if isinstance(node, exp.Length) and isinstance(node.this, _ARRAYS):  # DuckDB's LEN of a list: its size
         return exp.ArraySize(this=node.this)
-    if isinstance(node, exp.WithinGroup) and isinstance(node.this, _PERCENTILES) and node.this.expression is None:
-        return _exact_percentile(node)
-    if isinstance(node, exp.PercentileDisc) and node.expression is not None:  # DuckDB's QUANTILE_DISC(x, p)
-        return _discrete_percentile(node.this, node.expression)
-    if isinstance(node, exp.PercentileCont) and node.expression is not None:
-        # DuckDB's QUANTILE_CONT(x, p), which sqlglot writes as a PERCENTILE_CONT Spark takes one argument of:
-        # Spark's PERCENTILE interpolates as continuously, and works as a window too.
-        return exp.Anonymous(this="PERCENTILE", expressions=[node.this, node.expression])
+    if isinstance(node, (exp.WithinGroup, exp.PercentileCont, exp.PercentileDisc)):
+        return exact_percentile(node)
     if isinstance(node, exp.TryCast) and dialect == "duckdb" and node.to.is_type(*_DUCKDB_DATE_TEXT):
         return _duckdb_date_text(node)
     if isinstance(node, exp.Cast) and type(node.this) in (exp.Explode, exp.ExplodingGenerateSeries):

@@ -9,8 +9,8 @@
   ``ROUND(0.285, 2)`` 0.28: their binary values lie below the half), where Spark rounds the shortest decimal spelling
   of ``x`` (1.01, 0.29): written ``ROUND(x * POWER(10, n)) / POWER(10, n)`` (Spark's ROUND of a double to a whole
   number is then DuckDB's) where ``x`` is a DOUBLE by its spelling: an average, a division, a cast to DOUBLE or
-  FLOAT, a function that returns one, arithmetic with one of those, a SUM, MIN, ANY_VALUE... of one. A column whose type only the tables tell is
-  rounded as Spark rounds it (a known difference).
+  FLOAT, a function that returns one, arithmetic with one of those, a SUM, MIN, ANY_VALUE... of one. A column
+  whose type only the tables tell is rounded as Spark rounds it (a known difference).
 
 An unaliased projection keeps the name Spark gives the expression as written (``avg(x)``, ``(a / b)``).
 """
