@@ -27,7 +27,7 @@ from dagster_sparkmesh.project.sql.lateral_aliases import (
     with_window_aliases_in_test_queries,
     with_window_aliases_over_models,
 )
-from dagster_sparkmesh.project.sql.typed_division import with_resolved_test_queries, with_typed_divisions
+from dagster_sparkmesh.project.sql.typed_operands import with_resolved_test_queries, with_typed_operands
 from dagster_sparkmesh.project.checks import audits as audit_files
 from dagster_sparkmesh.project.broken import BrokenModel, tolerant, without_unresolved
 from dagster_sparkmesh.project.cache import RecordCache, cache_dir, cache_salt
@@ -101,7 +101,7 @@ def _load(
     models, audit_only = split_audit_only(models, references)
     models = dag.with_self_references(models)
     ordered = {name: models[name] for name in dag.topological_order(models)}
-    typed = with_typed_divisions({**ordered, **audit_only}, externals)  # audit-only models read, none reads them
+    typed = with_typed_operands({**ordered, **audit_only}, externals)  # audit-only models read, none reads them
     typed = with_window_aliases_over_models(typed, externals)
     ordered, audit_only = {name: typed[name] for name in ordered}, {name: typed[name] for name in audit_only}
     unit_tests = tuple(test for repo in repos for test in repo.unit_tests)

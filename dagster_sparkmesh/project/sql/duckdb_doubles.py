@@ -9,8 +9,9 @@
   ``ROUND(0.285, 2)`` 0.28: their binary values lie below the half), where Spark rounds the shortest decimal spelling
   of ``x`` (1.01, 0.29): written ``ROUND(x * POWER(10, n)) / POWER(10, n)`` (Spark's ROUND of a double to a whole
   number is then DuckDB's) where ``x`` is a DOUBLE by its spelling: an average, a division, a cast to DOUBLE or
-  FLOAT, a function that returns one, arithmetic with one of those, a SUM, MIN, ANY_VALUE... of one. A column
-  whose type only the tables tell is rounded as Spark rounds it (a known difference).
+  FLOAT, a function that returns one, arithmetic with one of those, a SUM, MIN, ANY_VALUE... of one. Any other
+  ``x`` (a column whose type only the tables tell) is marked, and written so once the loader knows its type
+  (``typed_operands``).
 
 An unaliased projection keeps the name Spark gives the expression as written (``avg(x)``, ``(a / b)``).
 """
@@ -19,13 +20,14 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+ROUND_MARKER = "SPARKMESH_TYPED_ROUND"  # a ROUND whose value's type only the tables tell: ``typed_operands``
 _DOUBLE = exp.DataType.build("DOUBLE")
 _DOUBLE_TYPES = (exp.DataType.Type.DOUBLE, exp.DataType.Type.FLOAT)
 _DOUBLE_FUNCTIONS = (exp.Sqrt, exp.Ln, exp.Log, exp.Exp, exp.Pow, exp.Stddev, exp.StddevPop, exp.StddevSamp,
                      exp.Variance, exp.VariancePop, exp.Corr, exp.CovarPop, exp.CovarSamp, exp.Rand)
 _ARITHMETIC = (exp.Add, exp.Sub, exp.Mul, exp.Mod)
-_OF_ITS_ARGUMENTS_TYPE = (exp.Paren, exp.Neg, exp.Abs, exp.AnyValue, exp.Min, exp.Max, exp.Sum, exp.First, exp.Last,
-                          exp.Coalesce, exp.IgnoreNulls, exp.RespectNulls, exp.Window, exp.Filter)
+_OF_ITS_ARGUMENTS_TYPE = (exp.Paren, exp.Neg, exp.Abs, exp.Round, exp.AnyValue, exp.Min, exp.Max, exp.Sum, exp.First,
+                          exp.Last, exp.Coalesce, exp.IgnoreNulls, exp.RespectNulls, exp.Window, exp.Filter)
 _AGGREGATE_WRAPPERS = (exp.Window, exp.Filter)
 
 
@@ -34,12 +36,12 @@ def duckdb_double(node: exp.Expression) -> exp.Expression:
     itself when Spark computes the same."""
     if _is_average(node) and not isinstance(node.parent, _AGGREGATE_WRAPPERS):
         return _named(node, exp.Cast(this=node.copy(), to=_DOUBLE.copy()), node.sql(dialect="spark"))
-    if isinstance(node, exp.Div) and not _is_double(node.this) and not _is_interval(node):
+    if isinstance(node, exp.Div) and not is_double(node.this) and not _is_interval(node):
         division = node.copy()
         division.set("this", exp.Cast(this=division.this, to=_DOUBLE.copy()))
         return _named(node, division, f"({node.sql(dialect='spark')})")
-    if isinstance(node, exp.Round) and _is_double(node.this):
-        return _rounded_double(node)
+    if isinstance(node, exp.Round):
+        return _rounded(node)
     return node
 
 
@@ -49,16 +51,19 @@ def _is_average(node: exp.Expression) -> bool:
     return isinstance(node, exp.Avg) or (isinstance(node, exp.Anonymous) and node.name.upper() == "MEAN")
 
 
-def _is_double(node: exp.Expression) -> bool:
-    """Whether ``node`` is a DOUBLE in DuckDB by its spelling alone (once rewritten here)."""
+def is_double(node: exp.Expression) -> bool:
+    """Whether ``node`` is a DOUBLE in DuckDB by its spelling alone (once rewritten here), or by the types of its
+    columns once sqlglot annotated them (``typed_operands``)."""
     if isinstance(node, _OF_ITS_ARGUMENTS_TYPE):
-        return _is_double(node.this)
+        return is_double(node.this)
     if isinstance(node, exp.Cast):
         return node.to.is_type(*_DOUBLE_TYPES)
     if isinstance(node, exp.Div):
         return True  # (its left operand is cast to DOUBLE by then)
     if isinstance(node, _ARITHMETIC):
-        return _is_double(node.this) or _is_double(node.expression)
+        return is_double(node.this) or is_double(node.expression)
+    if isinstance(node, exp.Column):
+        return node.type is not None and node.type.is_type(exp.DataType.Type.DOUBLE)
     return isinstance(node, _DOUBLE_FUNCTIONS)
 
 
@@ -66,18 +71,34 @@ def _is_interval(division: exp.Div) -> bool:
     return any(isinstance(operand, exp.Interval) for operand in (division.this, division.expression))
 
 
-def _rounded_double(node: exp.Round) -> exp.Expression:
+def _rounded(node: exp.Round) -> exp.Expression:
     digits = _whole_number(node.args.get("decimals"))
-    if not digits:  # to a whole number Spark's ROUND of a double is DuckDB's; a computed number of digits: kept
+    if not digits or _is_exact(node.this):
+        # To a whole number Spark's ROUND of a double is DuckDB's; a computed number of digits: kept.
         return node
+    if is_double(node.this):
+        return _named(node, rounded_double(node.this.copy(), digits), node.sql(dialect="spark"))
+    marker = exp.Anonymous(this=ROUND_MARKER, expressions=[node.this.copy(), node.args["decimals"].copy()])
+    return _named(node, marker, node.sql(dialect="spark"))
+
+
+def _is_exact(node: exp.Expression) -> bool:
+    """Whether ``node`` is an exact number by its spelling (a literal, a cast to an integer or DECIMAL): no marker."""
+    if isinstance(node, (exp.Paren, exp.Neg)):
+        return _is_exact(node.this)
+    if isinstance(node, exp.Cast):
+        return node.to.is_type(*exp.DataType.INTEGER_TYPES, exp.DataType.Type.DECIMAL)
+    return isinstance(node, exp.Literal) and not node.is_string
+
+
+def rounded_double(value: exp.Expression, digits: int) -> exp.Expression:
+    """DuckDB's ``ROUND(value, digits)`` of a DOUBLE as Spark SQL: the double ``value * 10^digits`` rounded to a whole
+    number (Spark's ROUND of a double to a whole number is DuckDB's), scaled back."""
     scale = exp.Anonymous(this="POWER", expressions=[exp.Literal.number(10), exp.Literal.number(abs(digits))])
-    value = exp.paren(node.this.copy()) if isinstance(node.this, exp.Binary) else node.this.copy()
-    if digits > 0:
-        scaled, back = exp.Mul(this=value, expression=scale), exp.Div
-    else:
-        scaled, back = exp.Div(this=value, expression=scale), exp.Mul
-    rounded = back(this=exp.Round(this=scaled), expression=scale.copy())
-    return _named(node, exp.Paren(this=rounded), node.sql(dialect="spark"))
+    value = exp.paren(value) if isinstance(value, exp.Binary) else value
+    scaled, back = (exp.Mul(this=value, expression=scale), exp.Div) if digits > 0 else (
+        exp.Div(this=value, expression=scale), exp.Mul)
+    return exp.Paren(this=back(this=exp.Round(this=scaled), expression=scale.copy()))
 
 
 def _whole_number(decimals: exp.Expression | None) -> int | None:

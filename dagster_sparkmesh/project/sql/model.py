@@ -41,7 +41,7 @@ from dagster_sparkmesh.project.sql.header_kind import read_kind
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.project.sql.references import TableReference, query_references, unique_references
 from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark, with_spark_equivalents
-from dagster_sparkmesh.project.sql.typed_division import marked_divisions
+from dagster_sparkmesh.project.sql.typed_operands import marked_operands
 from dagster_sparkmesh.project.sql.header import ModelFile, ModelHeader, read_audit_call, read_header, split_model_file
 from dagster_sparkmesh.project.sql.virtual_update import split_virtual_update
 from dagster_sparkmesh.records import Record
@@ -152,7 +152,7 @@ def _parse_model_file(
     for statement in [*statements, *on_virtual_update, *default_pre, *default_post]:
         check_runs_on_spark(statement, dialect=dialect, path=path, body=model_file.body)
     pre, query, post = _split_statements(statements, kind, path, body, model_file.line)
-    query = marked_divisions(query, dialect) if query is not None else None  # resolved once parents are loaded
+    query = marked_operands(query, dialect) if query is not None else None  # resolved once parents are loaded
     pre, post = [*default_pre, *pre], [*default_post, *post]
     references = query_references(query, model_file.body) if query is not None else []
     references += [TableReference(name=name, line=line) for name, line in header.depends_on]

@@ -1,7 +1,9 @@
-"""Integer division in dialects that divide two integers into an integer (``project.sql.typed_division``):
-PostgreSQL's ``7 / 2`` is 3 and ``-7 / 2`` is -3, where Spark's ``/`` gave 3.5 and -3.5. Written as SQLMesh renders
-such a model for Spark (``CAST(a / b AS BIGINT)``, which truncates as PostgreSQL does) when the operands' types are
-known, and as before when they are not."""
+"""Operations written for Spark by their operands' types (``project.sql.typed_operands``), known once the parents are
+loaded. Integer division in dialects that divide two integers into an integer: PostgreSQL's ``7 / 2`` is 3 and
+``-7 / 2`` is -3, where Spark's ``/`` gave 3.5 and -3.5; written as SQLMesh renders such a model for Spark
+(``CAST(a / b AS BIGINT)``, which truncates as PostgreSQL does). DuckDB's ``ROUND(x, n)`` of a DOUBLE column, which
+rounds the double ``x * 10^n`` (``ROUND(1.005, 2)`` is 1.0 there, 1.01 in Spark). Both as before when the types are
+unknown."""
 
 from __future__ import annotations
 
@@ -15,18 +17,19 @@ from sqlglot.schema import MappingSchema
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.project.sql.model import canonical_sql
-from dagster_sparkmesh.project.sql.typed_division import MARKER, marked_divisions, resolved_divisions
+from dagster_sparkmesh.project.sql.spark_support import with_spark_equivalents
+from dagster_sparkmesh.project.sql.typed_operands import MARKER, marked_operands, resolved_operands
 
 QUERY = "SELECT (a + b) / c / 2 AS x, a / (b / 'x,)') AS y, a / 2.0 AS z, a / b AS q FROM s.nums WHERE d >= @start_ds"
 SCHEMA = MappingSchema({"s": {"nums": {"a": "INT", "b": "INT", "c": "BIGINT", "d": "DATE"}}}, dialect="spark")
 
 
 def _marked(sql: str, dialect: str) -> str:
-    return canonical_sql(marked_divisions(sqlglot.parse_one(sql, read=dialect), dialect))
+    return canonical_sql(marked_operands(sqlglot.parse_one(sql, read=dialect), dialect))
 
 
 def test_divisions_of_integers_are_cast_and_the_others_are_written_as_before():
-    assert resolved_divisions(_marked(QUERY, "postgres"), SCHEMA) == (
+    assert resolved_operands(_marked(QUERY, "postgres"), SCHEMA) == (
         "SELECT CAST(CAST((a + b) / c AS BIGINT) / 2 AS BIGINT) AS x, a / (b / 'x,)') AS y, a / 2.0 AS z, "
         "CAST(a / b AS BIGINT) AS q FROM s.nums WHERE d >= ${start_ds}"
     )
@@ -34,7 +37,7 @@ def test_divisions_of_integers_are_cast_and_the_others_are_written_as_before():
 
 def test_without_the_operands_types_the_query_is_the_one_written_before():
     unmarked = canonical_sql(sqlglot.parse_one(QUERY, read="postgres"))
-    assert resolved_divisions(_marked(QUERY, "postgres"), MappingSchema(dialect="spark")) == unmarked
+    assert resolved_operands(_marked(QUERY, "postgres"), MappingSchema(dialect="spark")) == unmarked
     assert MARKER not in unmarked
 
 
@@ -98,3 +101,56 @@ def test_a_unit_test_reading_its_model_with_its_own_vars_gets_the_divisions_writ
     project = load_project(folder, use_cache=False)
     assert project.models["s.per"].query == "SELECT CAST(a / 2 AS BIGINT) AS q FROM s.nums"
     assert project.unit_tests[0].model_query == "SELECT CAST(a / 3 AS BIGINT) AS q FROM s.nums"
+
+
+ROUNDS = ("SELECT ROUND(v, 2) AS r, ROUND(v, 2), ROUND(ROUND(v, 3) * 2, -1) AS z, ROUND(SUM(v) * i, 2) AS s, "
+          "ROUND(n, 2) AS nn, ROUND(f, 2) AS ff, ROUND(1.005, 2) AS lit, ROUND(v) AS whole FROM s.p")
+ROUND_SCHEMA = MappingSchema({"s": {"p": {"v": "DOUBLE", "n": "DECIMAL(10,3)", "i": "INT", "f": "FLOAT"}}},
+                             dialect="spark")
+
+
+def _duckdb_marked(sql: str) -> str:
+    written = with_spark_equivalents(sqlglot.parse_one(sql, read="duckdb"), dialect="duckdb")
+    return canonical_sql(marked_operands(written, "duckdb"))
+
+
+def test_duckdbs_round_of_a_double_column_is_written_as_duckdb_rounds_once_its_type_is_known():
+    marked = _duckdb_marked(ROUNDS)
+    assert marked.count(MARKER) == 7  # a literal and a ROUND to a whole number are Spark's already
+    assert resolved_operands(marked, ROUND_SCHEMA) == (
+        "SELECT (ROUND((v) * POWER(10, 2)) / POWER(10, 2)) AS r, (ROUND((v) * POWER(10, 2)) / POWER(10, 2)) AS "
+        "`round(v, 2)`, (ROUND(((ROUND((v) * POWER(10, 3)) / POWER(10, 3)) * 2) / POWER(10, 1)) * POWER(10, 1)) "
+        "AS z, "
+        "(ROUND((SUM(v) * i) * POWER(10, 2)) / POWER(10, 2)) AS s, ROUND(n, 2) AS nn, ROUND(f, 2) AS ff, "
+        "ROUND(1.005, 2) AS lit, ROUND(v) AS whole FROM s.p"
+    )
+    # Unknown types: Spark's ROUND, as before (a DECIMAL rounds alike in both; sqlglot types any ROUND a DOUBLE).
+    assert resolved_operands(marked, MappingSchema(dialect="spark")) == (
+        "SELECT ROUND(v, 2) AS r, ROUND(v, 2) AS `round(v, 2)`, ROUND(ROUND(v, 3) * 2, -1) AS z, "
+        "ROUND(SUM(v) * i, 2) AS s, ROUND(n, 2) AS nn, ROUND(f, 2) AS ff, ROUND(1.005, 2) AS lit, ROUND(v) AS whole "
+        "FROM s.p"
+    )
+    assert MARKER not in _duckdb_marked("SELECT FLOOR(v) AS r FROM s.p")
+
+
+def test_a_duckdb_seeds_double_column_rounds_on_spark_as_sqlmesh_rounds_it_on_duckdb(engine, schema, tmp_path):
+    # SQLMesh 0.236.4 on DuckDB: 1.0, 0.28, 2.68, -1.0 (the doubles 1.005 and 0.285 lie below the half); Spark's
+    # ROUND gave 1.01 and 0.29. A DECIMAL column rounds its decimal value, in both.
+    folder = tmp_path / "p"
+    (folder / "models").mkdir(parents=True)
+    (folder / "seeds").mkdir()
+    (folder / "seeds" / "prices.csv").write_text("id,v\n1,1.005\n2,0.285\n3,2.675\n4,-1.005\n")
+    (folder / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n  start: '2024-01-01'\n")
+    (folder / "models" / "prices.sql").write_text("MODEL (name s.prices, kind SEED (path '../seeds/prices.csv'));\n")
+    (folder / "models" / "r.sql").write_text(
+        "MODEL (name s.r, kind FULL);\nSELECT id, ROUND(v, 2) AS r, ROUND(v::DECIMAL(10, 3), 2) AS d FROM s.prices\n")
+    project = load_project(folder, use_cache=False)
+    assert project.models["s.r"].query == (
+        "SELECT id, (ROUND((v) * POWER(10, 2)) / POWER(10, 2)) AS r, ROUND(CAST(v AS DECIMAL(10, 3)), 2) AS d "
+        "FROM s.prices")
+    engine.catalog.execute(f"CREATE TABLE {schema}.prices AS SELECT * FROM VALUES "
+                           "(1, 1.005D), (2, 0.285D), (3, 2.675D), (4, -1.005D) AS t(id, v)")
+    sql = render_query(project.models["s.r"], start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
+                       execution_time=datetime(2024, 1, 2), table_for={"s.prices": f"{schema}.prices"})
+    rows = engine.catalog.query_rows(f"SELECT id, r, CAST(d AS STRING) FROM ({sql}) ORDER BY id")
+    assert [tuple(row) for row in rows] == [(1, 1.0, "1.01"), (2, 0.28, "0.29"), (3, 2.68, "2.68"), (4, -1.0, "-1.01")]

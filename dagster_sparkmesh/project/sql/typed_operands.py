@@ -1,0 +1,217 @@
+"""Operations whose Spark SQL depends on their operands' types, which only the tables a query reads tell.
+
+- **Integer division.** PostgreSQL, Trino, Redshift, T-SQL, SQLite ... divide two integers into an integer (rounded
+  toward zero): ``7 / 2`` is 3, where Spark's ``/`` gives 3.5. sqlglot writes such a division for Spark as
+  ``CAST(a / b AS BIGINT)`` (a cast that truncates, as those dialects do) only when it knows both operands are
+  integers, and that needs the columns of the tables the query reads: it is how SQLMesh renders such a model for
+  Spark.
+- **DuckDB's ROUND of a DOUBLE column.** ``ROUND(x, n)`` of a DOUBLE rounds the double ``x * 10^n`` in DuckDB, where
+  Spark rounds the shortest decimal spelling of ``x`` (``duckdb_doubles`` says more, and rewrites the ROUND of what
+  is a DOUBLE by its spelling); a ROUND of a column whose type only the tables tell is marked here.
+
+A model's query is parsed before its parents are loaded, so each such operation becomes a numbered marker,
+``SPARKMESH_TYPED_DIVISION_1(a, b)`` or ``SPARKMESH_TYPED_ROUND_2(x, n)`` (``marked_operands``). Once every model is
+loaded the loader resolves the markers of each query with the column types of what it reads, parents first
+(``resolved_operands``): a division of two integers becomes the cast, a ROUND of a DOUBLE DuckDB's rounding; any
+other one, or one whose operand types are unknown, is written as Spark's ``/`` or ``ROUND`` as before. The markers
+are replaced in the query's text, so the rest of the text (macros waiting for an interval) is kept as it was
+written; no marker outlives the load.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.dialect import Dialect
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.annotate_types import annotate_types
+from sqlglot.optimizer.qualify import qualify
+from sqlglot.schema import MappingSchema
+
+from dagster_sparkmesh.model.records import ExternalModel, Model, UnitTest
+from dagster_sparkmesh.project.sql.duckdb_doubles import ROUND_MARKER, is_double, rounded_double
+
+MARKER = "SPARKMESH_TYPED_"
+_DIVISION = "DIVISION"
+assert ROUND_MARKER == f"{MARKER}ROUND"  # numbered here with the divisions
+_NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND)_(\d+)\(")
+_QUOTES = "'\"`"
+_VALUE = "SPARKMESH_ROUNDED_VALUE"
+
+
+def marked_operands(query: exp.Expression, dialect: str) -> exp.Expression:
+    """``query`` with each division of a dialect that divides integers into integers replaced by a marker, and each
+    ROUND marker (``duckdb_doubles``) numbered."""
+    typed_division = Dialect.get_or_raise(dialect).TYPED_DIVISION
+    # Children first: a marker replacing an operation holds the markers of the operations inside it.
+    found = [node for node in query.find_all(exp.Div, exp.Anonymous, bfs=False)
+             if (typed_division and isinstance(node, exp.Div) and node.args.get("typed"))
+             or (isinstance(node, exp.Anonymous) and node.name == ROUND_MARKER)]
+    for number, node in enumerate(reversed(found)):
+        if isinstance(node, exp.Anonymous):
+            node.set("this", f"{ROUND_MARKER}_{number}")
+            continue
+        marker = exp.Anonymous(this=f"{MARKER}{_DIVISION}_{number}", expressions=[node.this, node.expression])
+        if node is query:
+            return marker
+        node.replace(marker)
+    return query
+
+
+def has_markers(text: str | None) -> bool:
+    return bool(text) and MARKER in text  # type: ignore[operator]
+
+
+def resolved_operands(text: str, schema: MappingSchema) -> str:
+    """``text`` (canonical Spark SQL holding markers) with each marker written as the operation it is, given the
+    columns of the tables the query reads in ``schema``."""
+    return _rewritten(text, _typed_as_marked(text, schema))
+
+
+def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
+    """The numbers of the markers whose operands have the types their rewrite is for: both integers (a division), a
+    DOUBLE (a ROUND); none where the query cannot be typed."""
+    try:
+        tree = sqlglot.parse_one(text, dialect="spark")
+    except SqlglotError:
+        return set()
+    markers = [node for node in tree.find_all(exp.Anonymous, bfs=False) if _NUMBERED.match(f"{node.name}(")]
+    for marker in reversed(markers):  # children first, as they were marked
+        if marker is tree or len(marker.expressions) != 2:
+            return set()
+        kind, number = _NUMBERED.match(f"{marker.name}(").groups()
+        left, right = marker.expressions
+        operation = exp.Div(this=left, expression=right, typed=True) if kind == _DIVISION else exp.Round(
+            this=left, decimals=right)
+        operation.meta[MARKER] = int(number)
+        marker.replace(operation)
+    try:
+        typed = annotate_types(qualify(tree, schema=schema, dialect="spark", validate_qualify_columns=False),
+                               schema=schema, dialect="spark")
+    except (SqlglotError, KeyError, ValueError):
+        return set()
+    return {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Round)
+            if MARKER in node.meta and _as_marked(node)}
+
+
+def _as_marked(operation: exp.Div | exp.Round) -> bool:
+    if isinstance(operation, exp.Round):  # (sqlglot types any ROUND a DOUBLE: DuckDB's spelling rules decide)
+        return is_double(operation.this)
+    return all(operand.is_type(*exp.DataType.INTEGER_TYPES) for operand in (operation.this, operation.expression))
+
+
+def _rewritten(text: str, chosen: set[int]) -> str:
+    """The markers of ``text`` written out: a division of two integers as the cast, a ROUND of a DOUBLE as DuckDB
+    rounds, any other as Spark's ``/`` or ``ROUND``."""
+    out: list[str] = []
+    position = 0
+    while (found := _next_marker(text, position)) is not None:
+        start, kind, number = found
+        out.append(text[position:start])
+        left, right, end = _operands(text, text.index("(", start))
+        left, right = _rewritten(left, chosen), _rewritten(right, chosen)
+        out.append(_written(kind, left, right, number in chosen))
+        position = end
+    out.append(text[position:])
+    return "".join(out)
+
+
+def _written(kind: str, left: str, right: str, as_marked: bool) -> str:
+    if kind == _DIVISION:
+        return f"CAST({left} / {right} AS BIGINT)" if as_marked else f"{left} / {right}"
+    if not as_marked:
+        return f"ROUND({left}, {right})"
+    # The value is text (it may hold macros waiting for an interval): the formula is written around a stand-in.
+    return rounded_double(exp.column(_VALUE), int(right)).sql(dialect="spark").replace(_VALUE, f"({left})")
+
+
+def _next_marker(text: str, position: int) -> tuple[int, str, int] | None:
+    """Where the next marker outside quotes starts, its kind and its number."""
+    index = position
+    while index < len(text):
+        if text[index] in _QUOTES:
+            index = _after_quoted(text, index)
+            continue
+        found = _NUMBERED.match(text, index)
+        if found:
+            return index, found.group(1), int(found.group(2))
+        index += 1
+    return None
+
+
+def _operands(text: str, opening: int) -> tuple[str, str, int]:
+    """The two operands of the marker call whose ``(`` is at ``opening``, and the index after its ``)``."""
+    depth, index, comma = 0, opening, None
+    while index < len(text):
+        char = text[index]
+        if char in _QUOTES:
+            index = _after_quoted(text, index)
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                break
+        elif char == "," and depth == 1 and comma is None:
+            comma = index
+        index += 1
+    if comma is None or depth != 0:
+        raise ValueError(f"a malformed {MARKER} call in: {text}")
+    return text[opening + 1:comma].strip(), text[comma + 1:index].strip(), index + 1
+
+
+def _after_quoted(text: str, start: int) -> int:
+    """The index after the quoted string or identifier that starts at ``start`` (Spark escapes with a backslash;
+    a backquoted identifier doubles its backquote)."""
+    quote, index = text[start], start + 1
+    while index < len(text):
+        if text[index] == "\\" and quote != "`":
+            index += 2
+            continue
+        if text[index] == quote:
+            if quote == "`" and text.startswith("``", index):
+                index += 2
+                continue
+            return index + 1
+        index += 1
+    return index
+
+
+def with_typed_operands(models: Mapping[str, Model], externals: Mapping[str, ExternalModel]) -> dict[str, Model]:
+    """``models`` (parents before children) with the markers of their queries resolved, in one pass in that order:
+    the columns of the models a marked query reads (declared, or derived from their resolved queries) are known
+    before it, so a column that is an integer division is typed BIGINT for its children, a rounded DOUBLE DOUBLE."""
+    from dagster_sparkmesh.project.column_schema import KnownColumns, rewritten_parents_first  # they read this
+
+    def resolved(model: Model, known: KnownColumns) -> Model:
+        return model.model_copy(update={"query": resolved_operands(model.query or "", known.schema)})
+
+    marked = {name for name, model in models.items() if has_markers(model.query)}
+    return rewritten_parents_first(models, externals, marked, resolved)
+
+
+def with_resolved_test_queries(
+    tests: tuple[UnitTest, ...], models: Mapping[str, Model], externals: Mapping[str, ExternalModel]
+) -> tuple[UnitTest, ...]:
+    """Unit tests whose model was read again with the test's own variables (``model_query``), its markers resolved
+    with the columns of what the model reads."""
+    from dagster_sparkmesh.project.column_schema import KnownColumns, ModelColumns  # they read what this writes
+
+    columns: ModelColumns | None = None  # derived only when a test's query is marked
+    resolved = []
+    for test in tests:
+        model = models.get(test.model)
+        if model is not None and has_markers(test.model_query):
+            columns = columns or ModelColumns(models, externals, final=True)
+            known = KnownColumns()
+            for parent in sorted(model.depends_on - {model.name}):
+                types = columns.types(parent)
+                if types:
+                    known.add(parent, tuple((column, type_.sql("spark")) for column, type_ in types.items()))
+            test = test.model_copy(update={"model_query": resolved_operands(test.model_query or "", known.schema)})
+        resolved.append(test)
+    return tuple(resolved)
