@@ -41,6 +41,7 @@ from dagster_sparkmesh.project.sql.header_kind import read_kind
 from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.project.sql.references import TableReference, query_references, unique_references
 from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark, with_spark_equivalents
+from dagster_sparkmesh.project.sql.output_names import with_output_names
 from dagster_sparkmesh.project.sql.typed_operands import marked_operands
 from dagster_sparkmesh.project.sql.header import ModelFile, ModelHeader, read_audit_call, read_header, split_model_file
 from dagster_sparkmesh.project.sql.virtual_update import split_virtual_update
@@ -139,7 +140,7 @@ def _parse_model_file(
     body, audits_text = _split_inline_audits(model_file.body)
     body, virtual_update_text = split_virtual_update(body, path)
     statements = [
-        with_spark_equivalents(without_catalog(statement, default_catalog), dialect=dialect)
+        with_spark_equivalents(without_catalog(with_output_names(statement), default_catalog), dialect=dialect)
         for statement in _parse_statements(body, path, evaluator)
     ]
     on_virtual_update = _parse_statements(virtual_update_text, path, evaluator) if virtual_update_text else []
