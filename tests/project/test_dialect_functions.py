@@ -115,6 +115,26 @@ def test_a_number_cast_to_an_integer_is_rounded_as_the_dialect_rounds_it(engine)
         "SELECT CAST(COUNT(*) AS BIGINT), CAST('7' AS INT), CAST(1 AS INT)")  # whole numbers by their spelling
 
 
+def test_a_hexadecimal_string_cast_to_an_integer_is_read_as_duckdb_and_bigquery_read_it(engine):
+    # DuckDB 1.5's results (checked): bare 0x/0X hex only, its type's range; a user's SAFE_CAST(text AS INT64) gave
+    # NULL for '0x1F' where SQLMesh gave 31. Decimal text keeps its rounding.
+    texts = ["0x1F", "0X1f", " 0x1F ", "-0x1F", "0x", "0x7FFFFFFF", "0x80000000", "0x00000000000000000001F",
+             "0x8000000000000000", "0x1FFFFFFFFFFFFFFFF", "0x1G", "7.9", " 7 "]
+    rows = ", ".join(f"({i}, '{text}')" for i, text in enumerate(texts))
+    duckdb = f"SELECT TRY_CAST(s AS INTEGER), TRY_CAST(s AS BIGINT) FROM (VALUES {rows}) AS t(i, s) ORDER BY i"
+    assert [tuple(r) for r in engine.catalog.query_rows(spark_sql(duckdb, "duckdb"))] == [
+        (31, 31), (31, 31), (None, None), (None, None), (None, None), (2147483647, 2147483647), (None, 2147483648),
+        (31, 31), (None, None), (None, None), (None, None), (8, 8), (7, 7)]
+    # BigQuery documents a sign ('-0x123' is -291); INT64's range holds -2^63.
+    texts = ["0x1F", " -0x1F ", "+0X1f", "-0x8000000000000000", "0x8000000000000000", "0x", "7.9"]
+    rows = ", ".join(f"({i}, '{text}')" for i, text in enumerate(texts))
+    bigquery = f"SELECT i, SAFE_CAST(s AS INT64) FROM (VALUES {rows}) AS t(i, s) ORDER BY i"
+    assert [r[1] for r in engine.catalog.query_rows(spark_sql(bigquery, "bigquery"))] == [
+        31, -31, 31, -9223372036854775808, None, None, 8]
+    assert spark_sql("SELECT TRY_CAST(s AS INT)", "snowflake") == (  # Snowflake reads no hex
+        "SELECT TRY_CAST(ROUND(TRY_CAST(s AS DECIMAL(38, 18))) AS INT) AS s")
+
+
 def test_greatest_and_least_are_null_where_the_dialect_makes_them_null(engine):
     rows = "(VALUES (1, 10, 3), (2, 7, NULL), (3, NULL, NULL)) AS t(id, a, b)"
     sql = f"SELECT id, GREATEST(a - b, 0), LEAST(a, b) FROM {rows} ORDER BY id"

@@ -5,6 +5,7 @@ returns what the source dialect returns (part of ``dialect_functions``; each che
   ``ROUND(AVG(x)::numeric, 2)``: each dialect's own default (``_BARE_DECIMALS``);
 - ``GREATEST`` / ``LEAST``, NULL in Snowflake, BigQuery and Trino when an argument is, where Spark skips NULLs;
 - a number cast to an integer type, rounded in PostgreSQL, DuckDB, Snowflake and BigQuery, truncated by Spark;
+  a hexadecimal string ('0x1F') cast to one, 31 in DuckDB and BigQuery, NULL in Spark;
 - ``TRUNC(x, n)`` of a number, toward zero at ``n`` decimals: Spark's TRUNC is for dates.
 """
 
@@ -26,6 +27,15 @@ _INTEGRAL = (exp.DataType.Type.TINYINT, exp.DataType.Type.SMALLINT, exp.DataType
 _INTEGRAL_FUNCTIONS = (exp.Count, exp.RowNumber, exp.Rank, exp.DenseRank, exp.Length, exp.Year, exp.Month, exp.Day,
                        exp.DayOfWeek, exp.DayOfWeekIso, exp.Extract, exp.DateDiff)
 _HALF_EVEN_DOUBLES = frozenset({"postgres", "duckdb", "redshift", "materialize", "risingwave"})
+_HEX_SPELLINGS = {"duckdb": "^()0[xX]0*([0-9a-fA-F]+)$", "bigquery": "^([+-]?)0[xX]0*([0-9a-fA-F]+)$"}
+"""The text each dialect's cast to an integer reads as hexadecimal (group 1 the sign, group 2 the digits after any
+leading zeros). DuckDB (1.5, checked) reads '0x1F' and '0X1f', up to its type's range, but no sign and no surrounding
+space; BigQuery documents '-0x123' as -291, its surrounding spaces trimmed as for its decimal numbers. Snowflake,
+Redshift and PostgreSQL before 16 read no hex (PostgreSQL 16's is left: its users' older servers don't)."""
+_HEX_DIGITS_IN_64_BITS = 16
+_TOO_LARGE = "1" + "0" * 20
+"""Beyond any integer type: a hex number of more than 16 digits fails the cast as any too large
+number does (NULL for a TRY_CAST, an error for a CAST), where Spark's CONV would wrap it to 2^64 - 1."""
 
 
 def number_rewrite(node: exp.Expression, dialect: str) -> exp.Expression:
@@ -37,7 +47,7 @@ def number_rewrite(node: exp.Expression, dialect: str) -> exp.Expression:
     if isinstance(node, (exp.Greatest, exp.Least)) and node.args.get("ignore_nulls") is False:
         return _null_if_any_null(node)
     if isinstance(node, exp.Cast) and dialect in _ROUNDING_CASTS and node.to.is_type(*_INTEGRAL) and not _integral(node):
-        return _rounded_cast(node, half_even_doubles=dialect in _HALF_EVEN_DOUBLES)
+        return _reading_hex(node, _rounded_cast(node, half_even_doubles=dialect in _HALF_EVEN_DOUBLES), dialect)
     return node
 
 
@@ -88,6 +98,33 @@ def _rounded_cast(node: exp.Cast, half_even_doubles: bool) -> exp.Expression:
     cast = node.copy()
     cast.set("this", rounded)
     return cast
+
+
+def _reading_hex(node: exp.Cast, rounded: exp.Expression, dialect: str) -> exp.Expression:
+    """``rounded`` (``node`` as a number rounded) that reads a hexadecimal string as ``dialect`` does: Spark's casts
+    read none, so its digits go through CONV to decimal text, cast as written (a whole number: nothing to round; out
+    of the type's range NULL for a TRY_CAST, an error for a CAST). Only for a string: TYPEOF folds to a constant, so
+    the branch costs nothing on a numeric column."""
+    spelling = _HEX_SPELLINGS.get(dialect)
+    if spelling is None:
+        return rounded
+    value = node.this
+    text: exp.Expression = exp.cast(value.copy(), "STRING")
+    if dialect == "bigquery":
+        text = exp.Trim(this=text)
+    pattern = exp.Literal.string(spelling)
+    is_hex = exp.and_(
+        exp.EQ(this=exp.Anonymous(this="TYPEOF", expressions=[value.copy()]), expression=exp.Literal.string("string")),
+        exp.RegexpLike(this=text.copy(), expression=pattern.copy()))
+    sign = exp.RegexpExtract(this=text.copy(), expression=pattern.copy(), group=exp.Literal.number(1))
+    digits = exp.RegexpExtract(this=text.copy(), expression=pattern.copy(), group=exp.Literal.number(2))
+    too_long = exp.GT(this=exp.Length(this=digits.copy()), expression=exp.Literal.number(_HEX_DIGITS_IN_64_BITS))
+    decimal_text = exp.Case(
+        ifs=[exp.If(this=too_long, true=exp.Literal.string(_TOO_LARGE))],
+        default=exp.Anonymous(this="CONV", expressions=[digits, exp.Literal.number(16), exp.Literal.number(10)]))
+    from_hex = node.copy()
+    from_hex.set("this", exp.Concat(expressions=[sign, decimal_text]))
+    return exp.Case(ifs=[exp.If(this=is_hex, true=from_hex)], default=rounded)
 
 
 def _integral(cast: exp.Cast) -> bool:
