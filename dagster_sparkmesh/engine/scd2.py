@@ -16,6 +16,12 @@ SQLMesh, at 1970-01-01 (BY_TIME, unless ``updated_at_as_valid_from``; BY_COLUMN 
 ``execution_time_as_valid_from``), else as a new version would. A re-run with the same source changes nothing,
 so a retried or re-recorded run is idempotent.
 
+A query that returns several rows for a key runs, as in SQLMesh (which keeps one of them, unspecified which), with
+a warning naming the model and a key: one row per key is kept, chosen so that a re-run keeps the same one. BY_TIME
+keeps the row with the latest ``updated_at``, and either kind then the row whose other columns, in the query's
+order, sort first (ascending, NULL first; a map column, which Spark cannot sort, is skipped). A query whose keys are
+unique is merged as written.
+
 BY_TIME's ``updated_at`` column is created as the validity type (``time_data_type``), as SQLMesh 0.236.4 creates
 it (a DATE column becomes a TIMESTAMP one by default), and every write casts it to the type the table holds it
 in: a history an earlier release created keeps the query's type there (it kept the column as the query typed it
@@ -24,7 +30,9 @@ when the validity type is TIMESTAMP), and its rows cannot be written again, so i
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -43,6 +51,18 @@ ScdKind = ScdType2ByTimeKind | ScdType2ByColumnKind
 # Marker columns telling a LEFT JOIN's matched rows from its unmatched ones (keys may be NULL: they compare <=>).
 _OPEN, _NEW, _KNOWN = "__sm_open", "__sm_new", "__sm_known"
 _EPOCH = "TIMESTAMP '1970-01-01 00:00:00'"
+_PICK = "__sm_pick"
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Source:
+    """What ``check_source`` found: the query's columns, and the ORDER BY that picks the row kept for a repeated key
+    (None when every key is unique: the query is merged as written)."""
+
+    columns: list[str]
+    pick_order: str | None = None
 
 
 def merge_history(
@@ -55,13 +75,13 @@ def merge_history(
 ) -> int:
     """Merge the source's current rows into the history table (created if missing). Returns the table's rows."""
     kind = model.kind
-    source_columns = check_source(engine.catalog, model, source_sql)
+    source = check_source(engine.catalog, model, source_sql)
     first_load = not engine.catalog.table_exists(table)
     if first_load:
-        engine.creation.create_table_like_query(table, with_validity(kind, source_sql, source_columns), partitioned_by)
+        engine.creation.create_table_like_query(table, with_validity(kind, source_sql, source.columns), partitioned_by)
     columns, updated_at_type = history_columns(kind, engine.catalog.columns(table))
     query = history_query(kind, table, source_sql, columns, execution_time, first_load=first_load,
-                          updated_at_type=updated_at_type)
+                          updated_at_type=updated_at_type, pick_order=source.pick_order)
     return engine.replace_with_query(table, query)
 
 
@@ -77,13 +97,21 @@ def history_columns(kind: ScdKind, table_columns: Sequence[tuple[str, str]]) -> 
     return columns, types.get(kind.updated_at_name, kind.time_data_type)
 
 
-def check_source(catalog: SparkCatalog, model: Model, source_sql: str) -> list[str]:
-    """The source's columns; refuses a source that lacks the kind's columns, already returns the validity columns,
-    or repeats a key."""
-    source_columns = catalog.query_df(f"SELECT * FROM ({source_sql}) AS source WHERE 1 = 0").columns
+def check_source(catalog: SparkCatalog, model: Model, source_sql: str) -> Source:
+    """The source's columns, and how to keep one row of a repeated key (warned about); refuses a source that lacks
+    the kind's columns or already returns the validity columns."""
+    frame = catalog.query_df(f"SELECT * FROM ({source_sql}) AS source WHERE 1 = 0")
+    source_columns = list(frame.columns)
     _check_columns(model, model.kind, [column.lower() for column in source_columns])
-    _check_unique(catalog, model, model.kind, source_sql)
-    return list(source_columns)
+    repeated = _repeated_key(catalog, model.kind, source_sql)
+    if repeated is None:
+        return Source(source_columns)
+    log.warning(
+        "%s (%s:%s): its query returns several rows for unique_key %s, e.g. %s; one row per key is kept, as SQLMesh "
+        "keeps one: %s. Deduplicate in the query to choose the row yourself.",
+        model.name, model.path, model.line, ", ".join(model.kind.unique_key), repeated, _pick_rule(model.kind),
+    )
+    return Source(source_columns, _pick_order(model.kind, frame.dtypes))
 
 
 def history_query(
@@ -95,10 +123,11 @@ def history_query(
     *,
     first_load: bool = False,
     updated_at_type: str | None = None,
+    pick_order: str | None = None,
 ) -> str:
     """The table's next content: closed versions, open versions (closed or not), newly opened versions.
     ``updated_at_type``: the type the table holds BY_TIME's ``updated_at`` in (``history_columns``), else the
-    validity type."""
+    validity type. ``pick_order``: ``Source.pick_order``, the row kept of each key when the query repeats one."""
     valid_from, valid_to = quote_identifier(kind.valid_from_name), quote_identifier(kind.valid_to_name)
     now = _typed(kind, _timestamp(execution_time))
     key = " AND ".join(f"old.{quote_identifier(c)} <=> new.{quote_identifier(c)}" for c in kind.unique_key)
@@ -111,8 +140,12 @@ def history_query(
     key_columns = ", ".join(quote_identifier(c) for c in kind.unique_key)
     known_key = " AND ".join(f"known.{quote_identifier(c)} <=> new.{quote_identifier(c)}" for c in kind.unique_key)
     plain, old, new = (", ".join(f"{prefix}{quote_identifier(c)}" for c in columns) for prefix in ("", "old.", "new."))
+    rows = f"({source_sql}) AS query"
+    if pick_order is not None:
+        rows = (f"(SELECT *, ROW_NUMBER() OVER (PARTITION BY {key_columns} ORDER BY {pick_order}) AS {_PICK} "
+                f"FROM ({source_sql}) AS picked) AS query WHERE {_PICK} = 1")
     return (
-        f"WITH source AS (SELECT {_source_columns(kind, columns, updated_at_type)} FROM ({source_sql}) AS query), "
+        f"WITH source AS (SELECT {_source_columns(kind, columns, updated_at_type)} FROM {rows}), "
         f"opened AS (SELECT *, TRUE AS {_OPEN} FROM {quote(table)} WHERE {valid_to} IS NULL), "
         f"known AS (SELECT DISTINCT {key_columns}, TRUE AS {_KNOWN} FROM {quote(table)}) "
         f"SELECT {plain}, {valid_from}, {valid_to} FROM {quote(table)} WHERE {valid_to} IS NOT NULL "
@@ -204,19 +237,28 @@ def _check_columns(model: Model, kind: ScdKind, source_columns: list[str]) -> No
         raise _column_error(model, f"its query returns no column {missing[0]!r}", missing[0], hint)
 
 
-def _check_unique(catalog: SparkCatalog, model: Model, kind: ScdKind, source_sql: str) -> None:
+def _repeated_key(catalog: SparkCatalog, kind: ScdKind, source_sql: str) -> tuple | None:
     key = ", ".join(quote_identifier(c) for c in kind.unique_key)
     duplicate = catalog.query_rows(
         f"SELECT {key} FROM ({source_sql}) AS source GROUP BY {key} HAVING COUNT(*) > 1 LIMIT 1"
     )
-    if duplicate:
-        raise ExecutionError(
-            f"{model.name}: its query returns several rows for unique_key {duplicate[0]}",
-            path=model.path,
-            line=model.line,
-            snippet=", ".join(kind.unique_key),
-            hint="an SCD type 2 source needs one row per key: deduplicate in the query or widen unique_key",
-        )
+    return tuple(duplicate[0]) if duplicate else None
+
+
+def _pick_rule(kind: ScdKind) -> str:
+    latest = f"the latest {kind.updated_at_name}, then " if isinstance(kind, ScdType2ByTimeKind) else ""
+    return f"{latest}the row whose other columns sort first"
+
+
+def _pick_order(kind: ScdKind, dtypes: Sequence[tuple[str, str]]) -> str:
+    """The ORDER BY of ``_pick_rule``: fixed by the rows' values alone, so every run keeps the same row. A map
+    column is skipped (Spark sorts none); rows equal in every sorted column are alike enough that any will do."""
+    keys = {c.lower() for c in kind.unique_key}
+    updated_at = kind.updated_at_name.lower() if isinstance(kind, ScdType2ByTimeKind) else None
+    order = [f"{quote_identifier(updated_at)} DESC NULLS LAST"] if updated_at else []
+    order += [f"{quote_identifier(name)} ASC NULLS FIRST" for name, data_type in dtypes
+              if name.lower() not in keys and name.lower() != updated_at and "map<" not in data_type.lower()]
+    return ", ".join(order or ["1"])
 
 
 def _column_error(model: Model, problem: str, column: str, hint: str) -> ExecutionError:

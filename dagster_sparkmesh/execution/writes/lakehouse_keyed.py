@@ -48,13 +48,13 @@ def write_lakehouse_scd_type_2(ctx: ExecutionContext, target: ModelTarget) -> Wr
     table then holds."""
     table = open_table(ctx, target)
     kind, source = target.model.kind, select_for(ctx, target, target.span)
-    source_columns = check_source(ctx.engine.catalog, target.model, source)  # before a table is created
+    checked = check_source(ctx.engine.catalog, target.model, source)  # before a table is created
     with ctx.state.table_write_lock(target.table):
         if not table.exists:  # the history query reads the table: it starts empty
-            create_empty(ctx, target, table, with_validity(kind, source, source_columns))
+            create_empty(ctx, target, table, with_validity(kind, source, checked.columns))
         columns, updated_at_type = history_columns(kind, ctx.engine.catalog.columns(target.table))
         query = history_query(kind, target.table, source, columns, ctx.clock(), first_load=table.created,
-                              updated_at_type=updated_at_type)
+                              updated_at_type=updated_at_type, pick_order=checked.pick_order)
         rows, committed = write_and_commit(
             ctx, target, table, query, lambda relation: overwrite(ctx, table, relation, query, EVERYTHING),
             target.intervals,
