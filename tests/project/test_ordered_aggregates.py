@@ -6,6 +6,9 @@ across a minute's boundary, so that a filter on them dropped trips."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 import sqlglot
 
@@ -41,6 +44,43 @@ def test_an_ordered_array_agg_keeps_its_order_and_its_nulls_on_spark(engine):
 def test_each_dialects_array_agg_on_spark(engine, dialect, sql, expected):
     rows = engine.catalog.query_rows(spark_sql(sql, dialect))
     assert {tuple(tuple(v) if isinstance(v, list) else v for v in row) for row in rows} == expected
+
+
+GOLDEN = Path(__file__).parent / "fixtures" / "ordered_aggregates.sql"
+
+
+def _golden_cases() -> list[tuple[str, str, str, str]]:
+    """(title, dialect, query, expected) of each case of the golden file."""
+    cases = []
+    for block in GOLDEN.read_text().split("\n-- title: ")[1:]:
+        title, rest = block.split("\n", 1)
+        dialect = re.search(r"^-- dialect: (\S+)$", rest, re.MULTILINE).group(1)
+        query, expected = rest.split("\n", 1)[1].split("-- expected:\n")
+        cases.append((title, dialect, query.strip(), " ".join(expected.strip().splitlines())))
+    return cases
+
+
+@pytest.mark.parametrize(("title", "dialect", "query", "expected"), _golden_cases(), ids=lambda v: v[:40])
+def test_golden(title, dialect, query, expected):
+    assert spark_sql(query, dialect) == expected
+
+
+def test_bigquerys_limit_keeps_the_first_elements_of_the_order_on_spark(engine):
+    # BigQuery documents LIMIT n in ARRAY_AGG as the first n elements of the ORDER BY's order; SQLMesh (DuckDB)
+    # refuses it, sparkmesh refused it at run time. NULLs sort last descending in BigQuery.
+    bigquery = (f"SELECT g, ARRAY_AGG(x ORDER BY y DESC LIMIT 2), ARRAY_AGG(x IGNORE NULLS ORDER BY y DESC LIMIT 1)[OFFSET(0)], "
+                f"ARRAY_LENGTH(ARRAY_AGG(x IGNORE NULLS LIMIT 2)), ARRAY_AGG(x ORDER BY y LIMIT 0) "
+                f"FROM {ROWS} GROUP BY g ORDER BY g")
+    rows = [tuple(row) for row in engine.catalog.query_rows(spark_sql(bigquery, "bigquery"))]
+    assert rows == [("a", ["y", "z"], "y", 2, []), ("b", [None, "w"], "w", 2, [])]
+
+
+def test_a_limit_is_cut_after_the_sort_and_only_a_limit():
+    limited = spark_sql("SELECT ARRAY_AGG(x ORDER BY y LIMIT 5) FROM t", "bigquery")
+    assert limited.startswith("SELECT SLICE(TRANSFORM(ARRAY_SORT(") and limited.endswith(", 1, 5) FROM t")
+    assert "LIMIT" not in limited
+    # Only BigQuery writes a LIMIT there; an ARRAY_AGG without one is not cut.
+    assert "SLICE" not in spark_sql("SELECT ARRAY_AGG(x ORDER BY y) FROM t", "bigquery")
 
 
 def test_an_array_agg_that_spark_writes_alike_is_left_as_sqlglot_writes_it():

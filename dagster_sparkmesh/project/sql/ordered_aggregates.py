@@ -6,8 +6,10 @@ NULL elements, which DuckDB, PostgreSQL, Trino and BigQuery keep (or, for BigQue
 collected as structs (a struct holding a NULL is kept) with their sort keys, sorted by a comparator that follows
 each key's direction and NULL placement as the source dialect reads them (sqlglot sets ``nulls_first`` from the
 dialect's default), then unwrapped. ``IGNORE NULLS`` and Snowflake's ``ARRAY_AGG`` (which omits NULLs) collect only
-the rows whose element is not NULL. An aggregate used as a window, under FILTER or with DISTINCT is left as sqlglot
-writes it.
+the rows whose element is not NULL. BigQuery's ``LIMIT n`` after the ORDER BY keeps the first n elements of that
+order (``SLICE``): sqlglot left it inside the aggregate, which Spark refused ("the top player per team",
+``ARRAY_AGG(x ORDER BY y DESC LIMIT 1)[OFFSET(0)]``). An aggregate used as a window, under FILTER or with DISTINCT
+and an ORDER BY is left as sqlglot writes it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ def ordered_array_agg(node: exp.Expression, dialect: str) -> exp.Expression:
 
 def _collected(aggregate: exp.ArrayAgg, keep_nulls: bool) -> exp.Expression | None:
     argument = aggregate.this
+    if isinstance(argument, exp.Limit):
+        return _limited(aggregate, argument, keep_nulls)
     ordered = list(argument.expressions) if isinstance(argument, exp.Order) else []
     value = argument.this if isinstance(argument, exp.Order) else argument
     if isinstance(value, exp.Distinct) or (not ordered and not keep_nulls):
@@ -48,6 +52,17 @@ def _collected(aggregate: exp.ArrayAgg, keep_nulls: bool) -> exp.Expression | No
     placeholder = next(column for column in template.find_all(exp.Column) if column.name == _STRUCT)
     placeholder.replace(element)
     return template
+
+
+def _limited(aggregate: exp.ArrayAgg, limit: exp.Limit, keep_nulls: bool) -> exp.Expression | None:
+    """The first ``n`` elements of the aggregate without its LIMIT (BigQuery's ``ARRAY_AGG(... LIMIT n)``). Without
+    an ORDER BY, and without NULLs to keep, it is COLLECT_LIST itself (which skips NULLs), cut alike."""
+    unlimited = aggregate.copy()
+    unlimited.set("this", limit.this.copy())
+    collected = _collected(unlimited, keep_nulls)
+    if collected is None and isinstance(limit.this, exp.Order):
+        return None  # DISTINCT with an ORDER BY: as without LIMIT
+    return exp.Anonymous(this="SLICE", expressions=[collected or unlimited, exp.Literal.number(1), limit.expression.copy()])
 
 
 def _comparison(ordered: list[exp.Ordered], index: int) -> str:
