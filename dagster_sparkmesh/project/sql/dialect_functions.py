@@ -54,6 +54,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.dialects.spark import Spark
 from sqlglot.transforms import eliminate_qualify
 
+from dagster_sparkmesh.project.sql.date_arithmetic import added_in_units
 from dagster_sparkmesh.project.sql.dialect_numbers import number_rewrite
 from dagster_sparkmesh.project.sql.duckdb_doubles import duckdb_double
 from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
@@ -121,6 +122,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return literal_backslashes(node, dialect)
     if type(node) is exp.Concat and node.args.get("coalesce"):  # (CONCAT_WS skips NULLs in Spark as well)
         return _concat_of_strings(node)
+    if isinstance(node, (exp.DateAdd, exp.DateSub)):
+        return added_in_units(node)
     if isinstance(node, exp.IsInf):
         return exp.Paren(this=_infinite(node.this))
     if isinstance(node, exp.Length) and isinstance(node.this, _ARRAYS):  # DuckDB's LEN of a list: its size
