@@ -60,6 +60,7 @@ from dagster_sparkmesh.project.sql.duckdb_doubles import duckdb_double
 from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 from dagster_sparkmesh.project.sql.percentiles import exact_percentile
+from dagster_sparkmesh.project.sql.regexp_groups import extracted_group
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
 """Also the dialects in which a date minus a date is a number of days."""
@@ -124,6 +125,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _concat_of_strings(node)
     if isinstance(node, (exp.DateAdd, exp.DateSub)):
         return added_in_units(node)
+    if isinstance(node, exp.RegexpExtract):
+        return extracted_group(node, dialect)
     if isinstance(node, exp.IsInf):
         return exp.Paren(this=_infinite(node.this))
     if isinstance(node, exp.Length) and isinstance(node.this, _ARRAYS):  # DuckDB's LEN of a list: its size
