@@ -6,7 +6,9 @@ the steps leave it as it is; sparkmesh's render is brought to it.
 
 sparkmesh rounds a number cast to an integer in the dialects that round (DuckDB, PostgreSQL, Snowflake, BigQuery),
 which SQLMesh's render for Spark leaves to Spark's truncating cast: where the typed value is a whole number already,
-the two casts are the same and compare equal; where it may hold a fraction, they stay apart."""
+the two casts are the same and compare equal; where it may hold a fraction, they stay apart. Its reading of a
+hexadecimal string in such a cast (DuckDB, BigQuery) is a branch taken only for a string: where the value is typed
+otherwise, it is left out."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def canonical_sql(sql: str, dialect: str, schema: Schema) -> str:
     try:
         annotated = annotate_types(qualify(tree, dialect="spark", schema=schema, validate_qualify_columns=False,
                                            quote_identifiers=False), schema=schema, dialect="spark")
-        tree = simplify(_plain_whole_number_casts(annotated), dialect="spark")
+        tree = simplify(_plain_whole_number_casts(_without_hex_branches(annotated)), dialect="spark")
     except sqlglot.errors.SqlglotError:
         # As SQLMesh does, a query the optimizer cannot qualify is left unqualified; it is still simplified, so
         # that it compares with the other tool's qualified render of it (simplify rewrites BETWEEN, for one).
@@ -49,6 +51,22 @@ def _plain_whole_number_casts(tree: exp.Expression) -> exp.Expression:
         if isinstance(exact, exp.Cast) and exact.to.is_type(exp.DataType.Type.DECIMAL) and exact.this.type \
                 and exact.this.type.is_type(*_WHOLE):
             cast.set("this", exact.this.copy())
+    return tree
+
+
+def _without_hex_branches(tree: exp.Expression) -> exp.Expression:
+    """sparkmesh's ``CASE WHEN TYPEOF(x) = 'string' AND <x reads as hex> THEN <from hex> ELSE <cast> END`` as the
+    ``<cast>`` where ``x`` is typed other than a string (the branch is never taken)."""
+    for case in list(tree.find_all(exp.Case)):
+        ifs, default = case.args.get("ifs") or [], case.args.get("default")
+        condition = ifs[0].this if len(ifs) == 1 else None
+        if default is None or not isinstance(condition, exp.And) or not isinstance(condition.expression, exp.RegexpLike):
+            continue
+        typeof = condition.this
+        if isinstance(typeof, exp.EQ) and isinstance(typeof.this, exp.Typeof) and typeof.expression.name == "string":
+            value_type = typeof.this.this.type
+            if value_type and not value_type.is_type(*exp.DataType.TEXT_TYPES, exp.DataType.Type.UNKNOWN):
+                case.replace(default.copy())
     return tree
 
 
