@@ -24,7 +24,8 @@ returns what the source dialect returns (each checked on Spark against the diale
   ``TRY_TO_DATE``), which sqlglot writes as Spark's ``TO_TIMESTAMP`` / ``TO_DATE``, which fail on such text:
   Spark's ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters (cast to DATE for a date);
 - a difference of dates or times in a unit, which DuckDB, Snowflake and BigQuery's ``DATE_DIFF`` count as the
-  unit's boundaries crossed and Spark as whole units elapsed: both sides are truncated to the unit first;
+  unit's boundaries crossed and Spark as whole units elapsed: both sides are truncated to the unit first (weeks,
+  which start on a different day in each dialect: ``week_boundaries.py``);
 - dates and times in a time zone (DuckDB's ``CURRENT_DATE(zone)``, BigQuery's ``DATETIME(ts, zone)``, ...), the
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
 - numbers: see ``dialect_numbers.py``;
@@ -61,6 +62,7 @@ from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 from dagster_sparkmesh.project.sql.percentiles import exact_percentile
 from dagster_sparkmesh.project.sql.regexp_groups import extracted_group
+from dagster_sparkmesh.project.sql.week_boundaries import weeks_crossed
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
 """Also the dialects in which a date minus a date is a number of days."""
@@ -143,6 +145,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _tried_parse(node)
     if isinstance(node, exp.Select) and node.args.get("qualify"):
         return _without_qualify(node)
+    if isinstance(node, exp.DateDiff) and (weeks := weeks_crossed(node, dialect)) is not node:
+        return weeks
     if isinstance(node, exp.DateDiff) and node.args.get("date_part_boundary"):
         return _boundaries_crossed(node)
     numeric = number_rewrite(node, dialect)
@@ -247,8 +251,8 @@ def _epoch_seconds(moment: exp.Expression) -> exp.Expression:
 
 def _boundaries_crossed(node: exp.DateDiff) -> exp.Expression:
     """DuckDB's, Snowflake's and BigQuery's DATE_DIFF count the unit's boundaries crossed (a second across a minute
-    is 1 minute); Spark's counts whole units elapsed (0): both sides truncated to the unit first. (DuckDB's weeks
-    are elapsed weeks; the dialects disagree on when a week starts: a week is left as it is.)"""
+    is 1 minute); Spark's counts whole units elapsed (0): both sides truncated to the unit first. (Spark's
+    DATE_TRUNC starts every week on Monday, where the dialects disagree: weeks are ``weeks_crossed``'s.)"""
     unit = _day_unit(node.args.get("unit") or exp.var("DAY"))
     if unit not in _BOUNDARY_UNITS:
         return node
