@@ -60,7 +60,9 @@ def _without_hex_branches(tree: exp.Expression) -> exp.Expression:
     for case in list(tree.find_all(exp.Case)):
         ifs, default = case.args.get("ifs") or [], case.args.get("default")
         condition = ifs[0].this if len(ifs) == 1 else None
-        if default is None or not isinstance(condition, exp.And) or not isinstance(condition.expression, exp.RegexpLike):
+        if default is None or not isinstance(condition, exp.And):
+            continue
+        if not isinstance(condition.expression, exp.RegexpLike):
             continue
         typeof = condition.this
         if isinstance(typeof, exp.EQ) and isinstance(typeof.this, exp.Typeof) and typeof.expression.name == "string":
