@@ -110,7 +110,7 @@ ROUND_SCHEMA = MappingSchema({"s": {"p": {"v": "DOUBLE", "n": "DECIMAL(10,3)", "
 
 
 def _duckdb_marked(sql: str) -> str:
-    written = with_spark_equivalents(sqlglot.parse_one(sql, read="duckdb"), dialect="duckdb")
+    written = with_spark_equivalents(sqlglot.parse_one(sql, read="duckdb"), dialect="duckdb", typed_later=True)
     return canonical_sql(marked_operands(written, "duckdb"))
 
 
@@ -154,3 +154,26 @@ def test_a_duckdb_seeds_double_column_rounds_on_spark_as_sqlmesh_rounds_it_on_du
                        execution_time=datetime(2024, 1, 2), table_for={"s.prices": f"{schema}.prices"})
     rows = engine.catalog.query_rows(f"SELECT id, r, CAST(d AS STRING) FROM ({sql}) ORDER BY id")
     assert [tuple(row) for row in rows] == [(1, 1.0, "1.01"), (2, 0.28, "0.29"), (3, 2.68, "2.68"), (4, -1.0, "-1.01")]
+
+
+def test_only_the_models_query_is_typed_its_statements_and_audits_round_as_spark_writes_them(tmp_path):
+    # A statement is run as it is: a marker left in it would be a function Spark does not know.
+    folder = tmp_path / "p"
+    (folder / "models").mkdir(parents=True)
+    (folder / "audits").mkdir()
+    (folder / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n  start: '2024-01-01'\n")
+    (folder / "audits" / "rounded.sql").write_text(
+        "AUDIT (name rounded, dialect duckdb);\nSELECT * FROM @this_model WHERE ROUND(v, 2) < 0\n")
+    (folder / "models" / "m.sql").write_text(
+        "MODEL (name s.m, kind FULL, audits (rounded));\n"
+        "CREATE TABLE IF NOT EXISTS s.log AS SELECT ROUND(v, 2) AS r FROM s.src;\n"
+        "SELECT ROUND(v, 2) AS r, v FROM s.src;\n"
+        "INSERT INTO s.log SELECT ROUND(v, 3) FROM s.src;\n"
+    )
+    (folder / "models" / "src.sql").write_text("MODEL (name s.src, kind FULL);\nSELECT 1.005::DOUBLE AS v\n")
+    project = load_project(folder, use_cache=False)
+    model = project.models["s.m"]
+    assert model.pre_statements == ("CREATE TABLE IF NOT EXISTS s.log AS SELECT ROUND(v, 2) AS r FROM s.src",)
+    assert model.post_statements == ("INSERT INTO s.log SELECT ROUND(v, 3) AS `round(v, 3)` FROM s.src",)
+    assert model.query == "SELECT (ROUND((v) * POWER(10, 2)) / POWER(10, 2)) AS r, v FROM s.src"
+    assert not any(MARKER in audit.query for audit in project.audits.values())

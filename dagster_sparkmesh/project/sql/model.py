@@ -42,7 +42,7 @@ from dagster_sparkmesh.project.sql.header_values import Value
 from dagster_sparkmesh.project.sql.references import TableReference, query_references, unique_references
 from dagster_sparkmesh.project.sql.spark_support import check_runs_on_spark, with_spark_equivalents
 from dagster_sparkmesh.project.sql.output_names import with_output_names
-from dagster_sparkmesh.project.sql.typed_operands import marked_operands
+from dagster_sparkmesh.project.sql.typed_operands import marked_operands, unmarked
 from dagster_sparkmesh.project.sql.header import ModelFile, ModelHeader, read_audit_call, read_header, split_model_file
 from dagster_sparkmesh.project.sql.virtual_update import split_virtual_update
 from dagster_sparkmesh.records import Record
@@ -140,7 +140,8 @@ def _parse_model_file(
     body, audits_text = _split_inline_audits(model_file.body)
     body, virtual_update_text = split_virtual_update(body, path)
     statements = [
-        with_spark_equivalents(without_catalog(with_output_names(statement), default_catalog), dialect=dialect)
+        with_spark_equivalents(without_catalog(with_output_names(statement), default_catalog), dialect=dialect,
+                               typed_later=True)
         for statement in _parse_statements(body, path, evaluator)
     ]
     on_virtual_update = _parse_statements(virtual_update_text, path, evaluator) if virtual_update_text else []
@@ -154,7 +155,7 @@ def _parse_model_file(
         check_runs_on_spark(statement, dialect=dialect, path=path, body=model_file.body)
     pre, query, post = _split_statements(statements, kind, path, body, model_file.line)
     query = marked_operands(query, dialect) if query is not None else None  # resolved once parents are loaded
-    pre, post = [*default_pre, *pre], [*default_post, *post]
+    pre, post = [*default_pre, *map(unmarked, pre)], [*default_post, *map(unmarked, post)]  # only the query is typed
     references = query_references(query, model_file.body) if query is not None else []
     references += [TableReference(name=name, line=line) for name, line in header.depends_on]
     model = Model(

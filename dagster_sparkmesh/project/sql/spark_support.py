@@ -21,6 +21,7 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.project.sql.dialect_functions import with_dialect_functions
 from dagster_sparkmesh.project.sql.file_readers import UnsupportedRead, needs_translation, spark_reads
 from dagster_sparkmesh.project.sql.lateral_aliases import with_window_aliases_written_out
+from dagster_sparkmesh.project.sql.typed_operands import unmarked
 
 SPARK_DIALECTS = frozenset({"spark", "spark2", "hive"})
 # Type names open-source Spark's parser accepts (``DataType`` keywords of Spark 4).
@@ -134,12 +135,14 @@ def _line_of(node: exp.Expression | None) -> int | None:
     return None
 
 
-def with_spark_equivalents(statement: exp.Expression, *, dialect: str) -> exp.Expression:
+def with_spark_equivalents(statement: exp.Expression, *, dialect: str, typed_later: bool = False) -> exp.Expression:
     """Constructs of another dialect that Spark runs once rewritten, where sqlglot's own transpiling loses them:
     DuckDB's ``READ_PARQUET([paths])`` (sqlglot writes a list as an empty path) reads each path as
     ``parquet.`path```, several unioned by position, as DuckDB reads a list; and the functions of
     ``dialect_functions`` (epochs with fractions, days of the week, DuckDB's ``TRY_STRPTIME``); and an alias of the
-    SELECT list referenced in a window of the same list, written out (``lateral_aliases``: Spark refuses it)."""
+    SELECT list referenced in a window of the same list, written out (``lateral_aliases``: Spark refuses it).
+    ``typed_later``: the statement is a model's query, whose operations that depend on its columns' types stay marked
+    for the loader (``typed_operands``); any other statement gets them as Spark writes them."""
     if dialect.lower() in SPARK_DIALECTS:
         return statement
     for table in list(statement.find_all(exp.Table)):
@@ -151,7 +154,8 @@ def with_spark_equivalents(statement: exp.Expression, *, dialect: str) -> exp.Ex
                 _read_each_path(table, spark_reads(reader))  # file reads with options (``file_readers``)
             except UnsupportedRead:
                 pass  # refused, with its reason, by ``check_runs_on_spark``
-    return with_window_aliases_written_out(with_dialect_functions(statement, dialect), dialect)
+    written = with_window_aliases_written_out(with_dialect_functions(statement, dialect), dialect)
+    return written if typed_later else unmarked(written)
 
 
 def _read_each_path(table: exp.Table, calls: list[exp.Expression]) -> None:

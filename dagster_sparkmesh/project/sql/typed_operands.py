@@ -61,6 +61,18 @@ def marked_operands(query: exp.Expression, dialect: str) -> exp.Expression:
     return query
 
 
+def unmarked(statement: exp.Expression) -> exp.Expression:
+    """``statement`` with the markers of operations (not numbered yet) written as Spark writes them: a statement
+    that is not a model's query is not typed by the loader."""
+    for node in list(statement.find_all(exp.Anonymous)):
+        if node.name == ROUND_MARKER:
+            plain = exp.Round(this=node.expressions[0], decimals=node.expressions[1])
+            if node is statement:
+                return plain
+            node.replace(plain)
+    return statement
+
+
 def has_markers(text: str | None) -> bool:
     return bool(text) and MARKER in text  # type: ignore[operator]
 
