@@ -177,3 +177,30 @@ def test_only_the_models_query_is_typed_its_statements_and_audits_round_as_spark
     assert model.post_statements == ("INSERT INTO s.log SELECT ROUND(v, 3) AS `round(v, 3)` FROM s.src",)
     assert model.query == "SELECT (ROUND((v) * POWER(10, 2)) / POWER(10, 2)) AS r, v FROM s.src"
     assert not any(MARKER in audit.query for audit in project.audits.values())
+
+
+def test_a_date_column_minus_a_date_column_is_a_number_of_days_as_in_the_dialect(engine, schema, tmp_path):
+    # PostgreSQL and DuckDB: DATE - DATE is an integer (SQLMesh 0.236.4 on DuckDB: -30, 60); Spark's is an interval,
+    # and ``d - d2 > 30`` stopped there (DATATYPE_MISMATCH). A number of days divides as an integer in PostgreSQL.
+    folder = tmp_path / "p"
+    (folder / "models").mkdir(parents=True)
+    (folder / "seeds").mkdir()
+    (folder / "seeds" / "w.csv").write_text("id,d,d2,ts\n1,2024-01-01,2024-01-31,2024-01-01 10:00:00\n"
+                                            "2,2024-03-01,2024-01-01,2024-03-01 00:00:00\n")
+    (folder / "config.yaml").write_text("model_defaults:\n  dialect: postgres\n  start: '2024-01-01'\n")
+    (folder / "models" / "w.sql").write_text(
+        "MODEL (name s.w, kind SEED (path '../seeds/w.csv'), columns (id INT, d DATE, d2 DATE, ts TIMESTAMP));\n")
+    (folder / "models" / "gap.sql").write_text(
+        "MODEL (name s.gap, kind FULL);\n"
+        "SELECT id, d - d2 AS days, (d - d2) / 7 AS weeks, d - d2 > 30 AS long_gap, ts - ts AS kept FROM s.w\n")
+    project = load_project(folder, use_cache=False)
+    assert project.models["s.gap"].query == (
+        "SELECT id, DATEDIFF(d, d2) AS days, CAST((DATEDIFF(d, d2)) / 7 AS BIGINT) AS weeks, DATEDIFF(d, d2) > 30 "
+        "AS long_gap, ts - ts AS kept FROM s.w")
+    engine.catalog.execute(f"CREATE TABLE {schema}.w AS SELECT id, CAST(d AS DATE) AS d, CAST(d2 AS DATE) AS d2, "
+                           "CAST(ts AS TIMESTAMP) AS ts FROM VALUES (1, '2024-01-01', '2024-01-31', '2024-01-01 10:00:00'), "
+                           "(2, '2024-03-01', '2024-01-01', '2024-03-01 00:00:00') AS t(id, d, d2, ts)")
+    sql = render_query(project.models["s.gap"], start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
+                       execution_time=datetime(2024, 1, 2), table_for={"s.w": f"{schema}.w"})
+    rows = engine.catalog.query_rows(f"SELECT id, days, weeks, long_gap FROM ({sql}) ORDER BY id")
+    assert [tuple(row) for row in rows] == [(1, -30, -4, False), (2, 60, 8, True)]

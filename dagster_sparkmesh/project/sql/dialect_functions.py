@@ -10,7 +10,7 @@ returns what the source dialect returns (each checked on Spark against the diale
   ``EXTRACT(DAYOFWEEK_ISO ...)``;
 - a date minus a date, a whole number of days in PostgreSQL, DuckDB, Redshift and Snowflake, an interval in Spark:
   ``DATEDIFF(a, b)`` where both sides are dates by their spelling (a cast to DATE, a date literal,
-  ``CURRENT_DATE``); a column's type is not known when the model loads, and such a subtraction is left as written;
+  ``CURRENT_DATE``); a subtraction of columns is marked, and written once their types are known (``typed_operands``);
 - a cast of a set-returning function (PostgreSQL's ``generate_series(a, b, step)::date``), which sqlglot writes as
   ``CAST(EXPLODE(SEQUENCE(...)) AS DATE)`` and Spark refuses (a generator inside an expression): the cast is
   applied to each element, ``EXPLODE(TRANSFORM(SEQUENCE(...), item -> CAST(item AS DATE)))``;
@@ -62,6 +62,7 @@ from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 from dagster_sparkmesh.project.sql.percentiles import exact_percentile
 from dagster_sparkmesh.project.sql.regexp_groups import extracted_group
+from dagster_sparkmesh.project.sql.typed_operands import DAYS_MARKER, unmarked
 from dagster_sparkmesh.project.sql.week_boundaries import weeks_crossed
 
 _SUNDAY_ZERO_DIALECTS = frozenset({"postgres", "duckdb", "redshift", "snowflake", "materialize", "risingwave"})
@@ -139,8 +140,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _duckdb_date_text(node)
     if isinstance(node, exp.Cast) and type(node.this) in (exp.Explode, exp.ExplodingGenerateSeries):
         return _cast_each(node)
-    if isinstance(node, exp.Sub) and dialect in _SUNDAY_ZERO_DIALECTS and _is_date(node.this) and _is_date(node.expression):
-        return exp.Anonymous(this="DATEDIFF", expressions=[node.this, node.expression])
+    if isinstance(node, exp.Sub) and dialect in _SUNDAY_ZERO_DIALECTS:
+        return _days_between(node)
     if isinstance(node, _SAFE_PARSES) and node.args.get("safe"):
         return _tried_parse(node)
     if isinstance(node, exp.Select) and node.args.get("qualify"):
@@ -239,7 +240,7 @@ def _epoch_seconds(moment: exp.Expression) -> exp.Expression:
     """Seconds since 1970 with their fraction (PostgreSQL's and DuckDB's ``EXTRACT(EPOCH ...)``, DuckDB's
     ``epoch``), of a timestamp or of a date's midnight; Spark has no EPOCH field and ``UNIX_TIMESTAMP`` drops the
     fraction."""
-    inner = moment.unnest()
+    inner = unmarked(moment.copy()).unnest()  # (a subtraction of columns is marked as a number of days by then)
     if isinstance(inner, exp.Sub) and not any(isinstance(side, exp.Interval) for side in inner.unnest_operands()):
         # The epoch of a duration (``EPOCH(b - a)``, PostgreSQL's ``EXTRACT(EPOCH FROM b - a)``): its seconds. Spark
         # casts no interval to a timestamp, so it is the difference of the two moments' epochs.
@@ -299,6 +300,16 @@ def _cast_each(node: exp.Cast) -> exp.Expression:
     cast = node.copy()  # a TRY_CAST stays one
     cast.set("this", exp.column(item.copy()))
     return exp.Explode(this=exp.Transform(this=array, expression=exp.Lambda(this=cast, expressions=[item])))
+
+
+def _days_between(node: exp.Sub) -> exp.Expression:
+    """A subtraction that is a number of days where both sides are DATEs: ``DATEDIFF`` where they are by their
+    spelling, a marker (``typed_operands``) where they may be (columns), as written otherwise."""
+    if _is_date(node.this) and _is_date(node.expression):
+        return exp.Anonymous(this="DATEDIFF", expressions=[node.this, node.expression])
+    if all(_is_date(side) or isinstance(side, exp.Column) for side in (node.this, node.expression)):
+        return exp.Anonymous(this=DAYS_MARKER, expressions=[node.this, node.expression])
+    return node
 
 
 def _is_date(node: exp.Expression) -> bool:

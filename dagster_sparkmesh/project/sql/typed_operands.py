@@ -8,12 +8,16 @@
 - **DuckDB's ROUND of a DOUBLE column.** ``ROUND(x, n)`` of a DOUBLE rounds the double ``x * 10^n`` in DuckDB, where
   Spark rounds the shortest decimal spelling of ``x`` (``duckdb_doubles`` says more, and rewrites the ROUND of what
   is a DOUBLE by its spelling); a ROUND of a column whose type only the tables tell is marked here.
+- **A date minus a date.** In PostgreSQL, DuckDB, Redshift and Snowflake ``d - d2`` of two DATEs is a whole number
+  of days; in Spark an interval (``d - d2 > 30`` fails there). ``dialect_functions`` writes ``DATEDIFF`` where both
+  sides are dates by their spelling, and marks a subtraction of columns.
 
 A model's query is parsed before its parents are loaded, so each such operation becomes a numbered marker,
-``SPARKMESH_TYPED_DIVISION_1(a, b)`` or ``SPARKMESH_TYPED_ROUND_2(x, n)`` (``marked_operands``). Once every model is
-loaded the loader resolves the markers of each query with the column types of what it reads, parents first
-(``resolved_operands``): a division of two integers becomes the cast, a ROUND of a DOUBLE DuckDB's rounding; any
-other one, or one whose operand types are unknown, is written as Spark's ``/`` or ``ROUND`` as before. The markers
+``SPARKMESH_TYPED_DIVISION_1(a, b)``, ``SPARKMESH_TYPED_ROUND_2(x, n)``, ``SPARKMESH_TYPED_DAYS_3(d, d2)``
+(``marked_operands``). Once every model is loaded the loader resolves the markers of each query with the column
+types of what it reads, parents first (``resolved_operands``): a division of two integers becomes the cast, a ROUND
+of a DOUBLE DuckDB's rounding, a subtraction of two DATEs ``DATEDIFF``; any other one, or one whose operand types
+are unknown, is written as Spark's ``/``, ``ROUND`` or ``-`` as before. The markers
 are replaced in the query's text, so the rest of the text (macros waiting for an interval) is kept as it was
 written; no marker outlives the load.
 """
@@ -35,9 +39,11 @@ from dagster_sparkmesh.model.records import ExternalModel, Model, UnitTest
 from dagster_sparkmesh.project.sql.duckdb_doubles import ROUND_MARKER, is_double, rounded_double
 
 MARKER = "SPARKMESH_TYPED_"
-_DIVISION = "DIVISION"
-assert ROUND_MARKER == f"{MARKER}ROUND"  # numbered here with the divisions
-_NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND)_(\d+)\(")
+_DIVISION, _ROUND, _DAYS = "DIVISION", "ROUND", "DAYS"
+assert ROUND_MARKER == f"{MARKER}{_ROUND}"  # numbered here with the divisions
+DAYS_MARKER = f"{MARKER}{_DAYS}"
+_UNNUMBERED = (ROUND_MARKER, DAYS_MARKER)
+_NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND|DAYS)_(\d+)\(")
 _QUOTES = "'\"`"
 _VALUE = "SPARKMESH_ROUNDED_VALUE"
 
@@ -49,10 +55,10 @@ def marked_operands(query: exp.Expression, dialect: str) -> exp.Expression:
     # Children first: a marker replacing an operation holds the markers of the operations inside it.
     found = [node for node in query.find_all(exp.Div, exp.Anonymous, bfs=False)
              if (typed_division and isinstance(node, exp.Div) and node.args.get("typed"))
-             or (isinstance(node, exp.Anonymous) and node.name == ROUND_MARKER)]
+             or (isinstance(node, exp.Anonymous) and node.name in _UNNUMBERED)]
     for number, node in enumerate(reversed(found)):
         if isinstance(node, exp.Anonymous):
-            node.set("this", f"{ROUND_MARKER}_{number}")
+            node.set("this", f"{node.name}_{number}")
             continue
         marker = exp.Anonymous(this=f"{MARKER}{_DIVISION}_{number}", expressions=[node.this, node.expression])
         if node is query:
@@ -65,8 +71,8 @@ def unmarked(statement: exp.Expression) -> exp.Expression:
     """``statement`` with the markers of operations (not numbered yet) written as Spark writes them: a statement
     that is not a model's query is not typed by the loader."""
     for node in list(statement.find_all(exp.Anonymous)):
-        if node.name == ROUND_MARKER:
-            plain = exp.Round(this=node.expressions[0], decimals=node.expressions[1])
+        if node.name in _UNNUMBERED:
+            plain = _operation(node.name[len(MARKER):], *node.expressions)
             if node is statement:
                 return plain
             node.replace(plain)
@@ -85,7 +91,7 @@ def resolved_operands(text: str, schema: MappingSchema) -> str:
 
 def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
     """The numbers of the markers whose operands have the types their rewrite is for: both integers (a division), a
-    DOUBLE (a ROUND); none where the query cannot be typed."""
+    DOUBLE (a ROUND), both DATEs (a subtraction); none where the query cannot be typed."""
     try:
         tree = sqlglot.parse_one(text, dialect="spark")
     except SqlglotError:
@@ -96,22 +102,46 @@ def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
             return set()
         kind, number = _NUMBERED.match(f"{marker.name}(").groups()
         left, right = marker.expressions
-        operation = exp.Div(this=left, expression=right, typed=True) if kind == _DIVISION else exp.Round(
-            this=left, decimals=right)
+        operation = _operation(kind, left, right)
         operation.meta[MARKER] = int(number)
         marker.replace(operation)
-    try:
-        typed = annotate_types(qualify(tree, schema=schema, dialect="spark", validate_qualify_columns=False),
-                               schema=schema, dialect="spark")
-    except (SqlglotError, KeyError, ValueError):
+    typed = _annotated(tree, schema)
+    if typed is None:
         return set()
-    return {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Round)
-            if MARKER in node.meta and _as_marked(node)}
+    days = [node for node in typed.find_all(exp.Sub) if MARKER in node.meta and _as_marked(node)]
+    if days:  # a number of days is an integer for what holds it (PostgreSQL's ``(d - d2) / 7`` divides integers)
+        for node in days:
+            counted = exp.DateDiff(this=node.this.copy(), expression=node.expression.copy(), unit=exp.var("DAY"))
+            counted.meta[MARKER] = node.meta[MARKER]
+            node.replace(counted)
+        typed = _annotated(typed, schema)
+        if typed is None:
+            return set()
+    return {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Round, exp.DateDiff)
+            if MARKER in node.meta and (isinstance(node, exp.DateDiff) or _as_marked(node))}
 
 
-def _as_marked(operation: exp.Div | exp.Round) -> bool:
+def _annotated(tree: exp.Expression, schema: MappingSchema) -> exp.Expression | None:
+    try:
+        return annotate_types(qualify(tree, schema=schema, dialect="spark", validate_qualify_columns=False),
+                              schema=schema, dialect="spark")
+    except (SqlglotError, KeyError, ValueError):
+        return None
+
+
+def _operation(kind: str, left: exp.Expression, right: exp.Expression) -> exp.Expression:
+    if kind == _DIVISION:
+        return exp.Div(this=left, expression=right, typed=True)
+    if kind == _ROUND:
+        return exp.Round(this=left, decimals=right)
+    return exp.Sub(this=left, expression=right)
+
+
+def _as_marked(operation: exp.Div | exp.Round | exp.Sub) -> bool:
     if isinstance(operation, exp.Round):  # (sqlglot types any ROUND a DOUBLE: DuckDB's spelling rules decide)
         return is_double(operation.this)
+    if isinstance(operation, exp.Sub):
+        return all(operand.is_type(exp.DataType.Type.DATE) for operand in (operation.this, operation.expression))
     return all(operand.is_type(*exp.DataType.INTEGER_TYPES) for operand in (operation.this, operation.expression))
 
 
@@ -134,6 +164,8 @@ def _rewritten(text: str, chosen: set[int]) -> str:
 def _written(kind: str, left: str, right: str, as_marked: bool) -> str:
     if kind == _DIVISION:
         return f"CAST({left} / {right} AS BIGINT)" if as_marked else f"{left} / {right}"
+    if kind == _DAYS:
+        return f"DATEDIFF({left}, {right})" if as_marked else f"{left} - {right}"
     if not as_marked:
         return f"ROUND({left}, {right})"
     # The value is text (it may hold macros waiting for an interval): the formula is written around a stand-in.
