@@ -51,6 +51,20 @@ def test_dialects_that_divide_integers_into_integers_are_marked(dialect):
     assert MARKER in _marked("SELECT a / b AS q FROM s.nums", dialect)
 
 
+def _rendered(model, table_for: dict[str, str]) -> str:
+    return render_query(model, start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
+                        execution_time=datetime(2024, 1, 2), table_for=table_for)
+
+
+def _written(folder: Path, dialect: str, files: dict[str, str]) -> Path:
+    """A project in ``dialect`` of ``files`` (path under the folder -> text)."""
+    config = f"model_defaults:\n  dialect: {dialect}\n  start: '2024-01-01'\n"
+    for name, text in {"config.yaml": config, **files}.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
 def _project(folder: Path, files: dict[str, str]) -> Path:
     (folder / "models").mkdir(parents=True)
     (folder / "seeds").mkdir()
@@ -84,8 +98,7 @@ def test_a_projects_queries_are_typed_with_their_parents_columns_and_keep_no_mar
 def test_on_spark_integers_divide_as_postgresql_divides_them(engine, schema, tmp_path):
     project = load_project(_project(tmp_path / "p", MODELS), use_cache=False)
     engine.catalog.execute(f"CREATE TABLE {schema}.nums AS SELECT * FROM VALUES (7, 2), (-7, 2), (9, 3) AS t(a, b)")
-    sql = render_query(project.models["s.divs"], start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
-                       execution_time=datetime(2024, 1, 2), table_for={"s.nums": f"{schema}.nums"})
+    sql = _rendered(project.models["s.divs"], {"s.nums": f"{schema}.nums"})
     rows = engine.catalog.query_rows(f"SELECT a, q FROM ({sql}) ORDER BY a")
     assert [tuple(row) for row in rows] == [(-7, -3), (7, 3), (9, 3)]
 
@@ -136,41 +149,34 @@ def test_duckdbs_round_of_a_double_column_is_written_as_duckdb_rounds_once_its_t
 def test_a_duckdb_seeds_double_column_rounds_on_spark_as_sqlmesh_rounds_it_on_duckdb(engine, schema, tmp_path):
     # SQLMesh 0.236.4 on DuckDB: 1.0, 0.28, 2.68, -1.0 (the doubles 1.005 and 0.285 lie below the half); Spark's
     # ROUND gave 1.01 and 0.29. A DECIMAL column rounds its decimal value, in both.
-    folder = tmp_path / "p"
-    (folder / "models").mkdir(parents=True)
-    (folder / "seeds").mkdir()
-    (folder / "seeds" / "prices.csv").write_text("id,v\n1,1.005\n2,0.285\n3,2.675\n4,-1.005\n")
-    (folder / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n  start: '2024-01-01'\n")
-    (folder / "models" / "prices.sql").write_text("MODEL (name s.prices, kind SEED (path '../seeds/prices.csv'));\n")
-    (folder / "models" / "r.sql").write_text(
-        "MODEL (name s.r, kind FULL);\nSELECT id, ROUND(v, 2) AS r, ROUND(v::DECIMAL(10, 3), 2) AS d FROM s.prices\n")
+    folder = _written(tmp_path / "p", "duckdb", {
+        "seeds/prices.csv": "id,v\n1,1.005\n2,0.285\n3,2.675\n4,-1.005\n",
+        "models/prices.sql": "MODEL (name s.prices, kind SEED (path '../seeds/prices.csv'));\n",
+        "models/r.sql": "MODEL (name s.r, kind FULL);\n"
+                        "SELECT id, ROUND(v, 2) AS r, ROUND(v::DECIMAL(10, 3), 2) AS d FROM s.prices\n",
+    })
     project = load_project(folder, use_cache=False)
     assert project.models["s.r"].query == (
         "SELECT id, (ROUND((v) * POWER(10, 2)) / POWER(10, 2)) AS r, ROUND(CAST(v AS DECIMAL(10, 3)), 2) AS d "
         "FROM s.prices")
     engine.catalog.execute(f"CREATE TABLE {schema}.prices AS SELECT * FROM VALUES "
                            "(1, 1.005D), (2, 0.285D), (3, 2.675D), (4, -1.005D) AS t(id, v)")
-    sql = render_query(project.models["s.r"], start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
-                       execution_time=datetime(2024, 1, 2), table_for={"s.prices": f"{schema}.prices"})
+    sql = _rendered(project.models["s.r"], {"s.prices": f"{schema}.prices"})
     rows = engine.catalog.query_rows(f"SELECT id, r, CAST(d AS STRING) FROM ({sql}) ORDER BY id")
     assert [tuple(row) for row in rows] == [(1, 1.0, "1.01"), (2, 0.28, "0.29"), (3, 2.68, "2.68"), (4, -1.0, "-1.01")]
 
 
 def test_only_the_models_query_is_typed_its_statements_and_audits_round_as_spark_writes_them(tmp_path):
     # A statement is run as it is: a marker left in it would be a function Spark does not know.
-    folder = tmp_path / "p"
-    (folder / "models").mkdir(parents=True)
-    (folder / "audits").mkdir()
-    (folder / "config.yaml").write_text("model_defaults:\n  dialect: duckdb\n  start: '2024-01-01'\n")
-    (folder / "audits" / "rounded.sql").write_text(
-        "AUDIT (name rounded, dialect duckdb);\nSELECT * FROM @this_model WHERE ROUND(v, 2) < 0\n")
-    (folder / "models" / "m.sql").write_text(
-        "MODEL (name s.m, kind FULL, audits (rounded));\n"
-        "CREATE TABLE IF NOT EXISTS s.log AS SELECT ROUND(v, 2) AS r FROM s.src;\n"
-        "SELECT ROUND(v, 2) AS r, v FROM s.src;\n"
-        "INSERT INTO s.log SELECT ROUND(v, 3) FROM s.src;\n"
-    )
-    (folder / "models" / "src.sql").write_text("MODEL (name s.src, kind FULL);\nSELECT 1.005::DOUBLE AS v\n")
+    folder = _written(tmp_path / "p", "duckdb", {
+        "audits/rounded.sql": "AUDIT (name rounded, dialect duckdb);\n"
+                              "SELECT * FROM @this_model WHERE ROUND(v, 2) < 0\n",
+        "models/m.sql": "MODEL (name s.m, kind FULL, audits (rounded));\n"
+                        "CREATE TABLE IF NOT EXISTS s.log AS SELECT ROUND(v, 2) AS r FROM s.src;\n"
+                        "SELECT ROUND(v, 2) AS r, v FROM s.src;\n"
+                        "INSERT INTO s.log SELECT ROUND(v, 3) FROM s.src;\n",
+        "models/src.sql": "MODEL (name s.src, kind FULL);\nSELECT 1.005::DOUBLE AS v\n",
+    })
     project = load_project(folder, use_cache=False)
     model = project.models["s.m"]
     assert model.pre_statements == ("CREATE TABLE IF NOT EXISTS s.log AS SELECT ROUND(v, 2) AS r FROM s.src",)
@@ -182,25 +188,23 @@ def test_only_the_models_query_is_typed_its_statements_and_audits_round_as_spark
 def test_a_date_column_minus_a_date_column_is_a_number_of_days_as_in_the_dialect(engine, schema, tmp_path):
     # PostgreSQL and DuckDB: DATE - DATE is an integer (SQLMesh 0.236.4 on DuckDB: -30, 60); Spark's is an interval,
     # and ``d - d2 > 30`` stopped there (DATATYPE_MISMATCH). A number of days divides as an integer in PostgreSQL.
-    folder = tmp_path / "p"
-    (folder / "models").mkdir(parents=True)
-    (folder / "seeds").mkdir()
-    (folder / "seeds" / "w.csv").write_text("id,d,d2,ts\n1,2024-01-01,2024-01-31,2024-01-01 10:00:00\n"
-                                            "2,2024-03-01,2024-01-01,2024-03-01 00:00:00\n")
-    (folder / "config.yaml").write_text("model_defaults:\n  dialect: postgres\n  start: '2024-01-01'\n")
-    (folder / "models" / "w.sql").write_text(
-        "MODEL (name s.w, kind SEED (path '../seeds/w.csv'), columns (id INT, d DATE, d2 DATE, ts TIMESTAMP));\n")
-    (folder / "models" / "gap.sql").write_text(
-        "MODEL (name s.gap, kind FULL);\n"
-        "SELECT id, d - d2 AS days, (d - d2) / 7 AS weeks, d - d2 > 30 AS long_gap, ts - ts AS kept FROM s.w\n")
+    folder = _written(tmp_path / "p", "postgres", {
+        "seeds/w.csv": "id,d,d2,ts\n1,2024-01-01,2024-01-31,2024-01-01 10:00:00\n"
+                       "2,2024-03-01,2024-01-01,2024-03-01 00:00:00\n",
+        "models/w.sql": "MODEL (name s.w, kind SEED (path '../seeds/w.csv'), "
+                        "columns (id INT, d DATE, d2 DATE, ts TIMESTAMP));\n",
+        "models/gap.sql": "MODEL (name s.gap, kind FULL);\n"
+                          "SELECT id, d - d2 AS days, (d - d2) / 7 AS weeks, d - d2 > 30 AS long_gap, ts - ts AS kept "
+                          "FROM s.w\n",
+    })
     project = load_project(folder, use_cache=False)
     assert project.models["s.gap"].query == (
         "SELECT id, DATEDIFF(d, d2) AS days, CAST((DATEDIFF(d, d2)) / 7 AS BIGINT) AS weeks, DATEDIFF(d, d2) > 30 "
         "AS long_gap, ts - ts AS kept FROM s.w")
     engine.catalog.execute(f"CREATE TABLE {schema}.w AS SELECT id, CAST(d AS DATE) AS d, CAST(d2 AS DATE) AS d2, "
-                           "CAST(ts AS TIMESTAMP) AS ts FROM VALUES (1, '2024-01-01', '2024-01-31', '2024-01-01 10:00:00'), "
+                           "CAST(ts AS TIMESTAMP) AS ts FROM VALUES "
+                           "(1, '2024-01-01', '2024-01-31', '2024-01-01 10:00:00'), "
                            "(2, '2024-03-01', '2024-01-01', '2024-03-01 00:00:00') AS t(id, d, d2, ts)")
-    sql = render_query(project.models["s.gap"], start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
-                       execution_time=datetime(2024, 1, 2), table_for={"s.w": f"{schema}.w"})
+    sql = _rendered(project.models["s.gap"], {"s.w": f"{schema}.w"})
     rows = engine.catalog.query_rows(f"SELECT id, days, weeks, long_gap FROM ({sql}) ORDER BY id")
     assert [tuple(row) for row in rows] == [(1, -30, -4, False), (2, 60, 8, True)]
