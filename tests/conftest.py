@@ -113,6 +113,16 @@ def clean_catalog(spark):
             spark.sql(f"DROP DATABASE IF EXISTS `{name}` CASCADE")
 
 
+SIZE_ENV = "SPARKMESH_TEST_SIZE"
+"""``ci`` in the suite CI runs (``./dev test``): a harness of many similar cases takes a slice of them; ``./dev test
+--full``, or pytest run directly, takes them all."""
+
+
+def harness_cases(cases, ci_share: int) -> list:
+    """Every case, or in CI's run every ``ci_share``-th of them (the same ones each run: a failure reproduces)."""
+    return list(cases)[::ci_share] if os.environ.get(SIZE_ENV) == "ci" else list(cases)
+
+
 STATE_STORE_PARAMETERS = ("state_backend", "state")
 """The fixtures that run a test once per state store (SQLite, PostgreSQL)."""
 

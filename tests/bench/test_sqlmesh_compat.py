@@ -40,7 +40,6 @@ def harness():
         sys.path.remove(str(BENCH))
 
 
-@pytest.mark.slow
 def test_sqlmesh_examples_scoreboard(harness, tmp_path: Path, spark_project: Path, spark) -> None:
     run, referee, scoreboard = harness
     # The suite's shared local session serves the unit tests: the harness opens the same settings on this folder.

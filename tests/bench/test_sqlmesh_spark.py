@@ -158,7 +158,6 @@ def test_window_clock_is_the_midnight_after_the_last_day(mesh):
     assert records.Window(end="2024-02-29").execution_time == "2024-03-01"
 
 
-@pytest.mark.slow
 def test_digest_ignores_row_order_and_integer_width_and_sees_swapped_values(mesh, spark):
     try:
         _digest_checks(mesh[1], spark)

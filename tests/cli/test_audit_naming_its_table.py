@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 
 from tests.cli.sparkmesh_harness import invoke
-
-pytestmark = pytest.mark.slow
 
 
 def _project(folder: Path, amount: int) -> Path:

@@ -10,7 +10,6 @@ import pytest
 
 from tests.cli.sparkmesh_harness import invoke
 
-pytestmark = pytest.mark.slow
 
 _PYTHON_MODEL = '''
 import typing as t

@@ -10,7 +10,6 @@ import pytest
 
 from tests.cli.sparkmesh_harness import invoke
 
-pytestmark = pytest.mark.slow
 
 HEADER = "MODEL (name db.fo, kind INCREMENTAL_BY_TIME_RANGE (time_column ds{options}), start '2024-01-01');\n"
 SOURCE = "FROM (SELECT explode(sequence(DATE'2024-01-01', DATE'2024-01-10', INTERVAL 1 DAY)) AS ds)\n"
@@ -156,7 +155,6 @@ def test_reverting_a_forward_only_column_takes_it_away_again(tmp_path, spark, en
     assert reverted.exit_code == 0, reverted.output
     for view in ("db.fo", "db.child"):  # as a fresh build of these files
         assert _columns(spark, view) == ["ds", "amount"], view
-
 
 
 @pytest.mark.parametrize("options", ["", ", on_destructive_change allow"])

@@ -6,11 +6,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import pytest
 
 from tests.cli.sparkmesh_harness import invoke
 
-pytestmark = pytest.mark.slow
 
 DAILY = """
 MODEL (name db.src_d, kind INCREMENTAL_BY_TIME_RANGE (time_column ds), start '2024-01-01', cron '@daily');

@@ -205,12 +205,10 @@ def test_migrate_command(tiny):
 # destroy (real Spark) --------------------------------------------------------------------------------------------
 
 
-
 def _databases(spark) -> set[str]:
     return {row[0] for row in spark.sql("SHOW DATABASES").collect()} - {"default"}
 
 
-@pytest.mark.slow
 def test_destroy_asks_then_drops_everything_the_project_created(tiny, engine, spark, clean_catalog):
     window = ["--start", "2024-01-01", "--end", "2024-01-03"]
     assert invoke(tiny, ["plan", "prod", "--auto-apply", *window], engine)[0].exit_code == 0

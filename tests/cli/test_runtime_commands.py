@@ -28,7 +28,6 @@ def tiny(tmp_path: Path) -> Path:
     return harness.write_tiny_project(tmp_path / "tiny")
 
 
-
 def _state(project: Path):
     return open_state_store(None, project)
 
@@ -99,7 +98,6 @@ def _rows(spark, sql: str) -> list[tuple]:
     return [tuple(row) for row in spark.sql(sql).collect()]
 
 
-@pytest.mark.slow
 def test_plan_apply_dev_change_diff_promote_and_rollback(tiny, spark, engine, clean_catalog):
     applied, _ = invoke(tiny, ["plan", "prod", "--auto-apply", *WINDOW], engine)
     assert applied.exit_code == 0, applied.output

@@ -17,7 +17,7 @@ import pytest
 
 from tests.cli.sparkmesh_harness import invoke
 
-pytestmark = [pytest.mark.slow, pytest.mark.every_layout]  # `./dev test` runs it again on Iceberg and Delta tables
+pytestmark = pytest.mark.every_layout  # `./dev test` runs it again on Iceberg and Delta tables
 
 SOURCE = """
 MODEL (name s.src, kind FULL);

@@ -10,7 +10,6 @@ import pytest
 
 from tests.cli.sparkmesh_harness import invoke
 
-pytestmark = pytest.mark.slow
 
 LATEST = """
 MODEL (name db.latest, kind INCREMENTAL_BY_UNIQUE_KEY (unique_key customer_id), start '2024-01-01', cron '@daily');

@@ -31,7 +31,6 @@ from dagster._daemon.backfill import execute_backfill_iteration
 from dagster_sparkmesh.dagster import promotion_key
 from dagster_sparkmesh.state.store import open_state_store
 
-pytestmark = pytest.mark.slow
 
 PROJECT = Path(__file__).parent / "projects" / "shop"
 DEFINITIONS = Path(__file__).parent / "ui" / "daemon_definitions.py"

@@ -29,7 +29,6 @@ from dagster_sparkmesh.plan.builder import build_plan  # noqa: E402
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
 from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 
-pytestmark = pytest.mark.slow
 
 PROJECT = Path(__file__).parent / "projects" / "shop"
 BIGGER, FLAGS, FLAGS_TWIN = "feature/bigger-amounts", "fix-flags", "fix_flags_again"

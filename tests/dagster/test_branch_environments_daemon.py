@@ -26,7 +26,7 @@ from shop_daemon import SHOP, Daemon, daemon_workspace, git, shop_repository, st
 from dagster_sparkmesh.plan.branch_names import environment_for_branch  # noqa: E402
 from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 TABLES = ("raw.events", "shop.daily", "shop.daily_flags", "shop.summary")
 BIGGER, FLAGS = "feature/bigger-amounts", "fix-flags"

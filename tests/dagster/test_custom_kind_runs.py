@@ -15,7 +15,6 @@ from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.snapshot.naming import physical_table
 from dagster_sparkmesh.state.store import open_state_store
 
-pytestmark = pytest.mark.slow
 
 PROJECT = Path(__file__).parent / "projects" / "shop"
 EVENTS, KEPT = dg.AssetKey(["raw", "events"]), dg.AssetKey(["shop", "kept_events"])

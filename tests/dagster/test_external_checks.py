@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import dagster as dg
-import pytest
 
 from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_definitions
 
@@ -23,7 +22,6 @@ def _project(path: Path, schema: str) -> Path:
     return path
 
 
-@pytest.mark.slow
 def test_external_audits_run_as_checks_of_the_external_asset(tmp_path, spark, schema):
     spark.sql(f"CREATE TABLE {schema}.customers USING parquet AS SELECT * FROM VALUES (1, NULL), (2, 'b') AS t(id, zip)")
     warehouse = spark.sparkContext.getConf().get("spark.sql.warehouse.dir")

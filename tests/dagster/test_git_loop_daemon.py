@@ -30,7 +30,7 @@ from shop_daemon import SHOP, Daemon, daemon_workspace, git, shop_repository, st
 
 from dagster_sparkmesh.dagster.sensor import Cursor  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = pytest.mark.e2e
 
 PROMOTE = dg.AssetKey(["sparkmesh", "promote_prod"])
 TABLES = ("raw.events", "shop.daily", "shop.daily_flags", "shop.summary")

@@ -27,7 +27,6 @@ from dagster_sparkmesh.dagster.sensor_planner import StatePlanner  # noqa: E402
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
 from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 
-pytestmark = pytest.mark.slow
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 

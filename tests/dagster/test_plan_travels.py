@@ -20,7 +20,6 @@ from dagster_sparkmesh.plan import builder
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.state.store import StateStore, open_state_store
 
-pytestmark = pytest.mark.slow
 
 PROJECT = Path(__file__).parent / "projects" / "shop"
 DAILY, FLAGS = dg.AssetKey(["shop", "daily"]), dg.AssetKey(["shop", "daily_flags"])

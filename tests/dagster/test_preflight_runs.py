@@ -13,7 +13,6 @@ from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_specs, 
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
 from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 
-pytestmark = pytest.mark.slow
 
 CONFIG = "model_defaults:\n  dialect: spark\n  start: '2024-01-01'\n  cron: '@daily'\n"
 

@@ -21,7 +21,6 @@ from dagster_sparkmesh.dagster import SparkMeshResource, build_sparkmesh_specs, 
 from dagster_sparkmesh.dagster.promotion import promotion_asset  # noqa: E402
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
 
-pytestmark = pytest.mark.slow
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "example_project"
 LAST_DAY = "2024-01-10"

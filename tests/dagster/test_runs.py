@@ -29,13 +29,11 @@ from dagster_sparkmesh.dagster.sensor_planner import StatePlanner  # noqa: E402
 from dagster_sparkmesh.project.loader import load_project  # noqa: E402
 from dagster_sparkmesh.state.store import open_state_store  # noqa: E402
 
-pytestmark = pytest.mark.slow
 
 PROJECT = Path(__file__).parent / "projects" / "shop"
 AUTOMATIC = {"dagster/sensor_name": "some_sensor"}  # a run no person launched: it computes only what is missing
 DAILY, FLAGS = dg.AssetKey(["shop", "daily"]), dg.AssetKey(["shop", "daily_flags"])
 EVENTS, SUMMARY = dg.AssetKey(["raw", "events"]), dg.AssetKey(["shop", "summary"])
-
 
 
 @pytest.fixture

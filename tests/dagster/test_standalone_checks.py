@@ -48,7 +48,6 @@ def _definitions(project_dir: Path) -> list:
             *standalone_audit_checks(project, SparkMeshTranslator(), "prod", NAMES)]
 
 
-@pytest.mark.slow
 def test_the_check_runs_after_its_models_and_fails_on_offending_rows_and_the_promotion_refuses(
     spark, project_dir, clean_catalog
 ):

@@ -31,7 +31,7 @@ from dagster_dev import (  # noqa: E402
 
 from dagster_sparkmesh.plan.branch_names import environment_for_branch  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 RUN_TIMEOUT = 420.0
 BRANCH = "feature/placed-is-not-revenue"

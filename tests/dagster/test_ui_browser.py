@@ -34,7 +34,7 @@ from dagster_dev import (
     stop_dagster_dev,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = pytest.mark.e2e
 
 RUN_TIMEOUT = 300.0  # one run on a busy 2-core machine, Spark Connect server start included
 

@@ -40,7 +40,7 @@ from dagster_dev import (  # noqa: E402
 
 from dagster_sparkmesh.dagster.sensor import Cursor  # noqa: E402
 
-pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+pytestmark = pytest.mark.e2e
 
 RUN_TIMEOUT = 420.0
 END = "2024-01-05"

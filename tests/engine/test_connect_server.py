@@ -25,7 +25,6 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.mark.slow
 @pytest.mark.usefixtures("spark")  # the local session before any Connect one: see tests/reliability/conftest.py
 def test_managed_server_start_query_reuse_and_stop(tmp_path):
     connection = SparkConnection(mode="managed", master="local[2]", connect_port=_free_port())

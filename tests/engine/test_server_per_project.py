@@ -17,7 +17,7 @@ import pytest
 from dagster_sparkmesh.engine.connect_server import is_our_server, server_project_on, server_status, stop_server
 from tests.engine.test_default_server import server_project
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("spark")]  # the local session first: see tests/reliability
+pytestmark = [pytest.mark.usefixtures("spark"), pytest.mark.slow]  # the local session first: see tests/reliability
 
 SCRIPT = Path(sys.executable).parent / "sparkmesh"
 

@@ -10,7 +10,6 @@ from dagster_sparkmesh.dagster.branch_markdown import comparisons_markdown  # no
 from dagster_sparkmesh.engine.table_profiles import profile_table  # noqa: E402
 from dagster_sparkmesh.execution.branch_environments import ModelComparison  # noqa: E402
 
-pytestmark = pytest.mark.slow
 
 ROWS = """
 SELECT * FROM VALUES

@@ -132,7 +132,6 @@ def _apply_and_interrupt(project: Path) -> tuple[int, str, str]:
     return child.returncode, out, err
 
 
-@pytest.mark.slow
 def test_ctrl_c_aborts_between_models_and_a_rerun_resumes(tmp_path: Path):
     from dagster_sparkmesh.state.store import open_state_store
 

@@ -22,7 +22,6 @@ def catalog_project(tmp_path, clean_catalog, spark):
     return target
 
 
-@pytest.mark.slow
 def test_models_named_with_catalogs_plan_apply_and_promote(spark, catalog_project, make_context):
     ctx = make_context(catalog_project)
     plan = plan_for(ctx, datetime(2024, 1, 1), datetime(2024, 1, 3))

@@ -17,7 +17,6 @@ from dagster_sparkmesh.execution.plans import plan_for
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.state.store import open_state_store
 
-pytestmark = pytest.mark.slow
 
 MODEL = """MODEL (
   name mc.latest,

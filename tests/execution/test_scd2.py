@@ -113,7 +113,6 @@ def run_on(engine, tmp_path, clean_catalog):
         store.close()
 
 
-@pytest.mark.slow
 def test_history_over_three_runs_for_both_kinds(spark, engine, run_on):
     for day, rows in SOURCES.items():
         _load_source(spark, rows)

@@ -10,7 +10,6 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-import pytest
 
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -22,7 +21,6 @@ FIXTURE = Path(__file__).parent / "projects" / "sushi_style"
 START, END = datetime(2024, 1, 1), datetime(2024, 1, 4)  # three days
 
 
-@pytest.mark.slow
 def test_a_sushi_style_project_plans_and_applies_on_spark(tmp_path: Path, spark, engine, clean_catalog) -> None:
     project = tmp_path / "sushi_style"
     shutil.copytree(FIXTURE, project)

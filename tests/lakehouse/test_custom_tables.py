@@ -15,7 +15,7 @@ from dagster_sparkmesh.snapshot.naming import physical_table
 from tests.lakehouse.conftest import format_project
 from tests.lakehouse.outside_spark import commits, provider, rows_outside_spark, spark_rows, table_location
 
-pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
+pytestmark = pytest.mark.lakehouse
 
 VISITS = "lh_src.visits"
 START, DAY_2, DAY_3 = datetime(2024, 1, 1), datetime(2024, 1, 2), datetime(2024, 1, 3)

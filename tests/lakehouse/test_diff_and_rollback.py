@@ -14,7 +14,7 @@ from dagster_sparkmesh.plan.rollback import rollback_plan
 from dagster_sparkmesh.snapshot.naming import physical_table
 from tests.lakehouse.outside_spark import provider, spark_rows
 
-pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
+pytestmark = pytest.mark.lakehouse
 
 START, END = datetime(2024, 1, 1), datetime(2024, 1, 6)
 

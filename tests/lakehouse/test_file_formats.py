@@ -12,7 +12,7 @@ from dagster_sparkmesh.execution.plans import plan_for
 from tests.lakehouse.conftest import format_project
 from tests.lakehouse.outside_spark import rows_outside_spark, spark_rows, table_location
 
-pytestmark = [pytest.mark.lakehouse, pytest.mark.iceberg_only, pytest.mark.slow]
+pytestmark = [pytest.mark.lakehouse, pytest.mark.iceberg_only]
 
 STORES = "lh_src.stores"
 START, DAY_2 = datetime(2024, 1, 1), datetime(2024, 1, 2)

@@ -15,7 +15,7 @@ from dagster_sparkmesh.snapshot.naming import physical_table
 from tests.lakehouse.conftest import SOURCE
 from tests.lakehouse.outside_spark import rows_outside_spark, spark_rows, table_location
 
-pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
+pytestmark = pytest.mark.lakehouse
 
 START, DAY_3, DAY_4 = datetime(2024, 1, 1), datetime(2024, 1, 3), datetime(2024, 1, 4)
 MODEL = (

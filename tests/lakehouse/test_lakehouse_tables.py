@@ -20,7 +20,7 @@ from tests.lakehouse.outside_spark import (
 )
 from tests.lifecycle.oracle import compare_with_fresh_build
 
-pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
+pytestmark = pytest.mark.lakehouse
 
 START, END = datetime(2024, 1, 1), datetime(2024, 1, 6)
 LAKEHOUSE_MODELS = ("lhm.daily", "lhm.events", "lhm.totals")
@@ -81,7 +81,6 @@ def test_dropping_a_version_takes_its_files(spark, lakehouse_project, make_conte
 
     assert not spark.catalog.tableExists(table)
     assert not [path for path in location.rglob("*") if path.is_file()]  # (Iceberg leaves empty folders)
-
 
 
 @pytest.mark.iceberg_only

@@ -16,7 +16,7 @@ from dagster_sparkmesh.model.merge_clauses import MergeRules
 from dagster_sparkmesh.project.sql.merge_properties import read_when_matched
 from tests.lakehouse.conftest import format_project
 
-pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
+pytestmark = pytest.mark.lakehouse
 
 ROWS = "SELECT * FROM VALUES {} AS t(id, name, amount, updated_at)"
 HELD = ROWS.format("(1, 'a', 10, 1), (2, 'b', 20, 1), (3, 'c', 30, 1), (4, 'd', 40, 1), (NULL, 'n', 0, 1)")

@@ -22,7 +22,7 @@ from tests.conftest import SQLITE_JDBC_PACKAGE
 from tests.lakehouse.conftest import EXECUTION_TIME, SOURCE, run_sparkmesh
 from tests.lakehouse.outside_spark import provider, rows_outside_spark, spark_rows, table_location
 
-pytestmark = [pytest.mark.lakehouse, pytest.mark.iceberg_only, pytest.mark.slow]
+pytestmark = [pytest.mark.lakehouse, pytest.mark.iceberg_only]
 
 START, END = datetime(2024, 1, 1), datetime(2024, 1, 6)
 ORDERS = "lake.sales.orders"
@@ -225,6 +225,7 @@ def _namespace(spark, name: str) -> bool:
     return name in {row[0] for row in spark.sql("SHOW NAMESPACES IN lake").collect()}
 
 
+@pytest.mark.slow
 def test_a_catalog_declared_in_config_yaml_holds_the_models_tables_for_every_command_and_pyiceberg(tmp_path):
     """As a user types it: each command its own process and JVM, the catalog declared in the connection's config
     (Iceberg's JDBC catalog in a SQLite file), PyIceberg reading the physical table from the same catalog."""

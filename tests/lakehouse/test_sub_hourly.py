@@ -16,7 +16,7 @@ from dagster_sparkmesh.snapshot.records import Interval
 from tests.lakehouse.conftest import format_project
 from tests.lakehouse.outside_spark import commits, provider, rows_outside_spark, spark_rows, table_location
 
-pytestmark = [pytest.mark.lakehouse, pytest.mark.slow]
+pytestmark = pytest.mark.lakehouse
 
 READINGS = "lh_src.readings"
 START, END = datetime(2024, 1, 1), datetime(2024, 1, 1, 2)

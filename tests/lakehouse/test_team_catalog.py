@@ -14,7 +14,7 @@ import pytest
 
 from tests.lakehouse.conftest import run_sparkmesh
 
-pytestmark = [pytest.mark.lakehouse, pytest.mark.iceberg_only, pytest.mark.slow]
+pytestmark = [pytest.mark.lakehouse, pytest.mark.iceberg_only]
 
 POSTGRES = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 
@@ -56,7 +56,6 @@ model_defaults:
         "FROM range(30)) WHERE ds BETWEEN @start_ds AND @end_ds GROUP BY ds"
     )
     return root
-
 
 
 def test_the_catalog_in_postgres_is_shared_by_processes_and_read_by_pyiceberg(tmp_path, catalog_database):

@@ -26,7 +26,6 @@ def test_the_final_promotion_covers_every_day_an_action_wrote():
     assert final_end([]) == "2024-01-05"
 
 
-@pytest.mark.slow
 def test_a_short_seeded_run_finds_no_divergence(engine, tmp_path):
     # 2 sequences of 2 actions (an edit and plans; a ranged run ahead of prod, then a longer plan): 2-3 minutes on
     # a loaded 2-core machine, each sequence paying for its fresh build. The long run is bench/lifecycle_fuzz.py.

@@ -88,7 +88,6 @@ def test_a_model_without_macro_calls_keeps_its_version_format(tmp_path):
     assert project.models["db.plain"].macro_code is None and project.models["db.inc"].macro_code
 
 
-@pytest.mark.slow
 def test_editing_an_interval_reading_macro_re_plans_and_prod_matches_a_fresh_build(tmp_path, spark, engine, clean_catalog):
     """The issue's reproduction: prod had 10/20/30/40 and kept it after the edit, where a fresh build has
     1000/2000/3000/4000."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-import pytest
 
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.context import ExecutionContext
@@ -52,7 +51,6 @@ def _project(root: Path) -> Path:
     return root
 
 
-@pytest.mark.slow
 def test_each_blueprint_is_its_own_table_with_its_own_rows(tmp_path: Path, spark, engine, clean_catalog) -> None:
     project = load_project(_project(tmp_path / "blueprints"))
     assert {"bp_east.daily_orders", "bp_west.daily_orders"} <= set(project.models)

@@ -6,7 +6,6 @@ import shutil
 from datetime import datetime
 from pathlib import Path
 
-import pytest
 
 from dagster_sparkmesh.execution.apply import apply_plan
 from dagster_sparkmesh.execution.plans import plan_for
@@ -18,7 +17,6 @@ FIXTURE = Path(__file__).parent / "projects" / "spark_macros"
 START, END = datetime(2024, 1, 1), datetime(2024, 1, 6)
 
 
-@pytest.mark.slow
 def test_a_macro_project_runs_on_spark(tmp_path: Path, spark, engine, clean_catalog) -> None:
     project = tmp_path / "spark_macros"
     shutil.copytree(FIXTURE, project)

@@ -12,8 +12,6 @@ from dagster_sparkmesh.execution.apply import NotReady
 from dagster_sparkmesh.model.records import SignalCall
 from dagster_sparkmesh.snapshot.records import Interval
 
-pytestmark = pytest.mark.slow
-
 
 def hours_of_the_10th(last: int) -> tuple[Interval, ...]:
     """The hours of 2024-01-10 from midnight to ``last`` o'clock (exclusive)."""

@@ -45,7 +45,6 @@ def test_first_plan_adds_everything_and_backfills_complete_days(world, shop):
     assert {s.version for s in plan.new_snapshots} == {s.version for s in after.snapshots}
 
 
-@pytest.mark.slow
 def test_unchanged_project_is_a_noop(world, shop):
     first = world.apply(*shop())
     plan = world.plan(*shop())
@@ -55,7 +54,6 @@ def test_unchanged_project_is_a_noop(world, shop):
     assert plan.environment_after.snapshots == first.environment_after.snapshots
 
 
-@pytest.mark.slow
 def test_time_passing_asks_for_the_new_interval_only(world, shop):
     world.apply(*shop())
     plan = world.plan(*shop(), execution_time=dt(2024, 1, 11, 0, 5))
@@ -63,7 +61,6 @@ def test_time_passing_asks_for_the_new_interval_only(world, shop):
     assert plan.missing_intervals == {name: days(10, 10) for name in ("s.raw", "s.orders", "s.revenue")}
 
 
-@pytest.mark.slow
 def test_non_breaking_change_rebuilds_the_model_but_not_its_children(world, shop):
     before = world.apply(*shop())
     plan = world.plan(*shop(orders="SELECT id, ds, id * 2 AS double_id FROM s.raw"))
@@ -77,7 +74,6 @@ def test_non_breaking_change_rebuilds_the_model_but_not_its_children(world, shop
     assert plan.missing_intervals == {"s.orders": days(1, 9)}
 
 
-@pytest.mark.slow
 def test_breaking_change_cascades_to_every_descendant(world, shop):
     before = world.apply(*shop())
     plan = world.plan(*shop(raw="SELECT id, ds FROM src.events WHERE id > 0"))
@@ -88,7 +84,6 @@ def test_breaking_change_cascades_to_every_descendant(world, shop):
     assert set(plan.missing_intervals) == {"s.raw", "s.orders", "s.revenue"}
 
 
-@pytest.mark.slow
 def test_one_breaking_parent_breaks_a_diamond_child(world, model):
     def diamond(left="SELECT id, ds FROM src.e", right="SELECT id, ds FROM src.e"):
         return [
@@ -102,7 +97,6 @@ def test_one_breaking_parent_breaks_a_diamond_child(world, model):
     assert plan.categories == {"s.left": C.NON_BREAKING, "s.right": C.BREAKING, "s.both": C.INDIRECT_BREAKING}
 
 
-@pytest.mark.slow
 def test_dev_reuses_prod_tables_and_promoting_to_prod_recomputes_nothing(world, shop):
     prod = world.apply(*shop())
     changed = shop(orders="SELECT id, ds FROM s.raw WHERE id > 10")
@@ -122,7 +116,6 @@ def test_dev_reuses_prod_tables_and_promoting_to_prod_recomputes_nothing(world, 
     assert {s.version for s in to_prod.environment_after.snapshots} == {s.version for s in dev.environment_after.snapshots}
 
 
-@pytest.mark.slow
 def test_reverting_in_dev_reuses_the_prod_snapshot(world, shop):
     world.apply(*shop())
     world.apply(*shop(orders="SELECT id, ds FROM s.raw WHERE id > 10"), environment="dev")
@@ -131,7 +124,6 @@ def test_reverting_in_dev_reuses_the_prod_snapshot(world, shop):
     assert revert.missing_intervals == {}
 
 
-@pytest.mark.slow
 def test_metadata_only_change_keeps_fingerprint_and_version(world, shop):
     before = world.apply(*shop())
     plan = world.plan(*shop(fields={"revenue": {"owner": "finance", "description": "daily revenue"}}))
@@ -143,7 +135,6 @@ def test_metadata_only_change_keeps_fingerprint_and_version(world, shop):
     assert plan.missing_intervals == {}
 
 
-@pytest.mark.slow
 def test_removed_model(world, shop):
     world.apply(*shop())
     plan = world.plan(*shop()[:2])
@@ -151,7 +142,6 @@ def test_removed_model(world, shop):
     assert [s.name for s in plan.environment_after.snapshots] == ["s.raw", "s.orders"]
 
 
-@pytest.mark.slow
 def test_forward_only_plan_reuses_versions_and_computes_nothing_past(world, shop):
     before = world.apply(*shop())
     plan = world.plan(*shop(raw="SELECT id, ds FROM src.events WHERE id > 0"), forward_only=True)
@@ -160,7 +150,6 @@ def test_forward_only_plan_reuses_versions_and_computes_nothing_past(world, shop
     assert plan.missing_intervals == {}
 
 
-@pytest.mark.slow
 def test_forward_only_kind_with_a_breaking_parent(world, shop):
     forward = {"kind": {**TIME_RANGE, "forward_only": True}}
     before = world.apply(*shop(fields={"revenue": forward}))
@@ -170,7 +159,6 @@ def test_forward_only_kind_with_a_breaking_parent(world, shop):
     assert plan.version_of("s.revenue") == before.version_of("s.revenue")
 
 
-@pytest.mark.slow
 def test_forward_only_destructive_change_is_refused(world, shop):
     forward = {"kind": {**TIME_RANGE, "forward_only": True}}
     world.apply(*shop(raw=WITH_NAME, orders="SELECT id, ds, name FROM s.raw", fields={"orders": forward}))
@@ -179,7 +167,6 @@ def test_forward_only_destructive_change_is_refused(world, shop):
     assert error.value.path.name == "s.orders.sql" and "on_destructive_change" in error.value.hint
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("policy, warned", [("warn", True), ("allow", False)])
 def test_forward_only_destructive_change_allowed_by_kind(world, shop, policy, warned):
     forward = {"kind": {**TIME_RANGE, "forward_only": True, "on_destructive_change": policy}}
@@ -190,7 +177,6 @@ def test_forward_only_destructive_change_allowed_by_kind(world, shop, policy, wa
     assert bool(plan.warnings) is warned
 
 
-@pytest.mark.slow
 def test_forward_only_in_dev_is_previewed_over_the_last_day_only(world, shop):
     prod = world.apply(*shop())
     plan = world.plan(*shop(orders="SELECT id, ds FROM s.raw WHERE id > 0"), environment="dev", forward_only=True,
@@ -202,7 +188,6 @@ def test_forward_only_in_dev_is_previewed_over_the_last_day_only(world, shop):
     assert plan.version_of("s.orders") != prod.version_of("s.orders")
 
 
-@pytest.mark.slow
 def test_restatement_cascades_downstream(world, shop):
     world.apply(*shop())
     plan = world.plan(*shop(), restate_models=["s.orders"], start="2024-01-03", end="2024-01-05")
@@ -212,7 +197,6 @@ def test_restatement_cascades_downstream(world, shop):
     assert not plan.has_changes and not plan.is_noop
 
 
-@pytest.mark.slow
 def test_restatement_skips_disabled_and_restates_whole_full_models(world, model):
     def models():
         return [
@@ -234,7 +218,6 @@ def test_unknown_restatement_is_a_plan_error(world, shop):
         world.plan(*shop(), restate_models=["s.nope"])
 
 
-@pytest.mark.slow
 def test_lookback_recomputes_previous_intervals(world, model):
     def models():
         return [model("s.late", "SELECT id, ds FROM src.e", ["src.e"], kind={**TIME_RANGE, "lookback": 2})]
@@ -275,7 +258,6 @@ def test_a_model_without_start_starts_with_the_earliest_model_as_in_sqlmesh(worl
     assert alone.missing_intervals == {"s.i": days(9, 9)}  # no model has a start: from the day before
 
 
-@pytest.mark.slow
 def test_moving_start_or_end_is_metadata_as_in_sqlmesh_and_the_plan_says_so(world, model):
     first = world.apply(model("s.a", "SELECT ds FROM src.e", ["src.e"], start="2024-01-01"))
     moved = world.plan(model("s.a", "SELECT ds FROM src.e", ["src.e"], start="2024-01-05", end="2024-01-07"))
@@ -302,7 +284,6 @@ def test_versions_are_unique_per_model_and_valid_table_names():
     assert physical_table("s.a", new_version("s.a", "0" * 64)).startswith("sparkmesh__s.s__a__v")
 
 
-@pytest.mark.slow
 def test_plan_round_trips_through_json(world, shop):
     from dagster_sparkmesh.plan.definition import Plan
 
@@ -311,7 +292,6 @@ def test_plan_round_trips_through_json(world, shop):
     assert Plan.model_validate_json(plan.model_dump_json()) == plan
 
 
-@pytest.mark.slow
 def test_a_forward_only_change_cannot_move_a_models_table_to_another_catalog(world, model):
     """The catalog is where a version's table is: a forward-only change keeps the version, so it cannot move it."""
     forward = {"kind": {**TIME_RANGE, "forward_only": True}}

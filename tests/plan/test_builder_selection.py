@@ -7,8 +7,6 @@ import pytest
 from dagster_sparkmesh.errors import PlanError
 from dagster_sparkmesh.snapshot.records import Interval
 
-pytestmark = pytest.mark.slow  # every test applies plans on Spark
-
 
 def _models(model, a="SELECT id, ds FROM src.events", b="SELECT id, ds FROM src.events", extra=False):
     models = [model("s.a", a, ["src.events"]), model("s.b", b, ["src.events"])]

@@ -10,7 +10,6 @@ def models(model, orders="SELECT id, ds FROM s.raw"):
     return [model("s.raw", "SELECT id, ds FROM src.e", ["src.e"]), model("s.orders", orders, ["s.raw"])]
 
 
-@pytest.mark.slow
 def test_no_changes_message(world, model):
     world.apply(*models(model))
     text = format_plan(world.plan(*models(model)))
@@ -25,7 +24,6 @@ def test_first_plan_lists_added_models_and_missing_ranges(world, model):
     assert "s.raw: [2024-01-01, 2024-01-10) (9 intervals)" in text
 
 
-@pytest.mark.slow
 def test_direct_change_shows_category_and_readable_diff(world, model):
     world.apply(*models(model))
     text = format_plan(world.plan(*models(model, "SELECT id, ds, id + 1 AS next_id FROM s.raw"), environment="dev"))
@@ -37,7 +35,6 @@ def test_direct_change_shows_category_and_readable_diff(world, model):
     assert "s.orders: [2024-01-01, 2024-01-10) (9 intervals)" in text
 
 
-@pytest.mark.slow
 def test_indirect_changes_and_restatements(world, model):
     world.apply(*models(model))
     plan = world.plan(*models(model), restate_models=["s.raw"], start="2024-01-08", execution_time=dt(2024, 1, 10, 3))

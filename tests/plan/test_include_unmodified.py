@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-pytestmark = pytest.mark.slow  # every test applies plans on Spark
-
 
 @pytest.fixture
 def shop(model):

@@ -2,11 +2,9 @@
 
 from datetime import datetime as dt
 
-import pytest
 
 from dagster_sparkmesh.snapshot.records import Interval
 
-pytestmark = pytest.mark.slow  # plans applied through the real executor on Spark
 
 TIME_RANGE = {"name": "INCREMENTAL_BY_TIME_RANGE", "time_column": "ds"}
 

@@ -17,7 +17,6 @@ from dagster_sparkmesh.snapshot.naming import is_preview_version, physical_table
 from dagster_sparkmesh.snapshot.records import ChangeCategory, Interval
 from tests.plan.conftest import NOW, make_project
 
-pytestmark = pytest.mark.slow  # every test applies plans on Spark
 
 TIME_RANGE = {"name": "INCREMENTAL_BY_TIME_RANGE", "time_column": "ds"}
 FORWARD_ONLY = {"kind": {**TIME_RANGE, "forward_only": True}}

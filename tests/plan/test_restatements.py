@@ -2,11 +2,9 @@
 
 from datetime import datetime as dt
 
-import pytest
 
 from dagster_sparkmesh.snapshot.records import Interval
 
-pytestmark = pytest.mark.slow  # every test applies plans on Spark
 
 UNIQUE = {"name": "INCREMENTAL_BY_UNIQUE_KEY", "unique_key": ("id",)}
 LOOKBACK = {"name": "INCREMENTAL_BY_TIME_RANGE", "time_column": "ds", "lookback": 2}

@@ -7,7 +7,6 @@ import pytest
 
 from dagster_sparkmesh.snapshot.records import Interval
 
-pytestmark = pytest.mark.slow  # every test applies plans on Spark
 
 SCD_BY_TIME = {"name": "SCD_TYPE_2_BY_TIME", "unique_key": ("id",)}
 

@@ -21,7 +21,6 @@ def _models(model, unmanaged=UNMANAGED):
     ]  # fmt: skip
 
 
-@pytest.mark.slow
 def test_each_run_computes_only_the_missing_intervals(world, model):
     world.apply(*_models(model), end="2024-01-05")
     plan = world.plan(*_models(model), end="2024-01-07")
@@ -29,7 +28,6 @@ def test_each_run_computes_only_the_missing_intervals(world, model):
     assert missing == {"s.by_region": [5, 6], "s.log": [5, 6]}
 
 
-@pytest.mark.slow
 def test_a_by_partition_model_is_restated_whole_and_an_unmanaged_one_not_at_all(world, model):
     world.apply(*_models(model), end="2024-01-10")
     plan = world.plan(*_models(model), restate_models=["s.events"], start="2024-01-05", end="2024-01-10")
@@ -39,14 +37,12 @@ def test_a_by_partition_model_is_restated_whole_and_an_unmanaged_one_not_at_all(
     assert "s.log not restated: disable_restatement (its kind's, or its kind's default)" in plan.notes
 
 
-@pytest.mark.slow
 def test_an_unmanaged_model_that_clears_disable_restatement_is_restated_whole(world, model):
     world.apply(*_models(model, RESTATABLE_UNMANAGED), end="2024-01-10")
     plan = world.plan(*_models(model, RESTATABLE_UNMANAGED), restate_models=["s.log"], start="2024-01-08")
     assert plan.restatements["s.log"] == Interval(start=dt(2024, 1, 1), end=dt(2024, 1, 10))
 
 
-@pytest.mark.slow
 def test_both_kinds_are_forward_only_as_in_sqlmesh(world, model):
     world.apply(*_models(model), end="2024-01-10")
     changed = [

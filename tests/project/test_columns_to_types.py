@@ -76,7 +76,6 @@ def test_two_models_asking_for_each_others_columns_are_an_error_not_a_loop(tmp_p
         load_project(tmp_path, use_cache=False)
 
 
-@pytest.mark.slow
 def test_plans_and_applies_on_spark(project: Path, spark, engine, clean_catalog) -> None:
     from dagster_sparkmesh.execution.apply import apply_plan
     from dagster_sparkmesh.execution.context import ExecutionContext

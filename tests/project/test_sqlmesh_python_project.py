@@ -96,7 +96,6 @@ def test_an_edited_helper_module_changes_the_fingerprint_of_its_users(project: P
     assert after["smpy_raw.customers"].fingerprint == before["smpy_raw.customers"].fingerprint
 
 
-@pytest.mark.slow
 def test_plans_and_applies_on_spark(project: Path, spark, engine, clean_catalog) -> None:
     store = open_state_store(None, project)
     try:
@@ -117,7 +116,6 @@ def test_plans_and_applies_on_spark(project: Path, spark, engine, clean_catalog)
     assert rows("SELECT n FROM smpy_shop.customer_count") == [(2,)]  # is_sql: the function wrote the query
 
 
-@pytest.mark.slow
 def test_a_udf_defined_in_a_model_file_runs_on_spark(tmp_path: Path, spark) -> None:
     """Spark's Python workers cannot import the model file by name: its functions must travel by value."""
     from dagster_sparkmesh.project.config import ModelDefaults

@@ -74,7 +74,6 @@ def execute(context, start, end, execution_time, **kwargs):
 """
 
 
-@pytest.mark.slow
 def test_a_python_model_ending_the_process_at_run_time_fails_the_plan_and_releases_its_lock(
     tmp_path, spark, engine, clean_catalog
 ):

@@ -8,6 +8,8 @@ environment names on a valid project.
 ``RUNTIME`` cases load fine and fail only against the catalog (a missing external table or schema, a time column
 of the wrong type or missing): they run on the suite's shared Spark Connect server and must be refused by the
 preflight, before the plan-log row, the snapshots or any table is written.
+
+CI's run (``./dev test``) takes every other case of each list (``harness_cases``); ``./dev test --full`` all of them.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
 
 from reliability_harness import connect_config, run_cli  # registered by conftest.py
+from tests.conftest import harness_cases
 
 TESTS = Path(__file__).resolve().parents[1]
 CORPUS_FOLDERS = (TESTS / "project" / "broken", TESTS / "project" / "broken_other")
@@ -238,9 +240,8 @@ def test_corpus_size():
     assert len(_corpus_cases()) + len(HOSTILE) + len(RUNTIME) >= 70
 
 
-@pytest.mark.slow
 def test_every_bad_input_is_refused_cleanly_and_writes_nothing(tmp_path):
-    cases: list[Case | str] = [*_corpus_cases(), *HOSTILE]
+    cases: list[Case | str] = harness_cases([*_corpus_cases(), *HOSTILE], ci_share=2)
     with ThreadPoolExecutor(max_workers=4) as pool:
         _report(list(pool.map(lambda case: _check(case, tmp_path), cases)))
 
@@ -253,9 +254,10 @@ def _catalog(engine, prefix: str) -> dict[str, list[str]]:
 
 def test_runtime_bad_inputs_are_refused_before_anything_is_written(tmp_path, connect_server, remote_engine):
     tag = f"bi{uuid.uuid4().hex[:6]}"
-    prefixes = {case.name: f"{tag}_{case.name}" for case in RUNTIME}
+    cases = harness_cases(RUNTIME, ci_share=2)
+    prefixes = {case.name: f"{tag}_{case.name}" for case in cases}
     projects = {}
-    for case in RUNTIME:  # every setup first: the server's warehouse must then stay still during all the cases
+    for case in cases:  # every setup first: the server's warehouse must then stay still during all the cases
         projects[case.name] = project = tmp_path / case.name
         (project / "models").mkdir(parents=True)
         files = {"config.yaml": connect_config(connect_server.url), **case.files}
@@ -275,7 +277,7 @@ def test_runtime_bad_inputs_are_refused_before_anything_is_written(tmp_path, con
 
     try:
         with ThreadPoolExecutor(max_workers=3) as pool:
-            _report(list(pool.map(run, RUNTIME)))
+            _report(list(pool.map(run, cases)))
     finally:
         for schema in _catalog(remote_engine, tag):
             remote_engine.catalog.drop_schema(schema, cascade=True)

@@ -21,6 +21,7 @@ from tests.cli.sparkmesh_harness import invoke
 
 pytestmark = pytest.mark.slow
 
+
 SEED_ROWS = "id,name\n1,ann\n2,bob\n3,cid\n"
 MODELS = {
     "people.sql": "MODEL (name {p}_src.people, kind SEED (path '../people.csv'));\n",

@@ -13,7 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LOADS_PER_PROCESS = 15
@@ -53,7 +52,6 @@ def _damage(cache: Path, rng: random.Random) -> str:
     return action
 
 
-@pytest.mark.slow
 def test_loads_survive_random_cache_damage_from_another_process(tmp_path):
     sys.path.insert(0, str(REPO / "bench"))
     try:

@@ -55,7 +55,6 @@ def state_backend(request):
         yield "postgres", url
 
 
-@pytest.mark.slow
 def test_three_range_runs_at_once_record_every_interval_and_every_row_exactly_once(
     state_backend, tmp_path: Path, connect_server, remote_engine
 ):

@@ -104,7 +104,6 @@ def _reference(root: Path, url: str, engine) -> tuple[dict, dict]:
     return first.views, second.views
 
 
-@pytest.mark.slow
 def test_sigkill_at_every_stage_then_resume_equals_uninterrupted_run(tmp_path, connect_server, remote_engine):
     assert {c.at.split(":")[0] for chain in CHAINS for c in chain.crashes} == set(STAGES)
     # One after the other: concurrent applies on one small server slowed each other down past any budget.

@@ -45,7 +45,6 @@ BATCH_DAYS = 2
 KILL = {"SPARKMESH_CRASH_AT": "interval_write:7", "SPARKMESH_CRASH_DELAY": "0.5"}
 
 
-@pytest.mark.slow
 def test_killed_range_run_relaunch_computes_only_missing_intervals_and_equals_uninterrupted_run(
     tmp_path: Path, connect_server, remote_engine
 ):

@@ -21,6 +21,8 @@ import pytest
 
 from dagster_sparkmesh.project.config import SparkConnection
 
+pytestmark = pytest.mark.slow
+
 TESTS = Path(__file__).resolve().parents[1]
 BENCH = TESTS.parent / "bench"
 CONNECT_SERVER_NAME = "sparkmesh connect server"
@@ -100,7 +102,6 @@ def _run_on_cluster(bench, project, url: str) -> dict:
         close_sessions(project.folder)
 
 
-@pytest.mark.slow
 def test_cluster_run_gives_the_local_results(tmp_path, bench, cluster_server, engine, clean_catalog):
     cluster, url = cluster_server
     local_copy, cluster_copy = _projects(tmp_path, bench)
