@@ -137,6 +137,7 @@ def test_the_side_by_side_reads_sqlmesh_s_batches_bar_not_its_other_bars():
     assert sqlmesh_side_by_side.EXECUTED_BATCHES.search(printed).groups() == ("29", "30")
 
 
+@pytest.mark.slow
 def test_the_floor_writes_every_model_after_its_parents_as_many_at_once_as_the_product(tmp_path, bench_modules, spark):
     _, _, floor, generate_project = bench_modules
     generate_project.generate_project(tmp_path, models=6, days=2)
@@ -179,6 +180,7 @@ def test_the_core_bench_sources_hold_the_daily_run_s_new_day(tmp_path, bench_mod
     assert f"DATE'{end.date().isoformat()}'" in source.read_text()  # the day after the backfill has rows
 
 
+@pytest.mark.slow
 def test_the_daily_floor_appends_the_new_day_and_rebuilds_full_tables(tmp_path, bench_modules, spark):
     _, _, floor, generate_project = bench_modules
     generate_project.generate_project(tmp_path, models=6, days=3)
