@@ -177,7 +177,8 @@ def build_plan(
         restatements=restatements,
         scheduled_restatements=scheduled,
         notes=tuple(notes),
-        warnings=tuple(d.warning for d in decisions.values() if d.warning),
+        # What loading the files warned of travels with the plan: the CLI and Dagster's plan page show it.
+        warnings=(*project.warnings, *(d.warning for d in decisions.values() if d.warning)),
         uncategorized=tuple(
             n for n, d in decisions.items() if d.push and d.snapshot.change_category == ChangeCategory.UNCATEGORIZED
         ),

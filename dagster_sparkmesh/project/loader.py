@@ -101,7 +101,8 @@ def _load(
     models, audit_only = split_audit_only(models, references)
     models = dag.with_self_references(models)
     ordered = {name: models[name] for name in dag.topological_order(models)}
-    typed = with_typed_operands({**ordered, **audit_only}, externals)  # audit-only models read, none reads them
+    # Audit-only models read, none reads them.
+    typed, untyped_warnings = with_typed_operands({**ordered, **audit_only}, externals)
     typed = with_window_aliases_over_models(typed, externals)
     ordered, audit_only = {name: typed[name] for name in ordered}, {name: typed[name] for name in audit_only}
     unit_tests = tuple(test for repo in repos for test in repo.unit_tests)
@@ -129,7 +130,7 @@ def _load(
         model_audits=model_audits,
         standalone_audits=_standalone_audits(repos, fingerprinted, externals, audits, audit_only),
         unit_tests=unit_tests,
-        warnings=(*(warning for repo in repos for warning in repo.warnings), *undeclared_warnings, *test_warnings,
+        warnings=(*(warning for repo in repos for warning in repo.warnings), *undeclared_warnings, *untyped_warnings, *test_warnings,
                   *header_partitions.partition_warnings(fingerprinted.values())),
         broken=tuple(broken or ()),
     )

@@ -14,11 +14,18 @@ import pytest
 import sqlglot
 from sqlglot.schema import MappingSchema
 
+from dagster_sparkmesh.plan.builder import build_plan
 from dagster_sparkmesh.project.loader import load_project
 from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.project.sql.model import canonical_sql
 from dagster_sparkmesh.project.sql.spark_support import with_spark_equivalents
-from dagster_sparkmesh.project.sql.typed_operands import MARKER, marked_operands, resolved_operands
+from dagster_sparkmesh.state.store import open_state_store
+from dagster_sparkmesh.project.sql.typed_operands import (
+    MARKER,
+    marked_operands,
+    resolved_noting_unknowns,
+    resolved_operands,
+)
 
 QUERY = "SELECT (a + b) / c / 2 AS x, a / (b / 'x,)') AS y, a / 2.0 AS z, a / b AS q FROM s.nums WHERE d >= @start_ds"
 SCHEMA = MappingSchema({"s": {"nums": {"a": "INT", "b": "INT", "c": "BIGINT", "d": "DATE"}}}, dialect="spark")
@@ -39,6 +46,35 @@ def test_without_the_operands_types_the_query_is_the_one_written_before():
     unmarked = canonical_sql(sqlglot.parse_one(QUERY, read="postgres"))
     assert resolved_operands(_marked(QUERY, "postgres"), MappingSchema(dialect="spark")) == unmarked
     assert MARKER not in unmarked
+
+
+
+def test_the_divisions_left_as_sparks_for_want_of_types_are_named():
+    # e is in no table: e / a may divide two integers. a / 2.0 divides by a decimal whatever a is: nothing to say.
+    query = "SELECT a / b AS q, e / a AS w, a / 2.0 AS z, e / 2.5 AS v FROM s.nums"
+    typed = resolved_noting_unknowns(_marked(query, "postgres"), SCHEMA)
+    assert typed.text == "SELECT CAST(a / b AS BIGINT) AS q, e / a AS w, a / 2.0 AS z, e / 2.5 AS v FROM s.nums"
+    assert (typed.untyped_divisions, typed.untyped_days) == (("e / a",), ())
+    untyped = resolved_noting_unknowns(_marked(query, "postgres"), MappingSchema(dialect="spark"))
+    assert untyped.untyped_divisions == ("a / b", "e / a")
+
+
+def test_a_model_whose_division_cannot_be_typed_is_warned_of_at_load(tmp_path):
+    project = load_project(_project(tmp_path / "p", MODELS), use_cache=False)
+    [warning] = [w for w in project.warnings if "as Spark does" in w]
+    assert warning.startswith("unknown.sql: s.unknown computes `x / y` as Spark does, because the types of the columns")
+    assert "postgres divides two integers into an integer (7 / 2 is 3; in Spark 3.5)" in warning
+    assert "declare the columns of the tables it reads (external_models.yaml" in warning
+    state = open_state_store(None, tmp_path / "p", clock=lambda: datetime(2024, 1, 3))
+    try:  # the plan carries it, so the CLI's plan and Dagster's plan page show it
+        assert warning in build_plan(project, state, "prod", execution_time=datetime(2024, 1, 3)).warnings
+    finally:
+        state.close()
+    externals = "- name: raw.events\n  columns:\n    x: int\n    y: int\n"
+    (tmp_path / "p" / "external_models.yaml").write_text(externals)
+    declared = load_project(tmp_path / "p", use_cache=False)
+    assert declared.models["s.unknown"].query == "SELECT CAST(x / y AS BIGINT) AS r FROM raw.events"
+    assert not [w for w in declared.warnings if "as Spark does" in w]
 
 
 @pytest.mark.parametrize("dialect", ["duckdb", "snowflake", "bigquery", "spark", "mysql"])

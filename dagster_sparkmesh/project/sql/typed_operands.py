@@ -17,7 +17,9 @@ A model's query is parsed before its parents are loaded, so each such operation 
 (``marked_operands``). Once every model is loaded the loader resolves the markers of each query with the column
 types of what it reads, parents first (``resolved_operands``): a division of two integers becomes the cast, a ROUND
 of a DOUBLE DuckDB's rounding, a subtraction of two DATEs ``DATEDIFF``; any other one, or one whose operand types
-are unknown, is written as Spark's ``/``, ``ROUND`` or ``-`` as before. The markers
+are unknown, is written as Spark's ``/``, ``ROUND`` or ``-`` as before. A division or subtraction whose operands'
+types are unknown may then give another value than the dialect's (3.5 for 7 / 2), so the load warns of it, and the
+plan shows the warning (``with_typed_operands``). The markers
 are replaced in the query's text, so the rest of the text (macros waiting for an interval) is kept as it was
 written; no marker outlives the load.
 """
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
@@ -46,6 +49,7 @@ _UNNUMBERED = (ROUND_MARKER, DAYS_MARKER)
 _NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND|DAYS)_(\d+)\(")
 _QUOTES = "'\"`"
 _VALUE = "SPARKMESH_ROUNDED_VALUE"
+_UNKNOWN_TYPES = {exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL}
 
 
 def marked_operands(query: exp.Expression, dialect: str) -> exp.Expression:
@@ -86,20 +90,44 @@ def has_markers(text: str | None) -> bool:
 def resolved_operands(text: str, schema: MappingSchema) -> str:
     """``text`` (canonical Spark SQL holding markers) with each marker written as the operation it is, given the
     columns of the tables the query reads in ``schema``."""
-    return _rewritten(text, _typed_as_marked(text, schema))
+    return resolved_noting_unknowns(text, schema).text
 
 
-def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
+@dataclass(frozen=True)
+class ResolvedOperands:
+    text: str
+    """The query with every marker written out."""
+    untyped_divisions: tuple[str, ...]
+    """The divisions written as Spark's because their operands' types are unknown (as written), where the
+    dialect divides two integers into an integer."""
+    untyped_days: tuple[str, ...]
+    """The same for date subtractions, a number of days in the dialect."""
+
+    @property
+    def untyped(self) -> bool:
+        return bool(self.untyped_divisions or self.untyped_days)
+
+
+def resolved_noting_unknowns(text: str, schema: MappingSchema) -> ResolvedOperands:
+    chosen, unknown = _typed_as_marked(text, schema)
+    untyped: list[tuple[str, str]] = []
+    written = _rewritten(text, chosen, unknown, untyped)
+    return ResolvedOperands(text=written, untyped_divisions=tuple(sql for kind, sql in untyped if kind == _DIVISION),
+                            untyped_days=tuple(sql for kind, sql in untyped if kind == _DAYS))
+
+
+def _typed_as_marked(text: str, schema: MappingSchema) -> tuple[set[int], set[int]]:
     """The numbers of the markers whose operands have the types their rewrite is for: both integers (a division), a
-    DOUBLE (a ROUND), both DATEs (a subtraction); none where the query cannot be typed."""
+    DOUBLE (a ROUND), both DATEs (a subtraction); and of the divisions and subtractions whose operands' types are
+    unknown (every one where the query cannot be typed)."""
     try:
         tree = sqlglot.parse_one(text, dialect="spark")
     except SqlglotError:
-        return set()
+        return set(), _all_numbers(text)
     markers = [node for node in tree.find_all(exp.Anonymous, bfs=False) if _NUMBERED.match(f"{node.name}(")]
     for marker in reversed(markers):  # children first, as they were marked
         if marker is tree or len(marker.expressions) != 2:
-            return set()
+            return set(), _all_numbers(text)
         kind, number = _NUMBERED.match(f"{marker.name}(").groups()
         left, right = marker.expressions
         operation = _operation(kind, left, right)
@@ -107,7 +135,8 @@ def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
         marker.replace(operation)
     typed = _annotated(tree, schema)
     if typed is None:
-        return set()
+        return set(), _all_numbers(text)
+    unknown = {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Sub) if MARKER in node.meta and _untyped(node)}
     days = [node for node in typed.find_all(exp.Sub) if MARKER in node.meta and _as_marked(node)]
     if days:  # a number of days is an integer for what holds it (PostgreSQL's ``(d - d2) / 7`` divides integers)
         for node in days:
@@ -116,9 +145,24 @@ def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
             node.replace(counted)
         typed = _annotated(typed, schema)
         if typed is None:
-            return set()
-    return {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Round, exp.DateDiff)
-            if MARKER in node.meta and (isinstance(node, exp.DateDiff) or _as_marked(node))}
+            return set(), _all_numbers(text)
+    chosen = {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Round, exp.DateDiff)
+              if MARKER in node.meta and (isinstance(node, exp.DateDiff) or _as_marked(node))}
+    return chosen, unknown - chosen
+
+
+def _all_numbers(text: str) -> set[int]:
+    return {int(found.group(2)) for found in _NUMBERED.finditer(text) if found.group(1) != _ROUND}
+
+
+def _untyped(operation: exp.Div | exp.Sub) -> bool:
+    """Whether the operation's value in the dialect depends on an operand type nobody knows: none of its operands
+    has a known type that decides it (a fraction divides as a fraction; a number is not a date), one is unknown."""
+    wanted = (exp.DataType.Type.DATE,) if isinstance(operation, exp.Sub) else tuple(exp.DataType.INTEGER_TYPES)
+    types = [operand.type for operand in (operation.this, operation.expression)]
+    unknown = [t is None or t.this in _UNKNOWN_TYPES for t in types]
+    deciding = any(not gone and not t.is_type(*wanted) for t, gone in zip(types, unknown))
+    return any(unknown) and not deciding
 
 
 def _annotated(tree: exp.Expression, schema: MappingSchema) -> exp.Expression | None:
@@ -145,17 +189,19 @@ def _as_marked(operation: exp.Div | exp.Round | exp.Sub) -> bool:
     return all(operand.is_type(*exp.DataType.INTEGER_TYPES) for operand in (operation.this, operation.expression))
 
 
-def _rewritten(text: str, chosen: set[int]) -> str:
+def _rewritten(text: str, chosen: set[int], unknown: set[int], untyped: list[tuple[str, str]]) -> str:
     """The markers of ``text`` written out: a division of two integers as the cast, a ROUND of a DOUBLE as DuckDB
-    rounds, any other as Spark's ``/`` or ``ROUND``."""
+    rounds, any other as Spark's ``/`` or ``ROUND``; those of ``unknown`` also added to ``untyped``."""
     out: list[str] = []
     position = 0
     while (found := _next_marker(text, position)) is not None:
         start, kind, number = found
         out.append(text[position:start])
         left, right, end = _operands(text, text.index("(", start))
-        left, right = _rewritten(left, chosen), _rewritten(right, chosen)
+        left, right = _rewritten(left, chosen, unknown, untyped), _rewritten(right, chosen, unknown, untyped)
         out.append(_written(kind, left, right, number in chosen))
+        if number in unknown:
+            untyped.append((kind, out[-1]))
         position = end
     out.append(text[position:])
     return "".join(out)
@@ -225,17 +271,36 @@ def _after_quoted(text: str, start: int) -> int:
     return index
 
 
-def with_typed_operands(models: Mapping[str, Model], externals: Mapping[str, ExternalModel]) -> dict[str, Model]:
+def with_typed_operands(
+    models: Mapping[str, Model], externals: Mapping[str, ExternalModel]
+) -> tuple[dict[str, Model], tuple[str, ...]]:
     """``models`` (parents before children) with the markers of their queries resolved, in one pass in that order:
     the columns of the models a marked query reads (declared, or derived from their resolved queries) are known
-    before it, so a column that is an integer division is typed BIGINT for its children, a rounded DOUBLE DOUBLE."""
+    before it, so a column that is an integer division is typed BIGINT for its children, a rounded DOUBLE DOUBLE.
+    Also a warning for each model with an operation left as Spark's because its operands' types are unknown."""
     from dagster_sparkmesh.project.column_schema import KnownColumns, rewritten_parents_first  # they read this
 
+    warnings: list[str] = []
+
     def resolved(model: Model, known: KnownColumns) -> Model:
-        return model.model_copy(update={"query": resolved_operands(model.query or "", known.schema)})
+        written = resolved_noting_unknowns(model.query or "", known.schema)
+        if written.untyped:
+            warnings.append(_untyped_warning(model, written))
+        return model.model_copy(update={"query": written.text})
 
     marked = {name for name, model in models.items() if has_markers(model.query)}
-    return rewritten_parents_first(models, externals, marked, resolved)
+    return rewritten_parents_first(models, externals, marked, resolved), tuple(warnings)
+
+
+def _untyped_warning(model: Model, written: ResolvedOperands) -> str:
+    """What the model computes otherwise than its dialect may, and what to do."""
+    found = [*written.untyped_divisions, *written.untyped_days]
+    shown = ", ".join(f"`{operation}`" for operation in found[:3]) + (" ..." if len(found) > 3 else "")
+    meaning = [*(["divides two integers into an integer (7 / 2 is 3; in Spark 3.5)"] if written.untyped_divisions else []),
+               *(["counts the days between two dates (in Spark an interval)"] if written.untyped_days else [])]
+    return (f"{model.path.name}: {model.name} computes {shown} as Spark does, because the types of the columns it "
+            f"reads are unknown, where {model.dialect} {' and '.join(meaning)}: declare the columns of the tables it "
+            "reads (external_models.yaml, or `columns` in the model that makes them), or cast the operands")
 
 
 def with_resolved_test_queries(
