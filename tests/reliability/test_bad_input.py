@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-
 from reliability_harness import connect_config, run_cli  # registered by conftest.py
 from tests.conftest import harness_cases
 
