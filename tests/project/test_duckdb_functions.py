@@ -6,10 +6,13 @@ split stopped the backfill."""
 from __future__ import annotations
 
 import math
+from datetime import datetime
 
 import pytest
 import sqlglot
 
+from dagster_sparkmesh.project.loader import load_project
+from dagster_sparkmesh.project.rendering import render_query
 from dagster_sparkmesh.project.sql.spark_support import with_spark_equivalents
 
 SPLIT = "SPLIT(s, CONCAT('\\\\Q', ',', '\\\\E'))"
@@ -39,14 +42,14 @@ def rows(engine, sql: str) -> list[tuple]:
          "SELECT OCTET_LENGTH(s), CAST(EXTRACT(YEAROFWEEK FROM d) * 100 + EXTRACT(WEEK FROM d) AS BIGINT)"),
         ("SELECT string_split(s, ',')[-1], string_split(s, ',')[1], string_split(s, ',')[0], string_split(s, ',')[i]",
          f"SELECT TRY_ELEMENT_AT({SPLIT}, -1), TRY_ELEMENT_AT({SPLIT}, 1), TRY_ELEMENT_AT({SPLIT}, CAST(NULL AS INT)), "
-         f"TRY_ELEMENT_AT({SPLIT}, NULLIF(i, 0))"),
+         f"TRY_ELEMENT_AT({SPLIT}, CAST(NULLIF(i, 0) AS INT))"),
         # A column that may be a map: its key looked up as DuckDB does; 0 and a column index left as sqlglot writes them.
         ("SELECT l[-1], l[2], l[0], l[i], m['k'], l[1:2]",
          "SELECT TRY_ELEMENT_AT(l, -1), TRY_ELEMENT_AT(l, 2), l[-1], l[i], m['k'], l[1:2]"),
         ("SELECT timezone('UTC', now()), timezone('UTC', ts::TIMESTAMP), timezone('UTC', ts)",
          "SELECT CONVERT_TIMEZONE('UTC', NOW()), TO_UTC_TIMESTAMP(CAST(ts AS TIMESTAMP_NTZ), 'UTC'), TIMEZONE('UTC', ts)"),
         ("SELECT epoch_ms(ts::TIMESTAMP), epoch_ms(x)",
-         "SELECT UNIX_MICROS(CAST(CAST(ts AS TIMESTAMP_NTZ) AS TIMESTAMP)) DIV 1000, TIMESTAMP_MILLIS(x)"),
+         "SELECT (UNIX_MICROS(CAST(CAST(ts AS TIMESTAMP_NTZ) AS TIMESTAMP)) DIV 1000), TIMESTAMP_MILLIS(x)"),
     ],
 )
 def test_the_spark_sql_written(sql, written):
@@ -103,7 +106,7 @@ def test_an_element_of_a_list_by_duckdbs_index(engine):
     edges = "SELECT l[-1], l[1], l[-2], l[5], l[-5], l[3], l[-3] FROM (SELECT string_split('a,b,c', ',') AS l)"
     assert rows(engine, edges) == [("c", "a", "b", None, None, "c", "a")]
     by_column = ("SELECT i, string_split('a,b,c', ',')[i] "
-                 "FROM (VALUES (-4), (-3), (-1), (0), (1), (3), (4), (NULL)) AS t(i)")
+                 "FROM (VALUES (-4), (-3), (-1), (0), (1), (3::BIGINT), (4), (NULL)) AS t(i)")
     assert rows(engine, by_column) == [(-4, None), (-3, "a"), (-1, "c"), (0, None), (1, "a"), (3, "c"), (4, None),
                                        (None, None)]
 
@@ -122,3 +125,29 @@ def test_timezone_and_epoch_ms_of_moments_as_duckdb_computes_them(engine):
     frame = engine.spark.sql(spark_sql(epochs))
     assert [field.dataType.simpleString() for field in frame.schema.fields[:4]] == ["bigint"] * 4
     assert tuple(frame.collect()[0]) == (1704112496789, 0, 1704067200000, 1704063600000, "2024-01-01 12:34:56.789")
+
+
+def test_epoch_ms_of_a_column_is_written_by_the_columns_type_once_the_parents_are_loaded(engine, schema, tmp_path):
+    # DuckDB: epoch_ms of a TIMESTAMP or DATE column is its milliseconds (1704112496789, 1704067200000), of a BIGINT
+    # column the timestamp (2024-01-01 12:34:56.789).
+    folder = tmp_path / "p"
+    files = {
+        "config.yaml": "model_defaults:\n  dialect: duckdb\n  start: '2024-01-01'\n",
+        "models/src.sql": "MODEL (name s.src, kind FULL);\nSELECT TIMESTAMP '2024-01-01 12:34:56.789123' AS ts, "
+                          "DATE '2024-01-01' AS d, 1704112496789::BIGINT AS n\n",
+        "models/ms.sql": "MODEL (name s.ms, kind FULL);\n"
+                         "SELECT epoch_ms(ts) AS t_ms, epoch_ms(d) AS d_ms, epoch_ms(n)::VARCHAR AS n_ts FROM s.src\n",
+    }
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    model = load_project(folder, use_cache=False).models["s.ms"]
+    assert model.query == (
+        "SELECT (UNIX_MICROS(CAST(ts AS TIMESTAMP)) DIV 1000) AS t_ms, (UNIX_MICROS(CAST(d AS TIMESTAMP)) DIV 1000) "
+        "AS d_ms, CAST(TIMESTAMP_MILLIS(n) AS STRING) AS n_ts FROM s.src")
+    engine.catalog.execute(f"CREATE TABLE {schema}.src AS SELECT TIMESTAMP_NTZ '2024-01-01 12:34:56.789123' AS ts, "
+                           "DATE '2024-01-01' AS d, 1704112496789L AS n")
+    sql = render_query(model, start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
+                       execution_time=datetime(2024, 1, 2), table_for={"s.src": f"{schema}.src"})
+    assert [tuple(row) for row in engine.catalog.query_rows(sql)] == [
+        (1704112496789, 1704067200000, "2024-01-01 12:34:56.789")]

@@ -26,8 +26,9 @@
   as written (Spark then says it has no TIMEZONE function).
 - **EPOCH_MS(ts)** of a timestamp or a date is its milliseconds since 1970 (a BIGINT, truncated toward zero);
   sqlglot writes ``TIMESTAMP_MILLIS(ts)``, the inverse, which is right for a number only. Written
-  ``UNIX_MICROS(CAST(ts AS TIMESTAMP)) DIV 1000`` where ``ts`` is a moment by its spelling (a cast to a timestamp
-  or a date, a timestamp literal, ``CURRENT_TIMESTAMP``, ``NOW()``); a column is left as sqlglot writes it.
+  ``(UNIX_MICROS(CAST(ts AS TIMESTAMP)) DIV 1000)`` where ``ts`` is a moment by its spelling (a cast to a timestamp
+  or a date, a timestamp literal, ``CURRENT_TIMESTAMP``, ``NOW()``); any other argument but a number is marked, and
+  written so once the loader knows it is a timestamp or a date (``typed_operands``).
 
 An unaliased projection keeps the name Spark gives the expression sqlglot writes (``(x / y)``, ``(x % y)``).
 """
@@ -37,6 +38,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dagster_sparkmesh.project.sql.duckdb_doubles import duckdb_double, is_double
+from dagster_sparkmesh.project.sql.typed_operands import MILLIS_MARKER
 
 _DOUBLE = exp.DataType.build("DOUBLE")
 _LISTS = (exp.Split, exp.RegexpSplit, exp.Array, exp.ArrayAgg, exp.ArrayConcat, exp.StringToArray, exp.ArraySort,
@@ -59,6 +61,9 @@ def duckdb_function(node: exp.Expression) -> exp.Expression:
         return _element(node)
     if isinstance(node, exp.UnixToTime) and _is_milliseconds(node) and _is_moment(node.this):
         return _milliseconds(node.this)
+    if isinstance(node, exp.UnixToTime) and _is_milliseconds(node) and not _is_number(node.this):
+        # A moment or a number: the loader writes it once it knows the column's type.
+        return exp.Anonymous(this=MILLIS_MARKER, expressions=[node.this.copy(), node.args["scale"].copy()])
     if isinstance(node, exp.Anonymous):
         return _function(node)
     return node
@@ -69,7 +74,7 @@ def _milliseconds(moment: exp.Expression) -> exp.Expression:
     1970 with a fraction of a millisecond: 0 there, -1 in Spark); DIV truncates."""
     timestamp = exp.Cast(this=moment.copy(), to=exp.DataType.build("TIMESTAMP"))
     micros = exp.Anonymous(this="UNIX_MICROS", expressions=[timestamp])
-    return exp.IntDiv(this=micros, expression=exp.Literal.number(1000))
+    return exp.Paren(this=exp.IntDiv(this=micros, expression=exp.Literal.number(1000)))  # (2 * it: not 2 * micros)
 
 
 def _divided(node: exp.Div) -> exp.Expression:
@@ -133,7 +138,9 @@ def _element(node: exp.Bracket) -> exp.Expression:
     if moved is None:  # a column: not moved by sqlglot (its type is unknown), DuckDB's index as written
         if not is_list or not isinstance(index, exp.Column):
             return node
-        duckdb_index = exp.Nullif(this=index.copy(), expression=exp.Literal.number(0))
+        # (Spark's index is an INT: a BIGINT column is cast.)
+        duckdb_index = exp.Cast(this=exp.Nullif(this=index.copy(), expression=exp.Literal.number(0)),
+                                to=exp.DataType.build("INT"))
     elif int(moved) + 1 == 0:
         if not is_list:
             return node
@@ -188,6 +195,11 @@ def _is_cast_to(node: exp.Expression, types: tuple[exp.DataType.Type, ...]) -> b
 
 def _is_moment(node: exp.Expression) -> bool:
     return _is_zoned(node) or _is_cast_to(node, _MOMENTS)
+
+
+def _is_number(node: exp.Expression) -> bool:
+    numbers = (*exp.DataType.INTEGER_TYPES, exp.DataType.Type.DECIMAL, *exp.DataType.FLOAT_TYPES)
+    return _literal_number(node) is not None or _is_cast_to(node, numbers)
 
 
 def _is_milliseconds(node: exp.UnixToTime) -> bool:

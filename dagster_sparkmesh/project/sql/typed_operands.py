@@ -11,13 +11,16 @@
 - **A date minus a date.** In PostgreSQL, DuckDB, Redshift and Snowflake ``d - d2`` of two DATEs is a whole number
   of days; in Spark an interval (``d - d2 > 30`` fails there). ``dialect_functions`` writes ``DATEDIFF`` where both
   sides are dates by their spelling, and marks a subtraction of columns.
+- **DuckDB's EPOCH_MS of a column**: the milliseconds since 1970 of a timestamp or a date, the timestamp of a number
+  of milliseconds (``duckdb_functions`` writes the first where the argument is a moment by its spelling).
 
 A model's query is parsed before its parents are loaded, so each such operation becomes a numbered marker,
-``SPARKMESH_TYPED_DIVISION_1(a, b)``, ``SPARKMESH_TYPED_ROUND_2(x, n)``, ``SPARKMESH_TYPED_DAYS_3(d, d2)``
-(``marked_operands``). Once every model is loaded the loader resolves the markers of each query with the column
+``SPARKMESH_TYPED_DIVISION_1(a, b)``, ``SPARKMESH_TYPED_ROUND_2(x, n)``, ``SPARKMESH_TYPED_DAYS_3(d, d2)``,
+``SPARKMESH_TYPED_MILLIS_4(ts, 3)`` (``marked_operands``). Once every model is loaded the loader resolves the markers of each query with the column
 types of what it reads, parents first (``resolved_operands``): a division of two integers becomes the cast, a ROUND
-of a DOUBLE DuckDB's rounding, a subtraction of two DATEs ``DATEDIFF``; any other one, or one whose operand types
-are unknown, is written as Spark's ``/``, ``ROUND`` or ``-`` as before. The markers
+of a DOUBLE DuckDB's rounding, a subtraction of two DATEs ``DATEDIFF``, the EPOCH_MS of a moment its
+milliseconds; any other one, or one whose operand types
+are unknown, is written as Spark's ``/``, ``ROUND``, ``-`` or ``TIMESTAMP_MILLIS`` as before. The markers
 are replaced in the query's text, so the rest of the text (macros waiting for an interval) is kept as it was
 written; no marker outlives the load.
 """
@@ -39,11 +42,14 @@ from dagster_sparkmesh.model.records import ExternalModel, Model, UnitTest
 from dagster_sparkmesh.project.sql.duckdb_doubles import ROUND_MARKER, is_double, rounded_double
 
 MARKER = "SPARKMESH_TYPED_"
-_DIVISION, _ROUND, _DAYS = "DIVISION", "ROUND", "DAYS"
+_DIVISION, _ROUND, _DAYS, _MILLIS = "DIVISION", "ROUND", "DAYS", "MILLIS"
 assert ROUND_MARKER == f"{MARKER}{_ROUND}"  # numbered here with the divisions
 DAYS_MARKER = f"{MARKER}{_DAYS}"
-_UNNUMBERED = (ROUND_MARKER, DAYS_MARKER)
-_NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND|DAYS)_(\d+)\(")
+MILLIS_MARKER = f"{MARKER}{_MILLIS}"
+_UNNUMBERED = (ROUND_MARKER, DAYS_MARKER, MILLIS_MARKER)
+_NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND|DAYS|MILLIS)_(\d+)\(")
+_MOMENTS = (exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPNTZ,
+            exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ)
 _QUOTES = "'\"`"
 _VALUE = "SPARKMESH_ROUNDED_VALUE"
 
@@ -117,7 +123,7 @@ def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
         typed = _annotated(typed, schema)
         if typed is None:
             return set()
-    return {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Round, exp.DateDiff)
+    return {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Round, exp.DateDiff, exp.UnixToTime)
             if MARKER in node.meta and (isinstance(node, exp.DateDiff) or _as_marked(node))}
 
 
@@ -134,10 +140,14 @@ def _operation(kind: str, left: exp.Expression, right: exp.Expression) -> exp.Ex
         return exp.Div(this=left, expression=right, typed=True)
     if kind == _ROUND:
         return exp.Round(this=left, decimals=right)
+    if kind == _MILLIS:
+        return exp.UnixToTime(this=left, scale=right)
     return exp.Sub(this=left, expression=right)
 
 
-def _as_marked(operation: exp.Div | exp.Round | exp.Sub) -> bool:
+def _as_marked(operation: exp.Div | exp.Round | exp.Sub | exp.UnixToTime) -> bool:
+    if isinstance(operation, exp.UnixToTime):  # DuckDB's EPOCH_MS of a moment
+        return operation.this.is_type(*_MOMENTS)
     if isinstance(operation, exp.Round):  # (sqlglot types any ROUND a DOUBLE: DuckDB's spelling rules decide)
         return is_double(operation.this)
     if isinstance(operation, exp.Sub):
@@ -166,6 +176,8 @@ def _written(kind: str, left: str, right: str, as_marked: bool) -> str:
         return f"CAST({left} / {right} AS BIGINT)" if as_marked else f"{left} / {right}"
     if kind == _DAYS:
         return f"DATEDIFF({left}, {right})" if as_marked else f"{left} - {right}"
+    if kind == _MILLIS:  # (DIV truncates toward zero, as DuckDB does; UNIX_MILLIS floors)
+        return f"(UNIX_MICROS(CAST({left} AS TIMESTAMP)) DIV 1000)" if as_marked else f"TIMESTAMP_MILLIS({left})"
     if not as_marked:
         return f"ROUND({left}, {right})"
     # The value is text (it may hold macros waiting for an interval): the formula is written around a stand-in.
