@@ -30,6 +30,7 @@ returns what the source dialect returns (each checked on Spark against the diale
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
 - numbers: see ``dialect_numbers.py``;
 - DuckDB's averages and divisions (DOUBLE) and its rounding of a DOUBLE: see ``duckdb_doubles.py``;
+- DuckDB's divisions by zero, STRLEN, YEARWEEK, list indexes, TIMEZONE and EPOCH_MS: see ``duckdb_functions.py``;
 - percentiles (``WITHIN GROUP``, DuckDB's ``QUANTILE_CONT`` / ``QUANTILE_DISC``): see ``percentiles.py``;
 - LIKE patterns with a backslash where the dialect has no default escape: see ``like_patterns.py``;
 - DuckDB's ``LEN`` of a list (by its spelling: a split, an array), which Spark refused;

@@ -61,7 +61,8 @@ def is_double(node: exp.Expression) -> bool:
     if isinstance(node, exp.Div):
         return True  # (its left operand is cast to DOUBLE by then)
     if isinstance(node, exp.Case):  # (a division guarded against a zero divisor: ``duckdb_functions``)
-        return all(is_double(branch) for branch in (*(case.args["true"] for case in node.args["ifs"]), node.args.get("default")) if branch)
+        branches = [case.args["true"] for case in node.args["ifs"]] + [node.args.get("default")]
+        return all(is_double(branch) for branch in branches if branch is not None)
     if isinstance(node, _ARITHMETIC):
         return is_double(node.this) or is_double(node.expression)
     if isinstance(node, exp.Column):
