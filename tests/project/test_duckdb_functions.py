@@ -127,16 +127,22 @@ def test_timezone_and_epoch_ms_of_moments_as_duckdb_computes_them(engine):
     assert tuple(frame.collect()[0]) == (1704112496789, 0, 1704067200000, 1704063600000, "2024-01-01 12:34:56.789")
 
 
-def test_epoch_ms_of_a_column_is_written_by_the_columns_type_once_the_parents_are_loaded(engine, schema, tmp_path):
+def test_epoch_ms_and_timezone_of_columns_are_written_by_their_types_once_the_parents_are_loaded(
+        engine, schema, tmp_path):
     # DuckDB: epoch_ms of a TIMESTAMP or DATE column is its milliseconds (1704112496789, 1704067200000), of a BIGINT
-    # column the timestamp (2024-01-01 12:34:56.789).
+    # column the timestamp (2024-01-01 12:34:56.789); timezone('America/New_York', ...) of a TIMESTAMP column at
+    # 12:00 is the instant 16:00 UTC ('2024-07-01 16:00:00+00'), of a TIMESTAMPTZ column at 12:00 UTC the wall clock
+    # 08:00.
     folder = tmp_path / "p"
     files = {
         "config.yaml": "model_defaults:\n  dialect: duckdb\n  start: '2024-01-01'\n",
         "models/src.sql": "MODEL (name s.src, kind FULL);\nSELECT TIMESTAMP '2024-01-01 12:34:56.789123' AS ts, "
-                          "DATE '2024-01-01' AS d, 1704112496789::BIGINT AS n\n",
+                          "DATE '2024-01-01' AS d, 1704112496789::BIGINT AS n, TIMESTAMP '2024-07-01 12:00:00' AS "
+                          "naive, TIMESTAMPTZ '2024-07-01 12:00:00+00' AS zoned\n",
         "models/ms.sql": "MODEL (name s.ms, kind FULL);\n"
-                         "SELECT epoch_ms(ts) AS t_ms, epoch_ms(d) AS d_ms, epoch_ms(n)::VARCHAR AS n_ts FROM s.src\n",
+                         "SELECT epoch_ms(ts) AS t_ms, epoch_ms(d) AS d_ms, epoch_ms(n)::VARCHAR AS n_ts, "
+                         "timezone('America/New_York', naive)::VARCHAR AS instant, "
+                         "timezone('America/New_York', zoned)::VARCHAR AS wall FROM s.src\n",
     }
     for name, text in files.items():
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
@@ -144,10 +150,12 @@ def test_epoch_ms_of_a_column_is_written_by_the_columns_type_once_the_parents_ar
     model = load_project(folder, use_cache=False).models["s.ms"]
     assert model.query == (
         "SELECT (UNIX_MICROS(CAST(ts AS TIMESTAMP)) DIV 1000) AS t_ms, (UNIX_MICROS(CAST(d AS TIMESTAMP)) DIV 1000) "
-        "AS d_ms, CAST(TIMESTAMP_MILLIS(n) AS STRING) AS n_ts FROM s.src")
+        "AS d_ms, CAST(TIMESTAMP_MILLIS(n) AS STRING) AS n_ts, CAST(TO_UTC_TIMESTAMP(naive, 'America/New_York') AS "
+        "STRING) AS instant, CAST(CONVERT_TIMEZONE('America/New_York', zoned) AS STRING) AS wall FROM s.src")
     engine.catalog.execute(f"CREATE TABLE {schema}.src AS SELECT TIMESTAMP_NTZ '2024-01-01 12:34:56.789123' AS ts, "
-                           "DATE '2024-01-01' AS d, 1704112496789L AS n")
+                           "DATE '2024-01-01' AS d, 1704112496789L AS n, TIMESTAMP_NTZ '2024-07-01 12:00:00' AS naive, "
+                           "TIMESTAMP '2024-07-01 12:00:00' AS zoned")
     sql = render_query(model, start=datetime(2024, 1, 1), end=datetime(2024, 1, 2),
                        execution_time=datetime(2024, 1, 2), table_for={"s.src": f"{schema}.src"})
     assert [tuple(row) for row in engine.catalog.query_rows(sql)] == [
-        (1704112496789, 1704067200000, "2024-01-01 12:34:56.789")]
+        (1704112496789, 1704067200000, "2024-01-01 12:34:56.789", "2024-07-01 16:00:00", "2024-07-01 08:00:00")]

@@ -22,8 +22,9 @@
   (a column) is left by sqlglot as DuckDB counts it: written so for a list by its spelling only.
 - **TIMEZONE(zone, ts)**: of a naive timestamp, the instant its wall clock reads in ``zone`` (Spark's
   ``TO_UTC_TIMESTAMP``); of a TIMESTAMPTZ (``CURRENT_TIMESTAMP``, ``NOW()``, a cast), its wall clock in ``zone``
-  (``CONVERT_TIMEZONE``). Written by the argument's spelling; a column, whose type only the tables tell, is left
-  as written (Spark then says it has no TIMEZONE function).
+  (``CONVERT_TIMEZONE``). Written by the argument's spelling, or marked and written once the loader knows its type
+  (``typed_operands``: Spark's TIMESTAMP_NTZ is DuckDB's TIMESTAMP, Spark's TIMESTAMP DuckDB's TIMESTAMPTZ); left as
+  written where the type stays unknown (Spark then says it has no TIMEZONE function).
 - **EPOCH_MS(ts)** of a timestamp or a date is its milliseconds since 1970 (a BIGINT, truncated toward zero);
   sqlglot writes ``TIMESTAMP_MILLIS(ts)``, the inverse, which is right for a number only. Written
   ``(UNIX_MICROS(CAST(ts AS TIMESTAMP)) DIV 1000)`` where ``ts`` is a moment by its spelling (a cast to a timestamp
@@ -38,7 +39,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from dagster_sparkmesh.project.sql.duckdb_doubles import duckdb_double, is_double
-from dagster_sparkmesh.project.sql.typed_operands import MILLIS_MARKER
+from dagster_sparkmesh.project.sql.typed_operands import MILLIS_MARKER, ZONE_MARKER
 
 _DOUBLE = exp.DataType.build("DOUBLE")
 _LISTS = (exp.Split, exp.RegexpSplit, exp.Array, exp.ArrayAgg, exp.ArrayConcat, exp.StringToArray, exp.ArraySort,
@@ -181,7 +182,9 @@ def _in_zone(zone: exp.Expression, moment: exp.Expression, node: exp.Expression)
         return exp.Anonymous(this="CONVERT_TIMEZONE", expressions=[zone.copy(), moment.copy()])
     if _is_cast_to(moment, _NAIVE):
         return exp.Anonymous(this="TO_UTC_TIMESTAMP", expressions=[moment.copy(), zone.copy()])
-    return node
+    if moment.is_string:
+        return node
+    return exp.Anonymous(this=ZONE_MARKER, expressions=[moment.copy(), zone.copy()])  # written once its type is known
 
 
 def _is_zoned(moment: exp.Expression) -> bool:

@@ -13,6 +13,8 @@
   sides are dates by their spelling, and marks a subtraction of columns.
 - **DuckDB's EPOCH_MS of a column**: the milliseconds since 1970 of a timestamp or a date, the timestamp of a number
   of milliseconds (``duckdb_functions`` writes the first where the argument is a moment by its spelling).
+- **DuckDB's TIMEZONE(zone, ts) of a column**: the instant of a naive wall clock in ``zone`` (a TIMESTAMP there,
+  Spark's TIMESTAMP_NTZ), the wall clock in ``zone`` of an instant (a TIMESTAMPTZ there, Spark's TIMESTAMP).
 
 A model's query is parsed before its parents are loaded, so each such operation becomes a numbered marker,
 ``SPARKMESH_TYPED_DIVISION_1(a, b)``, ``SPARKMESH_TYPED_ROUND_2(x, n)``, ``SPARKMESH_TYPED_DAYS_3(d, d2)``,
@@ -42,14 +44,17 @@ from dagster_sparkmesh.model.records import ExternalModel, Model, UnitTest
 from dagster_sparkmesh.project.sql.duckdb_doubles import ROUND_MARKER, is_double, rounded_double
 
 MARKER = "SPARKMESH_TYPED_"
-_DIVISION, _ROUND, _DAYS, _MILLIS = "DIVISION", "ROUND", "DAYS", "MILLIS"
+_DIVISION, _ROUND, _DAYS, _MILLIS, _ZONE = "DIVISION", "ROUND", "DAYS", "MILLIS", "ZONE"
 assert ROUND_MARKER == f"{MARKER}{_ROUND}"  # numbered here with the divisions
 DAYS_MARKER = f"{MARKER}{_DAYS}"
 MILLIS_MARKER = f"{MARKER}{_MILLIS}"
-_UNNUMBERED = (ROUND_MARKER, DAYS_MARKER, MILLIS_MARKER)
-_NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND|DAYS|MILLIS)_(\d+)\(")
-_MOMENTS = (exp.DataType.Type.DATE, exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPNTZ,
-            exp.DataType.Type.TIMESTAMPLTZ, exp.DataType.Type.TIMESTAMPTZ)
+ZONE_MARKER = f"{MARKER}{_ZONE}"
+_UNNUMBERED = (ROUND_MARKER, DAYS_MARKER, MILLIS_MARKER, ZONE_MARKER)
+_NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND|DAYS|MILLIS|ZONE)_(\d+)\(")
+_NAIVE, _ZONED = "naive", "zoned"  # how a TIMEZONE marker is written, by its moment's type
+_TIMESTAMPS = (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPNTZ, exp.DataType.Type.TIMESTAMPLTZ,
+               exp.DataType.Type.TIMESTAMPTZ)
+_MOMENTS = (exp.DataType.Type.DATE, *_TIMESTAMPS)
 _QUOTES = "'\"`"
 _VALUE = "SPARKMESH_ROUNDED_VALUE"
 
@@ -95,17 +100,18 @@ def resolved_operands(text: str, schema: MappingSchema) -> str:
     return _rewritten(text, _typed_as_marked(text, schema))
 
 
-def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
+def _typed_as_marked(text: str, schema: MappingSchema) -> dict[int, str]:
     """The numbers of the markers whose operands have the types their rewrite is for: both integers (a division), a
-    DOUBLE (a ROUND), both DATEs (a subtraction); none where the query cannot be typed."""
+    DOUBLE (a ROUND), both DATEs (a subtraction), a moment (EPOCH_MS, TIMEZONE: which one); none where the query
+    cannot be typed."""
     try:
         tree = sqlglot.parse_one(text, dialect="spark")
     except SqlglotError:
-        return set()
+        return {}
     markers = [node for node in tree.find_all(exp.Anonymous, bfs=False) if _NUMBERED.match(f"{node.name}(")]
     for marker in reversed(markers):  # children first, as they were marked
         if marker is tree or len(marker.expressions) != 2:
-            return set()
+            return {}
         kind, number = _NUMBERED.match(f"{marker.name}(").groups()
         left, right = marker.expressions
         operation = _operation(kind, left, right)
@@ -113,7 +119,7 @@ def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
         marker.replace(operation)
     typed = _annotated(tree, schema)
     if typed is None:
-        return set()
+        return {}
     days = [node for node in typed.find_all(exp.Sub) if MARKER in node.meta and _as_marked(node)]
     if days:  # a number of days is an integer for what holds it (PostgreSQL's ``(d - d2) / 7`` divides integers)
         for node in days:
@@ -122,9 +128,16 @@ def _typed_as_marked(text: str, schema: MappingSchema) -> set[int]:
             node.replace(counted)
         typed = _annotated(typed, schema)
         if typed is None:
-            return set()
-    return {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Round, exp.DateDiff, exp.UnixToTime)
+            return {}
+    operations = typed.find_all(exp.Div, exp.Round, exp.DateDiff, exp.UnixToTime, exp.Anonymous)
+    return {node.meta[MARKER]: _zone_variant(node) for node in operations
             if MARKER in node.meta and (isinstance(node, exp.DateDiff) or _as_marked(node))}
+
+
+def _zone_variant(operation: exp.Expression) -> str:
+    if not isinstance(operation, exp.Anonymous):
+        return ""
+    return _NAIVE if operation.expressions[1].is_type(exp.DataType.Type.TIMESTAMPNTZ) else _ZONED
 
 
 def _annotated(tree: exp.Expression, schema: MappingSchema) -> exp.Expression | None:
@@ -142,10 +155,14 @@ def _operation(kind: str, left: exp.Expression, right: exp.Expression) -> exp.Ex
         return exp.Round(this=left, decimals=right)
     if kind == _MILLIS:
         return exp.UnixToTime(this=left, scale=right)
+    if kind == _ZONE:  # (the marker holds the moment first)
+        return exp.Anonymous(this="TIMEZONE", expressions=[right, left])
     return exp.Sub(this=left, expression=right)
 
 
-def _as_marked(operation: exp.Div | exp.Round | exp.Sub | exp.UnixToTime) -> bool:
+def _as_marked(operation: exp.Expression) -> bool:
+    if isinstance(operation, exp.Anonymous):  # DuckDB's TIMEZONE of a naive or a zoned timestamp
+        return operation.expressions[1].is_type(*_TIMESTAMPS)
     if isinstance(operation, exp.UnixToTime):  # DuckDB's EPOCH_MS of a moment
         return operation.this.is_type(*_MOMENTS)
     if isinstance(operation, exp.Round):  # (sqlglot types any ROUND a DOUBLE: DuckDB's spelling rules decide)
@@ -155,7 +172,7 @@ def _as_marked(operation: exp.Div | exp.Round | exp.Sub | exp.UnixToTime) -> boo
     return all(operand.is_type(*exp.DataType.INTEGER_TYPES) for operand in (operation.this, operation.expression))
 
 
-def _rewritten(text: str, chosen: set[int]) -> str:
+def _rewritten(text: str, chosen: Mapping[int, str]) -> str:
     """The markers of ``text`` written out: a division of two integers as the cast, a ROUND of a DOUBLE as DuckDB
     rounds, any other as Spark's ``/`` or ``ROUND``."""
     out: list[str] = []
@@ -165,13 +182,19 @@ def _rewritten(text: str, chosen: set[int]) -> str:
         out.append(text[position:start])
         left, right, end = _operands(text, text.index("(", start))
         left, right = _rewritten(left, chosen), _rewritten(right, chosen)
-        out.append(_written(kind, left, right, number in chosen))
+        out.append(_written(kind, left, right, chosen.get(number)))
         position = end
     out.append(text[position:])
     return "".join(out)
 
 
-def _written(kind: str, left: str, right: str, as_marked: bool) -> str:
+def _written(kind: str, left: str, right: str, variant: str | None) -> str:
+    """The marker's operation as its operands' types make it (``variant``; None where the types are not its)."""
+    as_marked = variant is not None
+    if kind == _ZONE:
+        if variant == _NAIVE:
+            return f"TO_UTC_TIMESTAMP({left}, {right})"
+        return f"CONVERT_TIMEZONE({right}, {left})" if as_marked else f"TIMEZONE({right}, {left})"
     if kind == _DIVISION:
         return f"CAST({left} / {right} AS BIGINT)" if as_marked else f"{left} / {right}"
     if kind == _DAYS:
