@@ -18,13 +18,13 @@
 
 A model's query is parsed before its parents are loaded, so each such operation becomes a numbered marker,
 ``SPARKMESH_TYPED_DIVISION_1(a, b)``, ``SPARKMESH_TYPED_ROUND_2(x, n)``, ``SPARKMESH_TYPED_DAYS_3(d, d2)``,
-``SPARKMESH_TYPED_MILLIS_4(ts, 3)`` (``marked_operands``). Once every model is loaded the loader resolves the markers of each query with the column
-types of what it reads, parents first (``resolved_operands``): a division of two integers becomes the cast, a ROUND
-of a DOUBLE DuckDB's rounding, a subtraction of two DATEs ``DATEDIFF``, the EPOCH_MS of a moment its
-milliseconds; any other one, or one whose operand types
-are unknown, is written as Spark's ``/``, ``ROUND``, ``-`` or ``TIMESTAMP_MILLIS`` as before. The markers
-are replaced in the query's text, so the rest of the text (macros waiting for an interval) is kept as it was
-written; no marker outlives the load.
+``SPARKMESH_TYPED_MILLIS_4(ts, 3)``, ``SPARKMESH_TYPED_ZONE_5(ts, zone)`` (``marked_operands``). Once every model is
+loaded the loader resolves the markers of each query with the column types of what it reads, parents first
+(``resolved_operands``): a division of two integers becomes the cast, a ROUND of a DOUBLE DuckDB's rounding, a
+subtraction of two DATEs ``DATEDIFF``, the EPOCH_MS of a moment its milliseconds, a TIMEZONE ``TO_UTC_TIMESTAMP`` or
+``CONVERT_TIMEZONE``; any other one, or one whose operand types are unknown, is written as Spark's ``/``, ``ROUND``,
+``-``, ``TIMESTAMP_MILLIS`` or DuckDB's ``TIMEZONE`` as before. The markers are replaced in the query's text, so
+the rest of the text (macros waiting for an interval) is kept as it was written; no marker outlives the load.
 """
 
 from __future__ import annotations
@@ -174,7 +174,7 @@ def _as_marked(operation: exp.Expression) -> bool:
 
 def _rewritten(text: str, chosen: Mapping[int, str]) -> str:
     """The markers of ``text`` written out: a division of two integers as the cast, a ROUND of a DOUBLE as DuckDB
-    rounds, any other as Spark's ``/`` or ``ROUND``."""
+    rounds, ... (``chosen``: the numbers of those whose operands have their types), any other as before."""
     out: list[str] = []
     position = 0
     while (found := _next_marker(text, position)) is not None:
