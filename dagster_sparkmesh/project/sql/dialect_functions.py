@@ -30,6 +30,7 @@ returns what the source dialect returns (each checked on Spark against the diale
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
 - numbers: see ``dialect_numbers.py``;
 - DuckDB's averages and divisions (DOUBLE) and its rounding of a DOUBLE: see ``duckdb_doubles.py``;
+- DuckDB's divisions by zero, STRLEN, YEARWEEK, list indexes, TIMEZONE and EPOCH_MS: see ``duckdb_functions.py``;
 - percentiles (``WITHIN GROUP``, DuckDB's ``QUANTILE_CONT`` / ``QUANTILE_DISC``): see ``percentiles.py``;
 - LIKE patterns with a backslash where the dialect has no default escape: see ``like_patterns.py``;
 - DuckDB's ``LEN`` of a list (by its spelling: a split, an array), which Spark refused;
@@ -58,6 +59,7 @@ from sqlglot.transforms import eliminate_qualify
 from dagster_sparkmesh.project.sql.date_arithmetic import added_in_units
 from dagster_sparkmesh.project.sql.dialect_numbers import number_rewrite
 from dagster_sparkmesh.project.sql.duckdb_doubles import duckdb_double
+from dagster_sparkmesh.project.sql.duckdb_functions import duckdb_function
 from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 from dagster_sparkmesh.project.sql.percentiles import exact_percentile
@@ -106,6 +108,8 @@ def _named_projection(node: exp.Expression) -> bool:
 
 
 def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
+    if dialect == "duckdb" and (duckdb := duckdb_function(node)) is not node:  # (its divisions: duckdb_double)
+        return duckdb
     if dialect == "duckdb" and (doubled := duckdb_double(node)) is not node:
         return doubled
     if isinstance(node, exp.UnixToTime) and _plain_seconds(node):

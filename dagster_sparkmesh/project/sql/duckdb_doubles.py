@@ -60,6 +60,9 @@ def is_double(node: exp.Expression) -> bool:
         return node.to.is_type(*_DOUBLE_TYPES)
     if isinstance(node, exp.Div):
         return True  # (its left operand is cast to DOUBLE by then)
+    if isinstance(node, exp.Case):  # (a division guarded against a zero divisor: ``duckdb_functions``)
+        branches = [case.args["true"] for case in node.args["ifs"]] + [node.args.get("default")]
+        return all(is_double(branch) for branch in branches if branch is not None)
     if isinstance(node, _ARITHMETIC):
         return is_double(node.this) or is_double(node.expression)
     if isinstance(node, exp.Column):

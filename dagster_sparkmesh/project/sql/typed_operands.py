@@ -11,17 +11,22 @@
 - **A date minus a date.** In PostgreSQL, DuckDB, Redshift and Snowflake ``d - d2`` of two DATEs is a whole number
   of days; in Spark an interval (``d - d2 > 30`` fails there). ``dialect_functions`` writes ``DATEDIFF`` where both
   sides are dates by their spelling, and marks a subtraction of columns.
+- **DuckDB's EPOCH_MS of a column**: the milliseconds since 1970 of a timestamp or a date, the timestamp of a number
+  of milliseconds (``duckdb_functions`` writes the first where the argument is a moment by its spelling).
+- **DuckDB's TIMEZONE(zone, ts) of a column**: the instant of a naive wall clock in ``zone`` (a TIMESTAMP there,
+  Spark's TIMESTAMP_NTZ), the wall clock in ``zone`` of an instant (a TIMESTAMPTZ there, Spark's TIMESTAMP).
 
 A model's query is parsed before its parents are loaded, so each such operation becomes a numbered marker,
-``SPARKMESH_TYPED_DIVISION_1(a, b)``, ``SPARKMESH_TYPED_ROUND_2(x, n)``, ``SPARKMESH_TYPED_DAYS_3(d, d2)``
-(``marked_operands``). Once every model is loaded the loader resolves the markers of each query with the column
-types of what it reads, parents first (``resolved_operands``): a division of two integers becomes the cast, a ROUND
-of a DOUBLE DuckDB's rounding, a subtraction of two DATEs ``DATEDIFF``; any other one, or one whose operand types
-are unknown, is written as Spark's ``/``, ``ROUND`` or ``-`` as before. A division or subtraction whose operands'
-types are unknown may then give another value than the dialect's (3.5 for 7 / 2), so the load warns of it, and the
-plan shows the warning (``with_typed_operands``). The markers
-are replaced in the query's text, so the rest of the text (macros waiting for an interval) is kept as it was
-written; no marker outlives the load.
+``SPARKMESH_TYPED_DIVISION_1(a, b)``, ``SPARKMESH_TYPED_ROUND_2(x, n)``, ``SPARKMESH_TYPED_DAYS_3(d, d2)``,
+``SPARKMESH_TYPED_MILLIS_4(ts, 3)``, ``SPARKMESH_TYPED_ZONE_5(ts, zone)`` (``marked_operands``). Once every model is
+loaded the loader resolves the markers of each query with the column types of what it reads, parents first
+(``resolved_operands``): a division of two integers becomes the cast, a ROUND of a DOUBLE DuckDB's rounding, a
+subtraction of two DATEs ``DATEDIFF``, the EPOCH_MS of a moment its milliseconds, a TIMEZONE ``TO_UTC_TIMESTAMP`` or
+``CONVERT_TIMEZONE``; any other one, or one whose operand types are unknown, is written as Spark's ``/``, ``ROUND``,
+``-``, ``TIMESTAMP_MILLIS`` or DuckDB's ``TIMEZONE`` as before. The markers are replaced in the query's text, so
+the rest of the text (macros waiting for an interval) is kept as it was written; no marker outlives the load. A
+division or subtraction whose operands' types are unknown may give another value than the dialect's (3.5 for
+7 / 2), so the load warns of it, and the plan shows the warning (``with_typed_operands``).
 """
 
 from __future__ import annotations
@@ -42,11 +47,17 @@ from dagster_sparkmesh.model.records import ExternalModel, Model, UnitTest
 from dagster_sparkmesh.project.sql.duckdb_doubles import ROUND_MARKER, is_double, rounded_double
 
 MARKER = "SPARKMESH_TYPED_"
-_DIVISION, _ROUND, _DAYS = "DIVISION", "ROUND", "DAYS"
+_DIVISION, _ROUND, _DAYS, _MILLIS, _ZONE = "DIVISION", "ROUND", "DAYS", "MILLIS", "ZONE"
 assert ROUND_MARKER == f"{MARKER}{_ROUND}"  # numbered here with the divisions
 DAYS_MARKER = f"{MARKER}{_DAYS}"
-_UNNUMBERED = (ROUND_MARKER, DAYS_MARKER)
-_NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND|DAYS)_(\d+)\(")
+MILLIS_MARKER = f"{MARKER}{_MILLIS}"
+ZONE_MARKER = f"{MARKER}{_ZONE}"
+_UNNUMBERED = (ROUND_MARKER, DAYS_MARKER, MILLIS_MARKER, ZONE_MARKER)
+_NUMBERED = re.compile(MARKER + r"(DIVISION|ROUND|DAYS|MILLIS|ZONE)_(\d+)\(")
+_NAIVE, _ZONED = "naive", "zoned"  # how a TIMEZONE marker is written, by its moment's type
+_TIMESTAMPS = (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPNTZ, exp.DataType.Type.TIMESTAMPLTZ,
+               exp.DataType.Type.TIMESTAMPTZ)
+_MOMENTS = (exp.DataType.Type.DATE, *_TIMESTAMPS)
 _QUOTES = "'\"`"
 _VALUE = "SPARKMESH_ROUNDED_VALUE"
 _UNKNOWN_TYPES = {exp.DataType.Type.UNKNOWN, exp.DataType.Type.NULL}
@@ -116,18 +127,18 @@ def resolved_noting_unknowns(text: str, schema: MappingSchema) -> ResolvedOperan
                             untyped_days=tuple(sql for kind, sql in untyped if kind == _DAYS))
 
 
-def _typed_as_marked(text: str, schema: MappingSchema) -> tuple[set[int], set[int]]:
+def _typed_as_marked(text: str, schema: MappingSchema) -> tuple[dict[int, str], set[int]]:
     """The numbers of the markers whose operands have the types their rewrite is for: both integers (a division), a
-    DOUBLE (a ROUND), both DATEs (a subtraction); and of the divisions and subtractions whose operands' types are
-    unknown (every one where the query cannot be typed)."""
+    DOUBLE (a ROUND), both DATEs (a subtraction), a moment (EPOCH_MS, TIMEZONE: which one); and of the divisions and
+    subtractions whose operands' types are unknown (every one where the query cannot be typed)."""
     try:
         tree = sqlglot.parse_one(text, dialect="spark")
     except SqlglotError:
-        return set(), _all_numbers(text)
+        return {}, _all_numbers(text)
     markers = [node for node in tree.find_all(exp.Anonymous, bfs=False) if _NUMBERED.match(f"{node.name}(")]
     for marker in reversed(markers):  # children first, as they were marked
         if marker is tree or len(marker.expressions) != 2:
-            return set(), _all_numbers(text)
+            return {}, _all_numbers(text)
         kind, number = _NUMBERED.match(f"{marker.name}(").groups()
         left, right = marker.expressions
         operation = _operation(kind, left, right)
@@ -135,7 +146,7 @@ def _typed_as_marked(text: str, schema: MappingSchema) -> tuple[set[int], set[in
         marker.replace(operation)
     typed = _annotated(tree, schema)
     if typed is None:
-        return set(), _all_numbers(text)
+        return {}, _all_numbers(text)
     unknown = {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Sub) if MARKER in node.meta and _untyped(node)}
     days = [node for node in typed.find_all(exp.Sub) if MARKER in node.meta and _as_marked(node)]
     if days:  # a number of days is an integer for what holds it (PostgreSQL's ``(d - d2) / 7`` divides integers)
@@ -145,14 +156,16 @@ def _typed_as_marked(text: str, schema: MappingSchema) -> tuple[set[int], set[in
             node.replace(counted)
         typed = _annotated(typed, schema)
         if typed is None:
-            return set(), _all_numbers(text)
-    chosen = {node.meta[MARKER] for node in typed.find_all(exp.Div, exp.Round, exp.DateDiff)
+            return {}, _all_numbers(text)
+    operations = typed.find_all(exp.Div, exp.Round, exp.DateDiff, exp.UnixToTime, exp.Anonymous)
+    chosen = {node.meta[MARKER]: _zone_variant(node) for node in operations
               if MARKER in node.meta and (isinstance(node, exp.DateDiff) or _as_marked(node))}
-    return chosen, unknown - chosen
+    return chosen, unknown - chosen.keys()
 
 
 def _all_numbers(text: str) -> set[int]:
-    return {int(found.group(2)) for found in _NUMBERED.finditer(text) if found.group(1) != _ROUND}
+    """The divisions and subtractions of ``text``."""
+    return {int(found.group(2)) for found in _NUMBERED.finditer(text) if found.group(1) in (_DIVISION, _DAYS)}
 
 
 def _untyped(operation: exp.Div | exp.Sub) -> bool:
@@ -163,6 +176,12 @@ def _untyped(operation: exp.Div | exp.Sub) -> bool:
     unknown = [t is None or t.this in _UNKNOWN_TYPES for t in types]
     deciding = any(not gone and not t.is_type(*wanted) for t, gone in zip(types, unknown))
     return any(unknown) and not deciding
+
+
+def _zone_variant(operation: exp.Expression) -> str:
+    if not isinstance(operation, exp.Anonymous):
+        return ""
+    return _NAIVE if operation.expressions[1].is_type(exp.DataType.Type.TIMESTAMPNTZ) else _ZONED
 
 
 def _annotated(tree: exp.Expression, schema: MappingSchema) -> exp.Expression | None:
@@ -178,10 +197,18 @@ def _operation(kind: str, left: exp.Expression, right: exp.Expression) -> exp.Ex
         return exp.Div(this=left, expression=right, typed=True)
     if kind == _ROUND:
         return exp.Round(this=left, decimals=right)
+    if kind == _MILLIS:
+        return exp.UnixToTime(this=left, scale=right)
+    if kind == _ZONE:  # (the marker holds the moment first)
+        return exp.Anonymous(this="TIMEZONE", expressions=[right, left])
     return exp.Sub(this=left, expression=right)
 
 
-def _as_marked(operation: exp.Div | exp.Round | exp.Sub) -> bool:
+def _as_marked(operation: exp.Expression) -> bool:
+    if isinstance(operation, exp.Anonymous):  # DuckDB's TIMEZONE of a naive or a zoned timestamp
+        return operation.expressions[1].is_type(*_TIMESTAMPS)
+    if isinstance(operation, exp.UnixToTime):  # DuckDB's EPOCH_MS of a moment
+        return operation.this.is_type(*_MOMENTS)
     if isinstance(operation, exp.Round):  # (sqlglot types any ROUND a DOUBLE: DuckDB's spelling rules decide)
         return is_double(operation.this)
     if isinstance(operation, exp.Sub):
@@ -189,9 +216,10 @@ def _as_marked(operation: exp.Div | exp.Round | exp.Sub) -> bool:
     return all(operand.is_type(*exp.DataType.INTEGER_TYPES) for operand in (operation.this, operation.expression))
 
 
-def _rewritten(text: str, chosen: set[int], unknown: set[int], untyped: list[tuple[str, str]]) -> str:
+def _rewritten(text: str, chosen: Mapping[int, str], unknown: set[int], untyped: list[tuple[str, str]]) -> str:
     """The markers of ``text`` written out: a division of two integers as the cast, a ROUND of a DOUBLE as DuckDB
-    rounds, any other as Spark's ``/`` or ``ROUND``; those of ``unknown`` also added to ``untyped``."""
+    rounds, ... (``chosen``: the numbers of those whose operands have their types), any other as before; those of
+    ``unknown`` also added to ``untyped``."""
     out: list[str] = []
     position = 0
     while (found := _next_marker(text, position)) is not None:
@@ -199,7 +227,7 @@ def _rewritten(text: str, chosen: set[int], unknown: set[int], untyped: list[tup
         out.append(text[position:start])
         left, right, end = _operands(text, text.index("(", start))
         left, right = _rewritten(left, chosen, unknown, untyped), _rewritten(right, chosen, unknown, untyped)
-        out.append(_written(kind, left, right, number in chosen))
+        out.append(_written(kind, left, right, chosen.get(number)))
         if number in unknown:
             untyped.append((kind, out[-1]))
         position = end
@@ -207,11 +235,19 @@ def _rewritten(text: str, chosen: set[int], unknown: set[int], untyped: list[tup
     return "".join(out)
 
 
-def _written(kind: str, left: str, right: str, as_marked: bool) -> str:
+def _written(kind: str, left: str, right: str, variant: str | None) -> str:
+    """The marker's operation as its operands' types make it (``variant``; None where the types are not its)."""
+    as_marked = variant is not None
+    if kind == _ZONE:
+        if variant == _NAIVE:
+            return f"TO_UTC_TIMESTAMP({left}, {right})"
+        return f"CONVERT_TIMEZONE({right}, {left})" if as_marked else f"TIMEZONE({right}, {left})"
     if kind == _DIVISION:
         return f"CAST({left} / {right} AS BIGINT)" if as_marked else f"{left} / {right}"
     if kind == _DAYS:
         return f"DATEDIFF({left}, {right})" if as_marked else f"{left} - {right}"
+    if kind == _MILLIS:  # (DIV truncates toward zero, as DuckDB does; UNIX_MILLIS floors)
+        return f"(UNIX_MICROS(CAST({left} AS TIMESTAMP)) DIV 1000)" if as_marked else f"TIMESTAMP_MILLIS({left})"
     if not as_marked:
         return f"ROUND({left}, {right})"
     # The value is text (it may hold macros waiting for an interval): the formula is written around a stand-in.
