@@ -28,6 +28,8 @@ returns what the source dialect returns (each checked on Spark against the diale
   which start on a different day in each dialect: ``week_boundaries.py``);
 - dates and times in a time zone (DuckDB's ``CURRENT_DATE(zone)``, BigQuery's ``DATETIME(ts, zone)``, ...), the
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
+- everyday text and date functions of PostgreSQL, Snowflake and BigQuery (``to_char``, ``string_to_array``,
+  ``initcap``, weeks starting on Sunday, ...): see ``text_and_date_functions.py``;
 - numbers: see ``dialect_numbers.py``;
 - DuckDB's averages and divisions (DOUBLE) and its rounding of a DOUBLE: see ``duckdb_doubles.py``;
 - percentiles (``WITHIN GROUP``, DuckDB's ``QUANTILE_CONT`` / ``QUANTILE_DISC``): see ``percentiles.py``;
@@ -62,6 +64,7 @@ from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 from dagster_sparkmesh.project.sql.percentiles import exact_percentile
 from dagster_sparkmesh.project.sql.regexp_groups import extracted_group
+from dagster_sparkmesh.project.sql.text_and_date_functions import text_and_date_rewrite
 from dagster_sparkmesh.project.sql.typed_operands import DAYS_MARKER, unmarked
 from dagster_sparkmesh.project.sql.week_boundaries import weeks_crossed
 
@@ -108,6 +111,8 @@ def _named_projection(node: exp.Expression) -> bool:
 def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
     if dialect == "duckdb" and (doubled := duckdb_double(node)) is not node:
         return doubled
+    if (text_or_date := text_and_date_rewrite(node, dialect)) is not node:
+        return text_or_date
     if isinstance(node, exp.UnixToTime) and _plain_seconds(node):
         return exp.Anonymous(this="TIMESTAMP_SECONDS", expressions=[node.this])
     if isinstance(node, exp.DayOfWeekIso):

@@ -29,7 +29,7 @@ def weeks_crossed(node: exp.DateDiff, dialect: str) -> exp.Expression:
     first_day = _week_start(node, dialect)
     if first_day is None:
         return node
-    days = exp.Anonymous(this="DATEDIFF", expressions=[_start_of_week(side, first_day) for side in (node.this, node.expression)])
+    days = exp.Anonymous(this="DATEDIFF", expressions=[start_of_week(side, first_day) for side in (node.this, node.expression)])
     return exp.Paren(this=exp.IntDiv(this=days, expression=exp.Literal.number(7)))
 
 
@@ -47,7 +47,7 @@ def _week_start(node: exp.DateDiff, dialect: str) -> str | None:
     return _PLAIN_WEEK_START.get(dialect) if name == "WEEK" else None
 
 
-def _start_of_week(moment: exp.Expression, first_day: str) -> exp.Expression:
+def start_of_week(moment: exp.Expression, first_day: str) -> exp.Expression:
     """The date of the last ``first_day`` on or before ``moment``: back by the days since that day of the week."""
     since = exp.Mod(
         this=exp.Paren(this=exp.Add(this=exp.Anonymous(this="DAYOFWEEK", expressions=[moment.copy()]),
