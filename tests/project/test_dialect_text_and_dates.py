@@ -47,7 +47,10 @@ def refusal(sql: str, dialect: str) -> ProjectError:
          "TRUNC(d, 'MONTH')"),
         ("bigquery", "SELECT TIMESTAMP_TRUNC(t, WEEK(SATURDAY))",
          "SELECT CAST(DATE_SUB(CAST(t AS DATE), (DAYOFWEEK(t) + 0) % 7) AS TIMESTAMP)"),
-        ("bigquery", "SELECT EXTRACT(DAYOFYEAR FROM d)", "SELECT EXTRACT(DOY FROM d)"),
+        ("bigquery", "SELECT EXTRACT(DAYOFYEAR FROM d), EXTRACT(ISOWEEK FROM d), EXTRACT(DAYOFWEEK FROM d)",
+         "SELECT EXTRACT(DOY FROM d), EXTRACT(WEEK FROM d), EXTRACT(DAYOFWEEK FROM d)"),
+        ("bigquery", "SELECT EXTRACT(WEEK FROM d)", "SELECT ((DAYOFYEAR(d) - (DAYOFWEEK(d) + 6) % 7 + 6) DIV 7)"),
+        ("postgres", "SELECT EXTRACT(WEEK FROM d)", "SELECT EXTRACT(WEEK FROM d)"),  # ISO's there too
         ("snowflake", "SELECT EXTRACT(dayofyear FROM d)", "SELECT EXTRACT(DOY FROM d)"),
         ("bigquery", "SELECT UNIX_SECONDS(t), UNIX_MILLIS(CAST(t AS TIMESTAMP))",
          "SELECT UNIX_SECONDS(CAST(t AS TIMESTAMP)), UNIX_MILLIS(CAST(t AS TIMESTAMP))"),
@@ -58,9 +61,11 @@ def refusal(sql: str, dialect: str) -> ProjectError:
         ("postgres", "SELECT j::json->>'a', j::jsonb->'b'->>'c'",
          "SELECT GET_JSON_OBJECT(j, '$.a'), GET_JSON_OBJECT(GET_JSON_OBJECT(j, '$.b'), '$.c')"),
         ("postgres", "SELECT initcap(s)",
-         "SELECT REGEXP_REPLACE(INITCAP(REGEXP_REPLACE(s, '([^\\\\p{L}\\\\p{N}])', '$1 ')), '([^\\\\p{L}\\\\p{N}]) ', '$1')"),
+         "SELECT REGEXP_REPLACE(INITCAP(REGEXP_REPLACE(s, '([^\\\\p{L}\\\\p{N}])', '$1 ')), "
+         "'([^\\\\p{L}\\\\p{N}]) ', '$1')"),
         # Other dialects keep what they had.
-        ("duckdb", "SELECT string_to_array(s, ','), initcap(s)", "SELECT SPLIT(s, CONCAT('\\\\Q', ',', '\\\\E')), INITCAP(s)"),
+        ("duckdb", "SELECT string_to_array(s, ','), initcap(s)",
+         "SELECT SPLIT(s, CONCAT('\\\\Q', ',', '\\\\E')), INITCAP(s)"),
         ("snowflake", "SELECT DATE_TRUNC('week', d)", "SELECT DATE_TRUNC('WEEK', d)"),
     ],
 )
@@ -97,6 +102,17 @@ def test_bigquery_weeks_start_on_sunday_or_the_day_given(engine):
     ]
     stamp = "SELECT TIMESTAMP_TRUNC(TIMESTAMP '2024-01-10 13:00:00', WEEK) AS w"
     assert str(rows(engine, stamp, "bigquery")[0][0]) == "2024-01-07 00:00:00"
+
+
+def test_bigquery_week_numbers_count_weeks_from_sunday_or_the_day_given(engine):
+    # BigQuery's documented examples of EXTRACT (WEEK: from Sunday, the days before the first Sunday in week 0).
+    dates = ("(SELECT * FROM UNNEST([DATE '2017-01-01', DATE '2017-01-02', DATE '2017-05-26', DATE '2017-12-31', "
+             "DATE '2017-11-05']) AS d)")
+    sql = (f"SELECT EXTRACT(ISOYEAR FROM d) AS isoyear, EXTRACT(ISOWEEK FROM d) AS isoweek, EXTRACT(YEAR FROM d) AS y, "
+           f"EXTRACT(WEEK FROM d) AS week, EXTRACT(WEEK(MONDAY) FROM d) AS monday_week FROM {dates} ORDER BY d")
+    assert rows(engine, sql, "bigquery") == [
+        (2016, 52, 2017, 1, 0), (2017, 1, 2017, 1, 1), (2017, 21, 2017, 21, 21), (2017, 44, 2017, 45, 44),
+        (2017, 52, 2017, 53, 52)]
 
 
 def test_day_of_the_year_and_seconds_since_the_epoch(engine):
@@ -157,12 +173,12 @@ def test_postgres_json_extraction_of_text_cast_to_json(engine):
 
 def test_initcap_capitalizes_words_as_postgres_and_bigquery_do(engine):
     texts = ["a,b-c d", "hELLO wORLD", "o'neil mcdonald", "x-12-y", "1st place", "élan-vital ÉCOLE", "a_b", "",
-             "  two  spaces", "€uro x€y"]
+             "  two  spaces", "€uro x€y", "tab\tsep"]
     values = ", ".join(f"({index}, '{text.replace(chr(39), chr(39) * 2)}')" for index, text in enumerate(texts))
     sql = f"SELECT initcap(s) FROM (VALUES {values}, (99, NULL)) AS t(i, s) ORDER BY i"
     assert [row[0] for row in rows(engine, sql, "postgres")] == [  # PostgreSQL 15's
         "A,B-C D", "Hello World", "O'Neil Mcdonald", "X-12-Y", "1st Place", "Élan-Vital École", "A_B", "",
-        "  Two  Spaces", "€Uro X€Y", None]
+        "  Two  Spaces", "€Uro X€Y", "Tab\tSep", None]
     bigquery = ("SELECT INITCAP(\"o'neil x-12-y a_b (c)d\") AS default_delimiters, INITCAP('aa-bb cc', ' -') AS dash, "
                 "INITCAP('aBC dEF', '') AS one_word")
     assert rows(engine, bigquery, "bigquery") == [("O'neil X-12-Y A_B (C)D", "Aa-Bb Cc", "Abc def")]

@@ -60,7 +60,8 @@ _POSTGRES_WORDS = {
     "mon": _Element("MMM", "MMM", case="lower"),
     "Day": _Element("EEEE", "EEEE", padded=True), "DAY": _Element("EEEE", "EEEE", case="upper", padded=True),
     "day": _Element("EEEE", "EEEE", case="lower", padded=True),
-    "Dy": _Element("EEE", "EEE"), "DY": _Element("EEE", "EEE", case="upper"), "dy": _Element("EEE", "EEE", case="lower"),
+    "Dy": _Element("EEE", "EEE"), "DY": _Element("EEE", "EEE", case="upper"),
+    "dy": _Element("EEE", "EEE", case="lower"),
 }
 """PostgreSQL's words, whose letter case is the case of the text written."""
 _SNOWFLAKE_NUMBERS = {

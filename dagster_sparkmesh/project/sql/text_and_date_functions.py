@@ -11,17 +11,22 @@ refused at load, with what to write instead, where Spark cannot):
 - BigQuery's ``DATE_TRUNC(d, WEEK)`` (weeks start on Sunday), ``WEEK(<day>)`` and ``ISOWEEK`` (Monday), and
   ``TIMESTAMP_TRUNC`` / ``DATETIME_TRUNC`` in those units (documented), where Spark's weeks all start on Monday: the
   last start of the week on or before the date (``week_boundaries.start_of_week``);
-- ``EXTRACT(DAYOFYEAR FROM d)`` (BigQuery, Snowflake, MySQL), which Spark spells ``DOY``;
+- ``EXTRACT(DAYOFYEAR FROM d)`` (BigQuery, Snowflake, MySQL), which Spark spells ``DOY``; BigQuery's
+  ``EXTRACT(WEEK FROM d)`` (weeks from Sunday, the days before the year's first Sunday in week 0; documented), which
+  Spark read as the ISO week, ``WEEK(<day>)`` likewise, and ``ISOWEEK`` / ``ISOYEAR``, which Spark refused;
 - BigQuery's ``UNIX_SECONDS`` / ``UNIX_MILLIS`` / ``UNIX_MICROS``, which Spark refuses for a timestamp without time
   zone (a seed's, a cast's): the value is cast to TIMESTAMP first, read in the session's time zone, UTC, which is
   BigQuery's (documented: since 1970-01-01 00:00:00 UTC, rounded down);
 - PostgreSQL's ``j::json ->> 'a'`` (and ``::jsonb``, ``->``): Spark has no JSON type, and its ``GET_JSON_OBJECT``
   reads JSON text, so a cast of text to JSON that only feeds an extraction keeps the text (checked on PostgreSQL
-  15: the values of ``->>``; an object that ``->`` returns is written compactly by Spark, with spaces by ``jsonb``);
+  15: the values of ``->>``). Spark writes again what it extracts where PostgreSQL keeps the text: a number's
+  trailing zeros go (1.50 is '1.5'), an object ``->`` returns is compact ('{"c":5}', ``jsonb`` writes '{"c": 5}');
 - ``initcap``, which capitalizes every word in PostgreSQL (after any character that is no letter or digit, checked
   on PostgreSQL 15: 'o''neil x-12-y' is 'O''Neil X-12-Y') and BigQuery (after its documented delimiters: white
   space and ``[](){}/|<>!?@"^#$&~_,.:;*%+-``), and after spaces only in Spark: a space is put after each
-  delimiter, Spark's INITCAP applied, and the spaces taken out again;
+  delimiter, Spark's INITCAP applied, and the spaces taken out again (Spark title-cases a few letters PostgreSQL
+  upper-cases or keeps: 'ßa' is 'Ssa', 'ǆ' is 'ǅ'); BigQuery's delimiters without the space are refused, Spark
+  always starts a word after one;
 - PostgreSQL's ``age(a, b)``, an interval of years, months and days that Spark has no type for: refused.
 """
 
@@ -34,12 +39,17 @@ from sqlglot import exp
 
 from dagster_sparkmesh.project.sql.date_formats import postgres_to_char, snowflake_to_char
 from dagster_sparkmesh.project.sql.refused_functions import refused
-from dagster_sparkmesh.project.sql.week_boundaries import start_of_week
+from dagster_sparkmesh.project.sql.week_boundaries import SPARK_DAY, start_of_week
 
 _POSTGRES_DELIMITERS = r"[^\p{L}\p{N}]"
 _BIGQUERY_DELIMITERS = r"""[\s\[\](){}/|<>!?@"^#$&~_,.:;*%+\-]"""
 _EPOCH_UNITS = (exp.UnixSeconds, exp.UnixMillis, exp.UnixMicros)
 _TRUNCATIONS = (exp.DateTrunc, exp.TimestampTrunc, exp.DatetimeTrunc)
+_AGE_HINT = (
+    "compute the part you need instead: days as a date minus a date; whole months as "
+    "(EXTRACT(YEAR FROM a) - EXTRACT(YEAR FROM b)) * 12 + EXTRACT(MONTH FROM a) - EXTRACT(MONTH FROM b), "
+    "less one when a's day of the month (and time) comes before b's; whole years as those months / 12"
+)
 _ZONED_TIMESTAMPS = (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ)
 """The types sqlglot writes as Spark's TIMESTAMP (an instant), which UNIX_SECONDS takes."""
 
@@ -65,9 +75,7 @@ def _postgres(node: exp.Expression) -> exp.Expression:
         return _capitalized(node.this, _POSTGRES_DELIMITERS)
     if isinstance(node, exp.Anonymous) and node.name.upper() == "AGE":
         return refused(node, "PostgreSQL's age() is an interval of years, months and days, which Spark has no type for",
-                       "compute the part you need instead: days as a date minus a date; whole months as "
-                       "(EXTRACT(YEAR FROM a) - EXTRACT(YEAR FROM b)) * 12 + EXTRACT(MONTH FROM a) - EXTRACT(MONTH FROM b), "
-                       "less one when a's day of the month (and time) comes before b's; whole years as those months / 12")
+                       _AGE_HINT)
     return node
 
 
@@ -82,6 +90,8 @@ def _snowflake(node: exp.Expression) -> exp.Expression:
 def _bigquery(node: exp.Expression) -> exp.Expression:
     if isinstance(node, _TRUNCATIONS) and (first_day := _week_start(node.args.get("unit"))) is not None:
         return _truncated_to_week(node, first_day)
+    if isinstance(node, exp.Extract):
+        return _bigquery_week_number(node)
     if isinstance(node, exp.Initcap):
         return _bigquery_initcap(node)
     return node
@@ -148,6 +158,26 @@ def _week_start(unit: exp.Expression | None) -> str | None:
     if isinstance(unit, exp.WeekStart):
         return unit.name.upper()
     return {"WEEK": "SUNDAY", "ISOWEEK": "MONDAY"}.get(_unit_name(unit))
+
+
+def _bigquery_week_number(node: exp.Extract) -> exp.Expression:
+    """BigQuery's EXTRACT of a week: ``ISOWEEK`` and ``ISOYEAR`` are Spark's ``WEEK`` and ``YEAROFWEEK``; ``WEEK`` and
+    ``WEEK(<day>)`` count the weeks starting on that day (Sunday for WEEK), the days before the first one in week 0
+    (documented), where Spark's WEEK is ISO's: the days of the year up to the week's start, in sevens."""
+    unit = node.this
+    iso = {"ISOWEEK": "WEEK", "ISOYEAR": "YEAROFWEEK"}.get(_unit_name(unit))
+    if iso is not None:
+        return exp.Extract(this=exp.var(iso), expression=node.expression)
+    first_day = unit.name.upper() if isinstance(unit, exp.WeekStart) else {"WEEK": "SUNDAY"}.get(_unit_name(unit))
+    if first_day not in SPARK_DAY:
+        return node
+    moment = node.expression
+    since_start = exp.Mod(this=exp.Paren(this=exp.Add(
+        this=exp.Anonymous(this="DAYOFWEEK", expressions=[moment.copy()]),
+        expression=exp.Literal.number(7 - SPARK_DAY[first_day]))), expression=exp.Literal.number(7))
+    day_of_year = exp.Anonymous(this="DAYOFYEAR", expressions=[moment.copy()])
+    days = exp.Add(this=exp.Sub(this=day_of_year, expression=since_start), expression=exp.Literal.number(6))
+    return exp.Paren(this=exp.IntDiv(this=exp.Paren(this=days), expression=exp.Literal.number(7)))
 
 
 def _truncated_to_week(node: exp.Expression, first_day: str) -> exp.Expression:
