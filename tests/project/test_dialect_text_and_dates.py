@@ -49,6 +49,9 @@ def refusal(sql: str, dialect: str) -> ProjectError:
          "SELECT CAST(DATE_SUB(CAST(t AS DATE), (DAYOFWEEK(t) + 0) % 7) AS TIMESTAMP)"),
         ("bigquery", "SELECT EXTRACT(DAYOFYEAR FROM d), EXTRACT(ISOWEEK FROM d), EXTRACT(DAYOFWEEK FROM d)",
          "SELECT EXTRACT(DOY FROM d), EXTRACT(WEEK FROM d), EXTRACT(DAYOFWEEK FROM d)"),
+        ("bigquery", "SELECT DATETIME_DIFF(a, b, ISOWEEK), DATETIME_DIFF(a, b, DAY)",
+         "SELECT (DATEDIFF(DATE_SUB(CAST(a AS DATE), (DAYOFWEEK(a) + 5) % 7), DATE_SUB(CAST(b AS DATE), "
+         "(DAYOFWEEK(b) + 5) % 7)) DIV 7), TIMESTAMPDIFF(DAY, b, a)"),
         ("bigquery", "SELECT EXTRACT(WEEK FROM d)", "SELECT ((DAYOFYEAR(d) - (DAYOFWEEK(d) + 6) % 7 + 6) DIV 7)"),
         ("postgres", "SELECT EXTRACT(WEEK FROM d)", "SELECT EXTRACT(WEEK FROM d)"),  # ISO's there too
         ("snowflake", "SELECT EXTRACT(dayofyear FROM d)", "SELECT EXTRACT(DOY FROM d)"),
@@ -100,6 +103,11 @@ def test_bigquery_weeks_start_on_sunday_or_the_day_given(engine):
         ("2024-01-07", "2024-01-01", "2024-01-06", "1", "0"),
         ("2024-01-07", "2024-01-08", "2024-01-06", "1", "1"),
     ]
+    # DATETIME_DIFF in weeks, as DATE_DIFF's (2017-10-15 is a Sunday; documented: 1 week from the Saturday before).
+    datetimes = ("SELECT DATETIME_DIFF(DATETIME '2017-10-15 00:00:00', DATETIME '2017-10-14 00:00:00', WEEK) AS w, "
+                 "DATETIME_DIFF(DATETIME '2017-10-15 00:00:00', DATETIME '2017-10-14 00:00:00', ISOWEEK) AS iso, "
+                 "DATETIME_DIFF(DATETIME '2017-10-16 00:00:00', DATETIME '2017-10-15 23:00:00', ISOWEEK) AS iso_next")
+    assert rows(engine, datetimes, "bigquery") == [(1, 0, 1)]
     stamp = "SELECT TIMESTAMP_TRUNC(TIMESTAMP '2024-01-10 13:00:00', WEEK) AS w"
     assert str(rows(engine, stamp, "bigquery")[0][0]) == "2024-01-07 00:00:00"
 

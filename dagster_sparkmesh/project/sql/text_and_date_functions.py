@@ -10,7 +10,8 @@ refused at load, with what to write instead, where Spark cannot):
   characters, parts equal to ``null_text`` are NULL;
 - BigQuery's ``DATE_TRUNC(d, WEEK)`` (weeks start on Sunday), ``WEEK(<day>)`` and ``ISOWEEK`` (Monday), and
   ``TIMESTAMP_TRUNC`` / ``DATETIME_TRUNC`` in those units (documented), where Spark's weeks all start on Monday: the
-  last start of the week on or before the date (``week_boundaries.start_of_week``);
+  last start of the week on or before the date (``week_boundaries.start_of_week``); ``DATETIME_DIFF`` in those
+  units counts the week starts crossed, as ``DATE_DIFF`` does (``week_boundaries.weeks_crossed``);
 - ``EXTRACT(DAYOFYEAR FROM d)`` (BigQuery, Snowflake, MySQL), which Spark spells ``DOY``; BigQuery's
   ``EXTRACT(WEEK FROM d)`` (weeks from Sunday, the days before the year's first Sunday in week 0; documented), which
   Spark read as the ISO week, ``WEEK(<day>)`` likewise, and ``ISOWEEK`` / ``ISOYEAR``, which Spark refused;
@@ -39,7 +40,7 @@ from sqlglot import exp
 
 from dagster_sparkmesh.project.sql.date_formats import postgres_to_char, snowflake_to_char
 from dagster_sparkmesh.project.sql.refused_functions import refused
-from dagster_sparkmesh.project.sql.week_boundaries import SPARK_DAY, start_of_week
+from dagster_sparkmesh.project.sql.week_boundaries import SPARK_DAY, start_of_week, weeks_crossed
 
 _POSTGRES_DELIMITERS = r"[^\p{L}\p{N}]"
 _BIGQUERY_DELIMITERS = r"""[\s\[\](){}/|<>!?@"^#$&~_,.:;*%+\-]"""
@@ -92,6 +93,11 @@ def _bigquery(node: exp.Expression) -> exp.Expression:
         return _truncated_to_week(node, first_day)
     if isinstance(node, exp.Extract):
         return _bigquery_week_number(node)
+    if isinstance(node, exp.DatetimeDiff) and node.args.get("date_part_boundary"):
+        # In weeks: the week starts crossed, as DATE_DIFF counts (Spark refused ISOWEEK, sqlglot WEEK).
+        as_dates = exp.DateDiff(**node.args)
+        weeks = weeks_crossed(as_dates, "bigquery")
+        return node if weeks is as_dates else weeks
     if isinstance(node, exp.Initcap):
         return _bigquery_initcap(node)
     return node
