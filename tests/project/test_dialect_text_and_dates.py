@@ -159,14 +159,14 @@ def test_postgres_to_char_templates_as_postgres_writes_them(engine):
     times = ("SELECT to_char(t, 'YYYY-MM-DD HH24:MI:SS') AS a, to_char(t, 'HH12:MI AM') AS b, "
              "to_char(t, 'HH:MI pm') AS c, to_char(t, 'D DDD Q IW YY MS US') AS d, "
              "to_char(t, 'FMDD/FMMM/YYYY FMHH24') AS e, to_char(t, 'YYYY\"Q\"Q') AS f, "
-             "to_char(t, 'YYYY-MM-DD\"T\"HH24:MI:SS') AS g, to_char(t, 'TMMonth') AS h "
+             "to_char(t, 'YYYY-MM-DD\"T\"HH24:MI:SS') AS g, to_char(t, 'TMMonth TMDD') AS h "
              "FROM (VALUES (TIMESTAMP '2024-01-07 03:04:05.123456'), (TIMESTAMP '2024-12-30 15:40:00')) AS v(t) "
              "ORDER BY t")
     assert rows(engine, times, "postgres") == [
         ("2024-01-07 03:04:05", "03:04 AM", "03:04 am", "1 007 1 01 24 123 123456", "7/1/2024 3", "2024Q1",
-         "2024-01-07T03:04:05", "January"),
+         "2024-01-07T03:04:05", "January 07"),
         ("2024-12-30 15:40:00", "03:40 PM", "03:40 pm", "2 365 4 01 24 000 000000", "30/12/2024 15", "2024Q4",
-         "2024-12-30T15:40:00", "December"),
+         "2024-12-30T15:40:00", "December 30"),
     ]
 
 
@@ -200,6 +200,10 @@ def test_what_spark_cannot_compute_is_refused_at_load_with_what_to_write():
     assert "to_char template 'YYYY-WW' has 'WW'" in str(error) and "Month, Mon, Day" in error.hint
     error = refusal("SELECT to_char(n, '999D99') FROM t", "postgres")  # a number's template: not a date's
     assert "to_char template '999D99' has '9', a digit of a number's template" in str(error)
+    error = refusal("SELECT to_char(t, 'HH24:MI SSSS') FROM t", "postgres")  # seconds past midnight, not SS SS
+    assert "has 'SSSS'" in str(error)
+    error = refusal("SELECT TO_CHAR(d, 'DD MMMM') FROM t", "snowflake")  # the month's name, not MM MM
+    assert "has 'MMMM'" in str(error)
     error = refusal("SELECT TO_CHAR(d, 'DD-MON-YYYY') FROM t", "snowflake")
     assert "TO_CHAR format 'DD-MON-YYYY' has 'MON-YYYY'" in str(error) and "MONTHNAME(d)" in error.hint
     error = refusal("SELECT INITCAP(s, '-') FROM t", "bigquery")

@@ -8,13 +8,14 @@ blank-padding of names); an element this does not cover refuses the model at loa
 
 PostgreSQL (checked on PostgreSQL 15): ``YYYY YY MM DD DDD D HH24 HH12 HH MI SS MS US Q IW AM PM am pm``; the names
 ``Month MONTH month Day DAY day`` (blank-padded to 9 characters, as PostgreSQL pads them unless ``FM`` or ``TM`` is
-given: 'May      ') and ``Mon MON mon Dy DY dy``; ``FM`` before a number drops its leading zeros (``FMDD``: '7');
-text in double quotes, and characters that are not letters, are written as they are.
+given: 'May      ') and ``Mon MON mon Dy DY dy``; ``FM`` before a number drops its leading zeros (``FMDD``: '7'), ``TM``
+does not ('07'); text in double quotes, and characters that are not letters, are written as they are. ``SSSS``
+(seconds past midnight) is refused rather than read as ``SS`` twice, as is a digit 0 or 9 (a number's template).
 
 Snowflake (from its documentation, "Date and time formats in conversion functions": it cannot run here): the
 numeric elements ``YYYY YY MM DD HH24 HH12 MI SS`` and ``FF1`` ... ``FF9`` (a fraction of a second in that many
-digits), in any letter case, and text in double quotes. Month and day names (``MON``, ``DY``) are refused: the
-letter case Snowflake writes them in is not documented.
+digits), in any letter case, and text in double quotes. Month and day names (``MON``, ``MMMM``, ``DY``) are refused:
+the letter case Snowflake writes them in is not documented.
 """
 
 from __future__ import annotations
@@ -120,11 +121,12 @@ def _postgres_pieces(template: str, moment: exp.Expression) -> list[str | exp.Ex
     pieces: list[str | exp.Expression] = []
     index = 0
     while index < len(template):
-        fill = template.startswith(("FM", "fm", "TM", "tm"), index)
-        start = index + 2 if fill else index
+        prefix = template[index:index + 2].upper()
+        start = index + 2 if prefix in ("FM", "TM") else index
         name, element = _postgres_element(template, start)
         if element is not None:
-            pieces.append(_piece(element, moment, fill))
+            # FM drops a number's leading zeros and a name's padding; TM (translated names) drops the padding only.
+            pieces.append(_piece(element, moment, fill=prefix == "FM", unpadded=prefix in ("FM", "TM")))
             index = start + len(name)
         elif template[index] == '"':
             text, index = _quoted_text(template, index)
@@ -144,6 +146,8 @@ def _postgres_pieces(template: str, moment: exp.Expression) -> list[str | exp.Ex
 
 def _postgres_element(template: str, start: int) -> tuple[str, _Element | None]:
     """The longest element at ``start``: a word in its exact case, or a number in either case."""
+    if template[start:start + 4].upper() == "SSSS":  # seconds past midnight, not SS twice
+        raise _Unsupported("'SSSS'")
     found: tuple[str, _Element | None] = ("", None)
     for name, element in _POSTGRES_WORDS.items():
         if template.startswith(name, start) and len(name) > len(found[0]):
@@ -159,9 +163,11 @@ def _snowflake_pieces(template: str, moment: exp.Expression) -> list[str | exp.E
     index = 0
     names = sorted(_SNOWFLAKE_NUMBERS, key=len, reverse=True)
     while index < len(template):
+        if template[index:index + 4].upper() == "MMMM":  # the month's name, not MM twice
+            raise _Unsupported(f"'{template[index:]}'")
         name = next((name for name in names if template[index:index + len(name)].upper() == name), None)
         if name is not None:
-            pieces.append(_piece(_SNOWFLAKE_NUMBERS[name], moment, fill=False))
+            pieces.append(_piece(_SNOWFLAKE_NUMBERS[name], moment, fill=False, unpadded=True))
             index += len(name)
         elif template[index] == '"':
             text, index = _quoted_text(template, index)
@@ -187,18 +193,19 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _piece(element: _Element, moment: exp.Expression, fill: bool) -> str | exp.Expression:
+def _piece(element: _Element, moment: exp.Expression, fill: bool, unpadded: bool) -> str | exp.Expression:
     if element.computed is not None:
         return _COMPUTED[element.computed](moment, fill)
     letters = element.fill_letters if fill else element.letters
     if letters is None:
         raise _Unsupported(f"FM before '{element.letters}'")
-    if not element.case and not (element.padded and not fill):
+    padded = element.padded and not unpadded
+    if not element.case and not padded:
         return letters
     text: exp.Expression = _date_format(moment, letters)
     if element.case:
         text = exp.Upper(this=text) if element.case == "upper" else exp.Lower(this=text)
-    if element.padded and not fill:
+    if padded:
         text = exp.Pad(this=text, expression=exp.Literal.number(_NAME_WIDTH), fill_pattern=exp.Literal.string(" "),
                        is_left=False)
     return text
