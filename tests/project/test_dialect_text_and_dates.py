@@ -61,8 +61,9 @@ def refusal(sql: str, dialect: str) -> ProjectError:
          "SELECT IF(s = '', CAST(ARRAY() AS ARRAY<STRING>), SPLIT(s, '\\\\.', -1))"),
         ("postgres", "SELECT to_char(d, 'Mon DD, YYYY'), to_char(d, 'Day'), to_char(d, 'FMDay')",
          "SELECT DATE_FORMAT(d, 'MMM dd, yyyy'), RPAD(DATE_FORMAT(d, 'EEEE'), 9, ' '), DATE_FORMAT(d, 'EEEE')"),
-        ("postgres", "SELECT j::json->>'a', j::jsonb->'b'->>'c'",
-         "SELECT GET_JSON_OBJECT(j, '$.a'), GET_JSON_OBJECT(GET_JSON_OBJECT(j, '$.b'), '$.c')"),
+        ("postgres", "SELECT j::json->>'a', j::jsonb->'b'->>'c', (j::json)->>'a'",
+         "SELECT GET_JSON_OBJECT(j, '$.a'), GET_JSON_OBJECT(GET_JSON_OBJECT(j, '$.b'), '$.c'), "
+         "GET_JSON_OBJECT(j, '$.a')"),
         ("postgres", "SELECT initcap(s)",
          "SELECT REGEXP_REPLACE(INITCAP(REGEXP_REPLACE(s, '([^\\\\p{L}\\\\p{N}])', '$1 ')), "
          "'([^\\\\p{L}\\\\p{N}]) ', '$1')"),

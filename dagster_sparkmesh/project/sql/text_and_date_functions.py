@@ -70,8 +70,8 @@ def _postgres(node: exp.Expression) -> exp.Expression:
         return postgres_to_char(node)
     if isinstance(node, exp.StringToArray):
         return _string_to_array(node)
-    if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)) and _is_json_cast(node.this):
-        return node.__class__(**{**node.args, "this": node.this.this})
+    if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)) and _is_json_cast(node.this.unnest()):
+        return node.__class__(**{**node.args, "this": node.this.unnest().this})
     if isinstance(node, exp.Initcap):
         return _capitalized(node.this, _POSTGRES_DELIMITERS)
     if isinstance(node, exp.Anonymous) and node.name.upper() == "AGE":
