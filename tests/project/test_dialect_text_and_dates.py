@@ -51,7 +51,7 @@ def refusal(sql: str, dialect: str) -> ProjectError:
          "SELECT EXTRACT(DOY FROM d), EXTRACT(WEEK FROM d), EXTRACT(DAYOFWEEK FROM d)"),
         ("bigquery", "SELECT DATETIME_DIFF(a, b, ISOWEEK), DATETIME_DIFF(a, b, DAY)",
          "SELECT (DATEDIFF(DATE_SUB(CAST(a AS DATE), (DAYOFWEEK(a) + 5) % 7), DATE_SUB(CAST(b AS DATE), "
-         "(DAYOFWEEK(b) + 5) % 7)) DIV 7), TIMESTAMPDIFF(DAY, b, a)"),
+         "(DAYOFWEEK(b) + 5) % 7)) DIV 7), DATEDIFF(DAY, DATE_TRUNC('DAY', b), DATE_TRUNC('DAY', a))"),
         ("bigquery", "SELECT EXTRACT(WEEK FROM d)", "SELECT ((DAYOFYEAR(d) - (DAYOFWEEK(d) + 6) % 7 + 6) DIV 7)"),
         ("postgres", "SELECT EXTRACT(WEEK FROM d)", "SELECT EXTRACT(WEEK FROM d)"),  # ISO's there too
         ("snowflake", "SELECT EXTRACT(dayofyear FROM d)", "SELECT EXTRACT(DOY FROM d)"),
@@ -109,6 +109,11 @@ def test_bigquery_weeks_start_on_sunday_or_the_day_given(engine):
                  "DATETIME_DIFF(DATETIME '2017-10-15 00:00:00', DATETIME '2017-10-14 00:00:00', ISOWEEK) AS iso, "
                  "DATETIME_DIFF(DATETIME '2017-10-16 00:00:00', DATETIME '2017-10-15 23:00:00', ISOWEEK) AS iso_next")
     assert rows(engine, datetimes, "bigquery") == [(1, 0, 1)]
+    # In other units, the boundaries crossed too (documented: "the number of unit boundaries between"): the dates
+    # differ by 559 days, less than 559 times 24 hours apart.
+    days = ("SELECT DATETIME_DIFF(DATETIME '2010-07-07 10:20:00', DATETIME '2008-12-25 15:30:00', DAY) AS d, "
+            "DATETIME_DIFF(DATETIME '2024-01-01 00:00:00', DATETIME '2023-12-31 23:59:59', MINUTE) AS m")
+    assert rows(engine, days, "bigquery") == [(559, 1)]
     stamp = "SELECT TIMESTAMP_TRUNC(TIMESTAMP '2024-01-10 13:00:00', WEEK) AS w"
     assert str(rows(engine, stamp, "bigquery")[0][0]) == "2024-01-07 00:00:00"
 
