@@ -61,6 +61,9 @@ def refusal(sql: str, dialect: str) -> ProjectError:
          "SELECT IF(s = '', CAST(ARRAY() AS ARRAY<STRING>), SPLIT(s, '\\\\.', -1))"),
         ("postgres", "SELECT to_char(d, 'Mon DD, YYYY'), to_char(d, 'Day'), to_char(d, 'FMDay')",
          "SELECT DATE_FORMAT(d, 'MMM dd, yyyy'), RPAD(DATE_FORMAT(d, 'EEEE'), 9, ' '), DATE_FORMAT(d, 'EEEE')"),
+        ("postgres", "SELECT (j::jsonb->'n')::int", "SELECT CAST(CASE WHEN TYPEOF((GET_JSON_OBJECT(j, '$.n'))) IN "
+         "('double', 'float') THEN BROUND(CAST((GET_JSON_OBJECT(j, '$.n')) AS DECIMAL(38, 18))) ELSE "
+         "ROUND(CAST((GET_JSON_OBJECT(j, '$.n')) AS DECIMAL(38, 18))) END AS INT)"),
         ("postgres", "SELECT j::json->>'a', j::jsonb->'b'->>'c', (j::json)->>'a'",
          "SELECT GET_JSON_OBJECT(j, '$.a'), GET_JSON_OBJECT(GET_JSON_OBJECT(j, '$.b'), '$.c'), "
          "GET_JSON_OBJECT(j, '$.a')"),
@@ -202,6 +205,8 @@ def test_what_spark_cannot_compute_is_refused_at_load_with_what_to_write():
     error = refusal("SELECT age(born, CURRENT_DATE) AS a FROM t", "postgres")
     assert "PostgreSQL's age() is an interval of years, months and days" in str(error)
     assert "date minus a date" in error.hint
+    error = refusal("SELECT j::jsonb -> 'a' AS a FROM t", "postgres")  # PostgreSQL: '"x"', Spark would give 'x'
+    assert "PostgreSQL's -> returns JSON" in str(error) and "use ->> for the value as text" in error.hint
     error = refusal("SELECT to_char(d, 'YYYY-WW') FROM t", "postgres")
     assert "to_char template 'YYYY-WW' has 'WW'" in str(error) and "Month, Mon, Day" in error.hint
     error = refusal("SELECT to_char(n, '999D99') FROM t", "postgres")  # a number's template: not a date's

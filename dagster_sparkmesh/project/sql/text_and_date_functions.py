@@ -21,7 +21,8 @@ refused at load, with what to write instead, where Spark cannot):
 - PostgreSQL's ``j::json ->> 'a'`` (and ``::jsonb``, ``->``): Spark has no JSON type, and its ``GET_JSON_OBJECT``
   reads JSON text, so a cast of text to JSON that only feeds an extraction keeps the text (checked on PostgreSQL
   15: the values of ``->>``). Spark writes again what it extracts where PostgreSQL keeps the text: a number's
-  trailing zeros go (1.50 is '1.5'), an object ``->`` returns is compact ('{"c":5}', ``jsonb`` writes '{"c": 5}');
+  trailing zeros go (1.50 is '1.5'), an object is compact ('{"c":5}', ``jsonb`` writes '{"c": 5}'). ``->``, whose
+  JSON keeps a string's quotes, is kept only as the input of ``->>`` / ``->`` or cast to a number, else refused;
 - ``initcap``, which capitalizes every word in PostgreSQL (after any character that is no letter or digit, checked
   on PostgreSQL 15: 'o''neil x-12-y' is 'O''Neil X-12-Y') and BigQuery (after its documented delimiters: white
   space and ``[](){}/|<>!?@"^#$&~_,.:;*%+-``), and after spaces only in Spark: a space is put after each
@@ -71,7 +72,7 @@ def _postgres(node: exp.Expression) -> exp.Expression:
     if isinstance(node, exp.StringToArray):
         return _string_to_array(node)
     if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)) and _is_json_cast(node.this.unnest()):
-        return node.__class__(**{**node.args, "this": node.this.unnest().this})
+        return _extracted_from_text(node)
     if isinstance(node, exp.Initcap):
         return _capitalized(node.this, _POSTGRES_DELIMITERS)
     if isinstance(node, exp.Anonymous) and node.name.upper() == "AGE":
@@ -116,6 +117,26 @@ def _is_timestamp_cast(node: exp.Expression) -> bool:
 
 def _is_json_cast(node: exp.Expression) -> bool:
     return isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.JSON, exp.DataType.Type.JSONB)
+
+
+def _extracted_from_text(node: exp.JSONExtract | exp.JSONExtractScalar) -> exp.Expression:
+    """An extraction from text cast to JSON, from the text itself. PostgreSQL's ``->`` returns JSON, whose text
+    differs from what Spark's GET_JSON_OBJECT returns (a string keeps its quotes: '"x"'), so it is kept only where
+    that cannot show: as the input of another extraction, or cast to a number or a boolean."""
+    if isinstance(node, exp.JSONExtract) and not _json_text_unseen(node):
+        return refused(node, "PostgreSQL's -> returns JSON (a string in its double quotes), which Spark has no type "
+                             "for", "use ->> for the value as text (or cast the result of -> to a number)")
+    return node.__class__(**{**node.args, "this": node.this.unnest().this})
+
+
+def _json_text_unseen(node: exp.Expression) -> bool:
+    parent = node.parent
+    while isinstance(parent, exp.Paren):
+        node, parent = parent, parent.parent
+    if isinstance(parent, (exp.JSONExtract, exp.JSONExtractScalar)):
+        return node.arg_key == "this"
+    return isinstance(parent, exp.Cast) and not parent.to.is_type(
+        *exp.DataType.TEXT_TYPES, exp.DataType.Type.JSON, exp.DataType.Type.JSONB)
 
 
 def _part_zero_as_one(node: exp.SplitPart) -> exp.Expression:
