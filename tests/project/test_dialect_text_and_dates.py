@@ -207,6 +207,7 @@ def test_what_spark_cannot_compute_is_refused_at_load_with_what_to_write():
     assert "date minus a date" in error.hint
     error = refusal("SELECT j::jsonb -> 'a' AS a FROM t", "postgres")  # PostgreSQL: '"x"', Spark would give 'x'
     assert "PostgreSQL's -> returns JSON" in str(error) and "use ->> for the value as text" in error.hint
+    assert "returns JSON" in str(refusal("SELECT (j::jsonb -> 'a') -> 'b' AS b FROM t", "postgres"))  # the last ->
     error = refusal("SELECT to_char(d, 'YYYY-WW') FROM t", "postgres")
     assert "to_char template 'YYYY-WW' has 'WW'" in str(error) and "Month, Mon, Day" in error.hint
     error = refusal("SELECT to_char(n, '999D99') FROM t", "postgres")  # a number's template: not a date's

@@ -123,18 +123,28 @@ def _extracted_from_text(node: exp.JSONExtract | exp.JSONExtractScalar) -> exp.E
     """An extraction from text cast to JSON, from the text itself. PostgreSQL's ``->`` returns JSON, whose text
     differs from what Spark's GET_JSON_OBJECT returns (a string keeps its quotes: '"x"'), so it is kept only where
     that cannot show: as the input of another extraction, or cast to a number or a boolean."""
-    if isinstance(node, exp.JSONExtract) and not _json_text_unseen(node):
+    last = _last_extraction(node)  # of a chain (j::jsonb -> 'b' -> 'c'), whose value is the one seen
+    if isinstance(last, exp.JSONExtract) and not _cast_to_a_number(last):
         return refused(node, "PostgreSQL's -> returns JSON (a string in its double quotes), which Spark has no type "
                              "for", "use ->> for the value as text (or cast the result of -> to a number)")
     return node.__class__(**{**node.args, "this": node.this.unnest().this})
 
 
-def _json_text_unseen(node: exp.Expression) -> bool:
+def _last_extraction(node: exp.Expression) -> exp.Expression:
+    """The extraction of which ``node`` is the input (through parentheses), and so on up the chain."""
+    while True:
+        outer = node.parent
+        while isinstance(outer, exp.Paren):
+            outer = outer.parent
+        if not (isinstance(outer, (exp.JSONExtract, exp.JSONExtractScalar)) and outer.this.unnest() is node):
+            return node
+        node = outer
+
+
+def _cast_to_a_number(node: exp.Expression) -> bool:
     parent = node.parent
     while isinstance(parent, exp.Paren):
-        node, parent = parent, parent.parent
-    if isinstance(parent, (exp.JSONExtract, exp.JSONExtractScalar)):
-        return node.arg_key == "this"
+        parent = parent.parent
     return isinstance(parent, exp.Cast) and not parent.to.is_type(
         *exp.DataType.TEXT_TYPES, exp.DataType.Type.JSON, exp.DataType.Type.JSONB)
 
