@@ -181,11 +181,13 @@ def test_postgres_to_char_templates_as_postgres_writes_them(engine):
 
 def test_postgres_json_extraction_of_text_cast_to_json(engine):
     sql = ("SELECT j::json->>'a' AS a, j::jsonb->'b'->>'c' AS c, (j::jsonb->'b'->>'c')::int AS i, "
-           "j::json->>'z' AS z, j::json->'arr'->>1 AS second FROM (VALUES (1, '{\"a\":\"x\",\"b\":{\"c\":5},"
+           "j::json->>'z' AS z, j::json->'arr'->>1 AS second, j::jsonb #>> '{b,c}' AS path "
+           "FROM (VALUES (1, '{\"a\":\"x\",\"b\":{\"c\":5},"
            "\"z\":null,\"arr\":[1,\"two\"]}'), (2, '{\"a\":\"line\\nbreak \\\"q\\\"\",\"b\":{\"c\":\"7\"}}'), "
            "(3, NULL)) AS t(id, j) ORDER BY id")
     assert rows(engine, sql, "postgres") == [
-        ("x", "5", 5, None, "two"), ('line\nbreak "q"', "7", 7, None, None), (None, None, None, None, None)]
+        ("x", "5", 5, None, "two", "5"), ('line\nbreak "q"', "7", 7, None, None, "7"),
+        (None, None, None, None, None, None)]
 
 
 def test_initcap_capitalizes_words_as_postgres_and_bigquery_do(engine):
@@ -208,6 +210,8 @@ def test_what_spark_cannot_compute_is_refused_at_load_with_what_to_write():
     error = refusal("SELECT j::jsonb -> 'a' AS a FROM t", "postgres")  # PostgreSQL: '"x"', Spark would give 'x'
     assert "PostgreSQL's -> returns JSON" in str(error) and "use ->> for the value as text" in error.hint
     assert "returns JSON" in str(refusal("SELECT (j::jsonb -> 'a') -> 'b' AS b FROM t", "postgres"))  # the last ->
+    error = refusal("SELECT j::jsonb #>> '{arr,0}' FROM t", "postgres")  # an index or a key: PostgreSQL decides
+    assert "a type Spark does not have (JSONB)" in str(error)
     error = refusal("SELECT to_char(d, 'YYYY-WW') FROM t", "postgres")
     assert "to_char template 'YYYY-WW' has 'WW'" in str(error) and "Month, Mon, Day" in error.hint
     error = refusal("SELECT to_char(n, '999D99') FROM t", "postgres")  # a number's template: not a date's

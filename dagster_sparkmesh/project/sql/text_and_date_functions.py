@@ -23,6 +23,7 @@ refused at load, with what to write instead, where Spark cannot):
   15: the values of ``->>``). Spark writes again what it extracts where PostgreSQL keeps the text: a number's
   trailing zeros go (1.50 is '1.5'), an object is compact ('{"c":5}', ``jsonb`` writes '{"c": 5}'). ``->``, whose
   JSON keeps a string's quotes, is kept only as the input of ``->>`` / ``->`` or cast to a number, else refused;
+  ``#>> '{a,b}'`` with keys (no array index) is GET_JSON_OBJECT's ``'$.a.b'``;
 - ``initcap``, which capitalizes every word in PostgreSQL (after any character that is no letter or digit, checked
   on PostgreSQL 15: 'o''neil x-12-y' is 'O''Neil X-12-Y') and BigQuery (after its documented delimiters: white
   space and ``[](){}/|<>!?@"^#$&~_,.:;*%+-``), and after spaces only in Spark: a space is put after each
@@ -34,6 +35,7 @@ refused at load, with what to write instead, where Spark cannot):
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 import sqlglot
@@ -52,6 +54,8 @@ _AGE_HINT = (
     "(EXTRACT(YEAR FROM a) - EXTRACT(YEAR FROM b)) * 12 + EXTRACT(MONTH FROM a) - EXTRACT(MONTH FROM b), "
     "less one when a's day of the month (and time) comes before b's; whole years as those months / 12"
 )
+_JSON_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""A key GET_JSON_OBJECT's path names as it is (``$.key``)."""
 _ZONED_TIMESTAMPS = (exp.DataType.Type.TIMESTAMP, exp.DataType.Type.TIMESTAMPTZ, exp.DataType.Type.TIMESTAMPLTZ)
 """The types sqlglot writes as Spark's TIMESTAMP (an instant), which UNIX_SECONDS takes."""
 
@@ -73,6 +77,8 @@ def _postgres(node: exp.Expression) -> exp.Expression:
         return _string_to_array(node)
     if isinstance(node, (exp.JSONExtract, exp.JSONExtractScalar)) and _is_json_cast(node.this.unnest()):
         return _extracted_from_text(node)
+    if isinstance(node, exp.JSONBExtractScalar) and _is_json_cast(node.this.unnest()):
+        return _extracted_by_keys(node)
     if isinstance(node, exp.Initcap):
         return _capitalized(node.this, _POSTGRES_DELIMITERS)
     if isinstance(node, exp.Anonymous) and node.name.upper() == "AGE":
@@ -128,6 +134,19 @@ def _extracted_from_text(node: exp.JSONExtract | exp.JSONExtractScalar) -> exp.E
         return refused(node, "PostgreSQL's -> returns JSON (a string in its double quotes), which Spark has no type "
                              "for", "use ->> for the value as text (or cast the result of -> to a number)")
     return node.__class__(**{**node.args, "this": node.this.unnest().this})
+
+
+def _extracted_by_keys(node: exp.JSONBExtractScalar) -> exp.Expression:
+    """PostgreSQL's ``j::jsonb #>> '{a,b}'`` (the value at a path of keys, as text) from the text itself. A path
+    with a number is left as sqlglot writes it (refused at load): PostgreSQL reads it as an array's index or an
+    object's key depending on the value, which GET_JSON_OBJECT's path cannot say."""
+    path = node.expression
+    keys = path.name[1:-1].split(",") if path.is_string and path.name.startswith("{") and path.name.endswith("}") \
+        else []
+    if not keys or not all(_JSON_KEY.fullmatch(key) for key in keys):
+        return node
+    json_path = exp.Literal.string("$" + "".join(f".{key}" for key in keys))
+    return exp.Anonymous(this="GET_JSON_OBJECT", expressions=[node.this.unnest().this, json_path])
 
 
 def _last_extraction(node: exp.Expression) -> exp.Expression:
