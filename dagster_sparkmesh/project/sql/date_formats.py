@@ -159,6 +159,7 @@ def _postgres_element(template: str, start: int) -> tuple[str, _Element | None]:
 
 
 def _snowflake_pieces(template: str, moment: exp.Expression) -> list[str | exp.Expression]:
+    """The format's elements (in any letter case, the longest first) and _Text."""
     pieces: list[str | exp.Expression] = []
     index = 0
     names = sorted(_SNOWFLAKE_NUMBERS, key=len, reverse=True)
