@@ -19,8 +19,9 @@ from dagster_sparkmesh.project import macros
 from dagster_sparkmesh.project.checks import audits as audit_files
 from dagster_sparkmesh.project.sql import blueprints as model_blueprints
 from dagster_sparkmesh.project.sql import (
-    date_arithmetic, dialect_functions, dialect_numbers, duckdb_doubles, duckdb_functions, file_readers, lateral_aliases,
-    like_patterns, ordered_aggregates, output_names, percentiles, regexp_groups, spark_support, typed_operands, week_boundaries,
+    date_arithmetic, date_formats, dialect_functions, dialect_numbers, duckdb_doubles, duckdb_functions, file_readers,
+    lateral_aliases, like_patterns, ordered_aggregates, output_names, percentiles, refused_functions, regexp_groups,
+    spark_support, text_and_date_functions, typed_operands, week_boundaries,
 )
 from dagster_sparkmesh.project.sql import header as sql_header
 from dagster_sparkmesh.project.sql import header_csv_settings, header_kind, header_partitions, merge_properties
@@ -35,4 +36,4 @@ PARSER_MODULES = (sql_model, sql_header, header_kind, header_values, macros, sql
                    cron_zones, kinds, sql_references, ordered_aggregates, dialect_numbers, file_readers,
                    header_partitions, typed_operands, lateral_aliases, seed_settings, header_csv_settings,
                    like_patterns, duckdb_doubles, percentiles, output_names, date_arithmetic, regexp_groups, week_boundaries,
-                   duckdb_functions, *macro_builtins.MODULES)
+                   duckdb_functions, date_formats, refused_functions, text_and_date_functions, *macro_builtins.MODULES)

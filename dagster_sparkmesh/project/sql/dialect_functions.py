@@ -23,11 +23,13 @@ returns what the source dialect returns (each checked on Spark against the diale
   other dialects' parses that give NULL for text that does not match (Snowflake's ``TRY_TO_TIMESTAMP``,
   ``TRY_TO_DATE``), which sqlglot writes as Spark's ``TO_TIMESTAMP`` / ``TO_DATE``, which fail on such text:
   Spark's ``TRY_TO_TIMESTAMP`` with the format in Spark's pattern letters (cast to DATE for a date);
-- a difference of dates or times in a unit, which DuckDB, Snowflake and BigQuery's ``DATE_DIFF`` count as the
-  unit's boundaries crossed and Spark as whole units elapsed: both sides are truncated to the unit first (weeks,
-  which start on a different day in each dialect: ``week_boundaries.py``);
+- a difference of dates or times in a unit, which DuckDB, Snowflake and BigQuery's ``DATE_DIFF`` (and
+  ``DATETIME_DIFF``) count as the unit's boundaries crossed and Spark as whole units elapsed: both sides are
+  truncated to the unit first (weeks, which start on a different day in each dialect: ``week_boundaries.py``);
 - dates and times in a time zone (DuckDB's ``CURRENT_DATE(zone)``, BigQuery's ``DATETIME(ts, zone)``, ...), the
   epoch in seconds with its fraction (``EXTRACT(EPOCH ...)``): Spark has no function of that name and shape;
+- everyday text and date functions of PostgreSQL, Snowflake and BigQuery (``to_char``, ``string_to_array``,
+  ``initcap``, weeks starting on Sunday, ...): see ``text_and_date_functions.py``;
 - numbers: see ``dialect_numbers.py``;
 - DuckDB's averages and divisions (DOUBLE) and its rounding of a DOUBLE: see ``duckdb_doubles.py``;
 - DuckDB's divisions by zero, STRLEN, YEARWEEK, list indexes, TIMEZONE and EPOCH_MS: see ``duckdb_functions.py``;
@@ -64,6 +66,7 @@ from dagster_sparkmesh.project.sql.like_patterns import literal_backslashes
 from dagster_sparkmesh.project.sql.ordered_aggregates import ordered_array_agg
 from dagster_sparkmesh.project.sql.percentiles import exact_percentile
 from dagster_sparkmesh.project.sql.regexp_groups import extracted_group
+from dagster_sparkmesh.project.sql.text_and_date_functions import text_and_date_rewrite
 from dagster_sparkmesh.project.sql.typed_operands import DAYS_MARKER, unmarked
 from dagster_sparkmesh.project.sql.week_boundaries import weeks_crossed
 
@@ -112,6 +115,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return duckdb
     if dialect == "duckdb" and (doubled := duckdb_double(node)) is not node:
         return doubled
+    if (text_or_date := text_and_date_rewrite(node, dialect)) is not node:
+        return text_or_date
     if isinstance(node, exp.UnixToTime) and _plain_seconds(node):
         return exp.Anonymous(this="TIMESTAMP_SECONDS", expressions=[node.this])
     if isinstance(node, exp.DayOfWeekIso):
@@ -152,8 +157,8 @@ def _rewritten(node: exp.Expression, dialect: str) -> exp.Expression:
         return _without_qualify(node)
     if isinstance(node, exp.DateDiff) and (weeks := weeks_crossed(node, dialect)) is not node:
         return weeks
-    if isinstance(node, exp.DateDiff) and node.args.get("date_part_boundary"):
-        return _boundaries_crossed(node)
+    if isinstance(node, (exp.DateDiff, exp.DatetimeDiff)) and node.args.get("date_part_boundary"):
+        return _boundaries_crossed(node)  # (DatetimeDiff: BigQuery's DATETIME_DIFF, which counts them too)
     numeric = number_rewrite(node, dialect)
     if numeric is not node:
         return numeric
@@ -254,7 +259,7 @@ def _epoch_seconds(moment: exp.Expression) -> exp.Expression:
     return exp.Paren(this=exp.Div(this=micros, expression=exp.Literal.number(1000000)))
 
 
-def _boundaries_crossed(node: exp.DateDiff) -> exp.Expression:
+def _boundaries_crossed(node: exp.DateDiff | exp.DatetimeDiff) -> exp.Expression:
     """DuckDB's, Snowflake's and BigQuery's DATE_DIFF count the unit's boundaries crossed (a second across a minute
     is 1 minute); Spark's counts whole units elapsed (0): both sides truncated to the unit first. (Spark's
     DATE_TRUNC starts every week on Monday, where the dialects disagree: weeks are ``weeks_crossed``'s.)"""

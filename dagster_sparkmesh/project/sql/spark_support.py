@@ -21,6 +21,7 @@ from dagster_sparkmesh.errors import ProjectError
 from dagster_sparkmesh.project.sql.dialect_functions import with_dialect_functions
 from dagster_sparkmesh.project.sql.file_readers import UnsupportedRead, needs_translation, spark_reads
 from dagster_sparkmesh.project.sql.lateral_aliases import with_window_aliases_written_out
+from dagster_sparkmesh.project.sql.refused_functions import refusal_of
 from dagster_sparkmesh.project.sql.typed_operands import unmarked
 
 SPARK_DIALECTS = frozenset({"spark", "spark2", "hive"})
@@ -94,6 +95,8 @@ def check_runs_on_spark(statement: exp.Expression, *, dialect: str, path: Path, 
             except UnsupportedRead as error:
                 reason = str(error)
             raise _refusal(node, statement, body, path, dialect, f"{reason}: it cannot run on Spark", _READER_HINT)
+        if (refusal := refusal_of(node)) is not None:  # a function marked by ``dialect_functions``
+            raise _refusal(node, statement, body, path, dialect, *refusal)
         for rule in _RULES:
             if rule.matches(node):
                 what = rule.construct

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-_SPARK_DAY = {"SUNDAY": 1, "MONDAY": 2, "TUESDAY": 3, "WEDNESDAY": 4, "THURSDAY": 5, "FRIDAY": 6, "SATURDAY": 7}
+SPARK_DAY = {"SUNDAY": 1, "MONDAY": 2, "TUESDAY": 3, "WEDNESDAY": 4, "THURSDAY": 5, "FRIDAY": 6, "SATURDAY": 7}
 """Spark's DAYOFWEEK of each day (Sunday = 1)."""
 _PLAIN_WEEK_START = {"snowflake": "MONDAY", "bigquery": "SUNDAY", "tsql": "SUNDAY"}
 
@@ -29,7 +29,7 @@ def weeks_crossed(node: exp.DateDiff, dialect: str) -> exp.Expression:
     first_day = _week_start(node, dialect)
     if first_day is None:
         return node
-    days = exp.Anonymous(this="DATEDIFF", expressions=[_start_of_week(side, first_day) for side in (node.this, node.expression)])
+    days = exp.Anonymous(this="DATEDIFF", expressions=[start_of_week(side, first_day) for side in (node.this, node.expression)])
     return exp.Paren(this=exp.IntDiv(this=days, expression=exp.Literal.number(7)))
 
 
@@ -40,18 +40,18 @@ def _week_start(node: exp.DateDiff, dialect: str) -> str | None:
         return None
     if isinstance(unit, exp.WeekStart):
         day = unit.name.upper()
-        return day if day in _SPARK_DAY else None
+        return day if day in SPARK_DAY else None
     name = unit.name.upper() if isinstance(unit, (exp.Var, exp.Literal, exp.Identifier)) else ""
     if name == "ISOWEEK" and dialect == "bigquery":
         return "MONDAY"
     return _PLAIN_WEEK_START.get(dialect) if name == "WEEK" else None
 
 
-def _start_of_week(moment: exp.Expression, first_day: str) -> exp.Expression:
+def start_of_week(moment: exp.Expression, first_day: str) -> exp.Expression:
     """The date of the last ``first_day`` on or before ``moment``: back by the days since that day of the week."""
     since = exp.Mod(
         this=exp.Paren(this=exp.Add(this=exp.Anonymous(this="DAYOFWEEK", expressions=[moment.copy()]),
-                                    expression=exp.Literal.number(7 - _SPARK_DAY[first_day]))),
+                                    expression=exp.Literal.number(7 - SPARK_DAY[first_day]))),
         expression=exp.Literal.number(7))
     day = exp.Cast(this=moment.copy(), to=exp.DataType.build("DATE"))
     return exp.Anonymous(this="DATE_SUB", expressions=[day, since])
