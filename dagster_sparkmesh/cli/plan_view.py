@@ -141,6 +141,8 @@ def model_line(result: ModelRunResult) -> Text:
     for audit in result.audits:
         style = "red" if audit in failed else ("yellow" if not audit.passed else "green")
         text.append(f"  audit {audit.name}: {'ok' if audit.passed else f'{audit.failing_rows} failing rows'}", style)
+    for warning in result.warnings:
+        text.append(f"\n    warning: {warning}", style="yellow")
     return text
 
 

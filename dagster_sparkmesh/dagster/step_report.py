@@ -49,6 +49,8 @@ class StepReport:
 
     def log_done(self, result: ModelRunResult) -> None:
         self.context.log.info(model_done(result, self.project.models.get(result.model), bool(self.partitions)))
+        for warning in result.warnings:
+            self.context.log.warning(f"sparkmesh: {warning}")
 
     def events(self, results: Sequence[ModelRunResult], *, recheck: bool = True) -> Iterator[StepEvent]:
         """``recheck``: evaluate the audits of up-to-date models again (not while a terminated run winds down)."""

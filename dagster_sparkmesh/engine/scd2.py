@@ -30,7 +30,6 @@ when the validity type is TIMESTAMP), and its rows cannot be written again, so i
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -53,16 +52,22 @@ _OPEN, _NEW, _KNOWN = "__sm_open", "__sm_new", "__sm_known"
 _EPOCH = "TIMESTAMP '1970-01-01 00:00:00'"
 _PICK = "__sm_pick"
 
-log = logging.getLogger(__name__)
-
-
 @dataclass(frozen=True)
 class Source:
     """What ``check_source`` found: the query's columns, and the ORDER BY that picks the row kept for a repeated key
-    (None when every key is unique: the query is merged as written)."""
+    (None when every key is unique: the query is merged as written), with the warning that says so."""
 
     columns: list[str]
     pick_order: str | None = None
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class MergedHistory:
+    rows: int
+    """The rows the history holds."""
+    warning: str | None = None
+    """What ``check_source`` warned of."""
 
 
 def merge_history(
@@ -72,8 +77,8 @@ def merge_history(
     source_sql: str,
     execution_time: datetime,
     partitioned_by: Sequence[str] = (),
-) -> int:
-    """Merge the source's current rows into the history table (created if missing). Returns the table's rows."""
+) -> MergedHistory:
+    """Merge the source's current rows into the history table (created if missing)."""
     kind = model.kind
     source = check_source(engine.catalog, model, source_sql)
     first_load = not engine.catalog.table_exists(table)
@@ -82,7 +87,7 @@ def merge_history(
     columns, updated_at_type = history_columns(kind, engine.catalog.columns(table))
     query = history_query(kind, table, source_sql, columns, execution_time, first_load=first_load,
                           updated_at_type=updated_at_type, pick_order=source.pick_order)
-    return engine.replace_with_query(table, query)
+    return MergedHistory(engine.replace_with_query(table, query), source.warning)
 
 
 def history_columns(kind: ScdKind, table_columns: Sequence[tuple[str, str]]) -> tuple[list[str], str | None]:
@@ -106,12 +111,11 @@ def check_source(catalog: SparkCatalog, model: Model, source_sql: str) -> Source
     repeated = _repeated_key(catalog, model.kind, source_sql)
     if repeated is None:
         return Source(source_columns)
-    log.warning(
-        "%s (%s:%s): its query returns several rows for unique_key %s, e.g. %s; one row per key is kept, as SQLMesh "
-        "keeps one: %s. Deduplicate in the query to choose the row yourself.",
-        model.name, model.path, model.line, ", ".join(model.kind.unique_key), repeated, _pick_rule(model.kind),
-    )
-    return Source(source_columns, _pick_order(model.kind, frame.dtypes))
+    # The run goes on, as SQLMesh's does; the warning reaches the CLI's and Dagster's run log with the model's result.
+    warning = (f"{model.name} ({model.path}:{model.line}): its query returns several rows for unique_key "
+               f"{', '.join(model.kind.unique_key)}, e.g. {repeated}; one row per key is kept, as SQLMesh keeps one: "
+               f"{_pick_rule(model.kind)}. Deduplicate in the query to choose the row yourself.")
+    return Source(source_columns, _pick_order(model.kind, frame.dtypes), warning)
 
 
 def history_query(

@@ -40,6 +40,7 @@ def evaluate_model(ctx: ExecutionContext, target: ModelTarget) -> ModelRunResult
         audits=result.audits,
         incomplete=tuple(sorted(set(result.incomplete))),
         kept=result.kept,
+        warnings=result.warnings,
     )
 
 

@@ -41,6 +41,8 @@ class ModelRunResult(Record):
 
     not_ready: tuple[tuple[Interval, str], ...] = ()
     """Missing intervals a signal held back (interval, the signal's name): not computed, still missing."""
+    warnings: tuple[str, ...] = ()
+    """What the write went on despite, for a person to read (an SCD type 2 source repeating a key)."""
 
     @property
     def range(self) -> Interval | None:

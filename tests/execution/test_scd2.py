@@ -12,12 +12,12 @@ Run 3 (2024-01-04): key 2 is deleted; key 3 changes name without a newer updated
 
 from __future__ import annotations
 
-import logging
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from dagster_sparkmesh.cli.plan_view import model_line
 from dagster_sparkmesh.engine.scd2 import history_columns, merge_history
 from dagster_sparkmesh.model.kinds import ScdType2ByTimeKind
 from dagster_sparkmesh.execution.apply import apply_plan
@@ -105,7 +105,7 @@ def run_on(engine, tmp_path, clean_catalog):
             engine_factory=lambda: engine,
             clock=lambda: day,
         )
-        apply_plan(ctx, plan_for(ctx))
+        run.applied = apply_plan(ctx, plan_for(ctx))  # the last run's results
         return ctx
 
     yield run
@@ -159,21 +159,24 @@ def _version(ctx: ExecutionContext, name: str) -> str:
     return next(s.version for s in ctx.state.get_environment("prod").snapshots if s.name == name)
 
 
-def test_a_repeated_key_keeps_one_row_the_same_every_run_with_a_warning(spark, run_on, caplog):
+def test_a_repeated_key_keeps_one_row_the_same_every_run_with_a_warning(spark, run_on):
     # SQLMesh keeps one row of a repeated key (DISTINCT ON, unspecified which) and runs; a dlt-loaded source repeats
     # an unchanged row once per load. Here: BY_TIME keeps the latest updated_at, BY_COLUMN the row whose other
     # columns sort first; a unique key (2) is merged as ever.
     _load_source(spark, [(1, "bea", T_A), (1, "ann", T_B), (1, "ann", T_A), (2, "bob", T_A)])
-    with caplog.at_level(logging.WARNING, logger="dagster_sparkmesh.engine.scd2"):
-        run_on(D1)
+    run_on(D1)
     assert _history(spark, "dim.by_time") == [(1, "ann", EPOCH, None), (2, "bob", EPOCH, None)]
     assert spark.sql("SELECT updated_at FROM dim.by_time WHERE id = 1").collect()[0][0] == T_B
     assert _history(spark, "dim.by_column") == [(1, "ann", EPOCH, None), (2, "bob", EPOCH, None)]
     assert spark.sql("SELECT updated_at FROM dim.by_column WHERE id = 1").collect()[0][0] == T_A
-    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert any(m.startswith("dim.by_column (") and "several rows for unique_key id, e.g. (1,)" in m
-               and "the row whose other columns sort first" in m for m in warnings)
-    assert any(m.startswith("dim.by_time (") and "the latest updated_at, then" in m for m in warnings)
+    # The warning travels with the model's result: the CLI prints it under the model, a Dagster step logs it.
+    warnings = {result.model: result.warnings for result in run_on.applied.models}
+    [by_column] = warnings["dim.by_column"]
+    assert by_column.startswith("dim.by_column (") and "several rows for unique_key id, e.g. (1,)" in by_column
+    assert "the row whose other columns sort first" in by_column and "by_column.sql:1)" in by_column
+    [by_time] = warnings["dim.by_time"]
+    assert by_time.startswith("dim.by_time (") and "the latest updated_at, then" in by_time
+    assert "several rows" in model_line(next(r for r in run_on.applied.models if r.model == "dim.by_time")).plain
 
     # The next run, the rows in another order, keeps the same rows: nothing changes.
     _load_source(spark, [(2, "bob", T_A), (1, "ann", T_A), (1, "ann", T_B), (1, "bea", T_A)])

@@ -39,10 +39,13 @@ def keyed_project(tmp_path, table_format, clean_catalog, spark):
     })
 
 
-def _run(make_context, project, end: datetime):
+def _run(make_context, project, end: datetime, applied: list | None = None):
+    """The plan applied up to ``end``; its results appended to ``applied``."""
     ctx = make_context(project, clock=end)
     plan = plan_for(ctx, START, end)
-    apply_plan(ctx, plan)
+    result = apply_plan(ctx, plan)
+    if applied is not None:
+        applied.append(result)
     return plan
 
 
@@ -90,7 +93,10 @@ def test_an_scd_type_2_history_is_kept_in_the_format_table(spark, keyed_project,
     (keyed_project / "models" / "latest.sql").unlink()  # (it refuses the repeated key)
     _run(make_context, keyed_project, DAY_2)
     _second_day(spark, repeated=True)  # customer 5 twice: one row kept, as SQLMesh keeps one (the latest updated_at)
-    plan = _run(make_context, keyed_project, DAY_3)
+    applied: list = []
+    plan = _run(make_context, keyed_project, DAY_3, applied)
+    [warning] = next(result.warnings for result in applied[0].models if result.model == "lhk.history")
+    assert warning.startswith("lhk.history (") and "several rows for unique_key id, e.g. (5,)" in warning
     table = physical_table("lhk.history", plan.version_of("lhk.history"))
 
     epoch, changed = datetime(1970, 1, 1), datetime(2024, 1, 2, 12)

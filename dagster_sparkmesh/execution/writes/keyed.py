@@ -69,5 +69,5 @@ def write_scd_type_2(ctx: ExecutionContext, target: ModelTarget) -> WriteResult:
     """Merge the query's current rows into the history."""
     query = select_for(ctx, target, target.span)
     partitioned_by = list(target.model.partitioned_by)
-    rows = merge_history(ctx.engine, target.table, target.model, query, ctx.clock(), partitioned_by)
-    return WriteResult.of(rows, commit(ctx, target, target.intervals))
+    merged = merge_history(ctx.engine, target.table, target.model, query, ctx.clock(), partitioned_by)
+    return WriteResult.of(merged.rows, commit(ctx, target, target.intervals), warning=merged.warning)

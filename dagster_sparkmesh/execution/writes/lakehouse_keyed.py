@@ -59,4 +59,4 @@ def write_lakehouse_scd_type_2(ctx: ExecutionContext, target: ModelTarget) -> Wr
             ctx, target, table, query, lambda relation: overwrite(ctx, table, relation, query, EVERYTHING),
             target.intervals,
         )
-    return WriteResult.of(rows, committed)
+    return WriteResult.of(rows, committed, warning=checked.warning)

@@ -31,10 +31,13 @@ class WriteResult:
     """Intervals computed but left missing: an input lacked data for them."""
     kept: bool = False
     """The table was kept as it was: its query and inputs had not changed since its last write."""
+    warnings: tuple[str, ...] = ()
+    """What the write went on despite (an SCD type 2 source repeating a key)."""
 
     @classmethod
-    def of(cls, rows: int, committed: Committed, *, kept: bool = False) -> WriteResult:
-        return cls(rows=rows, audits=committed.audits, incomplete=committed.incomplete, kept=kept)
+    def of(cls, rows: int, committed: Committed, *, kept: bool = False, warning: str | None = None) -> WriteResult:
+        return cls(rows=rows, audits=committed.audits, incomplete=committed.incomplete, kept=kept,
+                   warnings=(warning,) if warning else ())
 
 
 class WriteStrategy(Protocol):
