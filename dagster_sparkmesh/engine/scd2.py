@@ -52,6 +52,7 @@ _OPEN, _NEW, _KNOWN = "__sm_open", "__sm_new", "__sm_known"
 _EPOCH = "TIMESTAMP '1970-01-01 00:00:00'"
 _PICK = "__sm_pick"
 
+
 @dataclass(frozen=True)
 class Source:
     """What ``check_source`` found: the query's columns, and the ORDER BY that picks the row kept for a repeated key
